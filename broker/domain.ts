@@ -1,0 +1,57 @@
+/**
+ * Domain types shared by the wall, the grant store, the approval plane and the
+ * pipeline. Times are milliseconds since the Unix epoch on the broker's clock,
+ * always passed in (never read from `Date.now()` in domain code).
+ */
+
+/** What a grant allows. `write` implies `read` within the same scope. */
+export type Mode = 'read' | 'write';
+
+/** The part of a grant the wall decides on. */
+export interface GrantView {
+  readonly id: number;
+  readonly requestId: number;
+  readonly instance: string;
+  /** Canonical path (see `canonicalPath`), never empty. */
+  readonly path: string;
+  readonly mode: Mode;
+  /** Allowed only while `now < expiresAt`. */
+  readonly expiresAt: number;
+}
+
+export type RequestState =
+  'pending' | 'approved' | 'partially_approved' | 'denied' | 'expired' | 'discarded';
+
+export type GrantState = 'active' | 'expired' | 'revoked';
+
+export interface RequestItem {
+  /** 1-based item number shown to the owner. */
+  readonly n: number;
+  readonly path: string;
+  readonly mode: Mode;
+  /** The grant made from this item, when it was approved. */
+  readonly grant: GrantRecord | null;
+}
+
+export interface RequestRecord {
+  readonly id: number;
+  readonly instance: string;
+  readonly reason: string;
+  readonly state: RequestState;
+  readonly createdAt: number;
+  readonly decidedAt: number | null;
+  /** Who decided (a Matrix ID, or `console`), when decided. */
+  readonly decidedBy: string | null;
+  readonly items: readonly RequestItem[];
+}
+
+export interface GrantRecord extends GrantView {
+  /** The request item number this grant was made from. */
+  readonly itemNo: number;
+  readonly state: GrantState;
+  readonly createdAt: number;
+  readonly endedAt: number | null;
+}
+
+/** A clock: milliseconds since the epoch. Injected everywhere. */
+export type Clock = () => number;

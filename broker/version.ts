@@ -1,0 +1,25 @@
+import { readFileSync } from 'node:fs';
+
+/** The package version, read once from package.json (works from source and from dist/). */
+function readVersion(): string {
+  for (const rel of ['../package.json', '../../package.json']) {
+    try {
+      const parsed: unknown = JSON.parse(readFileSync(new URL(rel, import.meta.url), 'utf8'));
+      if (
+        typeof parsed === 'object' &&
+        parsed !== null &&
+        'name' in parsed &&
+        parsed.name === 'nextcloud-access-broker' &&
+        'version' in parsed &&
+        typeof parsed.version === 'string'
+      ) {
+        return parsed.version;
+      }
+    } catch {
+      // not at this depth; try the next one
+    }
+  }
+  return '0.0.0';
+}
+
+export const BROKER_VERSION = readVersion();

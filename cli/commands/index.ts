@@ -1,0 +1,4 @@
+import type { Command } from '../command.js';
+
+/** Every `broker` sub-command, in the order `broker --help` lists them. */
+export const commands: readonly Command[] = [];
