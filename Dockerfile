@@ -1,0 +1,45 @@
+# Nextcloud Access Broker — container image.
+# Multi-stage: build the TypeScript in one stage, install production dependencies in
+# another, and run from a slim image as uid 1000 with nothing writable but /app/data.
+
+# Pinned Node LTS (22) on Debian bookworm slim; the owner's Docker hosts run 22.
+ARG NODE_IMAGE=node:22.12.0-bookworm-slim
+
+FROM ${NODE_IMAGE} AS build
+WORKDIR /app
+# better-sqlite3 compiles from source against this Node's headers.
+RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ \
+    && rm -rf /var/lib/apt/lists/*
+COPY package.json package-lock.json ./
+RUN npm ci --ignore-scripts && npm rebuild better-sqlite3
+COPY tsconfig.json tsconfig.build.json ./
+COPY broker ./broker
+COPY cli ./cli
+COPY test/fakes ./test/fakes
+RUN npm run build
+
+FROM ${NODE_IMAGE} AS deps
+WORKDIR /app
+RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ \
+    && rm -rf /var/lib/apt/lists/*
+COPY package.json package-lock.json ./
+# Production dependencies only; the build already happened in the stage above.
+RUN npm ci --omit=dev --ignore-scripts && npm rebuild better-sqlite3
+
+FROM ${NODE_IMAGE} AS runtime
+ENV NODE_ENV=production
+WORKDIR /app
+COPY --from=deps /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+COPY package.json config.yaml.example LICENSE ./
+COPY bin ./bin
+# Security: the daemon never runs as root; uid 1000 is the image's unprivileged `node`.
+RUN mkdir -p /app/data && chown 1000:1000 /app/data
+USER 1000:1000
+# Grant database, audit log and checkpoint live here; everything else is read-only.
+VOLUME ["/app/data"]
+EXPOSE 8765
+HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:8765/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+ENTRYPOINT ["node", "bin/broker.js"]
+CMD ["serve", "--config", "/app/config.yaml"]

@@ -1,0 +1,82 @@
+/**
+ * No Docker engine runs on our machines, so the image and compose files are checked
+ * by parsing them and asserting the properties an owner relies on.
+ */
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+
+const dockerfile = readFileSync(new URL('../../Dockerfile', import.meta.url), 'utf8');
+
+/** Dockerfile instructions with continuation lines joined and comments dropped. */
+function instructions(text: string): { op: string; args: string }[] {
+  const joined = text.replace(/\\\n/g, ' ');
+  return joined
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '' && !l.startsWith('#'))
+    .map((l) => {
+      const [op = '', ...rest] = l.split(/\s+/);
+      return { op: op.toUpperCase(), args: rest.join(' ') };
+    });
+}
+
+const steps = instructions(dockerfile);
+const stages = steps.filter((s) => s.op === 'FROM');
+const lastStageIndex = steps.lastIndexOf(stages[stages.length - 1] ?? { op: '', args: '' });
+const runtime = steps.slice(lastStageIndex);
+
+describe('Dockerfile', () => {
+  it('is multi-stage on a pinned Node LTS slim image', () => {
+    expect(stages.length).toBeGreaterThanOrEqual(2);
+    const arg = steps.find((s) => s.op === 'ARG' && s.args.startsWith('NODE_IMAGE='));
+    expect(arg?.args).toMatch(/^NODE_IMAGE=node:(22|24)\.\d+\.\d+-[a-z]+-slim$/);
+    for (const s of stages) expect(s.args).toMatch(/^\$\{NODE_IMAGE\}/);
+  });
+
+  it('installs production dependencies with npm ci --omit=dev', () => {
+    expect(steps.some((s) => s.op === 'RUN' && /npm ci --omit=dev/.test(s.args))).toBe(true);
+  });
+
+  it('runs as uid 1000 in the final stage', () => {
+    const user = runtime.filter((s) => s.op === 'USER').at(-1);
+    expect(user?.args).toMatch(/^1000(:1000)?$/);
+  });
+
+  it('has a HEALTHCHECK on /health and a data volume', () => {
+    expect(runtime.find((s) => s.op === 'HEALTHCHECK')?.args).toContain('/health');
+    expect(runtime.find((s) => s.op === 'VOLUME')?.args).toContain('/app/data');
+  });
+
+  it('writes nothing outside the data volume at run time (read-only root works)', () => {
+    // Only the data folder is prepared writable for uid 1000; the command serves from /app.
+    const chowned = runtime.filter((s) => s.op === 'RUN' && s.args.includes('chown'));
+    for (const s of chowned) expect(s.args).toMatch(/chown 1000:1000 \/app\/data$/);
+    expect(runtime.find((s) => s.op === 'CMD')?.args).toContain('serve');
+  });
+});
+
+describe('docker-compose.yml', () => {
+  const compose = parse(
+    readFileSync(new URL('../../docker-compose.yml', import.meta.url), 'utf8'),
+  ) as {
+    services: Record<string, Record<string, unknown>>;
+  };
+  const broker = compose.services.broker ?? {};
+
+  it('publishes the port only on an address the owner must set', () => {
+    expect(broker.ports).toEqual(['${BROKER_BIND_ADDRESS:?set the interface address}:8765:8765']);
+  });
+
+  it('mounts config.yaml read-only and ./data', () => {
+    expect(broker.volumes).toContain('./config.yaml:/app/config.yaml:ro');
+    expect(broker.volumes).toContain('./data:/app/data');
+  });
+
+  it('runs read-only as uid 1000 without privileges', () => {
+    expect(broker.read_only).toBe(true);
+    expect(broker.user).toBe('1000:1000');
+    expect(broker.cap_drop).toEqual(['ALL']);
+    expect(broker.security_opt).toContain('no-new-privileges:true');
+  });
+});
