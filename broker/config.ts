@@ -1,0 +1,18 @@
+/**
+ * Configuration: the zod schema for config.yaml (DESIGN §10), secret indirection
+ * (`<key>`, `<key>_file`, `<key>_env`), and load errors that name the key and the fix.
+ * The implementation lives in broker/config/; this is the entry other modules import.
+ */
+export { ConfigError, type ConfigErrorCode, type ConfigIssue } from './config/errors.js';
+export { formatDuration, parseDuration, tryParseDuration } from './config/duration.js';
+export { configSecrets, loadConfig, parseConfig } from './config/parse.js';
+export { MIN_TOKEN_LENGTH } from './config/resolve.js';
+export { INSTANCE_NAME } from './config/schema.js';
+export { checkServiceUrl, LOOPBACK_HOSTS } from './config/urls.js';
+export type {
+  BrokerConfig,
+  ConfigContext,
+  InstanceConfig,
+  MatrixConfig,
+  ParsedConfig,
+} from './config/types.js';

@@ -1,0 +1,220 @@
+/**
+ * Turns the parsed YAML (schema.ts) into a BrokerConfig: resolves secrets from their
+ * inline / `_file` / `_env` forms, checks the rules that span keys, resolves paths.
+ * Problems are collected so the owner sees all of them at once.
+ */
+import { resolve as resolvePath } from 'node:path';
+import { formatDuration } from './duration.js';
+import type { ConfigIssue } from './errors.js';
+import { showEnvName, showFilePath } from './redact.js';
+import type { RawConfig } from './schema.js';
+import type { BrokerConfig, ConfigContext, InstanceConfig, MatrixConfig } from './types.js';
+import { checkServiceUrl, isLoopbackListen } from './urls.js';
+
+export const MIN_TOKEN_LENGTH = 32;
+const TOKEN_HINT = 'make one with: openssl rand -hex 32';
+
+type SecretRule = 'token' | 'header' | 'password';
+
+class Collector {
+  readonly issues: ConfigIssue[] = [];
+  readonly warnings: string[] = [];
+  issue(key: string, message: string): void {
+    this.issues.push({ key, message });
+  }
+}
+
+function errorCode(e: unknown): string {
+  if (typeof e === 'object' && e !== null && 'code' in e && typeof e.code === 'string') {
+    return e.code;
+  }
+  return 'unreadable';
+}
+
+/**
+ * Security: exactly one source per secret, so it is never ambiguous which value is in
+ * force; messages name keys, files and variables, never the secret itself.
+ */
+function resolveSecret(
+  holder: Readonly<Record<string, unknown>>,
+  key: string,
+  prefix: string,
+  rule: SecretRule,
+  ctx: ConfigContext,
+  out: Collector,
+): string {
+  const str = (k: string): string | undefined => {
+    const v = holder[k];
+    return typeof v === 'string' ? v : undefined;
+  };
+  const inline = str(key);
+  const file = str(`${key}_file`);
+  const env = str(`${key}_env`);
+  const full = `${prefix}${key}`;
+  const forms = `${full}, ${full}_file (a file holding it) or ${full}_env (an environment variable holding it)`;
+  const given = [inline, file, env].filter((v) => v !== undefined).length;
+  if (given === 0) {
+    out.issue(full, `is required: set ${forms}`);
+    return '';
+  }
+  if (given > 1) {
+    out.issue(full, `is given more than one way: keep only one of ${forms}`);
+    return '';
+  }
+
+  let value: string;
+  let source = full;
+  if (file !== undefined) {
+    source = `${full}_file`;
+    const path = resolvePath(ctx.baseDir, file);
+    try {
+      // A trailing newline is what editors and `echo` leave; it is not part of the secret.
+      value = ctx.readFile(path).replace(/[\r\n]+$/, '');
+    } catch (e) {
+      const which = showFilePath(file) ? path : `the file named in ${source}`;
+      out.issue(
+        source,
+        `cannot read ${which} (${errorCode(e)}): create it holding the secret, or set ${full} or ${full}_env instead`,
+      );
+      return '';
+    }
+  } else if (env !== undefined) {
+    source = `${full}_env`;
+    const fromEnv = ctx.env[env];
+    if (fromEnv === undefined || fromEnv === '') {
+      const name = showEnvName(env);
+      const fix =
+        name === undefined
+          ? `the environment variable named in ${source} is not set (is the secret itself written there by mistake?): put the variable's NAME in ${source}`
+          : `environment variable ${name} is not set: export ${name}=<the secret> before starting`;
+      out.issue(source, `${fix}, or set ${full} or ${full}_file instead`);
+      return '';
+    }
+    value = fromEnv;
+  } else {
+    value = inline ?? '';
+  }
+
+  const from = source === full ? '' : ` (the value from ${source})`;
+  if (value === '') {
+    out.issue(source, `must not be empty${from}`);
+    return '';
+  }
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f]/.test(value)) {
+    out.issue(source, `must not contain control characters or line breaks${from}`);
+    return '';
+  }
+  if (rule !== 'password' && !/^[\x21-\x7e]+$/.test(value)) {
+    // Security: bearer values go into HTTP headers; spaces or non-ASCII would be
+    // mangled or rejected differently by each client.
+    out.issue(source, `must be printable ASCII without spaces${from}`);
+    return '';
+  }
+  if (rule === 'token' && value.length < MIN_TOKEN_LENGTH) {
+    // Security: a short bearer token can be guessed; 32 characters is the floor.
+    out.issue(source, `must be at least ${MIN_TOKEN_LENGTH} characters${from}; ${TOKEN_HINT}`);
+    return '';
+  }
+  return value;
+}
+
+function checkUrl(key: string, url: string, out: Collector): void {
+  const check = checkServiceUrl(url);
+  if (!check.ok) out.issue(key, check.message);
+  else if (check.warning !== undefined) out.warnings.push(`${key} ${check.warning}`);
+}
+
+function resolveMatrix(
+  raw: RawConfig,
+  ctx: ConfigContext,
+  out: Collector,
+): MatrixConfig | undefined {
+  const m = raw.matrix;
+  if (m === undefined) {
+    if (raw.approval === 'matrix') {
+      out.issue(
+        'matrix',
+        'is required when approval is matrix: add a matrix section, or set approval: console',
+      );
+    }
+    return undefined;
+  }
+  checkUrl('matrix.homeserver', m.homeserver, out);
+  // Security: the bot's own messages must never count as the owner's decision.
+  if (m.approver.toLowerCase() === m.bot_user.toLowerCase()) {
+    out.issue(
+      'matrix.approver',
+      'must be a different Matrix user from matrix.bot_user (the bot must not approve its own requests)',
+    );
+  }
+  return {
+    homeserver: m.homeserver,
+    bot_user: m.bot_user,
+    bot_token: resolveSecret(m, 'bot_token', 'matrix.', 'header', ctx, out),
+    room_id: m.room_id,
+    approver: m.approver,
+  };
+}
+
+function resolveInstances(
+  raw: RawConfig,
+  ctx: ConfigContext,
+  out: Collector,
+): Map<string, InstanceConfig> {
+  const instances = new Map<string, InstanceConfig>();
+  for (const [name, inst] of Object.entries(raw.instances)) {
+    const prefix = `instances.${name}.`;
+    checkUrl(`${prefix}url`, inst.url, out);
+    instances.set(name, {
+      name,
+      url: inst.url,
+      username: inst.username,
+      app_password: resolveSecret(inst, 'app_password', prefix, 'password', ctx, out),
+      discovery: inst.discovery,
+    });
+  }
+  return instances;
+}
+
+export function resolveConfig(
+  raw: RawConfig,
+  ctx: ConfigContext,
+): { config: BrokerConfig; issues: ConfigIssue[]; warnings: string[] } {
+  const out = new Collector();
+
+  const agent = resolveSecret(raw.tokens, 'agent', 'tokens.', 'token', ctx, out);
+  const transfer = resolveSecret(raw.tokens, 'transfer', 'tokens.', 'token', ctx, out);
+  // Security: the two surfaces are separate trust levels; one token must not open both.
+  if (agent !== '' && agent === transfer) {
+    out.issue('tokens.transfer', `must differ from tokens.agent; ${TOKEN_HINT}`);
+  }
+
+  const matrix = resolveMatrix(raw, ctx, out);
+
+  const { pending_timeout, default_grant, max_grant } = raw.lifecycle;
+  if (max_grant < default_grant) {
+    out.issue(
+      'lifecycle.max_grant',
+      `must be at least lifecycle.default_grant (${formatDuration(max_grant)} < ${formatDuration(default_grant)}): raise max_grant or lower default_grant`,
+    );
+  }
+
+  if (!isLoopbackListen(raw.server.host)) {
+    out.warnings.push(
+      `server.host ${raw.server.host} accepts connections from other machines; put a TLS reverse proxy in front and list its name in server.allowed_hosts`,
+    );
+  }
+
+  const config: BrokerConfig = {
+    server: { ...raw.server, allowed_hosts: [...raw.server.allowed_hosts] },
+    tokens: { agent, transfer },
+    matrix,
+    approval: raw.approval,
+    lifecycle: { pending_timeout, default_grant, max_grant },
+    data_dir: resolvePath(ctx.baseDir, raw.data_dir),
+    logging: { level: raw.logging.level },
+    instances: resolveInstances(raw, ctx, out),
+  };
+  return { config, issues: out.issues, warnings: out.warnings };
+}

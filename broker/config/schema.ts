@@ -1,0 +1,164 @@
+/**
+ * The shape of config.yaml (DESIGN §10), before secrets are resolved and cross-key
+ * rules are checked (see resolve.ts). Every object is strict: an unknown key is an
+ * error naming the key, because a misspelt option silently falling back to its
+ * default is how a safety setting gets lost.
+ */
+import { z } from 'zod';
+import { tryParseDuration } from './duration.js';
+
+/** A strict object: unknown keys are refused (parse.ts names each and suggests a fix). */
+function strict<T extends z.ZodRawShape>(shape: T) {
+  return z.strictObject(shape, {
+    error: (issue) => {
+      if (issue.code !== 'invalid_type') return undefined;
+      return issue.input === undefined
+        ? 'is required: add this section (see config.yaml.example)'
+        : 'must be a mapping of keys (key: value)';
+    },
+  });
+}
+
+const text = (what: string) =>
+  z
+    .string({ error: `must be a text (${what})` })
+    .min(1, { error: `must not be empty (${what})` })
+    // Security: control characters in names and paths end up in URLs, headers and logs.
+    // eslint-disable-next-line no-control-regex
+    .regex(/^[^\u0000-\u001f\u007f]*$/, { error: 'must not contain control characters' });
+
+const duration = (example: string) =>
+  z
+    .string({ error: `must be a duration like ${example} (s, m, h or d; quote nothing)` })
+    .transform((value, ctx) => {
+      const ms = tryParseDuration(value);
+      if (ms === undefined) {
+        ctx.issues.push({
+          code: 'custom',
+          input: value,
+          message: `must be a duration: a positive whole number followed by s, m, h or d (e.g. ${example})`,
+        });
+        return z.NEVER;
+      }
+      return ms;
+    });
+
+/** The three ways to give a secret; resolve.ts enforces exactly one. */
+const secretKeys = <K extends string>(key: K) =>
+  ({
+    [key]: z.string({ error: 'must be a text; quote it if it looks like a number' }).optional(),
+    [`${key}_file`]: text('a file path').optional(),
+    [`${key}_env`]: z
+      .string({ error: 'must be an environment variable name' })
+      .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, {
+        error: 'must be an environment variable name (letters, digits, underscore)',
+      })
+      .optional(),
+  }) as Record<K | `${K}_file` | `${K}_env`, z.ZodOptional<z.ZodString>>;
+
+// Matrix identifiers (spec "Identifier grammar"): a sigil, an opaque part, ':' and the
+// server name (a host name, IPv4 or [IPv6], optional port).
+const SERVER_NAME = String.raw`(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?`;
+const USER_ID = new RegExp(String.raw`^@[a-z0-9._=\-/+]+:${SERVER_NAME}$`);
+// Room version 12 room ids carry no server name: `!` and a 43-character base64url hash.
+const ROOM_ID = new RegExp(String.raw`^!(?:[^\s:]+:${SERVER_NAME}|[A-Za-z0-9_-]{43})$`);
+
+const userId = z
+  .string({ error: 'must be a Matrix user ID like "@name:example.org" (quote it)' })
+  .regex(USER_ID, { error: 'must be a Matrix user ID like "@name:example.org"' });
+
+export const INSTANCE_NAME = /^[a-z0-9_-]{1,32}$/;
+
+export const ServerSchema = strict({
+  host: text('an address to listen on, e.g. 127.0.0.1')
+    .regex(/^[A-Za-z0-9.:[\]-]+$/, {
+      error: 'must be an IP address or host name, no scheme or port',
+    })
+    .default('127.0.0.1'),
+  port: z
+    .number({ error: 'must be a port number 0-65535 (0 picks a free port)' })
+    .int({ error: 'must be a whole number' })
+    .min(0, { error: 'must be 0-65535' })
+    .max(65535, { error: 'must be 0-65535' })
+    .default(8765),
+  allowed_hosts: z
+    .array(
+      text('a host name the clients use, e.g. localhost').regex(/^[A-Za-z0-9.:[\]-]+$/, {
+        error: 'must be a host name or address (optionally with :port), no scheme or path',
+      }),
+      { error: 'must be a list of host names, e.g. [localhost, 127.0.0.1]' },
+    )
+    .min(1, { error: 'must list at least one host name, e.g. [localhost]' })
+    .default(['localhost', '127.0.0.1', '[::1]']),
+  max_body_bytes: z
+    .number({ error: 'must be a number of bytes' })
+    .int({ error: 'must be a whole number of bytes' })
+    .positive({ error: 'must be a positive number of bytes' })
+    .default(1024 * 1024),
+  request_timeout_ms: z
+    .number({ error: 'must be a number of milliseconds' })
+    .int({ error: 'must be a whole number of milliseconds' })
+    .positive({ error: 'must be a positive number of milliseconds' })
+    .default(30_000),
+});
+
+export const TokensSchema = strict({ ...secretKeys('agent'), ...secretKeys('transfer') });
+
+export const MatrixSchema = strict({
+  homeserver: text('the homeserver URL, e.g. https://matrix.example.org'),
+  bot_user: userId,
+  ...secretKeys('bot_token'),
+  room_id: z
+    .string({ error: 'must be a Matrix room ID like "!abc:example.org" (quote it)' })
+    .regex(ROOM_ID, { error: 'must be a Matrix room ID like "!abc:example.org"' }),
+  approver: userId,
+});
+
+export const LifecycleSchema = strict({
+  pending_timeout: duration('12h').default(12 * 3_600_000),
+  default_grant: duration('24h').default(24 * 3_600_000),
+  max_grant: duration('7d').default(7 * 86_400_000),
+});
+
+export const LoggingSchema = strict({
+  level: z
+    .enum(['debug', 'info', 'warn', 'error'], { error: 'must be one of debug, info, warn, error' })
+    .default('info'),
+});
+
+export const InstanceSchema = strict({
+  url: text('the Nextcloud address, e.g. https://cloud.example.org'),
+  username: text('the Nextcloud user name').regex(/^[^/\\]+$/, {
+    error: 'must be a Nextcloud user name without slashes',
+  }),
+  ...secretKeys('app_password'),
+  discovery: z.boolean({ error: 'must be true or false' }).default(false),
+});
+
+export const RawConfigSchema = strict({
+  server: ServerSchema.prefault({}),
+  tokens: TokensSchema,
+  matrix: MatrixSchema.optional(),
+  approval: z.enum(['matrix', 'console'], { error: 'must be matrix or console' }).default('matrix'),
+  lifecycle: LifecycleSchema.prefault({}),
+  data_dir: text('a folder for the grant database and audit log').default('./data'),
+  logging: LoggingSchema.prefault({}),
+  instances: z
+    .record(
+      z.string().regex(INSTANCE_NAME, {
+        error: 'instance names must be 1-32 of a-z, 0-9, _ and -',
+      }),
+      InstanceSchema,
+      {
+        error: (issue) =>
+          issue.code === 'invalid_key'
+            ? 'is not a valid instance name: use 1-32 of a-z, 0-9, _ and - (lower case)'
+            : 'must be a mapping of instance name to its settings',
+      },
+    )
+    .refine((m) => Object.keys(m).length > 0, {
+      error: 'must name at least one Nextcloud instance',
+    }),
+});
+
+export type RawConfig = z.infer<typeof RawConfigSchema>;

@@ -1,0 +1,60 @@
+import type { LogLevel } from '../log.js';
+
+/** One Nextcloud account the broker may use (`instances.<name>` in config.yaml). */
+export interface InstanceConfig {
+  /** The key under `instances`, `[a-z0-9_-]{1,32}`. */
+  name: string;
+  /** https (http only on a loopback host), no credentials, query or fragment. */
+  url: string;
+  username: string;
+  /** Secret. */
+  app_password: string;
+  /** Whether the agent may list folders it has no grant for (names only). Default false. */
+  discovery: boolean;
+}
+
+export interface MatrixConfig {
+  homeserver: string;
+  bot_user: string;
+  /** Secret. */
+  bot_token: string;
+  room_id: string;
+  /** The only Matrix user whose decisions count. */
+  approver: string;
+}
+
+/** The validated configuration; keys keep their snake_case YAML names. Durations are ms. */
+export interface BrokerConfig {
+  server: {
+    host: string;
+    port: number;
+    allowed_hosts: string[];
+    max_body_bytes: number;
+    request_timeout_ms: number;
+  };
+  /** Secrets, each at least 32 characters, different from each other. */
+  tokens: { agent: string; transfer: string };
+  /** Present whenever `approval` is `matrix`; optional for `console`. */
+  matrix: MatrixConfig | undefined;
+  approval: 'matrix' | 'console';
+  lifecycle: { pending_timeout: number; default_grant: number; max_grant: number };
+  /** Absolute; a relative path in the file resolves against the config file's folder. */
+  data_dir: string;
+  logging: { level: LogLevel };
+  instances: ReadonlyMap<string, InstanceConfig>;
+}
+
+/** What parseConfig needs from the outside world. */
+export interface ConfigContext {
+  /** The config file's folder: relative `data_dir` and `_file` paths resolve against it. */
+  baseDir: string;
+  env: NodeJS.ProcessEnv;
+  /** Reads a `_file` secret; throws when the file cannot be read. */
+  readFile: (path: string) => string;
+}
+
+export interface ParsedConfig {
+  config: BrokerConfig;
+  /** Things that work but deserve the owner's attention (e.g. http on loopback). */
+  warnings: string[];
+}
