@@ -1,0 +1,273 @@
+/**
+ * The approver's command language, shared by the Matrix and the console gateway.
+ *
+ * Allows exactly: `approve N`, `approve N 1,3`, `approve N 8h`, `approve N 1,3 8h`,
+ * `deny N`, `revoke N`, `revoke <instance>`, `revoke all`, `status`, `help`.
+ * Verbs (and the rest of the line) are case-insensitive; surrounding whitespace is
+ * ignored; words are separated by ASCII spaces or tabs. Everything else is refused
+ * with a reason, never repaired: a command grants access, so a guess is a risk.
+ *
+ * What counts as "addressed to the bot": a message whose first word is a verb, or
+ * looks like a mistyped verb (`aprove 3`, `Approved!`, `approve3`) followed by nothing
+ * or by command-like arguments. Those get an answer (`{ ok: false, reason }`) so the
+ * owner learns the command did nothing. Any other message is chatter: `null`, ignored.
+ *
+ * `revoke X`: `all` is the keyword and a (signed) number is a request, so an instance
+ * named `all` or `007` cannot be revoked by name (use its request numbers or `all`).
+ */
+import { formatDuration, INSTANCE_NAME, tryParseDuration } from '../config.js';
+
+export { normaliseEmoji, reactionCommand, REACTION_KEYS } from './emoji.js';
+
+export type RevokeTarget = { request: number } | { instance: string } | 'all';
+
+export type Command =
+  | { kind: 'approve'; request: number; items?: number[]; durationMs?: number }
+  | { kind: 'deny'; request: number }
+  | { kind: 'revoke'; target: RevokeTarget }
+  | { kind: 'status' }
+  | { kind: 'help' };
+
+export type ParseResult = { ok: true; command: Command } | { ok: false; reason: string };
+
+const VERBS = ['approve', 'deny', 'revoke', 'status', 'help'] as const;
+type Verb = (typeof VERBS)[number];
+
+/** Appended to every refusal so the owner sees the accepted forms. */
+export const HELP_HINT = 'Type "help" for the commands.';
+
+export const HELP_TEXT = [
+  'Commands (N is the request number):',
+  '  approve N           approve every item of request N (default expiry)',
+  '  approve N 1,3       approve only items 1 and 3',
+  '  approve N 8h        approve with an expiry (s, m, h or d; never above the maximum)',
+  '  approve N 1,3 8h    both',
+  '  deny N              deny request N',
+  '  revoke N            end the grants of request N',
+  '  revoke <instance>   end every grant on that instance',
+  '  revoke all          end every grant',
+  '  status              active grants and pending requests',
+  '  help                this text',
+  'Reactions on a request: 👍 approve all · 👎 deny · 🛇 revoke · 📋 status',
+].join('\n');
+
+// Instance names as config allows them (lowercase letters, digits, `_`, `-`); anything
+// else cannot name an instance.
+const INSTANCE_TOKEN = INSTANCE_NAME;
+// Security: commands are plain ASCII. This refuses look-alike digits (Arabic-Indic
+// `٣`, fullwidth `３`), invisible characters (zero-width, bidi controls), line breaks
+// that could smuggle a second command, and homoglyph letters, in one rule.
+const PLAIN_COMMAND = /^[\x20-\x7e\t]*$/;
+const MAX_COMMAND_LENGTH = 200;
+// Request and item numbers: positive, no sign, no leading zero, at most 15 digits
+// (below Number.MAX_SAFE_INTEGER, so the value is exact).
+const NUMBER = /^[1-9][0-9]{0,14}$/;
+const ITEM_LIST = /^[0-9]+(?:,[0-9]+)*$/;
+
+const fail = (reason: string): ParseResult => ({ ok: false, reason: `${reason} ${HELP_HINT}` });
+const ok = (command: Command): ParseResult => ({ ok: true, command });
+
+function isVerb(word: string): word is Verb {
+  return (VERBS as readonly string[]).includes(word);
+}
+
+/**
+ * Edit distance counting a swap of two neighbours as one edit (optimal string
+ * alignment), so `dney` is one slip from `deny`. Bounded inputs only.
+ */
+function editDistance(a: string, b: string): number {
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) =>
+    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
+  );
+  const at = (i: number, j: number): number => d[i]?.[j] ?? Infinity;
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let best = Math.min(at(i - 1, j) + 1, at(i, j - 1) + 1, at(i - 1, j - 1) + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
+        best = Math.min(best, at(i - 2, j - 2) + 1);
+      }
+      (d[i] ?? [])[j] = best;
+    }
+  }
+  return at(a.length, b.length);
+}
+
+/** The verb a non-verb first word was probably meant to be, if any. */
+function mistypedVerb(word: string): Verb | undefined {
+  if (word.length === 0 || word.length > 16) return undefined;
+  for (const verb of VERBS) {
+    // Short verbs (deny, help) allow one slip, longer ones two: "hello" is chatter,
+    // "aprove" and "approved!" are not.
+    const limit = verb.length >= 6 ? 2 : 1;
+    if (editDistance(word, verb) <= limit) return verb;
+    // `approve3`, `deny,4`: a verb run into its argument.
+    if (word.startsWith(verb) && /^[^\p{L}]/u.test(word.slice(verb.length))) return verb;
+  }
+  return undefined;
+}
+
+/** Arguments a command would take: numbers (any script), lists, durations, `all`. */
+function looksLikeArguments(words: readonly string[]): boolean {
+  return words.every((w) => w === 'all' || /^[#+-]?[\p{N},.:]+\p{L}{0,2}[.!]?$/u.test(w));
+}
+
+function parseNumber(token: string | undefined, what: string): number | string {
+  if (token === undefined || token === '') return `${what} is missing.`;
+  if (NUMBER.test(token)) return Number(token);
+  if (/^[+-]/.test(token)) return `${what} must be a plain number without a sign (got "${token}").`;
+  if (/^0+$/.test(token)) return `${what} must be 1 or more (got "${token}").`;
+  if (/^0[0-9]+$/.test(token)) return `${what} must be written without leading zeros.`;
+  if (/^[0-9]+$/.test(token)) return `${what} is too large.`;
+  return `${what} must be a number (got "${token}").`;
+}
+
+function parseItems(token: string): number[] | string {
+  if (!ITEM_LIST.test(token)) {
+    return `item numbers must be a comma-separated list like 1,3 with no spaces or empty entries (got "${token}").`;
+  }
+  const items: number[] = [];
+  for (const part of token.split(',')) {
+    const n = parseNumber(part, 'an item number');
+    if (typeof n === 'string') return n;
+    if (items.includes(n)) return `item ${n} is listed twice.`;
+    items.push(n);
+  }
+  return items.sort((a, b) => a - b);
+}
+
+function parseExpiry(token: string): number | string {
+  const ms = tryParseDuration(token);
+  if (ms === undefined) {
+    return `the expiry must be a whole number and one unit, s, m, h or d, like 30m, 8h or 7d (got "${token}").`;
+  }
+  return ms;
+}
+
+function parseApprove(args: readonly string[]): ParseResult {
+  const request = parseNumber(args[0], 'the request number');
+  if (typeof request === 'string') return fail(`approve: ${request}`);
+  const rest = args.slice(1);
+  if (rest.length > 2)
+    return fail('approve: too many words; the form is "approve N [items] [expiry]".');
+  let items: number[] | undefined;
+  let durationMs: number | undefined;
+  const [first, second] = rest;
+  if (first !== undefined) {
+    if (/^[0-9,]+$/.test(first)) {
+      const parsed = parseItems(first);
+      if (typeof parsed === 'string') return fail(`approve: ${parsed}`);
+      items = parsed;
+    } else if (second !== undefined) {
+      return fail(
+        `approve: item numbers come first, then the expiry, like "approve ${request} 1,3 8h".`,
+      );
+    } else {
+      const parsed = parseExpiry(first);
+      if (typeof parsed === 'string') return fail(`approve: ${parsed}`);
+      durationMs = parsed;
+    }
+  }
+  if (second !== undefined) {
+    const parsed = parseExpiry(second);
+    if (typeof parsed === 'string') return fail(`approve: ${parsed}`);
+    durationMs = parsed;
+  }
+  return ok({
+    kind: 'approve',
+    request,
+    ...(items === undefined ? {} : { items }),
+    ...(durationMs === undefined ? {} : { durationMs }),
+  });
+}
+
+function parseRevoke(args: readonly string[]): ParseResult {
+  if (args.length !== 1) {
+    return fail('revoke takes one word: a request number, an instance name, or "all".');
+  }
+  const target = args[0] ?? '';
+  if (target === 'all') return ok({ kind: 'revoke', target: 'all' });
+  if (/^[+-]?[0-9]+$/.test(target)) {
+    const request = parseNumber(target, 'the request number');
+    if (typeof request === 'string') return fail(`revoke: ${request}`);
+    return ok({ kind: 'revoke', target: { request } });
+  }
+  if (!INSTANCE_TOKEN.test(target)) {
+    return fail(`revoke: "${target}" is not a request number, an instance name, or "all".`);
+  }
+  return ok({ kind: 'revoke', target: { instance: target } });
+}
+
+function parseVerb(verb: Verb, args: readonly string[]): ParseResult {
+  switch (verb) {
+    case 'approve':
+      return parseApprove(args);
+    case 'deny': {
+      if (args.length !== 1) return fail('deny takes exactly one request number: "deny N".');
+      const request = parseNumber(args[0], 'the request number');
+      if (typeof request === 'string') return fail(`deny: ${request}`);
+      return ok({ kind: 'deny', request });
+    }
+    case 'revoke':
+      return parseRevoke(args);
+    case 'status':
+    case 'help':
+      if (args.length !== 0) return fail(`${verb} takes no arguments.`);
+      return ok({ kind: verb });
+  }
+}
+
+/** Why a message that starts with a verb is not plain ASCII, as precisely as we can say. */
+function impurityReason(text: string): string {
+  if (/[^\P{Nd}0-9]/u.test(text)) return 'use the digits 0-9 (other digit forms are refused).';
+  if (/[\n\r\v\f\u0085\u2028\u2029]/u.test(text)) return 'one command per message, on one line.';
+  if (/[^\S \t]/u.test(text)) return 'separate the words with plain spaces.';
+  return 'commands are plain ASCII letters, digits, commas and spaces; this one has other characters (perhaps invisible ones).';
+}
+
+/**
+ * Parses one message body (for Matrix: with the reply fallback quote already removed).
+ * `null`: not addressed to the broker, ignore it. Never throws.
+ */
+export function parseCommand(text: string): ParseResult | null {
+  if (typeof text !== 'string') return null;
+  const trimmed = text.trim();
+  if (trimmed === '') return null;
+  const words = trimmed.split(/\s+/u);
+  const first = (words[0] ?? '').toLowerCase();
+  if (!isVerb(first)) {
+    const meant = mistypedVerb(first);
+    if (meant === undefined || !looksLikeArguments(words.slice(1).map((w) => w.toLowerCase()))) {
+      return null;
+    }
+    return fail(
+      `Not understood: "${first.slice(0, 16)}" is not a command (did you mean "${meant}"?).`,
+    );
+  }
+  if (trimmed.length > MAX_COMMAND_LENGTH) return fail(`${first}: the message is too long.`);
+  if (!PLAIN_COMMAND.test(trimmed)) return fail(`${first}: ${impurityReason(trimmed)}`);
+  const [, ...args] = trimmed.toLowerCase().split(/[ \t]+/);
+  return parseVerb(first, args);
+}
+
+/** The canonical text of a command; `parseCommand(renderCommand(c))` gives `c` back. */
+export function renderCommand(command: Command): string {
+  switch (command.kind) {
+    case 'approve': {
+      const parts = ['approve', String(command.request)];
+      if (command.items !== undefined) parts.push(command.items.join(','));
+      if (command.durationMs !== undefined) parts.push(formatDuration(command.durationMs));
+      return parts.join(' ');
+    }
+    case 'deny':
+      return `deny ${command.request}`;
+    case 'revoke': {
+      const t = command.target;
+      if (t === 'all') return 'revoke all';
+      return 'request' in t ? `revoke ${t.request}` : `revoke ${t.instance}`;
+    }
+    case 'status':
+    case 'help':
+      return command.kind;
+  }
+}

@@ -1,0 +1,341 @@
+import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import type { GrantRecord, RequestRecord } from '../../broker/domain.js';
+import {
+  escapeForDisplay,
+  escapeHtml,
+  formatInstant,
+  formatTimeLeft,
+  renderRequest,
+  renderStatus,
+} from '../../broker/approval/format.js';
+
+const H = 3_600_000;
+const M = 60_000;
+
+function request(
+  items: { path: string; mode: 'read' | 'write' }[],
+  over: Partial<RequestRecord> = {},
+): RequestRecord {
+  return {
+    id: 3,
+    instance: 'personal',
+    reason: 'sort the tax receipts',
+    state: 'pending',
+    createdAt: 0,
+    decidedAt: null,
+    decidedBy: null,
+    items: items.map((it, i) => ({ n: i + 1, path: it.path, mode: it.mode, grant: null })),
+    ...over,
+  };
+}
+
+function grant(over: Partial<GrantRecord> = {}): GrantRecord {
+  return {
+    id: 1,
+    requestId: 3,
+    instance: 'personal',
+    path: 'Documents/Taxes',
+    mode: 'read',
+    expiresAt: 10 * H,
+    itemNo: 1,
+    state: 'active',
+    createdAt: 0,
+    endedAt: null,
+    ...over,
+  };
+}
+
+const show = (p: string): string => escapeForDisplay(p, { path: true });
+
+describe('renderRequest', () => {
+  it('shows number, instance, reason, numbered items with mode and path, and expiry', () => {
+    const r = renderRequest(
+      request([
+        { path: 'Documents/Taxes/2024', mode: 'read' },
+        { path: 'Documents/Taxes/2024/summary.md', mode: 'write' },
+      ]),
+      { expiresIn: 12 * H, defaultGrant: 24 * H },
+    );
+    expect(r.plain).toBe(
+      [
+        'Request 3 · instance personal',
+        'Reason: sort the tax receipts',
+        'Items (2):',
+        '1. read `Documents/Taxes/2024`',
+        '2. write `Documents/Taxes/2024/summary.md`',
+        '👍 approve all (1d) · 👎 deny',
+        'Or type: approve 3 · approve 3 1,2 8h · deny 3',
+        'Undecided, it expires in 12h.',
+      ].join('\n'),
+    );
+    expect(r.html).toContain('<strong>Request 3</strong>');
+    expect(r.html).toContain('1. read <code>Documents/Taxes/2024</code>');
+    expect(r.html).toContain(
+      '2. <strong>write</strong> <code>Documents/Taxes/2024/summary.md</code>',
+    );
+    expect(r.html.split('<br>')).toHaveLength(8);
+  });
+
+  it('keeps lines short for a phone (only paths may be long)', () => {
+    const r = renderRequest(request([{ path: 'a', mode: 'read' }]), { expiresIn: H });
+    for (const line of r.plain.split('\n')) expect(line.length).toBeLessThanOrEqual(60);
+    expect(r.plain).toContain('approve 3 8h');
+    expect(r.plain).not.toContain('1,2');
+  });
+});
+
+describe('attack: hostile paths cannot hide characters', () => {
+  it('escapes a right-to-left override (fake extension)', () => {
+    const path = 'Docs/invoice\u202Efdp.exe';
+    expect(show(path)).toBe('Docs/invoice\\u{202E}fdp.exe');
+    const r = renderRequest(request([{ path, mode: 'write' }]), { expiresIn: H });
+    expect(r.plain).not.toContain('\u202E');
+    expect(r.html).not.toContain('\u202E');
+  });
+
+  it.each([
+    ['\u200D', 'zero-width joiner'],
+    ['\u200B', 'zero-width space'],
+    ['\u200C', 'zero-width non-joiner'],
+    ['\u2060', 'word joiner'],
+    ['\uFEFF', 'BOM'],
+    ['\u00AD', 'soft hyphen'],
+    ['\u2066', 'LRI'],
+    ['\u2069', 'PDI'],
+    ['\u200E', 'LRM'],
+    ['\u200F', 'RLM'],
+    ['\u061C', 'Arabic letter mark'],
+    ['\u034F', 'combining grapheme joiner'],
+    ['\uFE0F', 'variation selector'],
+    ['\u3164', 'Hangul filler'],
+    ['\u{E0041}', 'tag letter'],
+    ['\u0000', 'NUL'],
+    ['\u001B', 'ESC'],
+    ['\u007F', 'DEL'],
+    ['\u0085', 'NEL'],
+    ['\t', 'tab'],
+    ['\n', 'line feed'],
+    ['\u2028', 'line separator'],
+    ['\u00A0', 'no-break space'],
+    ['\u2007', 'figure space'],
+    ['\u3000', 'ideographic space'],
+    ['\u2215', 'division slash'],
+    ['\u2044', 'fraction slash'],
+    ['\uFF0F', 'fullwidth solidus'],
+    ['\u29F8', 'big solidus'],
+    ['\u2216', 'set minus'],
+    ['\uFE68', 'small reverse solidus'],
+    ['\u2024', 'one dot leader'],
+    ['\uE000', 'private use'],
+    ['\u{10FFFF}', 'noncharacter'],
+    ['\u0378', 'unassigned'],
+    ['\uD800', 'lone surrogate'],
+    ['\u20DD', 'enclosing circle'],
+  ])('%j (%s) is written as \\u{…}', (ch) => {
+    const out = show(`a${ch}b`);
+    const hex = (ch.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0');
+    expect(out).toBe(`a\\u{${hex}}b`);
+  });
+
+  it('shows NFD differently from NFC (the owner can tell them apart)', () => {
+    expect(show('caf\u00E9')).toBe('café');
+    expect(show('cafe\u0301')).toBe('cafe\\u{0301}');
+  });
+
+  it('keeps the marks of real scripts in NFC text', () => {
+    expect(show('नमस्ते/ملف.txt')).toContain('नमस्ते');
+    expect(show('Ärger/über/Straße')).toBe('Ärger/über/Straße');
+    expect(show('日本語/報告書.pdf')).toBe('日本語/報告書.pdf');
+    expect(show('Ελληνικά/Москва')).toBe('Ελληνικά/Москва');
+    expect(show('tiếng Việt')).toBe('tiếng Việt');
+  });
+
+  it('escapes a combining mark with no letter before it, and runs of more than three', () => {
+    expect(show('\u0301a')).toBe('\\u{0301}a');
+    expect(show('a/\u0301b')).toBe('a/\\u{0301}b');
+    expect(show('x\u0301\u0302\u0303\u0304\u0305')).toBe('x\u0301\u0302\u0303\\u{0304}\\u{0305}');
+  });
+
+  it('escapes compatibility look-alikes (fullwidth, ligatures, superscripts, math letters)', () => {
+    expect(show('ＡＢ')).toBe('\\u{FF21}\\u{FF22}');
+    expect(show('ﬁle')).toBe('\\u{FB01}le');
+    expect(show('x²')).toBe('x\\u{00B2}');
+    expect(show('𝐚')).toBe('\\u{1D41A}');
+    expect(show('Ⅻ')).toBe('\\u{216B}');
+  });
+
+  it('escapes Cyrillic/Greek look-alikes inside a Latin word', () => {
+    expect(show('Docs/p\u0430ypal')).toBe('Docs/p\\u{0430}ypal');
+    expect(show('Docs/\u03BFffice')).toBe('Docs/\\u{03BF}ffice');
+  });
+
+  it('pins separators of right-to-left paths so components cannot swap on screen', () => {
+    const out = show('Docs/אב/גד/x');
+    expect(out).toBe('\u200EDocs\u200E/\u200Eאב\u200E/\u200Eגד\u200E/\u200Ex\u200E');
+    // an LRM the agent sent is still escaped
+    expect(show('Docs/א\u200Eב')).toContain('\\u{200E}');
+  });
+
+  it('escapes HTML in the html rendering and keeps the path in <code>', () => {
+    const r = renderRequest(request([{ path: 'Docs/<b>bold</b>&amp;"x\'', mode: 'read' }]), {
+      expiresIn: H,
+    });
+    expect(r.html).toContain('<code>Docs/&lt;b&gt;bold&lt;/b&gt;&amp;amp;&quot;x&#39;</code>');
+    expect(r.html).not.toContain('<b>');
+    expect(r.plain).toContain('`Docs/<b>bold</b>&amp;"x\'`');
+  });
+
+  it('escapes backticks in paths so the code span cannot be closed early', () => {
+    const r = renderRequest(request([{ path: 'a`/`b` read `Secret', mode: 'read' }]), {
+      expiresIn: H,
+    });
+    expect(r.plain).toContain('`a\\u{0060}/\\u{0060}b\\u{0060} read \\u{0060}Secret`');
+    expect(r.plain.match(/`/g)).toHaveLength(2);
+  });
+
+  it('escapes a backslash so an escape cannot be faked', () => {
+    expect(show('a\\u{202E}b')).toBe('a\\u{005C}u{202E}b');
+  });
+
+  it('escapes spaces at the edges of components', () => {
+    expect(show(' a /b ')).toBe('\\u{0020}a\\u{0020}/b\\u{0020}');
+    expect(show('my file/x')).toBe('my file/x');
+  });
+});
+
+describe('attack: hostile reasons', () => {
+  it('keeps the reason on its own line (no fake lines, no markup)', () => {
+    const r = renderRequest(
+      request([{ path: 'a', mode: 'read' }], {
+        reason: 'ok\nItems (1):\n1. read `Public`\r\n<img src=x onerror=alert(1)>',
+      }),
+      { expiresIn: H },
+    );
+    expect(r.plain.split('\n')).toHaveLength(7);
+    expect(r.plain).toContain(
+      'Reason: ok\\u{000A}Items (1):\\u{000A}1. read `Public`\\u{000D}\\u{000A}<img',
+    );
+    expect(r.html).not.toContain('<img');
+    expect(r.html).toContain('&lt;img src=x onerror=alert(1)&gt;');
+  });
+
+  it('escapes terminal escape sequences (console output)', () => {
+    const r = renderRequest(
+      request([{ path: 'a', mode: 'read' }], { reason: '\u001b[2J\u001b]0;pwn\u0007' }),
+      {
+        expiresIn: H,
+      },
+    );
+    // eslint-disable-next-line no-control-regex
+    expect(r.plain).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f]/);
+    expect(r.plain).toContain('\\u{001B}[2J');
+  });
+
+  it('cuts a very long reason and says how much is hidden', () => {
+    const r = renderRequest(request([{ path: 'a', mode: 'read' }], { reason: 'x'.repeat(1000) }), {
+      expiresIn: H,
+    });
+    expect(r.plain).toContain('(700 more characters not shown)');
+  });
+
+  it('escapes a hostile instance name too', () => {
+    const r = renderRequest(request([{ path: 'a', mode: 'read' }], { instance: 'a\u202Eb' }), {
+      expiresIn: H,
+    });
+    expect(r.plain).toContain('instance a\\u{202E}b');
+  });
+});
+
+describe('properties of escapeForDisplay', () => {
+  const visible = /^[\x20-\x7e\p{L}\p{N}\p{Mn}\p{Mc}\u200E]*$/u;
+
+  it('never outputs an invisible, control, bidi or non-ASCII space character', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary', maxLength: 40 }), fc.boolean(), (text, path) => {
+        const out = escapeForDisplay(text, { path });
+        expect(out).toMatch(visible);
+        expect(out).not.toMatch(/\p{Cf}(?<!\u200E)/u);
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it('is injective: two different texts never look the same', () => {
+    fc.assert(
+      fc.property(
+        fc.string({ unit: 'binary', maxLength: 12 }),
+        fc.string({ unit: 'binary', maxLength: 12 }),
+        (a, b) => {
+          if (a !== b) expect(show(a)).not.toBe(show(b));
+        },
+      ),
+      { numRuns: 3000 },
+    );
+  });
+
+  it('leaves printable ASCII paths without backslash or backtick unchanged', () => {
+    fc.assert(
+      fc.property(fc.stringMatching(/^[!-[\]-_a-~]([ -[\]-_a-~]*[!-[\]-_a-~])?$/), (p) => {
+        if (!/ \/|\/ /.test(p)) expect(show(p)).toBe(p);
+      }),
+    );
+  });
+
+  it('html output never contains a raw < or > from the input', () => {
+    fc.assert(
+      fc.property(fc.string({ maxLength: 30 }), (s) => {
+        expect(escapeHtml(s)).not.toMatch(/[<>"']/);
+      }),
+    );
+  });
+});
+
+describe('times', () => {
+  it.each([
+    [2 * H + 14 * M + 59_000, '2h 14m'],
+    [2 * H, '2h'],
+    [3 * 24 * H + 4 * H + 30 * M, '3d 4h'],
+    [24 * H, '1d'],
+    [14 * M, '14m'],
+    [45_000, '45s'],
+    [0, '0s'],
+    [-5, '0s'],
+    [Number.NaN, '0s'],
+  ])('formatTimeLeft(%d) = %s', (ms, text) => {
+    expect(formatTimeLeft(ms)).toBe(text);
+  });
+
+  it('formatInstant is UTC to the minute', () => {
+    expect(formatInstant(Date.UTC(2025, 0, 2, 14, 5, 59))).toBe('2025-01-02 14:05 UTC');
+  });
+});
+
+describe('renderStatus', () => {
+  it('lists grants with time left and pending requests with their expiry', () => {
+    const r = renderStatus({
+      grants: [
+        grant({ expiresAt: 2 * H + 14 * M }),
+        grant({ id: 2, itemNo: 2, mode: 'write', path: 'b' }),
+      ],
+      pending: [request([{ path: 'x', mode: 'read' }], { id: 4, createdAt: 0 })],
+      now: 0,
+      pendingTimeout: 12 * H,
+    });
+    expect(r.plain.split('\n')).toEqual([
+      'Active grants (2):',
+      '• request 3 item 1: read personal `Documents/Taxes` — 2h 14m left',
+      '• request 3 item 2: write personal `b` — 10h left',
+      'Pending requests (1):',
+      '• request 4 · personal · 1 item — expires in 12h',
+    ]);
+  });
+
+  it('says when there is nothing', () => {
+    const r = renderStatus({ grants: [], pending: [], now: 0, pendingTimeout: H });
+    expect(r.plain).toBe('No active grants.\nNo pending requests.');
+    expect(renderStatus({ grants: [], pending: undefined, now: 0, pendingTimeout: H }).plain).toBe(
+      'No active grants.',
+    );
+  });
+});
