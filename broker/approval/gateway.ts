@@ -1,0 +1,102 @@
+/**
+ * The approval plane as the rest of the broker sees it: somewhere to post requests and
+ * announcements, and a health flag. `request_access` answers `error` while the plane is
+ * unhealthy (no new grants); existing grants keep working.
+ */
+import type { RequestRecord } from '../domain.js';
+import type { ApprovalEngine, Reply } from './engine.js';
+
+export interface ApprovalGateway {
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  /** False => request_access answers error. */
+  healthy(): boolean;
+  /** Shows a new request to the approver. Throws ApprovalUnavailableError. */
+  postRequest(request: RequestRecord): Promise<void>;
+  /** A notice to the approver (expiries, revokes by the system). */
+  announce(text: string): Promise<void>;
+}
+
+export type ApprovalUnavailableCode = 'not_started' | 'stopped' | 'unhealthy' | 'send_failed';
+
+/** The approver cannot be reached; the caller must not create grants. */
+export class ApprovalUnavailableError extends Error {
+  override readonly name = 'ApprovalUnavailableError';
+  readonly code: ApprovalUnavailableCode;
+
+  constructor(code: ApprovalUnavailableCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+  }
+}
+
+/**
+ * A gateway with no transport, for tests: records what was posted and announced, and
+ * lets a test speak as the approver through the same engine entry points a real
+ * gateway uses.
+ */
+export class InMemoryGateway implements ApprovalGateway {
+  readonly posted: RequestRecord[] = [];
+  readonly announcements: string[] = [];
+  /** Every reply the engine produced for `decide`/`react`. */
+  readonly replies: Reply[] = [];
+  /** Set to false to simulate the approval plane being down. */
+  up = true;
+  private state: 'new' | 'started' | 'stopped' = 'new';
+  private readonly engine: ApprovalEngine | undefined;
+  private readonly actor: string;
+
+  constructor(deps: { engine?: ApprovalEngine; actor?: string } = {}) {
+    this.engine = deps.engine;
+    this.actor = deps.actor ?? '@owner:test';
+  }
+
+  async start(): Promise<void> {
+    this.state = 'started';
+  }
+
+  async stop(): Promise<void> {
+    this.state = 'stopped';
+  }
+
+  healthy(): boolean {
+    return this.state === 'started' && this.up;
+  }
+
+  private ensureAvailable(): void {
+    if (this.state === 'new')
+      throw new ApprovalUnavailableError('not_started', 'approval gateway not started');
+    if (this.state === 'stopped')
+      throw new ApprovalUnavailableError('stopped', 'approval gateway stopped');
+    if (!this.up) throw new ApprovalUnavailableError('unhealthy', 'approval gateway is down');
+  }
+
+  async postRequest(request: RequestRecord): Promise<void> {
+    this.ensureAvailable();
+    this.posted.push(request);
+  }
+
+  async announce(text: string): Promise<void> {
+    this.ensureAvailable();
+    this.announcements.push(text);
+  }
+
+  /** The approver types `text`. `null`: the engine ignored it as chatter. */
+  async decide(text: string): Promise<Reply | null> {
+    const r = await this.requireEngine().handleText(text, this.actor);
+    if (r !== null) this.replies.push(r);
+    return r;
+  }
+
+  /** The approver reacts with `key` on request `requestId`'s message. */
+  async react(key: string, requestId: number): Promise<Reply | null> {
+    const r = await this.requireEngine().handleReaction(key, requestId, this.actor);
+    if (r !== null) this.replies.push(r);
+    return r;
+  }
+
+  private requireEngine(): ApprovalEngine {
+    if (this.engine === undefined) throw new Error('InMemoryGateway: no engine given');
+    return this.engine;
+  }
+}
