@@ -1,4 +1,5 @@
 import type { Command } from '../command.js';
+import { auditCommand } from './audit.js';
 
 /** Every `broker` sub-command, in the order `broker --help` lists them. */
-export const commands: readonly Command[] = [];
+export const commands: readonly Command[] = [auditCommand];

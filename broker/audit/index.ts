@@ -1,0 +1,10 @@
+/** The hash-chained audit log (DESIGN §5). See log.ts for what it allows and denies. */
+export { canonicalJson, sha256Hex, ZERO_HASH } from './canonical.js';
+export { AuditError, type AuditErrorCode } from './errors.js';
+export { type AuditFileHandle, type AuditFs, type AuditOpenFlags, nodeAuditFs } from './fs.js';
+export { AuditLog, type AuditLogDeps, LOG_FILE } from './log.js';
+export { CHECKPOINT_FILE } from './checkpoint.js';
+export { LOCK_FILE } from './lock.js';
+export type { AuditRecord } from './record.js';
+export { verifyAudit, type VerifyResult } from './verify.js';
+export type { ChainHead } from './chain.js';

@@ -1,0 +1,184 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import {
+  AuditError,
+  AuditLog,
+  canonicalJson,
+  sha256Hex,
+  verifyAudit,
+  ZERO_HASH,
+} from '../../broker/audit/index.js';
+import { checkpointPath, InstrumentedFs, logLines, T0, tempDir, tickingClock } from './helpers.js';
+
+describe('audit append: record format (DESIGN §5)', () => {
+  it('writes one canonical JSON line per record with seq, ts, prev and hash', async () => {
+    const dir = tempDir();
+    const log = await AuditLog.open(dir, { now: tickingClock() });
+    const a = await log.append('intent', { tool: 'read', path: 'Docs/a.txt', grant_ids: [3] });
+    const b = await log.append('outcome', { ok: true });
+    await log.close();
+
+    expect(a).toMatchObject({
+      seq: 1,
+      ts: new Date(T0).toISOString(),
+      prev: ZERO_HASH,
+      event: 'intent',
+    });
+    expect(b).toMatchObject({ seq: 2, ts: new Date(T0 + 1).toISOString(), prev: a.hash });
+    const lines = logLines(dir);
+    expect(lines).toHaveLength(2);
+    for (const [i, line] of lines.entries()) {
+      const rec = JSON.parse(line) as Record<string, unknown>;
+      expect(line).toBe(canonicalJson(rec));
+      const { hash, ...body } = rec;
+      expect(hash).toBe(sha256Hex(canonicalJson(body)));
+      expect(rec.seq).toBe(i + 1);
+    }
+    expect(readFileSync(checkpointPath(dir), 'utf8')).toBe(`{"hash":"${b.hash}","seq":2}\n`);
+    expect(verifyAudit(dir)).toEqual({
+      ok: true,
+      records: 2,
+      head: { seq: 2, hash: b.hash },
+      checkpoint: { seq: 2, hash: b.hash },
+    });
+  });
+
+  it('continues the chain after a reopen', async () => {
+    const dir = tempDir();
+    let log = await AuditLog.open(dir, { now: tickingClock() });
+    const first = await log.append('start', {});
+    await log.close();
+    log = await AuditLog.open(dir, { now: tickingClock() });
+    expect(log.warnings).toEqual([]);
+    expect(log.head).toEqual({ seq: 1, hash: first.hash });
+    const second = await log.append('stop', {});
+    await log.close();
+    expect(second).toMatchObject({ seq: 2, prev: first.hash });
+    expect(verifyAudit(dir)).toMatchObject({ ok: true, records: 2 });
+  });
+
+  it('a fresh data dir gets a seq-0 checkpoint so a later missing checkpoint is never normal', async () => {
+    const dir = tempDir();
+    const log = await AuditLog.open(`${dir}/nested/data`, { now: tickingClock() });
+    await log.close();
+    expect(readFileSync(`${dir}/nested/data/audit.checkpoint`, 'utf8')).toBe(
+      `{"hash":"${ZERO_HASH}","seq":0}\n`,
+    );
+    expect(verifyAudit(`${dir}/nested/data`)).toMatchObject({ ok: true, records: 0 });
+  });
+});
+
+describe('attack: a caller forging chain fields', () => {
+  it.each(['seq', 'ts', 'prev', 'hash', 'event'])(
+    'refuses a field named %s and consumes no seq',
+    async (name) => {
+      const dir = tempDir();
+      const log = await AuditLog.open(dir, { now: tickingClock() });
+      const err = await log.append('intent', { [name]: 'x' }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(AuditError);
+      expect((err as AuditError).code).toBe('invalid_fields');
+      const ok = await log.append('intent', { fine: 1 });
+      expect(ok.seq).toBe(1);
+      await log.close();
+    },
+  );
+
+  it('refuses a field named __proto__-style own keys only as data, never as chain fields', async () => {
+    const dir = tempDir();
+    const log = await AuditLog.open(dir, { now: tickingClock() });
+    const fields = JSON.parse('{"__proto__":{"seq":99},"path":"a"}') as Record<string, unknown>;
+    const rec = await log.append('intent', fields);
+    await log.close();
+    expect(rec.seq).toBe(1);
+    expect(verifyAudit(dir)).toMatchObject({ ok: true, records: 1 });
+  });
+
+  it.each([
+    ['NaN', { n: Number.NaN }],
+    ['a Date', { d: new Date(0) }],
+    ['a bigint', { b: 1n }],
+  ])(
+    'refuses non-JSON values (%s) instead of writing a record that differs from the call',
+    async (_n, fields) => {
+      const dir = tempDir();
+      const log = await AuditLog.open(dir, { now: tickingClock() });
+      await expect(log.append('intent', fields)).rejects.toMatchObject({ code: 'invalid_fields' });
+      expect((await log.append('intent', {})).seq).toBe(1);
+      await log.close();
+    },
+  );
+
+  it('refuses an empty event name and a record over 1 MiB', async () => {
+    const dir = tempDir();
+    const log = await AuditLog.open(dir, { now: tickingClock() });
+    await expect(log.append('', {})).rejects.toMatchObject({ code: 'invalid_fields' });
+    await expect(log.append('intent', { big: 'x'.repeat(1024 * 1024) })).rejects.toMatchObject({
+      code: 'invalid_fields',
+    });
+    await log.close();
+  });
+
+  it('refuses appends after close', async () => {
+    const dir = tempDir();
+    const log = await AuditLog.open(dir, { now: tickingClock() });
+    await log.close();
+    await expect(log.append('intent', {})).rejects.toMatchObject({ code: 'closed' });
+  });
+});
+
+describe('group commit', () => {
+  it('200 concurrent appends get contiguous seqs, a valid chain and far fewer fsyncs', async () => {
+    const dir = tempDir();
+    const fs = new InstrumentedFs();
+    fs.faults.syncDelayMs = 2;
+    const log = await AuditLog.open(dir, { now: tickingClock(), fs });
+    const syncsBefore = fs.logSyncs;
+    const records = await Promise.all(
+      Array.from({ length: 200 }, (_, i) => log.append('intent', { i })),
+    );
+    await log.close();
+    expect(records.map((r) => r.seq)).toEqual(Array.from({ length: 200 }, (_, i) => i + 1));
+    const syncs = fs.logSyncs - syncsBefore;
+    expect(syncs).toBeGreaterThanOrEqual(1);
+    expect(syncs).toBeLessThanOrEqual(10);
+    expect(fs.logWrites).toBe(syncs);
+    expect(verifyAudit(dir)).toMatchObject({ ok: true, records: 200, head: { seq: 200 } });
+  });
+
+  it('producers that keep appending share fsyncs too (many producers, sequential each)', async () => {
+    const dir = tempDir();
+    const fs = new InstrumentedFs();
+    fs.faults.syncDelayMs = 1;
+    const log = await AuditLog.open(dir, { now: tickingClock(), fs });
+    const syncsBefore = fs.logSyncs;
+    await Promise.all(
+      Array.from({ length: 32 }, async (_, p) => {
+        for (let i = 0; i < 10; i += 1) await log.append('intent', { p, i });
+      }),
+    );
+    await log.close();
+    expect(fs.logSyncs - syncsBefore).toBeLessThan(320 / 4);
+    expect(verifyAudit(dir)).toMatchObject({ ok: true, records: 320 });
+  });
+
+  it('no append resolves before its own line was fsynced', async () => {
+    const dir = tempDir();
+    const fs = new InstrumentedFs();
+    fs.faults.syncDelayMs = 3;
+    const log = await AuditLog.open(dir, { now: tickingClock(), fs });
+    const violations: number[] = [];
+    const check = (rec: { seq: number; hash: string }): void => {
+      // The line must be inside the fsynced prefix at the moment the promise resolves.
+      if (!fs.synced.toString('utf8').includes(`"hash":"${rec.hash}"`)) violations.push(rec.seq);
+    };
+    const waves: Promise<unknown>[] = [];
+    for (let w = 0; w < 5; w += 1) {
+      for (let i = 0; i < 20; i += 1) waves.push(log.append('intent', { w, i }).then(check));
+      await new Promise((r) => setTimeout(r, 1));
+    }
+    await Promise.all(waves);
+    await log.close();
+    expect(violations).toEqual([]);
+    expect(fs.synced.length).toBe(fs.written.length);
+  });
+});
