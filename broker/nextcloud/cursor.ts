@@ -1,0 +1,73 @@
+/**
+ * Stateless list cursors: `base64url(JSON {v:1, i, p, o}) "." base64url(HMAC-SHA256)`.
+ *
+ * Security: the agent holds the cursor, so it is signed with a key derived from the
+ * instance's app password (it survives a broker restart, yet cannot be forged without
+ * the password) and names the instance and path it belongs to: a cursor cannot be
+ * tampered with or replayed against another listing. It carries only an offset; the
+ * wall still checks the path of every page.
+ */
+import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
+import { z } from 'zod';
+import { NextcloudError } from './errors.js';
+
+const CursorSchema = z
+  .object({
+    v: z.literal(1),
+    i: z.string(),
+    p: z.string(),
+    o: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER),
+  })
+  .strict();
+
+export interface CursorCodec {
+  encode(path: string, offset: number): string;
+  /** The offset, or throws `bad_cursor`. */
+  decode(cursor: string, path: string): number;
+}
+
+/** Cursor strings longer than this are refused before any parsing. */
+const MAX_CURSOR_LENGTH = 1024;
+
+export function createCursorCodec(instance: string, appPassword: string): CursorCodec {
+  const key = Buffer.from(
+    hkdfSync('sha256', appPassword, `instance:${instance}`, 'nextcloud-broker list cursor v1', 32),
+  );
+  const sign = (payload: string): Buffer => createHmac('sha256', key).update(payload).digest();
+  const bad = (why: string): NextcloudError =>
+    new NextcloudError(
+      'bad_cursor',
+      `the cursor is not valid for this listing (${why}): list again without a cursor`,
+    );
+
+  return {
+    encode(path, offset) {
+      const payload = Buffer.from(
+        JSON.stringify({ v: 1, i: instance, p: path, o: offset }),
+      ).toString('base64url');
+      return `${payload}.${sign(payload).toString('base64url')}`;
+    },
+    decode(cursor, path) {
+      if (typeof cursor !== 'string' || cursor.length > MAX_CURSOR_LENGTH) throw bad('malformed');
+      const m = /^([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]{43})$/.exec(cursor);
+      if (!m) throw bad('malformed');
+      const [, payload = '', mac = ''] = m;
+      const given = Buffer.from(mac, 'base64url');
+      const expected = sign(payload);
+      // Security: constant-time comparison of the MAC.
+      if (given.length !== expected.length || !timingSafeEqual(given, expected))
+        throw bad('signature does not match');
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
+      } catch {
+        throw bad('malformed');
+      }
+      const result = CursorSchema.safeParse(parsed);
+      if (!result.success) throw bad('malformed');
+      if (result.data.i !== instance) throw bad('it belongs to another instance');
+      if (result.data.p !== path) throw bad('it belongs to another folder');
+      return result.data.o;
+    },
+  };
+}

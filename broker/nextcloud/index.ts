@@ -1,0 +1,11 @@
+/** The Nextcloud client: reachable only through the operation pipeline (DESIGN §2). */
+export {
+  NextcloudClient,
+  type Capabilities,
+  type Entry,
+  type NextcloudClientDeps,
+  type NextcloudInstance,
+  type WriteCondition,
+} from './client.js';
+export { NextcloudError, type NextcloudErrorCode } from './errors.js';
+export { buildDavUrl } from './url.js';

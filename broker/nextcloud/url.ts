@@ -1,0 +1,135 @@
+/**
+ * Builds the WebDAV URL for a canonical path: `<url>/remote.php/dav/files/<user>/<c1>/<c2>…`
+ * with every component `encodeURIComponent`-ed.
+ *
+ * Security: the wall has already refused hostile paths; this is the second line. A
+ * component that could change meaning on its way to the server (`.`/`..` and their
+ * encodings are resolved by the URL parser or by Apache, a backslash is a separator to
+ * some parsers, control characters are stripped or refused) is refused here, and the
+ * finished URL is re-parsed with the WHATWG parser and must decode to exactly the same
+ * components. If anything rewrote it, nothing is sent.
+ */
+import { NextcloudError } from './errors.js';
+
+/** Nextcloud refuses names over 250 UTF-8 bytes (400). */
+export const MAX_COMPONENT_BYTES = 250;
+/** Apache answers 403 to URL paths over about 4 KB. */
+export const MAX_URL_PATH_BYTES = 4000;
+
+function invalid(reason: string): NextcloudError {
+  return new NextcloudError('invalid_path', `invalid path: ${reason}; use the path as listed`);
+}
+
+/**
+ * Split a canonical path into components, refusing anything that is not canonical.
+ * '' (the root) has no components.
+ */
+export function pathComponents(path: string): string[] {
+  if (typeof path !== 'string') throw invalid('not a string');
+  if (path === '') return [];
+  const components = path.split('/');
+  for (const c of components) {
+    // Security: each of these would let the server (or a proxy) resolve the path to
+    // something other than what the wall checked.
+    if (c === '') throw invalid('empty component (leading, trailing or double slash)');
+    if (c === '.' || c === '..') throw invalid('dot component');
+    if (c.includes('\\')) throw invalid('backslash in a name');
+    // eslint-disable-next-line no-control-regex
+    if (/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/.test(c)) throw invalid('control character');
+    if (Buffer.byteLength(c, 'utf8') > MAX_COMPONENT_BYTES)
+      throw invalid(`a name over ${MAX_COMPONENT_BYTES} bytes`);
+  }
+  return components;
+}
+
+/** Strictly percent-decode one URL path segment: every `%` must start a valid UTF-8 escape. */
+export function strictDecodeSegment(segment: string): string | undefined {
+  if (/%(?![0-9A-Fa-f]{2})/.test(segment)) return undefined;
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return undefined;
+  }
+}
+
+function encodeComponent(c: string): string {
+  try {
+    return encodeURIComponent(c);
+  } catch {
+    // Lone surrogates cannot be encoded.
+    throw invalid('not valid Unicode');
+  }
+}
+
+/** The parsed base URL of an instance, without a trailing slash. */
+export function parseBaseUrl(base: string): URL {
+  let url: URL;
+  try {
+    url = new URL(base);
+  } catch {
+    throw invalid('the instance URL does not parse');
+  }
+  // Security: credentials, a query or a fragment in the base would change what the
+  // request means or where the password goes; config refuses them too.
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw invalid('the instance URL must be http or https');
+  if (url.username !== '' || url.password !== '' || url.search !== '' || url.hash !== '')
+    throw invalid('the instance URL must not carry credentials, a query or a fragment');
+  url.pathname = url.pathname.replace(/\/+$/, '');
+  return url;
+}
+
+/** The URL path prefix of the user's files: `<base path>/remote.php/dav/files/<user>`. */
+export function davFilesPrefix(base: URL, username: string): string {
+  return `${base.pathname}/remote.php/dav/files/${encodeComponent(username)}`;
+}
+
+/** Split a URL pathname into strictly decoded segments (no leading empty one). */
+export function decodePathname(pathname: string): string[] | undefined {
+  const out: string[] = [];
+  for (const segment of pathname.split('/').slice(1)) {
+    const decoded = strictDecodeSegment(segment);
+    if (decoded === undefined) return undefined;
+    out.push(decoded);
+  }
+  return out;
+}
+
+/**
+ * Encode components onto the user's files prefix and re-parse the result. Exported for
+ * tests of the re-parse check; production code calls `buildDavUrl`, which validates
+ * the components first.
+ */
+export function assembleDavUrl(baseUrl: URL, username: string, components: readonly string[]): URL {
+  const prefix = davFilesPrefix(baseUrl, username);
+  const expectedPath = `${prefix}/${components.map(encodeComponent).join('/')}`;
+  if (Buffer.byteLength(expectedPath, 'utf8') > MAX_URL_PATH_BYTES)
+    throw invalid(`the URL would exceed ${MAX_URL_PATH_BYTES} bytes`);
+
+  let reparsed: URL;
+  try {
+    reparsed = new URL(`${baseUrl.origin}${expectedPath}`);
+  } catch {
+    throw invalid('the URL does not parse');
+  }
+  // Security: the parser must not have rewritten anything (dot segments, `%2e`,
+  // backslashes, tabs); the pathname must decode to exactly the components.
+  const decoded = decodePathname(reparsed.pathname);
+  const prefixDecoded = decodePathname(prefix);
+  if (decoded === undefined || prefixDecoded === undefined)
+    throw invalid('the URL does not decode');
+  const tail = decoded.slice(prefixDecoded.length);
+  const expectedTail = components.length === 0 ? [''] : components;
+  const same =
+    decoded.length === prefixDecoded.length + expectedTail.length &&
+    prefixDecoded.every((s, i) => decoded[i] === s) &&
+    expectedTail.every((c, i) => tail[i] === c);
+  if (!same || reparsed.pathname !== expectedPath) throw invalid('the URL parser rewrote the path');
+  return reparsed;
+}
+
+export function buildDavUrl(base: string, username: string, path: string): URL {
+  const baseUrl = parseBaseUrl(base);
+  if (username === '' || username.includes('/')) throw invalid('bad user name');
+  return assembleDavUrl(baseUrl, username, pathComponents(path));
+}

@@ -1,0 +1,119 @@
+/**
+ * Removes configured secrets from any text before it leaves the broker (error messages,
+ * log lines, audit fields).
+ *
+ * Security: a secret can reach a text in more spellings than its raw form: a server that
+ * echoes the request's `Authorization: Basic …` header (base64 of `user:password`), a
+ * URL or form body (percent-encoded, either hex case), a JSON-serialised log line (JSON
+ * escapes), or base64 of a larger buffer (the secret at any byte alignment). Every such
+ * form is replaced, longest first, so a shorter form never leaves part of a longer one
+ * behind. Empty secrets are ignored (an empty form would match everywhere).
+ */
+
+const MARK = '[redacted]';
+
+/** Base64 pieces that encode only the secret's bytes, for each of the 3 byte alignments. */
+function base64Cores(bytes: Buffer): string[] {
+  const cores: string[] = [];
+  for (let shift = 0; shift < 3; shift += 1) {
+    const padded = Buffer.concat([Buffer.alloc(shift), bytes]);
+    const encoded = padded.toString('base64').replace(/=+$/, '');
+    // Characters before `start` mix in the alignment bytes; the last character may
+    // mix in whatever follows the secret. Both are dropped, the middle is stable.
+    const start = Math.ceil((shift * 8) / 6);
+    const end = Math.floor(((shift + bytes.length) * 8) / 6);
+    const core = encoded.slice(start, end);
+    // A tiny core (a short secret) would match innocent text; the full encodings
+    // below still cover the common cases for short secrets.
+    if (core.length >= 4) cores.push(core, core.replace(/\+/g, '-').replace(/\//g, '_'));
+  }
+  return cores;
+}
+
+function lowerHex(encoded: string): string {
+  return encoded.replace(/%[0-9A-F]{2}/g, (m) => m.toLowerCase());
+}
+
+function safeEncode(encode: (s: string) => string, text: string): string | undefined {
+  try {
+    return encode(text);
+  } catch {
+    // encodeURIComponent throws on lone surrogates: such a form cannot appear.
+    return undefined;
+  }
+}
+
+/** Every spelling of one secret string that the scrubber removes. */
+export function secretForms(secret: string): string[] {
+  if (secret === '') return [];
+  const bytes = Buffer.from(secret, 'utf8');
+  const b64 = bytes.toString('base64');
+  const forms = [
+    secret,
+    JSON.stringify(secret).slice(1, -1),
+    b64,
+    b64.replace(/=+$/, ''),
+    bytes.toString('base64url'),
+    ...base64Cores(bytes),
+  ];
+  for (const encode of [
+    encodeURIComponent,
+    encodeURI,
+    (s: string) => new URLSearchParams({ s }).toString().slice(2),
+  ]) {
+    const encoded = safeEncode(encode, secret);
+    if (encoded !== undefined) forms.push(encoded, lowerHex(encoded));
+  }
+  return forms;
+}
+
+/** The spellings of a `user:password` pair (HTTP Basic credentials, URL userinfo). */
+function pairForms(user: string, password: string): string[] {
+  if (password === '') return [];
+  const forms = [...secretForms(`${user}:${password}`)];
+  const userinfo = safeEncode(
+    (p) => `${encodeURIComponent(user)}:${encodeURIComponent(p)}`,
+    password,
+  );
+  if (userinfo !== undefined) forms.push(userinfo, lowerHex(userinfo));
+  return forms;
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/**
+ * Build a scrubber for a set of secrets and `[user, password]` pairs. The returned
+ * function is pure and cheap enough to run on every log line.
+ */
+export function createScrubber(
+  secrets: readonly string[],
+  pairs: readonly (readonly [user: string, password: string])[] = [],
+): (text: string) => string {
+  const all = new Set<string>();
+  for (const secret of secrets) for (const form of secretForms(secret)) all.add(form);
+  for (const [user, password] of pairs) {
+    for (const form of secretForms(password)) all.add(form);
+    for (const form of pairForms(user, password)) all.add(form);
+  }
+  all.delete('');
+  if (all.size === 0) return (text) => text;
+  // Longest first: alternation takes the first alternative that matches at a position.
+  const forms = [...all].sort((a, b) => b.length - a.length);
+  const pattern = new RegExp(forms.map(escapeRegExp).join('|'), 'g');
+  const contains = (text: string): boolean => forms.some((form) => text.includes(form));
+  const fallback = contains(MARK) ? '' : MARK;
+
+  return (text: string): string => {
+    let out = text;
+    // Security: replacing can join the marker with neighbouring text into a new
+    // occurrence (only for secrets made of marker characters); re-run a few times,
+    // then give up on the text rather than let a secret through.
+    for (let round = 0; round < 3; round += 1) {
+      if (!contains(out)) return out;
+      out = out.replace(pattern, MARK);
+    }
+    return contains(out) ? fallback : out;
+  };
+}
