@@ -1,0 +1,11 @@
+/** The grant store (DESIGN §4). See store.ts for what it allows and refuses. */
+export {
+  GrantStore,
+  GrantStoreError,
+  type DecideRefusal,
+  type DecideResult,
+  type Decision,
+  type GrantStoreDeps,
+  type NewRequest,
+} from './store.js';
+export { MIGRATIONS, SCHEMA_VERSION } from './migrations.js';

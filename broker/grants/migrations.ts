@@ -1,0 +1,117 @@
+/**
+ * The grant database schema, versioned in code. `PRAGMA user_version` holds the number
+ * of migrations applied; each migration runs once, in order, in its own transaction.
+ * Append new migrations; never edit one that has shipped.
+ *
+ * Besides the application's own checks, the schema itself refuses what must never
+ * happen, so a bug elsewhere cannot quietly do it:
+ * - a request leaves `pending` once and never returns to it; items never change;
+ * - a grant leaves `active` once (revoked or expired) and never becomes active again;
+ *   its instance, path, mode and expiry never change (grants never renew);
+ * - nothing is deleted (the database is part of the record of what was allowed).
+ */
+import type { Database } from 'better-sqlite3';
+
+export const MIGRATIONS: readonly string[] = [
+  // 1: requests, their items, and the grants made from approved items.
+  `
+  CREATE TABLE requests (
+    -- AUTOINCREMENT: a request number is never reused, even after the newest is gone,
+    -- so an approval typed for an old number cannot land on a new request.
+    id          INTEGER PRIMARY KEY AUTOINCREMENT,
+    instance    TEXT    NOT NULL CHECK (length(instance) > 0),
+    reason      TEXT    NOT NULL,
+    state       TEXT    NOT NULL CHECK (state IN
+                  ('pending', 'approved', 'partially_approved', 'denied', 'expired', 'discarded')),
+    created_at  INTEGER NOT NULL,
+    decided_at  INTEGER,
+    decided_by  TEXT
+  ) STRICT;
+
+  CREATE TABLE items (
+    request_id  INTEGER NOT NULL REFERENCES requests (id),
+    n           INTEGER NOT NULL CHECK (n >= 1),
+    path        TEXT    NOT NULL CHECK (length(path) > 0),
+    mode        TEXT    NOT NULL CHECK (mode IN ('read', 'write')),
+    PRIMARY KEY (request_id, n)
+  ) STRICT;
+
+  CREATE TABLE grants (
+    id          INTEGER PRIMARY KEY AUTOINCREMENT,
+    request_id  INTEGER NOT NULL,
+    item_no     INTEGER NOT NULL,
+    instance    TEXT    NOT NULL CHECK (length(instance) > 0),
+    path        TEXT    NOT NULL CHECK (length(path) > 0),
+    mode        TEXT    NOT NULL CHECK (mode IN ('read', 'write')),
+    state       TEXT    NOT NULL CHECK (state IN ('active', 'expired', 'revoked')),
+    created_at  INTEGER NOT NULL,
+    expires_at  INTEGER NOT NULL CHECK (expires_at > created_at),
+    ended_at    INTEGER,
+    FOREIGN KEY (request_id, item_no) REFERENCES items (request_id, n),
+    UNIQUE (request_id, item_no)
+  ) STRICT;
+
+  CREATE INDEX requests_by_state ON requests (state);
+  CREATE INDEX grants_by_state ON grants (state, expires_at);
+
+  CREATE TRIGGER requests_decided_once BEFORE UPDATE OF state ON requests
+    WHEN OLD.state <> 'pending' OR NEW.state = 'pending'
+    BEGIN SELECT RAISE(ABORT, 'a request leaves pending once'); END;
+  CREATE TRIGGER requests_decision_fixed BEFORE UPDATE OF decided_at, decided_by ON requests
+    WHEN OLD.state <> 'pending'
+    BEGIN SELECT RAISE(ABORT, 'a decision is never rewritten'); END;
+  CREATE TRIGGER requests_fixed BEFORE UPDATE OF id, instance, reason, created_at ON requests
+    BEGIN SELECT RAISE(ABORT, 'a request is never rewritten'); END;
+  CREATE TRIGGER requests_kept BEFORE DELETE ON requests
+    BEGIN SELECT RAISE(ABORT, 'requests are never deleted'); END;
+  CREATE TRIGGER items_fixed BEFORE UPDATE ON items
+    BEGIN SELECT RAISE(ABORT, 'items are never rewritten'); END;
+  CREATE TRIGGER items_kept BEFORE DELETE ON items
+    BEGIN SELECT RAISE(ABORT, 'items are never deleted'); END;
+  CREATE TRIGGER items_only_while_pending BEFORE INSERT ON items
+    WHEN (SELECT state FROM requests WHERE id = NEW.request_id) IS NOT 'pending'
+    BEGIN SELECT RAISE(ABORT, 'items are added only to a pending request'); END;
+  CREATE TRIGGER grants_end_once BEFORE UPDATE OF state ON grants
+    WHEN OLD.state <> 'active' OR NEW.state = 'active'
+    BEGIN SELECT RAISE(ABORT, 'a grant ends once and never becomes active again'); END;
+  CREATE TRIGGER grants_end_fixed BEFORE UPDATE OF ended_at ON grants
+    WHEN OLD.state <> 'active'
+    BEGIN SELECT RAISE(ABORT, 'the end of a grant is never rewritten'); END;
+  CREATE TRIGGER grants_fixed BEFORE UPDATE OF
+      id, request_id, item_no, instance, path, mode, created_at, expires_at ON grants
+    BEGIN SELECT RAISE(ABORT, 'grants never change or renew'); END;
+  CREATE TRIGGER grants_kept BEFORE DELETE ON grants
+    BEGIN SELECT RAISE(ABORT, 'grants are never deleted'); END;
+  CREATE TRIGGER grants_from_decided_request BEFORE INSERT ON grants
+    WHEN (SELECT state FROM requests WHERE id = NEW.request_id)
+         NOT IN ('approved', 'partially_approved')
+      OR (SELECT instance FROM requests WHERE id = NEW.request_id) IS NOT NEW.instance
+      OR (SELECT path FROM items WHERE request_id = NEW.request_id AND n = NEW.item_no)
+         IS NOT NEW.path
+      OR (SELECT mode FROM items WHERE request_id = NEW.request_id AND n = NEW.item_no)
+         IS NOT NEW.mode
+    BEGIN SELECT RAISE(ABORT, 'a grant is made only from an approved item, as requested'); END;
+  `,
+];
+
+export const SCHEMA_VERSION = MIGRATIONS.length;
+
+/** Brings the database to SCHEMA_VERSION; refuses one written by a newer broker. */
+export function migrate(db: Database): void {
+  const current = db.pragma('user_version', { simple: true });
+  if (typeof current !== 'number' || !Number.isInteger(current) || current < 0) {
+    throw new Error('the grant database has an unreadable schema version');
+  }
+  if (current > SCHEMA_VERSION) {
+    throw new Error(
+      `the grant database has schema version ${current}, newer than this broker's ${SCHEMA_VERSION}: upgrade the broker`,
+    );
+  }
+  for (let version = current + 1; version <= SCHEMA_VERSION; version++) {
+    const sql = MIGRATIONS[version - 1] as string;
+    db.transaction(() => {
+      db.exec(sql);
+      db.pragma(`user_version = ${version}`);
+    }).immediate();
+  }
+}
