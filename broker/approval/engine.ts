@@ -100,6 +100,8 @@ function reply(lines: readonly Line[], extra: Pick<Reply, 'granted' | 'revoked'>
   return { text: r.plain, html: r.html, ...extra };
 }
 
+const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
+
 const say = (...texts: string[]): Reply => reply(texts.map((t) => [t]));
 
 function errorMessage(err: unknown): string {
@@ -426,7 +428,11 @@ export class ApprovalEngine {
       revoked.length === 0
         ? [[`No active grants for ${what}; nothing to revoke.`]]
         : [
-            [`Revoked ${revoked.length} grant${revoked.length === 1 ? '' : 's'} (${what}):`],
+            [
+              cause === 'approval_withdrawn'
+                ? `Approval of ${what} withdrawn: revoked ${plural(revoked.length, 'grant')}:`
+                : `Revoked ${plural(revoked.length, 'grant')} (${what}):`,
+            ],
             ...revoked.map((g) => grantLine(g, this.now())),
           ];
     if (!recorded) lines.push(['(The audit log could not record this revoke.)']);

@@ -1,0 +1,158 @@
+import { PassThrough } from 'node:stream';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ConsoleGateway } from '../../broker/approval/console.js';
+import { ApprovalUnavailableError } from '../../broker/approval/gateway.js';
+import { verifyAudit } from '../../broker/audit/index.js';
+import { harness, type Harness, H, LIFECYCLE, T0 } from './setup.js';
+
+let h: Harness;
+let input: PassThrough;
+let output: PassThrough;
+let printed: string;
+let gateway: ConsoleGateway;
+
+beforeEach(async () => {
+  h = await harness();
+  input = new PassThrough();
+  output = new PassThrough();
+  printed = '';
+  output.on('data', (chunk: Buffer) => (printed += chunk.toString('utf8')));
+  gateway = new ConsoleGateway({
+    input,
+    output,
+    engine: h.engine,
+    now: () => h.clock.now,
+    lifecycle: LIFECYCLE,
+  });
+});
+
+afterEach(async () => {
+  await gateway.stop();
+  await h.close();
+});
+
+/** Types lines as the owner and waits until every one has been answered. */
+async function type(...lines: string[]): Promise<string> {
+  const before = printed.length;
+  for (const line of lines) input.write(`${line}\n`);
+  // readline emits 'line' on a later tick; give it one, then wait for the answers.
+  await new Promise((r) => setImmediate(r));
+  await gateway.idle();
+  return printed.slice(before);
+}
+
+describe('ConsoleGateway', () => {
+  it('is unavailable before start and after the input ends', async () => {
+    const n = h.request([['a', 'read']]);
+    expect(gateway.healthy()).toBe(false);
+    await expect(gateway.postRequest(h.store.getRequest(n)!)).rejects.toMatchObject({
+      code: 'not_started',
+    });
+    await gateway.start();
+    expect(gateway.healthy()).toBe(true);
+    input.end();
+    await new Promise((r) => setImmediate(r));
+    expect(gateway.healthy()).toBe(false);
+    const err = await gateway.announce('x').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ApprovalUnavailableError);
+    expect(err).toMatchObject({ code: 'stopped' });
+  });
+
+  it('end to end: a request is shown, the owner approves a subset with an expiry, then revokes', async () => {
+    await gateway.start();
+    expect(printed).toContain('type "help" for the commands');
+    const n = h.request([
+      ['Documents/Taxes', 'read'],
+      ['Documents/Taxes/summary.md', 'write'],
+    ]);
+    await gateway.postRequest(h.store.getRequest(n)!);
+    expect(printed).toContain(`Request ${n} · instance personal`);
+    expect(printed).toContain('2. write `Documents/Taxes/summary.md`');
+    expect(printed).toContain('Undecided, it expires in 12h.');
+
+    const approved = await type(`approve ${n} 2 2h`);
+    expect(approved).toContain(
+      `Approved request ${n} (1 of 2 items) until 2025-01-02 14:00 UTC (2h):`,
+    );
+    expect(approved).toContain('Not granted: item 1.');
+    expect(approved.endsWith('broker> ')).toBe(true);
+    expect(h.store.activeGrants().map((g) => [g.path, g.expiresAt])).toEqual([
+      ['Documents/Taxes/summary.md', T0 + 2 * H],
+    ]);
+    expect(h.store.getRequest(n)?.decidedBy).toBe('console');
+
+    h.clock.now += 46 * 60_000;
+    const status = await type('status');
+    expect(status).toContain('1h 14m left');
+
+    const revoked = await type('revoke all');
+    expect(revoked).toContain('Revoked 1 grant (all grants):');
+    expect(h.store.activeGrants()).toEqual([]);
+
+    const actors = h
+      .records()
+      .filter((r) => r.event !== 'start')
+      .map((r) => [r.event, r.actor]);
+    expect(actors).toEqual([
+      ['decision', 'console'],
+      ['revoke', 'console'],
+    ]);
+    expect(verifyAudit(h.dir)).toMatchObject({ ok: true });
+  });
+
+  it('answers every line in order, including help, chatter and mistakes', async () => {
+    await gateway.start();
+    const a = h.request([['a', 'read']]);
+    const b = h.request([['b', 'read']]);
+    const out = await type('help', 'hello', `approve ${a} 0`, `deny ${b}`, '', `deny ${b}`);
+    const help = out.indexOf('approve N 1,3 8h');
+    const chatter = out.indexOf('Not a command. Type "help" for the commands.');
+    const mistake = out.indexOf('1 or more');
+    const denied = out.indexOf(`Denied request ${b}`);
+    const again = out.indexOf(`Request ${b} was already decided`);
+    expect([help, chatter, mistake, denied, again].every((i) => i >= 0)).toBe(true);
+    expect(help < chatter && chatter < mistake && mistake < denied && denied < again).toBe(true);
+    expect(h.store.getRequest(a)?.state).toBe('pending');
+  });
+
+  it('accepts CRLF line endings', async () => {
+    await gateway.start();
+    const n = h.request([['a', 'read']]);
+    input.write(`approve ${n}\r\n`);
+    await new Promise((r) => setImmediate(r));
+    await gateway.idle();
+    expect(h.store.activeGrants()).toHaveLength(1);
+  });
+
+  it('attack: a hostile path cannot send terminal escape sequences or hide characters', async () => {
+    await gateway.start();
+    // The store refuses such a path (the wall); the display must hold on its own anyway.
+    const n = h.request([['Docs/invoice', 'write']], 'personal', 'ok\u001b[2J\u001b[1;1H');
+    const stored = h.store.getRequest(n)!;
+    await gateway.postRequest({
+      ...stored,
+      items: [{ n: 1, path: 'Docs/invoice\u202Efdp.exe', mode: 'write', grant: null }],
+    });
+    expect(printed).toContain('`Docs/invoice\\u{202E}fdp.exe`');
+    expect(printed).toContain('ok\\u{001B}[2J');
+    expect(printed).not.toContain('\u001b');
+    expect(printed).not.toContain('\u202E');
+  });
+
+  it('announce prints the text and a fresh prompt', async () => {
+    await gateway.start();
+    await gateway.announce('Grant 3 expired.');
+    expect(printed.endsWith('\nGrant 3 expired.\nbroker> ')).toBe(true);
+  });
+
+  it('stop makes it unhealthy and waits for the line being handled', async () => {
+    await gateway.start();
+    const n = h.request([['a', 'read']]);
+    input.write(`approve ${n}\n`);
+    await new Promise((r) => setImmediate(r));
+    await gateway.stop();
+    expect(gateway.healthy()).toBe(false);
+    expect(h.store.activeGrants()).toHaveLength(1);
+    expect(printed).toContain(`Approved request ${n}`);
+  });
+});

@@ -1,0 +1,117 @@
+/**
+ * A real GrantStore (SQLite in memory) and a real AuditLog (temp dir) around an
+ * ApprovalEngine, with a clock the test moves. The audit file system can be told to
+ * fail writes, which is how "the audit log is down" is produced without mocks.
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { AuditLog, nodeAuditFs, type AuditFs, type AuditRecord } from '../../broker/audit/index.js';
+import { GrantStore } from '../../broker/grants/index.js';
+import { ApprovalEngine, type LifecyclePolicy } from '../../broker/approval/engine.js';
+import type { GrantRecord, Mode } from '../../broker/domain.js';
+import { memoryLogger } from '../../broker/log.js';
+
+export const S = 1_000;
+export const M = 60 * S;
+export const H = 60 * M;
+export const D = 24 * H;
+export const T0 = Date.UTC(2025, 0, 2, 12, 0, 0);
+
+export const LIFECYCLE: LifecyclePolicy = {
+  pending_timeout: 12 * H,
+  default_grant: 24 * H,
+  max_grant: 7 * D,
+};
+
+/** node fs, except that writes to the log fail with ENOSPC while `failing` is set. */
+export function faultyFs(): { fs: AuditFs; fail(on: boolean): void } {
+  let failing = false;
+  const fs: AuditFs = {
+    ...nodeAuditFs,
+    async open(path, flags, mode) {
+      const handle = await nodeAuditFs.open(path, flags, mode);
+      return {
+        read: (b, o, l, p) => handle.read(b, o, l, p),
+        stat: () => handle.stat(),
+        close: () => handle.close(),
+        sync: () => handle.sync(),
+        write: (data) => {
+          if (failing) {
+            return Promise.reject(
+              Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' }),
+            );
+          }
+          return handle.write(data);
+        },
+      };
+    },
+  };
+  return { fs, fail: (on) => (failing = on) };
+}
+
+export interface Harness {
+  engine: ApprovalEngine;
+  store: GrantStore;
+  audit: AuditLog;
+  clock: { now: number };
+  dir: string;
+  revokedCalls: GrantRecord[][];
+  logger: ReturnType<typeof memoryLogger>;
+  failAudit(on: boolean): void;
+  /** Every audit record written so far, parsed. */
+  records(): AuditRecord[];
+  request(items: [string, Mode][], instance?: string, reason?: string): number;
+  close(): Promise<void>;
+}
+
+export async function harness(
+  opts: { onRevokedFails?: boolean; instances?: string[] } = {},
+): Promise<Harness> {
+  const clock = { now: T0 };
+  const now = (): number => clock.now;
+  const dir = mkdtempSync(join(tmpdir(), 'approval-test-'));
+  const faulty = faultyFs();
+  const audit = await AuditLog.open(dir, { now, fs: faulty.fs });
+  const store = GrantStore.open(':memory:', { now, pendingTimeoutMs: LIFECYCLE.pending_timeout });
+  const revokedCalls: GrantRecord[][] = [];
+  const logger = memoryLogger();
+  const engine = new ApprovalEngine({
+    store,
+    audit,
+    now,
+    lifecycle: LIFECYCLE,
+    instances: new Set(opts.instances ?? ['personal', 'work']),
+    logger,
+    onRevoked: async (grants) => {
+      revokedCalls.push(grants);
+      if (opts.onRevokedFails === true) throw new Error('unlock failed');
+    },
+  });
+  return {
+    engine,
+    store,
+    audit,
+    clock,
+    dir,
+    revokedCalls,
+    logger,
+    failAudit: faulty.fail,
+    records: () =>
+      readFileSync(join(dir, 'audit.log'), 'utf8')
+        .split('\n')
+        .filter((l) => l !== '')
+        .map((l) => JSON.parse(l) as AuditRecord),
+    request: (items, instance = 'personal', reason = 'sort the receipts') =>
+      store.createRequest({
+        instance,
+        reason,
+        items: items.map(([path, mode]) => ({ path, mode })),
+      }).id,
+    close: async () => {
+      store.close();
+      await audit.close().catch(() => undefined);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
