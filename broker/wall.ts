@@ -99,7 +99,7 @@ function refuse(reason: string): { ok: false; reason: string } {
 }
 
 function codePointLabel(ch: string): string {
-  return `U+${(ch.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}`;
+  return `U+${(ch.codePointAt(0) as number).toString(16).toUpperCase().padStart(4, '0')}`;
 }
 
 /**
@@ -143,8 +143,9 @@ function characterRefusal(path: string): string | null {
   for (const { pattern, rule } of CHARACTER_RULES) {
     const hit = pattern.exec(path);
     if (hit) {
-      const [first = '', ...rest] = hit[0];
-      const shown = rest.length === 0 ? codePointLabel(first) : `"${escapeForReason(hit[0])}"`;
+      // One character is named by its code point; a percent-escape is shown as text.
+      const shown =
+        Array.from(hit[0]).length === 1 ? codePointLabel(hit[0]) : `"${escapeForReason(hit[0])}"`;
       return `path contains ${rule}: ${shown}`;
     }
   }
@@ -269,9 +270,13 @@ function findGrant(
     // false, and a non-number is never coerced.
     if (typeof grant.expiresAt !== 'number' || !(now < grant.expiresAt)) continue;
     if (grant.mode !== 'write' && (needWrite || grant.mode !== 'read')) continue;
+    // Security: a grant whose path is not a string (an array would be coerced by
+    // startsWith) or whose id is not an integer covers nothing. A grant path that is
+    // not canonical cannot cover here either: `path` is canonical, and a run of its
+    // leading whole components is itself canonical, so only a canonical grant path can
+    // equal one (a property test generates hostile grants to hold this).
     if (typeof grant.path !== 'string' || !coversCanonical(grant.path, path)) continue;
-    // Security: a grant whose path or id is not well-formed covers nothing.
-    if (!isCanonical(grant.path) || !Number.isSafeInteger(grant.id)) continue;
+    if (!Number.isSafeInteger(grant.id)) continue;
     if (
       best === undefined ||
       grant.expiresAt > best.expiresAt ||
