@@ -1,0 +1,167 @@
+/**
+ * Decides what a Matrix timeline event means to the broker, as a pure function of the
+ * event and the gateway's configuration. No SDK, no I/O: the gateway turns an SDK
+ * event into `IncomingEvent`, asks `classify`, and acts on the answer.
+ *
+ * Acts on, and only on, events in the configured room:
+ * - from the approver's exact Matrix ID: an `m.reaction` annotation, an `m.text`
+ *   message that is not an edit (reply fallback stripped), a redaction;
+ * - from anyone else: nothing (a command-shaped event is reported as `stranger` so the
+ *   gateway can log and audit the attempt; the stranger is told nothing).
+ * Everything else, including the bot's own events, is ignored.
+ */
+import { z } from 'zod';
+import { normaliseEmoji, parseCommand, REACTION_KEYS } from '../parser.js';
+
+/** The fields of a timeline event the broker decides on. */
+export interface IncomingEvent {
+  readonly eventId: string;
+  readonly roomId: string | undefined;
+  readonly sender: string | undefined;
+  readonly type: string;
+  readonly content: unknown;
+  /** Top-level `redacts` (room versions ≤ 10), for `m.room.redaction`. */
+  readonly redacts?: string | undefined;
+  /** For state events: the state key (for `m.room.member`, the user concerned). */
+  readonly stateKey?: string | undefined;
+}
+
+export interface ClassifyContext {
+  readonly roomId: string;
+  readonly approver: string;
+  readonly bot: string;
+}
+
+export type Classified =
+  | { kind: 'ignore'; why: IgnoreReason }
+  | { kind: 'reaction'; target: string; key: string }
+  | { kind: 'text'; body: string }
+  | { kind: 'redaction'; target: string }
+  | { kind: 'membership'; userId: string; membership: string }
+  | { kind: 'room_state'; stateType: 'm.room.encryption' | 'm.room.join_rules'; content: unknown }
+  | {
+      kind: 'stranger';
+      sender: string;
+      what: 'reaction' | 'text' | 'redaction';
+      /** True when the approver sending the same would have been a command. */
+      commandLike: boolean;
+    };
+
+export type IgnoreReason =
+  | 'other_room'
+  | 'own_event'
+  | 'no_sender'
+  | 'not_relevant'
+  | 'edit'
+  | 'not_text'
+  | 'malformed'
+  | 'not_annotation';
+
+const MAX_KEY_LENGTH = 64;
+const MAX_BODY_LENGTH = 4096;
+
+const EventId = z.string().min(1).max(255);
+
+const ReactionContent = z.object({
+  'm.relates_to': z.object({
+    rel_type: z.string(),
+    event_id: EventId,
+    key: z.string().min(1).max(MAX_KEY_LENGTH),
+  }),
+});
+
+const MessageContent = z.object({
+  msgtype: z.string(),
+  body: z.string().max(MAX_BODY_LENGTH),
+  'm.relates_to': z.object({ rel_type: z.string().optional() }).optional(),
+  'm.new_content': z.unknown().optional(),
+});
+
+const RedactionContent = z.object({ redacts: EventId.optional() });
+
+const MemberContent = z.object({ membership: z.string() });
+
+// Note: these schemas are not `.strict()` on purpose. Matrix events legitimately carry
+// extra keys (formatted_body, mentions, client-specific fields); we read only the keys
+// named here and never pass the rest on.
+
+/**
+ * Removes the reply fallback: leading lines starting with `>` and the blank line after
+ * them. Security: quoted text is someone else's words (perhaps a stranger's
+ * "approve 3"); it must never be parsed as the approver's command.
+ */
+export function stripReplyFallback(body: string): string {
+  const lines = body.split('\n');
+  let i = 0;
+  while (i < lines.length && (lines[i] ?? '').startsWith('>')) i += 1;
+  if (i > 0 && i < lines.length && (lines[i] ?? '').trim() === '') i += 1;
+  return lines.slice(i).join('\n');
+}
+
+function isEdit(content: z.infer<typeof MessageContent>): boolean {
+  return (
+    content['m.relates_to']?.rel_type === 'm.replace' || content['m.new_content'] !== undefined
+  );
+}
+
+export function classify(ev: IncomingEvent, ctx: ClassifyContext): Classified {
+  // Security: one room only; a command in any other room the bot shares is ignored.
+  if (ev.roomId !== ctx.roomId) return { kind: 'ignore', why: 'other_room' };
+  if (ev.sender === undefined || ev.sender === '') return { kind: 'ignore', why: 'no_sender' };
+  if (ev.sender === ctx.bot) return { kind: 'ignore', why: 'own_event' };
+
+  if (ev.type === 'm.room.member') {
+    const parsed = MemberContent.safeParse(ev.content);
+    return parsed.success && ev.stateKey !== undefined && ev.stateKey !== ''
+      ? { kind: 'membership', userId: ev.stateKey, membership: parsed.data.membership }
+      : { kind: 'ignore', why: 'malformed' };
+  }
+  if ((ev.type === 'm.room.encryption' || ev.type === 'm.room.join_rules') && ev.stateKey === '') {
+    return { kind: 'room_state', stateType: ev.type, content: ev.content };
+  }
+
+  // Security: the approver is compared by exact Matrix ID, never by display name.
+  const fromApprover = ev.sender === ctx.approver;
+
+  switch (ev.type) {
+    case 'm.reaction': {
+      const parsed = ReactionContent.safeParse(ev.content);
+      if (!parsed.success) return { kind: 'ignore', why: 'malformed' };
+      const rel = parsed.data['m.relates_to'];
+      if (rel.rel_type !== 'm.annotation') return { kind: 'ignore', why: 'not_annotation' };
+      if (!fromApprover) {
+        const commandLike = REACTION_KEYS.includes(normaliseEmoji(rel.key));
+        return { kind: 'stranger', sender: ev.sender, what: 'reaction', commandLike };
+      }
+      return { kind: 'reaction', target: rel.event_id, key: rel.key };
+    }
+    case 'm.room.message': {
+      const parsed = MessageContent.safeParse(ev.content);
+      if (!parsed.success) return { kind: 'ignore', why: 'malformed' };
+      // Security: an edit changes text the broker may already have acted on; acting
+      // again (or differently) on an edit would let history rewrite a decision.
+      if (isEdit(parsed.data)) return { kind: 'ignore', why: 'edit' };
+      // Notices are what bots send; answering them risks bot loops.
+      if (parsed.data.msgtype !== 'm.text') return { kind: 'ignore', why: 'not_text' };
+      const body = stripReplyFallback(parsed.data.body);
+      if (!fromApprover) {
+        const commandLike = parseCommand(body) !== null;
+        return { kind: 'stranger', sender: ev.sender, what: 'text', commandLike };
+      }
+      return { kind: 'text', body };
+    }
+    case 'm.room.redaction': {
+      const parsed = RedactionContent.safeParse(ev.content ?? {});
+      const target = ev.redacts ?? (parsed.success ? parsed.data.redacts : undefined);
+      if (target === undefined || !EventId.safeParse(target).success) {
+        return { kind: 'ignore', why: 'malformed' };
+      }
+      if (!fromApprover) {
+        return { kind: 'stranger', sender: ev.sender, what: 'redaction', commandLike: false };
+      }
+      return { kind: 'redaction', target };
+    }
+    default:
+      return { kind: 'ignore', why: 'not_relevant' };
+  }
+}

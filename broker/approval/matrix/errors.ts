@@ -1,0 +1,24 @@
+/**
+ * Why the Matrix gateway refused to start. Each message names the cause and the fix,
+ * and never contains the bot's access token.
+ */
+export type MatrixGatewayErrorCode =
+  | 'unreachable'
+  | 'unauthorized'
+  | 'wrong_user'
+  | 'not_joined'
+  | 'approver_not_member'
+  | 'not_invite_only'
+  | 'encrypted'
+  | 'sync_timeout'
+  | 'bad_response';
+
+export class MatrixGatewayError extends Error {
+  override readonly name = 'MatrixGatewayError';
+  readonly code: MatrixGatewayErrorCode;
+
+  constructor(code: MatrixGatewayErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+  }
+}

@@ -1,0 +1,578 @@
+/**
+ * The Matrix approval gateway (DESIGN §6): one room, one bot, one approver.
+ *
+ * Posts each request as one message with 👍 👎 🛇 📋 pre-placed, and turns the
+ * approver's reactions, typed commands and withdrawn 👍 into engine calls, answering
+ * each in the room. What it refuses to act on, and why:
+ * - anything before the first sync is PREPARED: after a restart the SDK re-delivers
+ *   old events as "live" during the initial sync (matrix-facts.md); replaying an old
+ *   `revoke all` or 👍 would be a decision nobody made now;
+ * - an event id already handled (bounded memory);
+ * - other senders, other rooms, edits, notices, reactions on messages the bot did not
+ *   post as a request (see classify.ts).
+ * Expiry never uses the homeserver's timestamps: the engine and store use the
+ * broker's clock (DESIGN §4).
+ *
+ * Refuses to start unless the token is the bot's, the bot and the approver are joined,
+ * the room is invite-only and not encrypted (preflight.ts). While the homeserver is
+ * unreachable `healthy()` is false and `postRequest` throws ApprovalUnavailableError;
+ * matrix-js-sdk reconnects by itself (keep-alive with backoff).
+ */
+import {
+  ClientEvent,
+  createClient,
+  MatrixScheduler,
+  RoomEvent,
+  SyncState,
+  type MatrixClient,
+  type MatrixEvent,
+  type Room,
+} from 'matrix-js-sdk';
+import { z } from 'zod';
+import type { MatrixConfig } from '../../config.js';
+import type { Clock, RequestRecord } from '../../domain.js';
+import type { Logger } from '../../log.js';
+import type { ApprovalAudit, ApprovalEngine, Reply } from '../engine.js';
+import { APPROVE_KEY, REACTION_KEYS } from '../emoji.js';
+import { renderRequest } from '../format.js';
+import { ApprovalUnavailableError, type ApprovalGateway } from '../gateway.js';
+import { normaliseEmoji } from '../parser.js';
+import { BoundedSet } from './bounded-set.js';
+import { classify, type Classified, type IncomingEvent } from './classify.js';
+import { MatrixGatewayError } from './errors.js';
+import { encryptedRoomMessage, notInviteOnlyMessage, preflight } from './preflight.js';
+import { routeSdkGlobalLogs, toSdkLogger } from './sdk-log.js';
+
+/** Marks a bot message as the post of a request; read back only from the bot's events. */
+export const REQUEST_ID_KEY = 'org.nextcloud_access_broker.request';
+
+export const UNAVAILABLE_MESSAGE = 'approval channel unavailable; existing grants still work';
+
+export interface MatrixGatewayOptions {
+  /** Timeline events in the first sync (they are ignored; only state matters). Default 10. */
+  initialSyncLimit?: number;
+  /** Long-poll timeout of /sync. Default 30 s. */
+  pollTimeoutMs?: number;
+  /** How long start() waits for the first sync. Default 60 s. */
+  preparedTimeoutMs?: number;
+  /** Timeout of each non-sync request (send, redact, lookups). Default 20 s. */
+  requestTimeoutMs?: number;
+  /** healthy() stays false this long after a failed send. Default 60 s. */
+  sendFailureWindowMs?: number;
+  /**
+   * While sync is failing, ask the SDK to retry now every this many ms (on top of its
+   * own 2-10 s keep-alive backoff). Default: off.
+   */
+  reconnectNudgeMs?: number;
+  /** Event ids remembered as handled. Default 10 000. */
+  handledLimit?: number;
+  /** Device id for the access token, when the homeserver needs it. */
+  deviceId?: string;
+}
+
+/** What the gateway uses of the engine. */
+export type MatrixEngine = Pick<ApprovalEngine, 'handleText' | 'handleReaction' | 'undoApproval'>;
+
+/** Reported after each live event is handled (tests and the latency bench wait on it). */
+export interface HandledEvent {
+  readonly eventId: string;
+  readonly kind: Classified['kind'] | 'unknown_target' | 'not_a_command';
+  readonly reply?: Reply;
+}
+
+export interface MatrixGatewayDeps {
+  config: {
+    matrix: MatrixConfig | undefined;
+    lifecycle: { pending_timeout: number; default_grant: number };
+  };
+  engine: MatrixEngine;
+  logger: Logger;
+  now: Clock;
+  /** When given, commands from people other than the approver are audited as `refused`. */
+  audit?: ApprovalAudit;
+  options?: MatrixGatewayOptions;
+  onHandled?: (event: HandledEvent) => void;
+}
+
+const BotRequestEvent = z.object({
+  sender: z.string(),
+  type: z.literal('m.room.message'),
+  content: z.object({ [REQUEST_ID_KEY]: z.number().int().positive().max(Number.MAX_SAFE_INTEGER) }),
+});
+
+function errorSummary(err: unknown): string {
+  if (err instanceof Error) {
+    const e = err as Error & { errcode?: unknown; httpStatus?: unknown };
+    const status = typeof e.httpStatus === 'number' ? ` ${e.httpStatus}` : '';
+    const code = typeof e.errcode === 'string' ? ` ${e.errcode}` : '';
+    return `${e.name}${status}${code}`;
+  }
+  return 'unknown error';
+}
+
+/** Bounded Map: forgets the oldest entry beyond `limit`. */
+function remember<V>(map: Map<string, V>, key: string, value: V, limit: number): void {
+  map.delete(key);
+  map.set(key, value);
+  if (map.size > limit) {
+    const oldest = map.keys().next();
+    if (!oldest.done) map.delete(oldest.value);
+  }
+}
+
+type Content = Record<string, unknown>;
+
+export class MatrixGateway implements ApprovalGateway {
+  private readonly cfg: MatrixConfig;
+  private readonly opts: Required<Omit<MatrixGatewayOptions, 'deviceId' | 'reconnectNudgeMs'>> &
+    Pick<MatrixGatewayOptions, 'deviceId' | 'reconnectNudgeMs'>;
+  private client: MatrixClient | undefined;
+  private phase: 'new' | 'starting' | 'started' | 'stopped' = 'new';
+  private prepared = false;
+  private readonly handled: BoundedSet;
+  /** Request message event id → request id, for messages posted by this run. */
+  private readonly requestByEvent = new Map<string, number>();
+  /** The approver's 👍 reaction event id → the request it approved. */
+  private readonly approvalByReaction = new Map<string, number>();
+  private encrypted = false;
+  private joinRuleProblem: string | undefined;
+  private lastSendFailureAt: number | undefined;
+  private work: Promise<void> = Promise.resolve();
+  private nudgeTimer: NodeJS.Timeout | undefined;
+  private preparedWaiter: (() => void) | undefined;
+
+  constructor(private readonly deps: MatrixGatewayDeps) {
+    if (deps.config.matrix === undefined) {
+      throw new MatrixGatewayError('bad_response', 'matrix: is missing from the configuration');
+    }
+    this.cfg = deps.config.matrix;
+    const o = deps.options ?? {};
+    this.opts = {
+      initialSyncLimit: o.initialSyncLimit ?? 10,
+      pollTimeoutMs: o.pollTimeoutMs ?? 30_000,
+      preparedTimeoutMs: o.preparedTimeoutMs ?? 60_000,
+      requestTimeoutMs: o.requestTimeoutMs ?? 20_000,
+      sendFailureWindowMs: o.sendFailureWindowMs ?? 60_000,
+      handledLimit: o.handledLimit ?? 10_000,
+      deviceId: o.deviceId,
+      reconnectNudgeMs: o.reconnectNudgeMs,
+    };
+    this.handled = new BoundedSet(this.opts.handledLimit);
+  }
+
+  // --- lifecycle -------------------------------------------------------------------
+
+  async start(): Promise<void> {
+    if (this.phase !== 'new') throw new Error(`MatrixGateway.start() in phase ${this.phase}`);
+    this.phase = 'starting';
+    const { logger } = this.deps;
+    routeSdkGlobalLogs(logger);
+    const client = createClient({
+      baseUrl: this.cfg.homeserver,
+      accessToken: this.cfg.bot_token,
+      userId: this.cfg.bot_user,
+      ...(this.opts.deviceId === undefined ? {} : { deviceId: this.opts.deviceId }),
+      // No automatic resend: a request that cannot be posted now must fail now, so the
+      // agent is told "unavailable" instead of waiting on a retry queue.
+      scheduler: new MatrixScheduler(() => -1),
+      localTimeoutMs: this.opts.requestTimeoutMs,
+      logger: toSdkLogger(logger),
+    });
+    this.client = client;
+    try {
+      const { others } = await preflight(client, this.cfg);
+      if (others.length > 0) {
+        logger.warn(
+          'the approval room has other members: they can read every request, but only the approver can decide',
+          { room: this.cfg.room_id, others },
+        );
+      }
+      client.on(ClientEvent.Sync, this.onSync);
+      client.on(RoomEvent.Timeline, this.onTimeline);
+      const prepared = this.waitForPrepared();
+      await client.startClient({
+        initialSyncLimit: this.opts.initialSyncLimit,
+        pollTimeout: this.opts.pollTimeoutMs,
+        lazyLoadMembers: false,
+        disablePresence: true,
+        threadSupport: false,
+      });
+      await prepared;
+      this.checkSyncedRoom(client.getRoom(this.cfg.room_id));
+    } catch (err) {
+      this.teardown();
+      this.phase = 'stopped';
+      throw err;
+    }
+    this.phase = 'started';
+    if (this.opts.reconnectNudgeMs !== undefined) {
+      this.nudgeTimer = setInterval(() => this.nudge(), this.opts.reconnectNudgeMs);
+      this.nudgeTimer.unref();
+    }
+    logger.info('matrix approval gateway started', {
+      room: this.cfg.room_id,
+      bot: this.cfg.bot_user,
+      approver: this.cfg.approver,
+    });
+  }
+
+  async stop(): Promise<void> {
+    if (this.phase === 'stopped') return;
+    this.phase = 'stopped';
+    this.teardown();
+    await this.work;
+  }
+
+  private teardown(): void {
+    if (this.nudgeTimer !== undefined) clearInterval(this.nudgeTimer);
+    this.nudgeTimer = undefined;
+    this.preparedWaiter?.();
+    const client = this.client;
+    if (client === undefined) return;
+    client.off(ClientEvent.Sync, this.onSync);
+    client.off(RoomEvent.Timeline, this.onTimeline);
+    client.stopClient();
+  }
+
+  private waitForPrepared(): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.preparedWaiter = undefined;
+        reject(
+          new MatrixGatewayError(
+            'sync_timeout',
+            `no first sync from ${this.cfg.homeserver} within ${Math.round(this.opts.preparedTimeoutMs / 1000)} s; check that the homeserver is up and reachable`,
+          ),
+        );
+      }, this.opts.preparedTimeoutMs);
+      this.preparedWaiter = () => {
+        clearTimeout(timer);
+        this.preparedWaiter = undefined;
+        if (this.prepared) resolve();
+        else reject(new MatrixGatewayError('sync_timeout', 'stopped before the first sync'));
+      };
+    });
+  }
+
+  /** The same room rules as preflight, on the state the SDK synced. */
+  private checkSyncedRoom(room: Room | null): void {
+    const id = this.cfg.room_id;
+    if (room === null || room.getMyMembership() !== 'join') {
+      throw new MatrixGatewayError('not_joined', `the bot is not joined to room ${id}`);
+    }
+    if (room.currentState.getStateEvents('m.room.encryption', '') !== null) {
+      throw new MatrixGatewayError('encrypted', encryptedRoomMessage(id));
+    }
+    const rule = room.getJoinRule();
+    if (rule !== 'invite') {
+      throw new MatrixGatewayError('not_invite_only', notInviteOnlyMessage(id, String(rule)));
+    }
+  }
+
+  private nudge(): void {
+    const state = this.client?.getSyncState();
+    if (state === SyncState.Error || state === SyncState.Reconnecting) {
+      this.client?.retryImmediately();
+    }
+  }
+
+  // --- health ----------------------------------------------------------------------
+
+  healthy(): boolean {
+    if (this.phase !== 'started' || this.client === undefined) return false;
+    if (this.roomProblem() !== undefined) return false;
+    const state = this.client.getSyncState();
+    if (state === null || state === SyncState.Error || state === SyncState.Stopped) return false;
+    if (
+      this.lastSendFailureAt !== undefined &&
+      this.deps.now() - this.lastSendFailureAt < this.opts.sendFailureWindowMs
+    ) {
+      return false;
+    }
+    return true;
+  }
+
+  private roomProblem(): string | undefined {
+    if (this.encrypted) return encryptedRoomMessage(this.cfg.room_id);
+    return this.joinRuleProblem;
+  }
+
+  private usableClient(): MatrixClient {
+    if (this.phase === 'new' || this.phase === 'starting' || this.client === undefined) {
+      throw new ApprovalUnavailableError('not_started', 'approval channel not started yet');
+    }
+    if (this.phase === 'stopped') {
+      throw new ApprovalUnavailableError('stopped', 'approval channel stopped');
+    }
+    const problem = this.roomProblem();
+    if (problem !== undefined) {
+      throw new ApprovalUnavailableError('unhealthy', `${UNAVAILABLE_MESSAGE} (${problem})`);
+    }
+    if (this.client.getSyncState() === SyncState.Error) this.client.retryImmediately();
+    return this.client;
+  }
+
+  // --- sending ---------------------------------------------------------------------
+
+  private async send(type: string, content: Content, what: string): Promise<string> {
+    const client = this.usableClient();
+    try {
+      // The SDK types content per event type; ours are built and checked here.
+      const res = await (
+        client.sendEvent as (
+          roomId: string,
+          type: string,
+          content: Content,
+        ) => Promise<{ event_id: string }>
+      ).call(client, this.cfg.room_id, type, content);
+      this.lastSendFailureAt = undefined;
+      return res.event_id;
+    } catch (err) {
+      this.lastSendFailureAt = this.deps.now();
+      this.deps.logger.warn('matrix send failed', { what, error: errorSummary(err) });
+      throw new ApprovalUnavailableError('send_failed', UNAVAILABLE_MESSAGE, { cause: err });
+    }
+  }
+
+  async postRequest(request: RequestRecord): Promise<void> {
+    const { lifecycle } = this.deps.config;
+    const rendered = renderRequest(request, {
+      expiresIn: request.createdAt + lifecycle.pending_timeout - this.deps.now(),
+      defaultGrant: lifecycle.default_grant,
+    });
+    const eventId = await this.send(
+      'm.room.message',
+      {
+        msgtype: 'm.text',
+        body: rendered.plain,
+        format: 'org.matrix.custom.html',
+        formatted_body: rendered.html,
+        [REQUEST_ID_KEY]: request.id,
+      },
+      'request',
+    );
+    remember(this.requestByEvent, eventId, request.id, this.opts.handledLimit);
+    // The reactions are a convenience: typed commands work without them.
+    for (const key of REACTION_KEYS) {
+      try {
+        await this.send(
+          'm.reaction',
+          { 'm.relates_to': { rel_type: 'm.annotation', event_id: eventId, key } },
+          'reaction',
+        );
+      } catch {
+        break;
+      }
+    }
+  }
+
+  async announce(text: string): Promise<void> {
+    await this.send('m.room.message', { msgtype: 'm.notice', body: text }, 'announce');
+  }
+
+  private async reply(reply: Reply, inReplyTo: string | undefined): Promise<void> {
+    const content: Content = {
+      msgtype: 'm.notice',
+      body: reply.text,
+      format: 'org.matrix.custom.html',
+      formatted_body: reply.html,
+    };
+    if (inReplyTo !== undefined)
+      content['m.relates_to'] = { 'm.in_reply_to': { event_id: inReplyTo } };
+    try {
+      await this.send('m.room.message', content, 'reply');
+    } catch {
+      // Already logged; the decision stands and `status` shows it.
+    }
+  }
+
+  // --- receiving -------------------------------------------------------------------
+
+  private readonly onSync = (state: SyncState, prev: SyncState | null): void => {
+    if (state === SyncState.Prepared) {
+      this.prepared = true;
+      this.preparedWaiter?.();
+    }
+    if (state === prev) return;
+    if (state === SyncState.Error) {
+      this.deps.logger.warn(
+        'matrix sync is failing; the approval channel is unavailable until it recovers',
+      );
+    } else if (
+      state === SyncState.Syncing &&
+      (prev === SyncState.Error || prev === SyncState.Catchup || prev === SyncState.Reconnecting)
+    ) {
+      this.deps.logger.info('matrix sync recovered');
+    }
+  };
+
+  private readonly onTimeline = (
+    event: MatrixEvent,
+    _room: Room | undefined,
+    toStartOfTimeline: boolean | undefined,
+    removed: boolean,
+    data: { liveEvent?: boolean },
+  ): void => {
+    if (toStartOfTimeline === true || removed || data.liveEvent !== true) return;
+    const id = event.getId();
+    // Local echoes of the bot's own sends carry no server id yet.
+    if (id === undefined || event.status !== null) return;
+    // Security: no replay. Events delivered before the first sync is PREPARED are the
+    // re-delivered past (getSyncState() is null then); remember them, never act on them.
+    if (!this.prepared || this.client?.getSyncState() === null) {
+      this.handled.add(id);
+      return;
+    }
+    // Security: each event acts at most once.
+    if (!this.handled.add(id)) return;
+    const raw = event.event;
+    const incoming: IncomingEvent = {
+      eventId: id,
+      roomId: event.getRoomId(),
+      sender: event.getSender(),
+      type: event.getType(),
+      content: raw.content,
+      redacts: typeof raw.redacts === 'string' ? raw.redacts : undefined,
+      stateKey: event.getStateKey(),
+    };
+    // One at a time, in timeline order: a 👍 and its withdrawal must not overtake each other.
+    this.work = this.work
+      .then(() => this.handle(incoming))
+      .catch((err: unknown) => {
+        this.deps.logger.error('handling a matrix event failed', { error: errorSummary(err) });
+      });
+  };
+
+  private async handle(ev: IncomingEvent): Promise<void> {
+    if (this.phase !== 'started' && this.phase !== 'starting') return;
+    const c = classify(ev, {
+      roomId: this.cfg.room_id,
+      approver: this.cfg.approver,
+      bot: this.cfg.bot_user,
+    });
+    const done = (kind: HandledEvent['kind'], reply?: Reply): void =>
+      this.deps.onHandled?.({ eventId: ev.eventId, kind, ...(reply ? { reply } : {}) });
+    const actor = this.cfg.approver;
+    switch (c.kind) {
+      case 'ignore':
+        return done('ignore');
+      case 'membership':
+        this.onMembership(c.userId, c.membership);
+        return done('membership');
+      case 'room_state':
+        this.onRoomState(c.stateType, c.content);
+        return done('room_state');
+      case 'stranger':
+        await this.onStranger(ev, c);
+        return done('stranger');
+      case 'reaction': {
+        const requestId = await this.requestIdOf(c.target);
+        if (requestId === undefined) return done('unknown_target');
+        const reply = await this.deps.engine.handleReaction(c.key, requestId, actor);
+        if (reply === null) return done('not_a_command');
+        if (normaliseEmoji(c.key) === APPROVE_KEY && (reply.granted?.length ?? 0) > 0) {
+          remember(this.approvalByReaction, ev.eventId, requestId, this.opts.handledLimit);
+        }
+        await this.reply(reply, c.target);
+        return done('reaction', reply);
+      }
+      case 'text': {
+        const reply = await this.deps.engine.handleText(c.body, actor);
+        if (reply === null) return done('not_a_command');
+        await this.reply(reply, ev.eventId);
+        return done('text', reply);
+      }
+      case 'redaction': {
+        const requestId = this.approvalByReaction.get(c.target);
+        if (requestId === undefined) return done('unknown_target');
+        this.approvalByReaction.delete(c.target);
+        // Removing the 👍 that approved a request withdraws that approval.
+        const reply = await this.deps.engine.undoApproval(requestId, actor);
+        await this.reply(reply, undefined);
+        return done('redaction', reply);
+      }
+    }
+  }
+
+  /** The request a bot message was posted for, or undefined when it is not one. */
+  private async requestIdOf(eventId: string): Promise<number | undefined> {
+    const known = this.requestByEvent.get(eventId);
+    if (known !== undefined) return known;
+    // Posted before a restart: ask the homeserver for the message itself.
+    let raw: unknown;
+    try {
+      raw = await this.client?.fetchRoomEvent(this.cfg.room_id, eventId);
+    } catch (err) {
+      this.deps.logger.debug('reaction target not found', { error: errorSummary(err) });
+      return undefined;
+    }
+    const parsed = BotRequestEvent.safeParse(raw);
+    // Security: only the bot's own messages name requests. The homeserver vouches for
+    // `sender`, so nobody else can forge the request marker.
+    if (!parsed.success || parsed.data.sender !== this.cfg.bot_user) return undefined;
+    const id = parsed.data.content[REQUEST_ID_KEY];
+    remember(this.requestByEvent, eventId, id, this.opts.handledLimit);
+    return id;
+  }
+
+  private onMembership(userId: string, membership: string): void {
+    const { logger } = this.deps;
+    if (userId === this.cfg.approver && membership !== 'join') {
+      logger.warn('the approver left the approval room; nobody can decide requests', {
+        room: this.cfg.room_id,
+        membership,
+      });
+    } else if (userId !== this.cfg.approver && membership === 'join') {
+      logger.warn(
+        'someone joined the approval room: they can read every request, but cannot decide',
+        {
+          room: this.cfg.room_id,
+          user: userId,
+        },
+      );
+    }
+  }
+
+  private onRoomState(type: 'm.room.encryption' | 'm.room.join_rules', content: unknown): void {
+    const room = this.cfg.room_id;
+    if (type === 'm.room.encryption') {
+      // Security: the bot cannot read encrypted commands; stop offering the channel.
+      this.encrypted = true;
+      this.deps.logger.error(encryptedRoomMessage(room));
+      return;
+    }
+    const parsed = z.object({ join_rule: z.string() }).safeParse(content);
+    const rule = parsed.success ? parsed.data.join_rule : 'unknown';
+    if (rule === 'invite') {
+      this.joinRuleProblem = undefined;
+      return;
+    }
+    // Security: requests show paths and reasons; a joinable room leaks them.
+    this.joinRuleProblem = notInviteOnlyMessage(room, rule);
+    this.deps.logger.error(this.joinRuleProblem);
+  }
+
+  private async onStranger(
+    ev: IncomingEvent,
+    c: Extract<Classified, { kind: 'stranger' }>,
+  ): Promise<void> {
+    if (!c.commandLike) return;
+    // Security: the stranger is told nothing; the owner can see the attempt in the log
+    // and the audit trail.
+    this.deps.logger.warn('ignored a command from someone who is not the approver', {
+      sender: c.sender,
+      what: c.what,
+    });
+    try {
+      await this.deps.audit?.append('refused', {
+        surface: 'matrix',
+        actor: c.sender,
+        reason: 'not_approver',
+        what: c.what,
+        event_id: ev.eventId,
+      });
+    } catch (err) {
+      this.deps.logger.error('audit append failed', { error: errorSummary(err) });
+    }
+  }
+}

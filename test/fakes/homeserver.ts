@@ -1,0 +1,227 @@
+/**
+ * A fake Matrix homeserver on 127.0.0.1 (port 0 by default): the Client-Server API
+ * subset matrix-js-sdk@37 needs (see /work/shared/matrix-facts.md), plus an injection
+ * API for tests to act as other users and to simulate an outage.
+ */
+import { createServer } from 'node:http';
+import type { Server, ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { HomeserverModel } from './homeserver/model.js';
+import type { MatrixEvent, RoomSpec } from './homeserver/model.js';
+import { dispatch } from './homeserver/routes.js';
+import type { FakeUser, RecordedRequest, RouteContext } from './homeserver/routes.js';
+import type { SyncFilter } from './homeserver/sync.js';
+
+export type { MatrixEvent, RoomSpec, RecordedRequest };
+
+export interface FakeUserSpec {
+  token: string;
+  /** For POST /login; defaults to "password". */
+  password?: string;
+  deviceId?: string;
+}
+
+export interface FakeHomeserverOptions {
+  /** userId → access token (or a full spec). */
+  users: Record<string, string | FakeUserSpec>;
+  port?: number;
+  /** The server's clock for origin_server_ts; defaults to Date.now. */
+  now?: () => number;
+}
+
+/** 'refuse': the listener closes and every connection drops; '502': a proxy answers 502. */
+export type OutageMode = 'refuse' | '502';
+
+export interface FakeHomeserver {
+  readonly url: string;
+  readonly port: number;
+  /** Every request received, in order (access tokens never recorded). */
+  readonly requests: RecordedRequest[];
+  createRoom(spec: RoomSpec): string;
+  sendAs(userId: string, roomId: string, type: string, content: Record<string, unknown>): string;
+  /** Sets a state event (e.g. join rules, membership) as `userId`. */
+  setStateAs(
+    userId: string,
+    roomId: string,
+    type: string,
+    stateKey: string,
+    content: Record<string, unknown>,
+  ): string;
+  reactAs(userId: string, roomId: string, targetEventId: string, key: string): string;
+  redactAs(userId: string, roomId: string, eventId: string, reason?: string): string;
+  /** An `m.replace` edit of `targetEventId` with a `* …` fallback body. */
+  editAs(userId: string, roomId: string, targetEventId: string, newBody: string): string;
+  /** A reply carrying the `> <@sender> …` fallback quote before `body`. */
+  replyAs(userId: string, roomId: string, targetEventId: string, body: string): string;
+  /** A plain text message. */
+  sayAs(userId: string, roomId: string, body: string): string;
+  timeline(roomId: string): MatrixEvent[];
+  event(eventId: string): MatrixEvent | undefined;
+  outage(on: boolean, mode?: OutageMode): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startFakeHomeserver(opts: FakeHomeserverOptions): Promise<FakeHomeserver> {
+  const now = opts.now ?? Date.now;
+  const users = new Map<string, FakeUser>();
+  for (const [userId, spec] of Object.entries(opts.users)) {
+    const s = typeof spec === 'string' ? { token: spec } : spec;
+    users.set(userId, {
+      userId,
+      token: s.token,
+      password: s.password ?? 'password',
+      deviceId: s.deviceId ?? `DEV${users.size + 1}`,
+    });
+  }
+  const model = new HomeserverModel(now);
+  const waiters = new Set<() => void>();
+  model.onAppend(() => {
+    for (const wake of [...waiters]) wake();
+  });
+  const waitForChange = (ms: number): Promise<void> =>
+    new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        waiters.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, Math.max(0, ms));
+      waiters.add(done);
+    });
+  const ctx: RouteContext = {
+    model,
+    users,
+    now,
+    waitForChange,
+    filters: new Map<string, SyncFilter>(),
+    txns: new Map<string, string>(),
+  };
+  const requests: RecordedRequest[] = [];
+  let outageMode: OutageMode | null = null;
+
+  const sockets = new Set<Socket>();
+  const server: Server = createServer((req, res: ServerResponse) => {
+    if (outageMode === '502') {
+      res.writeHead(502, { 'content-type': 'text/html' });
+      res.end('<html><body><h1>502 Bad Gateway</h1></body></html>');
+      return;
+    }
+    dispatch(ctx, req, res, (r) => requests.push(r)).catch(() => {
+      if (!res.headersSent) res.writeHead(500);
+      res.end();
+    });
+  });
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  const listen = (port: number): Promise<void> =>
+    new Promise((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, '127.0.0.1', () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+  const dropEverything = (): void => {
+    // Wake long-polls so their timers end, then cut every connection.
+    for (const wake of [...waiters]) wake();
+    for (const socket of sockets) socket.destroy();
+  };
+  const stopListening = (): Promise<void> =>
+    new Promise((resolve) => {
+      server.close(() => resolve());
+      dropEverything();
+    });
+
+  await listen(opts.port ?? 0);
+  const port = (server.address() as AddressInfo).port;
+
+  const mustBeJoined = (userId: string, roomId: string): void => {
+    if (model.membership(roomId, userId) !== 'join') {
+      throw new Error(`${userId} is not joined to ${roomId}`);
+    }
+  };
+  const sendAs: FakeHomeserver['sendAs'] = (userId, roomId, type, content) => {
+    mustBeJoined(userId, roomId);
+    return model.append({ room_id: roomId, sender: userId, type, content }).event_id;
+  };
+  const messageOf = (eventId: string): MatrixEvent => {
+    const target = model.event(eventId);
+    if (!target) throw new Error(`no event ${eventId}`);
+    return target;
+  };
+
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    requests,
+    createRoom: (spec) => model.createRoom(spec),
+    sendAs,
+    setStateAs: (userId, roomId, type, stateKey, content) => {
+      mustBeJoined(userId, roomId);
+      return model.append({ room_id: roomId, sender: userId, type, state_key: stateKey, content })
+        .event_id;
+    },
+    reactAs: (userId, roomId, targetEventId, key) =>
+      sendAs(userId, roomId, 'm.reaction', {
+        'm.relates_to': { rel_type: 'm.annotation', event_id: targetEventId, key },
+      }),
+    redactAs: (userId, roomId, eventId, reason) => {
+      mustBeJoined(userId, roomId);
+      return model.append({
+        room_id: roomId,
+        sender: userId,
+        type: 'm.room.redaction',
+        content: { redacts: eventId, ...(reason !== undefined ? { reason } : {}) },
+        redacts: eventId,
+      }).event_id;
+    },
+    editAs: (userId, roomId, targetEventId, newBody) =>
+      sendAs(userId, roomId, 'm.room.message', {
+        msgtype: 'm.text',
+        body: `* ${newBody}`,
+        'm.new_content': { msgtype: 'm.text', body: newBody },
+        'm.relates_to': { rel_type: 'm.replace', event_id: targetEventId },
+      }),
+    replyAs: (userId, roomId, targetEventId, body) => {
+      const target = messageOf(targetEventId);
+      const quoted = String(target.content['body'] ?? '')
+        .split('\n')
+        .map((line, i) => (i === 0 ? `> <${target.sender}> ${line}` : `> ${line}`))
+        .join('\n');
+      return sendAs(userId, roomId, 'm.room.message', {
+        msgtype: 'm.text',
+        body: `${quoted}\n\n${body}`,
+        'm.relates_to': { 'm.in_reply_to': { event_id: targetEventId } },
+      });
+    },
+    sayAs: (userId, roomId, body) =>
+      sendAs(userId, roomId, 'm.room.message', { msgtype: 'm.text', body }),
+    timeline: (roomId) => structuredClone(model.roomEvents(roomId)),
+    event: (eventId) => {
+      const ev = model.event(eventId);
+      return ev ? structuredClone(ev) : undefined;
+    },
+    outage: async (on, mode = 'refuse') => {
+      if (on) {
+        if (outageMode !== null) return;
+        outageMode = mode;
+        if (mode === 'refuse') await stopListening();
+        else dropEverything();
+        return;
+      }
+      if (outageMode === null) return;
+      const was = outageMode;
+      outageMode = null;
+      if (was === 'refuse') await listen(port);
+    },
+    close: async () => {
+      if (outageMode === 'refuse') {
+        outageMode = null;
+        return;
+      }
+      await stopListening();
+    },
+  };
+}
