@@ -534,7 +534,7 @@ export class NextcloudClient {
 
   async #fetchCapabilities(): Promise<Capabilities> {
     const url = new URL(
-      `${this.#origin}${parseBaseUrl(this.#instance.url).pathname}/ocs/v2.php/cloud/capabilities`,
+      `${this.#origin}${parseBaseUrl(this.#instance.url).pathname.replace(/\/+$/, '')}/ocs/v2.php/cloud/capabilities`,
     );
     url.searchParams.set('format', 'json');
     const { text } = await this.#exchange(

@@ -61,7 +61,7 @@ function encodeComponent(c: string): string {
   }
 }
 
-/** The parsed base URL of an instance, without a trailing slash. */
+/** The parsed base URL of an instance (its path may end in a slash). */
 export function parseBaseUrl(base: string): URL {
   let url: URL;
   try {
@@ -75,13 +75,12 @@ export function parseBaseUrl(base: string): URL {
     throw invalid('the instance URL must be http or https');
   if (url.username !== '' || url.password !== '' || url.search !== '' || url.hash !== '')
     throw invalid('the instance URL must not carry credentials, a query or a fragment');
-  url.pathname = url.pathname.replace(/\/+$/, '');
   return url;
 }
 
 /** The URL path prefix of the user's files: `<base path>/remote.php/dav/files/<user>`. */
 export function davFilesPrefix(base: URL, username: string): string {
-  return `${base.pathname}/remote.php/dav/files/${encodeComponent(username)}`;
+  return `${base.pathname.replace(/\/+$/, '')}/remote.php/dav/files/${encodeComponent(username)}`;
 }
 
 /** Split a URL pathname into strictly decoded segments (no leading empty one). */
@@ -123,7 +122,8 @@ export function assembleDavUrl(baseUrl: URL, username: string, components: reado
   const same =
     decoded.length === prefixDecoded.length + expectedTail.length &&
     prefixDecoded.every((s, i) => decoded[i] === s) &&
-    expectedTail.every((c, i) => tail[i] === c);
+    expectedTail.every((c, i) => tail[i] === c && !c.includes('/')) &&
+    (components.length === 0 || components.every((c) => c !== ''));
   if (!same || reparsed.pathname !== expectedPath) throw invalid('the URL parser rewrote the path');
   return reparsed;
 }
