@@ -1,0 +1,14 @@
+/**
+ * A fake Nextcloud 29 (files_trashbin + files_lock) for tests and the demo: WebDAV
+ * under /remote.php/dav/files/<user>/, the trashbin, OCS capabilities/user, Basic
+ * auth with throttling, and fault switches. It answers as recorded in
+ * /work/shared/nextcloud-facts.md. Implementation in ./nextcloud/.
+ */
+export { startFakeNextcloud } from './nextcloud/server.js';
+export type {
+  FakeNextcloud,
+  FakeNextcloudOptions,
+  Faults,
+  LockAsOptions,
+  RecordedRequest,
+} from './nextcloud/types.js';

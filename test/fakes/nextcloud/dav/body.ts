@@ -1,0 +1,15 @@
+/** Reading small request bodies (PROPFIND, LOCK); large ones are refused. */
+import type { IncomingMessage } from 'node:http';
+
+const MAX_XML_BODY = 1024 * 1024;
+
+export async function readSmallBody(req: IncomingMessage): Promise<string | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_XML_BODY) return undefined;
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}

@@ -1,0 +1,194 @@
+/**
+ * Preconditions Sabre checks before a method runs: the `If` header (lock tokens and
+ * etags), If-Match / If-None-Match / If-(Un)Modified-Since; and the files_lock
+ * rule for writes (a token lock needs its token even from its own user, a user
+ * lock blocks other users).
+ */
+import { decodeSegment, parentRel } from '../paths.js';
+import { EX } from '../reply.js';
+import type { NodeInfo } from '../store.js';
+import { parseIfHeader } from '../locks.js';
+import { header, hrefOf, type DavContext } from './context.js';
+
+/** Tokens of the `If` lists that held: the lock tokens this request submitted. */
+export type SubmittedTokens = ReadonlySet<string>;
+
+function quoted(etag: string): string {
+  return `"${etag}"`;
+}
+
+function etagListMatches(list: string, node: NodeInfo): boolean {
+  return list
+    .split(',')
+    .map((t) => t.trim().replace(/^W\//, ''))
+    .some((t) => t === '*' || t === quoted(node.etag));
+}
+
+/** The rel a tagged `If` resource names, if it is inside this user's files. */
+function taggedRel(ctx: DavContext, uri: string): string | undefined {
+  let pathname: string;
+  try {
+    pathname = new URL(uri, 'http://fake.invalid').pathname;
+  } catch {
+    return undefined;
+  }
+  const prefix = ctx.base + '/';
+  if (pathname === ctx.base) return '';
+  if (!pathname.startsWith(prefix)) return undefined;
+  return pathname
+    .slice(prefix.length)
+    .split('/')
+    .filter((s) => s !== '')
+    .map((s) => decodeSegment(s).normalize('NFC'))
+    .join('/');
+}
+
+/** Locks on rel or on a folder above it: what a submitted token may refer to. */
+async function locksCovering(ctx: DavContext, rel: string): Promise<string[]> {
+  if (!ctx.state.faults.filesLock) return [];
+  const chain = [rel];
+  for (let r = rel; r !== '';) {
+    r = parentRel(r);
+    chain.push(r);
+  }
+  const tokens: string[] = [];
+  for (const r of chain) {
+    const info = await ctx.state.store.info(r);
+    const lock = info ? ctx.state.locks.get(info.fileId) : undefined;
+    if (lock && (r === rel || lock.depth === 'infinity')) tokens.push(lock.token);
+  }
+  return tokens;
+}
+
+/**
+ * Run Sabre's precondition checks for `node` (undefined = missing). Answers and
+ * returns undefined when a check fails; otherwise the submitted lock tokens.
+ */
+export async function checkPreconditions(
+  ctx: DavContext,
+  node: NodeInfo | undefined,
+): Promise<SubmittedTokens | undefined> {
+  const tokens = new Set<string>();
+  const ifHeader = header(ctx, 'If');
+  if (ifHeader !== undefined) {
+    const lists = parseIfHeader(ifHeader);
+    if (!lists) {
+      ctx.reply.sabre(400, EX.badRequest, 'The If header could not be parsed');
+      return undefined;
+    }
+    let anyHeld = false;
+    for (const list of lists) {
+      const rel = list.resource === undefined ? ctx.target.rel : taggedRel(ctx, list.resource);
+      const resource = rel === undefined ? undefined : await ctx.state.store.info(rel);
+      const held = rel === undefined ? [] : await locksCovering(ctx, rel);
+      const ok = list.conditions.every((c) => {
+        const match =
+          c.kind === 'token'
+            ? held.includes(c.value)
+            : resource !== undefined && c.value.replace(/^W\//, '') === quoted(resource.etag);
+        return c.not ? !match : match;
+      });
+      if (ok) {
+        anyHeld = true;
+        for (const c of list.conditions) if (c.kind === 'token' && !c.not) tokens.add(c.value);
+      }
+    }
+    if (!anyHeld) {
+      ctx.reply.sabre(
+        412,
+        EX.preconditionFailed,
+        `Failed to find a valid token/etag combination for ${ctx.target.rel}`,
+      );
+      return undefined;
+    }
+  }
+  const method = ctx.req.method ?? '';
+  const readOnly = method === 'GET' || method === 'HEAD';
+  const ifMatch = header(ctx, 'If-Match');
+  if (ifMatch !== undefined) {
+    if (!node) {
+      ctx.reply.sabre(
+        412,
+        EX.preconditionFailed,
+        'An If-Match header was specified and the resource did not exist',
+      );
+      return undefined;
+    }
+    if (!etagListMatches(ifMatch, node)) {
+      ctx.reply.sabre(
+        412,
+        EX.preconditionFailed,
+        'An If-Match header was specified, but none of the specified ETags matched.',
+        { ETag: quoted(node.etag) },
+      );
+      return undefined;
+    }
+  }
+  const ifNoneMatch = header(ctx, 'If-None-Match');
+  if (ifNoneMatch !== undefined && node && etagListMatches(ifNoneMatch, node)) {
+    if (readOnly) {
+      ctx.reply.empty(304, { ETag: quoted(node.etag) });
+    } else {
+      ctx.reply.sabre(
+        412,
+        EX.preconditionFailed,
+        'An If-None-Match header was specified, but the ETag matched (or * was specified).',
+      );
+    }
+    return undefined;
+  }
+  const mtime = node ? Math.floor(node.mtimeMs / 1000) * 1000 : undefined;
+  const ifModifiedSince = header(ctx, 'If-Modified-Since');
+  if (readOnly && ifNoneMatch === undefined && ifModifiedSince && mtime !== undefined && node) {
+    const since = Date.parse(ifModifiedSince);
+    if (!Number.isNaN(since) && mtime <= since) {
+      ctx.reply.empty(304, {
+        ETag: quoted(node.etag),
+        'Last-Modified': new Date(mtime).toUTCString(),
+      });
+      return undefined;
+    }
+  }
+  const ifUnmodifiedSince = header(ctx, 'If-Unmodified-Since');
+  if (ifUnmodifiedSince && mtime !== undefined) {
+    const since = Date.parse(ifUnmodifiedSince);
+    if (!Number.isNaN(since) && mtime > since) {
+      ctx.reply.sabre(
+        412,
+        EX.preconditionFailed,
+        'An If-Unmodified-Since header was specified, but the entity has been changed since the specified date.',
+      );
+      return undefined;
+    }
+  }
+  return tokens;
+}
+
+/**
+ * files_lock: may this request change `node`? Answers 423 and returns false if not.
+ * A token lock needs its token (from any user); a user lock blocks everyone but its owner.
+ */
+export function mayWrite(ctx: DavContext, node: NodeInfo, tokens: SubmittedTokens): boolean {
+  if (!ctx.state.faults.filesLock) return true;
+  const lock = ctx.state.locks.get(node.fileId);
+  if (!lock) return true;
+  if (lock.type === 'token') {
+    if (tokens.has(lock.token)) return true;
+    const href = hrefOf(
+      ctx.base,
+      node.rel === '' ? [] : node.rel.split('/'),
+      node.kind === 'folder',
+    );
+    ctx.reply.sabre(
+      423,
+      EX.locked,
+      '',
+      {},
+      `  <d:lock-token-submitted>\n    <d:href>${href}</d:href>\n  </d:lock-token-submitted>\n`,
+    );
+    return false;
+  }
+  if (lock.owner === ctx.user) return true;
+  ctx.reply.sabre(423, EX.fileLocked, `"${node.name}" is locked`);
+  return false;
+}

@@ -1,0 +1,180 @@
+/**
+ * OCS endpoints: capabilities (public, reduced set without credentials), the
+ * current user, and the files_lock lock API. `?format=json` answers JSON, else XML.
+ */
+import type { IncomingMessage } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import type { Reply } from './reply.js';
+import type { FakeState } from './state.js';
+import { escapeXml } from './xml.js';
+
+export interface OcsContext {
+  state: FakeState;
+  reply: Reply;
+  req: IncomingMessage;
+  query: URLSearchParams;
+  /** Segments after `/ocs/v2.php/` (decoded). */
+  segments: string[];
+  user: string | undefined;
+}
+
+function wantsJson(ctx: OcsContext): boolean {
+  return (
+    ctx.query.get('format') === 'json' ||
+    (ctx.query.get('format') === null &&
+      (ctx.req.headers.accept ?? '').includes('application/json'))
+  );
+}
+
+function toXml(value: unknown, indent: string): string {
+  if (value === null || value === undefined) return '';
+  if (typeof value !== 'object') return escapeXml(String(value));
+  const entries = Array.isArray(value)
+    ? value.map((v) => ['element', v] as const)
+    : Object.entries(value as Record<string, unknown>);
+  return (
+    '\n' +
+    entries
+      .map(([k, v]) => {
+        const inner = toXml(v, indent + ' ');
+        return inner === ''
+          ? `${indent}<${k}/>`
+          : `${indent}<${k}>${inner}${inner.startsWith('\n') ? indent : ''}</${k}>`;
+      })
+      .join('\n') +
+    '\n'
+  );
+}
+
+/** An OCS v2 answer: the HTTP status mirrors the OCS status code. */
+export function ocsReply(
+  ctx: Pick<OcsContext, 'reply' | 'req' | 'query'>,
+  status: number,
+  message: string,
+  data: unknown,
+): void {
+  const meta = { status: status < 300 ? 'ok' : 'failure', statuscode: status, message };
+  if (wantsJson(ctx as OcsContext)) {
+    ctx.reply.json(status, { ocs: { meta, data } });
+  } else {
+    ctx.reply.xml(status, `<ocs>${toXml({ meta, data }, ' ')}</ocs>`);
+  }
+}
+
+function capabilities(ctx: OcsContext): unknown {
+  const { faults } = ctx.state;
+  const core = { pollinterval: 60, 'webdav-root': 'remote.php/webdav', 'reference-api': true };
+  const caps: Record<string, unknown> = { core };
+  if (ctx.user !== undefined) {
+    caps.files = {
+      bigfilechunking: true,
+      blacklisted_files: ['.htaccess'],
+      comments: true,
+      versioning: true,
+      version_labeling: true,
+      version_deletion: true,
+      ...(faults.trashbin ? { undelete: true, delete_from_trash: true } : {}),
+      ...(faults.filesLock ? { locking: '1.0', 'api-feature-lock-type': true } : {}),
+    };
+    caps.dav = { chunking: '1.0', bulkupload: '1.0' };
+  }
+  return {
+    version: {
+      major: 29,
+      minor: 0,
+      micro: 6,
+      string: '29.0.6',
+      edition: '',
+      extendedSupport: false,
+    },
+    capabilities: caps,
+  };
+}
+
+function lockData(state: FakeState, fileId: number): unknown {
+  const lock = state.locks.get(fileId);
+  if (!lock) return [];
+  return {
+    id: fileId,
+    fileId,
+    type: lock.type === 'token' ? 2 : 0,
+    owner: lock.owner,
+    ownerDisplayName: lock.owner,
+    ownerEditor: '',
+    token: lock.token,
+    creation: lock.createdAt,
+    eta: lock.timeoutSeconds,
+  };
+}
+
+async function filesLock(ctx: OcsContext, user: string): Promise<void> {
+  const { state } = ctx;
+  // Security (of the real server, mirrored): OCS writes need the CSRF header.
+  if (ctx.req.headers['ocs-apirequest'] !== 'true') {
+    ctx.reply.json(412, { message: 'CSRF check failed' });
+    return;
+  }
+  const fileId = Number(ctx.segments[3]);
+  const rel = Number.isInteger(fileId) ? state.store.relOfId(fileId) : undefined;
+  const node = rel === undefined ? undefined : await state.store.info(rel);
+  if (!node) return ocsReply(ctx, 404, 'File not found', []);
+  const existing = state.locks.get(node.fileId);
+  const foreign = existing && !(existing.type === 'user' && existing.owner === user);
+  if (ctx.req.method === 'PUT') {
+    if (foreign) return ocsReply(ctx, 423, 'File is locked', lockData(state, node.fileId));
+    if (!existing) {
+      state.locks.set({
+        type: 'user',
+        owner: user,
+        token: `files_lock/${randomUUID()}`,
+        fileId: node.fileId,
+        createdAt: Math.floor(state.now() / 1000),
+        timeoutSeconds: 0,
+        depth: '0',
+        ownerText: '',
+        ownerIsHref: false,
+      });
+    }
+    return ocsReply(ctx, 200, 'OK', lockData(state, node.fileId));
+  }
+  if (ctx.req.method === 'DELETE') {
+    if (!existing) return ocsReply(ctx, 412, 'File is not locked', []);
+    if (foreign) return ocsReply(ctx, 423, 'File is locked', lockData(state, node.fileId));
+    state.locks.delete(node.fileId);
+    return ocsReply(ctx, 200, 'OK', []);
+  }
+  ocsReply(ctx, 405, 'Method not allowed', []);
+}
+
+export async function ocs(ctx: OcsContext): Promise<void> {
+  const route = ctx.segments.join('/');
+  if (ctx.req.method === 'GET' && route === 'cloud/capabilities') {
+    return ocsReply(ctx, 200, 'OK', capabilities(ctx));
+  }
+  if (ctx.user === undefined) {
+    return ocsReply(ctx, 401, 'Current user is not logged in', []);
+  }
+  if (ctx.req.method === 'GET' && route === 'cloud/user') {
+    const used = await ctx.state.store.treeSize('');
+    return ocsReply(ctx, 200, 'OK', {
+      enabled: true,
+      id: ctx.user,
+      backend: 'Database',
+      quota: { free: 1e12, used, total: 1e12 + used, relative: 0, quota: -3 },
+      email: null,
+      displayname: ctx.user,
+      'display-name': ctx.user,
+      groups: ['users'],
+      language: 'en',
+      locale: '',
+    });
+  }
+  if (
+    ctx.state.faults.filesLock &&
+    ctx.segments.length === 4 &&
+    route.startsWith('apps/files_lock/lock/')
+  ) {
+    return filesLock(ctx, ctx.user);
+  }
+  return ocsReply(ctx, 404, 'Invalid query, please check the syntax.', []);
+}

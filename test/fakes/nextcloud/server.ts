@@ -1,0 +1,163 @@
+/** Starts one fake Nextcloud on 127.0.0.1 (port 0 by default) backed by a folder. */
+import { randomBytes, randomUUID } from 'node:crypto';
+import fsp from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { Socket } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { LockTable } from './locks.js';
+import { helperRel } from './paths.js';
+import { EX, Reply } from './reply.js';
+import { route } from './router.js';
+import { defaultFaults, type FakeState } from './state.js';
+import { DiskStore } from './store.js';
+import { TrashBin } from './trash.js';
+import type { FakeNextcloud, FakeNextcloudOptions, LockAsOptions } from './types.js';
+
+async function listen(server: Server, port: number, host: string): Promise<number> {
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('fake nextcloud: no port');
+  return address.port;
+}
+
+export async function startFakeNextcloud(opts: FakeNextcloudOptions = {}): Promise<FakeNextcloud> {
+  const own = await fsp.mkdtemp(path.join(os.tmpdir(), 'fake-nextcloud-'));
+  const root = path.resolve(opts.root ?? path.join(own, 'files'));
+  await fsp.mkdir(root, { recursive: true });
+  await fsp.mkdir(path.join(own, 'staging'));
+  await fsp.mkdir(path.join(own, 'trash'));
+  const now = opts.now ?? Date.now;
+  const store = new DiskStore(
+    root,
+    path.join(own, 'staging'),
+    `oc${randomBytes(5).toString('hex')}`,
+  );
+  const state: FakeState = {
+    user: opts.user ?? 'alice',
+    password: opts.password ?? 'fake-app-password',
+    faults: defaultFaults(),
+    requests: [],
+    store,
+    trash: new TrashBin(path.join(own, 'trash'), store, now),
+    locks: new LockTable(),
+    authFailures: 0,
+    authDelayScale: opts.authDelayScale ?? 0,
+    throttleAtFailure: opts.throttleAtFailure ?? 12,
+    now,
+  };
+  const sockets = new Set<Socket>();
+  const closing = new AbortController();
+
+  const server = createServer((req, res) => {
+    state.requests.push({
+      method: req.method ?? '',
+      path: req.url ?? '',
+      headers: { ...req.headers },
+    });
+    void (async () => {
+      if (state.faults.slowMs > 0) {
+        await sleep(state.faults.slowMs, undefined, { signal: closing.signal }).catch(
+          () => undefined,
+        );
+      }
+      if (state.faults.down || closing.signal.aborted) {
+        req.socket.destroy();
+        return;
+      }
+      await route(state, req, res);
+    })().catch((e: unknown) => {
+      if (res.headersSent) {
+        res.destroy();
+      } else {
+        new Reply(req, res, state).sabre(500, EX.generic, `fake nextcloud: ${String(e)}`);
+      }
+    });
+  });
+  server.on('connection', (socket: Socket) => {
+    if (state.faults.down) {
+      socket.destroy();
+      return;
+    }
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  const host = opts.host ?? '127.0.0.1';
+  const port = await listen(server, opts.port ?? 0, host);
+
+  const relOf = (p: string) => helperRel(p);
+  const fake: FakeNextcloud = {
+    url: `http://${host}:${port}`,
+    user: state.user,
+    password: state.password,
+    root,
+    requests: state.requests,
+    faults: state.faults,
+    async writeFile(p, content) {
+      await store.writeBuffer(
+        relOf(p),
+        typeof content === 'string' ? Buffer.from(content) : content,
+      );
+    },
+    async readFile(p) {
+      const info = await store.info(relOf(p));
+      return info?.kind === 'file' ? fsp.readFile(store.abs(info.rel)) : undefined;
+    },
+    async exists(p) {
+      return (await store.info(relOf(p))) !== undefined;
+    },
+    async mkdir(p) {
+      await store.mkdir(relOf(p), true);
+    },
+    trashed() {
+      return state.trash.list().map((i) => i.original);
+    },
+    async lockAs(p, lockOpts: LockAsOptions) {
+      const info = await store.info(relOf(p));
+      if (!info) throw new Error(`fake nextcloud: cannot lock missing ${p}`);
+      const token =
+        lockOpts.type === 'token'
+          ? `opaquelocktoken:${randomUUID()}`
+          : `files_lock/${randomUUID()}`;
+      state.locks.set({
+        type: lockOpts.type,
+        owner: lockOpts.owner ?? state.user,
+        token,
+        fileId: info.fileId,
+        createdAt: Math.floor(now() / 1000),
+        timeoutSeconds: lockOpts.timeoutSeconds ?? 0,
+        depth: lockOpts.type === 'token' ? 'infinity' : '0',
+        ownerText: '',
+        ownerIsHref: false,
+      });
+      return token;
+    },
+    lockOf(p) {
+      const id = store.knownId(relOf(p));
+      const lock = id === undefined ? undefined : state.locks.get(id);
+      return lock ? { type: lock.type, owner: lock.owner, token: lock.token } : undefined;
+    },
+    reset() {
+      Object.assign(state.faults, defaultFaults());
+      state.requests.length = 0;
+      state.authFailures = 0;
+      state.locks.clear();
+    },
+    async close() {
+      closing.abort();
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections();
+      for (const s of sockets) s.destroy();
+      await closed;
+      await fsp.rm(own, { recursive: true, force: true });
+    },
+  };
+  return fake;
+}

@@ -1,0 +1,32 @@
+/** Everything one fake instance knows, shared by its request handlers. */
+import type { LockTable } from './locks.js';
+import type { DiskStore } from './store.js';
+import type { TrashBin } from './trash.js';
+import type { Faults, RecordedRequest } from './types.js';
+
+export interface FakeState {
+  user: string;
+  password: string;
+  faults: Faults;
+  requests: RecordedRequest[];
+  store: DiskStore;
+  trash: TrashBin;
+  locks: LockTable;
+  /** Failed logins since start or the last reset (one client IP: loopback). */
+  authFailures: number;
+  authDelayScale: number;
+  throttleAtFailure: number;
+  now: () => number;
+}
+
+export function defaultFaults(): Faults {
+  return {
+    trashbin: true,
+    filesLock: true,
+    down: false,
+    slowMs: 0,
+    status: null,
+    flipByte: false,
+    echoAuth: false,
+  };
+}

@@ -1,0 +1,235 @@
+/**
+ * The user's files on disk plus what Nextcloud keeps in its database: file ids
+ * (kept across moves, like Nextcloud) and etags (change on every write, and
+ * propagate to the parent folders).
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { baseName, parentRel } from './paths.js';
+
+export interface NodeInfo {
+  /** NFC, no leading slash; '' = the user's root. */
+  rel: string;
+  name: string;
+  kind: 'file' | 'folder';
+  size: number;
+  mtimeMs: number;
+  fileId: number;
+  /** Unquoted. */
+  etag: string;
+}
+
+/** Names the server never shows (Nextcloud's blacklisted files). */
+export function isHiddenName(name: string): boolean {
+  return name.toLowerCase() === '.htaccess';
+}
+
+function isMissing(e: unknown): boolean {
+  const code = (e as NodeJS.ErrnoException).code;
+  return code === 'ENOENT' || code === 'ENOTDIR';
+}
+
+export class ShortBodyError extends Error {
+  constructor(
+    readonly expected: number,
+    readonly received: number,
+  ) {
+    super(`expected ${expected} bytes, received ${received}`);
+  }
+}
+
+/** Move a file or folder, also across file systems (the staging folder may be on tmpfs). */
+export async function moveOnDisk(from: string, to: string): Promise<void> {
+  try {
+    await fsp.rename(from, to);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EXDEV') throw e;
+    await fsp.rm(to, { recursive: true, force: true });
+    await fsp.cp(from, to, { recursive: true, preserveTimestamps: true });
+    await fsp.rm(from, { recursive: true, force: true });
+  }
+}
+
+export class DiskStore {
+  private readonly ids = new Map<string, number>();
+  private readonly gens = new Map<string, number>();
+  private nextId = 100;
+
+  constructor(
+    readonly root: string,
+    private readonly stagingDir: string,
+    readonly instanceId: string,
+  ) {}
+
+  abs(rel: string): string {
+    return rel === '' ? this.root : path.join(this.root, ...rel.split('/'));
+  }
+
+  fileId(rel: string): number {
+    let id = this.ids.get(rel);
+    if (id === undefined) {
+      id = this.nextId++;
+      this.ids.set(rel, id);
+    }
+    return id;
+  }
+
+  /** The id of rel if one was handed out (never assigns one). */
+  knownId(rel: string): number | undefined {
+    return this.ids.get(rel);
+  }
+
+  relOfId(fileId: number): string | undefined {
+    for (const [rel, id] of this.ids) if (id === fileId) return rel;
+    return undefined;
+  }
+
+  /** `OC-FileId` / `oc:id` form: 8-digit id + instance id. */
+  ocId(fileId: number): string {
+    return String(fileId).padStart(8, '0') + this.instanceId;
+  }
+
+  async info(rel: string): Promise<NodeInfo | undefined> {
+    if (rel !== '' && rel.split('/').some(isHiddenName)) return undefined;
+    let st;
+    try {
+      st = await fsp.lstat(this.abs(rel));
+    } catch (e) {
+      if (isMissing(e)) return undefined;
+      throw e;
+    }
+    // Symlinks and devices are not part of the user's files.
+    if (!st.isFile() && !st.isDirectory()) return undefined;
+    const fileId = this.fileId(rel);
+    const gen = this.gens.get(rel) ?? 0;
+    const etag = createHash('md5')
+      .update(`${fileId}:${gen}:${st.mtimeMs}:${st.size}:${st.ino}`)
+      .digest('hex')
+      .slice(0, 13);
+    return {
+      rel,
+      name: baseName(rel),
+      kind: st.isDirectory() ? 'folder' : 'file',
+      size: st.isDirectory() ? 0 : st.size,
+      mtimeMs: st.mtimeMs,
+      fileId,
+      etag,
+    };
+  }
+
+  async children(rel: string): Promise<NodeInfo[]> {
+    const names = await fsp.readdir(this.abs(rel));
+    const out: NodeInfo[] = [];
+    for (const name of names.sort()) {
+      if (isHiddenName(name)) continue;
+      const info = await this.info(rel === '' ? name : `${rel}/${name}`);
+      if (info) out.push(info);
+    }
+    return out;
+  }
+
+  /** Recursive size of a folder (oc:size, quota-used-bytes). */
+  async treeSize(rel: string): Promise<number> {
+    let total = 0;
+    for (const c of await this.children(rel)) {
+      total += c.kind === 'folder' ? await this.treeSize(c.rel) : c.size;
+    }
+    return total;
+  }
+
+  /** A write happened at rel: new etag for it and every folder above (etag propagation). */
+  touch(rel: string): void {
+    let r: string | undefined = rel;
+    while (r !== undefined) {
+      this.gens.set(r, (this.gens.get(r) ?? 0) + 1);
+      r = r === '' ? undefined : parentRel(r);
+    }
+  }
+
+  /**
+   * Stream a body into rel through a staging file, so a broken upload never replaces
+   * the file. Never buffers the body.
+   */
+  async writeFrom(rel: string, body: Readable, expectedLength: number | undefined): Promise<void> {
+    const staging = path.join(this.stagingDir, `upload-${randomUUID()}`);
+    try {
+      const out = createWriteStream(staging);
+      await pipeline(body, out);
+      if (expectedLength !== undefined && out.bytesWritten !== expectedLength) {
+        throw new ShortBodyError(expectedLength, out.bytesWritten);
+      }
+      await moveOnDisk(staging, this.abs(rel));
+    } finally {
+      await fsp.rm(staging, { force: true });
+    }
+    this.fileId(rel);
+    this.touch(rel);
+  }
+
+  async writeBuffer(rel: string, content: Buffer): Promise<void> {
+    await fsp.mkdir(path.dirname(this.abs(rel)), { recursive: true });
+    await fsp.writeFile(this.abs(rel), content);
+    this.fileId(rel);
+    this.touch(rel);
+  }
+
+  async mkdir(rel: string, recursive = false): Promise<void> {
+    await fsp.mkdir(this.abs(rel), { recursive });
+    this.fileId(rel);
+    this.touch(rel);
+  }
+
+  async setMtime(rel: string, seconds: number): Promise<void> {
+    await fsp.utimes(this.abs(rel), seconds, seconds);
+    this.touch(rel);
+  }
+
+  /** Rename within the user's files; ids follow the items. */
+  async move(from: string, to: string): Promise<void> {
+    await moveOnDisk(this.abs(from), this.abs(to));
+    this.remap(from, to);
+    this.touch(parentRel(from));
+    this.touch(parentRel(to));
+  }
+
+  /** Forget the ids under rel; returns them relative to rel ('' = rel itself). */
+  detach(rel: string): Map<string, number> {
+    const out = new Map<string, number>();
+    for (const [k, id] of [...this.ids]) {
+      if (k === rel || k.startsWith(rel + '/')) {
+        out.set(k.slice(rel.length).replace(/^\//, ''), id);
+        this.ids.delete(k);
+        this.gens.delete(k);
+      }
+    }
+    this.touch(parentRel(rel));
+    return out;
+  }
+
+  /** Give back ids detached earlier (trash restore), now rooted at rel. */
+  attach(rel: string, ids: Map<string, number>): void {
+    for (const [suffix, id] of ids) this.ids.set(suffix === '' ? rel : `${rel}/${suffix}`, id);
+    this.touch(rel);
+  }
+
+  async remove(rel: string): Promise<void> {
+    await fsp.rm(this.abs(rel), { recursive: true, force: true });
+    this.detach(rel);
+  }
+
+  private remap(from: string, to: string): void {
+    for (const [k, id] of [...this.ids]) {
+      if (k === from || k.startsWith(from + '/')) {
+        const gen = this.gens.get(k);
+        this.ids.delete(k);
+        this.gens.delete(k);
+        this.ids.set(to + k.slice(from.length), id);
+        if (gen !== undefined) this.gens.set(to + k.slice(from.length), gen);
+      }
+    }
+  }
+}

@@ -1,0 +1,84 @@
+/**
+ * files_trashbin: deleted items live in a private folder as `<name>.d<unix seconds>`
+ * and remember where they came from, so they can be listed and restored.
+ */
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import { baseName, parentRel } from './paths.js';
+import { moveOnDisk, type DiskStore } from './store.js';
+
+export interface TrashItem {
+  /** Name in the trashbin: `<name>.d<deletedAt>`. */
+  id: string;
+  /** Where it was: stored rel (NFC, no leading slash). */
+  original: string;
+  /** Unix seconds. */
+  deletedAt: number;
+  kind: 'file' | 'folder';
+  ids: Map<string, number>;
+}
+
+export class TrashBin {
+  private readonly items = new Map<string, TrashItem>();
+
+  constructor(
+    readonly dir: string,
+    private readonly store: DiskStore,
+    private readonly now: () => number,
+  ) {}
+
+  list(): TrashItem[] {
+    return [...this.items.values()];
+  }
+
+  get(id: string): TrashItem | undefined {
+    return this.items.get(id);
+  }
+
+  abs(id: string, inner: string[] = []): string {
+    return path.join(this.dir, id, ...inner);
+  }
+
+  /** Move rel from the user's files into the trashbin. */
+  async put(rel: string, kind: 'file' | 'folder'): Promise<TrashItem> {
+    let deletedAt = Math.floor(this.now() / 1000);
+    const name = baseName(rel);
+    while (this.items.has(`${name}.d${deletedAt}`)) deletedAt += 1;
+    const id = `${name}.d${deletedAt}`;
+    await moveOnDisk(this.store.abs(rel), this.abs(id));
+    const item: TrashItem = { id, original: rel, deletedAt, kind, ids: this.store.detach(rel) };
+    this.items.set(id, item);
+    return item;
+  }
+
+  /** Restore to the original place, or the root if its folder is gone; never overwrites. */
+  async restore(id: string): Promise<string> {
+    const item = this.items.get(id);
+    if (!item) throw new Error(`no trash item ${id}`);
+    let folder = parentRel(item.original);
+    const parent = await this.store.info(folder);
+    if (!parent || parent.kind !== 'folder') folder = '';
+    const name = baseName(item.original);
+    const dot = item.kind === 'file' ? name.lastIndexOf('.') : -1;
+    const stem = dot > 0 ? name.slice(0, dot) : name;
+    const ext = dot > 0 ? name.slice(dot) : '';
+    let target = folder === '' ? name : `${folder}/${name}`;
+    for (let n = 1; await this.store.info(target); n++) {
+      const candidate = `${stem} (restored${n > 1 ? ` ${n}` : ''})${ext}`;
+      target = folder === '' ? candidate : `${folder}/${candidate}`;
+    }
+    await moveOnDisk(this.abs(id), this.store.abs(target));
+    this.items.delete(id);
+    this.store.attach(target, item.ids);
+    return target;
+  }
+
+  async purge(id: string): Promise<void> {
+    await fsp.rm(this.abs(id), { recursive: true, force: true });
+    this.items.delete(id);
+  }
+
+  async purgeAll(): Promise<void> {
+    for (const id of [...this.items.keys()]) await this.purge(id);
+  }
+}

@@ -1,0 +1,89 @@
+/**
+ * Public types of the fake Nextcloud (test/fakes/nextcloud.ts re-exports them).
+ * The fake answers like the Nextcloud 29 recorded in /work/shared/nextcloud-facts.md.
+ */
+
+/** Behaviour switches; mutable at runtime (`fake.faults.down = true`). */
+export interface Faults {
+  /** files_trashbin enabled: DELETE moves to the trashbin, capabilities say `undelete`. */
+  trashbin: boolean;
+  /** files_lock enabled: LOCK/UNLOCK work; off means 501 and no lock enforcement. */
+  filesLock: boolean;
+  /** Destroy every socket (new connections and requests) without answering. */
+  down: boolean;
+  /** Delay in ms before any request is answered. */
+  slowMs: number;
+  /** Answer every request with this HTTP status (e.g. 500, 503, 507, 429). */
+  status: number | null;
+  /** Flip one byte of every GET body (the first byte sent, XOR 0xff). */
+  flipByte: boolean;
+  /** Put the request's Authorization header and the password into error bodies. */
+  echoAuth: boolean;
+}
+
+export interface RecordedRequest {
+  method: string;
+  /** The raw request target as received (path and query, still percent-encoded). */
+  path: string;
+  headers: Record<string, string | string[] | undefined>;
+}
+
+export interface FakeNextcloudOptions {
+  user?: string;
+  password?: string;
+  /** Folder holding the user's files (names in NFC). Default: a fresh temp folder. */
+  root?: string;
+  /** Default 0 (any free port). */
+  port?: number;
+  /** Default 127.0.0.1. */
+  host?: string;
+  /**
+   * Scale of the login-failure delays (real server: 1 s, 1.2, 1.6, 2.4, 4, 7.4, 13.6, 26 s).
+   * 0 (default) answers at once; 0.001 gives 1 ms, 1.2 ms, ….
+   */
+  authDelayScale?: number;
+  /** The failed login from which every request gets 429 (default 12). */
+  throttleAtFailure?: number;
+  /** Clock in ms since epoch (lock times, trash deletion times). Default Date.now. */
+  now?: () => number;
+}
+
+export interface LockAsOptions {
+  /** 'token' = RFC 4918 lock (blocks everyone without the token); 'user' = files_lock user lock. */
+  type: 'token' | 'user';
+  /** Lock owner user id; default the fake's user. A user lock by someone else blocks the user. */
+  owner?: string;
+  /** Timeout in seconds, 0 = infinite. */
+  timeoutSeconds?: number;
+}
+
+export interface FakeNextcloud {
+  /** Base URL of the instance, e.g. `http://127.0.0.1:41234` (no trailing slash). */
+  url: string;
+  user: string;
+  password: string;
+  /** The folder that backs the user's files. */
+  root: string;
+  /** Every request received, in order, including ones answered by a fault. */
+  requests: RecordedRequest[];
+  faults: Faults;
+  /** Write a file (parents created) at a user-relative path like `a/b.txt`. */
+  writeFile(path: string, content: string | Buffer): Promise<void>;
+  /** Content of a user file, or undefined if missing or a folder. */
+  readFile(path: string): Promise<Buffer | undefined>;
+  exists(path: string): Promise<boolean>;
+  /** Create a folder (and parents). */
+  mkdir(path: string): Promise<void>;
+  /** Original locations (canonical: NFC, no leading slash) of the items now in the trashbin. */
+  trashed(): string[];
+  /** Place a lock as if another client did; returns its token. Throws if the path is missing. */
+  lockAs(path: string, opts: LockAsOptions): Promise<string>;
+  /** Currently held lock on a path, if any. */
+  lockOf(path: string): { type: 'token' | 'user'; owner: string; token: string } | undefined;
+  /**
+   * Back to the initial behaviour: default faults, no recorded requests, no login
+   * failures (ends the 429 throttle), no locks. Files and trashbin stay.
+   */
+  reset(): void;
+  close(): Promise<void>;
+}
