@@ -163,7 +163,10 @@ export class ApprovalEngine {
     return this.serially(() => this.applyNow(command, actor));
   }
 
-  /** The approver withdrew their 👍: end what that request granted. */
+  /**
+   * The approver withdrew their 👍: end what that request granted. The gateway calls
+   * this only when that reaction is what approved the request (it tracks the event).
+   */
   undoApproval(requestId: number, actor: string): Promise<Reply> {
     return this.serially(() =>
       this.guarded('undo', () => this.revoke({ request: requestId }, actor, 'approval_withdrawn')),
@@ -260,8 +263,9 @@ export class ApprovalEngine {
         const asked = command.kind === 'approve' ? (command.items ?? []).join(',') : '';
         return `Request ${n} has items 1 to ${count}; "${asked}" does not fit. Nothing was granted.`;
       }
-      case 'expiry_above_max':
-      case 'bad_duration': {
+      case 'bad_duration':
+        return `The expiry must be a positive whole duration (check lifecycle in the config); nothing was granted.`;
+      case 'expiry_above_max': {
         const asked =
           command.kind === 'approve' && command.durationMs !== undefined
             ? formatDuration(command.durationMs)
@@ -299,9 +303,12 @@ export class ApprovalEngine {
     // approved even if the sweeper has not marked it expired yet.
     if (this.pendingTooLong(before)) return this.refuse(command, actor, 'expired', before);
     const durationMs = command.durationMs ?? this.lifecycle.default_grant;
+    if (!Number.isSafeInteger(durationMs) || durationMs <= 0) {
+      return this.refuse(command, actor, 'bad_duration', before);
+    }
     // Security: never longer than the owner's configured maximum; checked here and
     // again by the store, which is the authority.
-    if (!(durationMs > 0 && durationMs <= this.lifecycle.max_grant)) {
+    if (durationMs > this.lifecycle.max_grant) {
       return this.refuse(command, actor, 'expiry_above_max', before);
     }
     const result = this.store.decide(n, {
@@ -433,7 +440,7 @@ export class ApprovalEngine {
                 ? `Approval of ${what} withdrawn: revoked ${plural(revoked.length, 'grant')}:`
                 : `Revoked ${plural(revoked.length, 'grant')} (${what}):`,
             ],
-            ...revoked.map((g) => grantLine(g, this.now())),
+            ...revoked.map((g) => grantLine(g)),
           ];
     if (!recorded) lines.push(['(The audit log could not record this revoke.)']);
     if (!followedUp) lines.push(['(Releasing locks or transfers failed; see the broker log.)']);

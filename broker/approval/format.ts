@@ -202,8 +202,11 @@ export function renderRequest(
   return renderLines(lines);
 }
 
-/** One grant on one line: `2. read personal `path` — 2h 14m left (request 3)`. */
-export function grantLine(grant: GrantRecord, now: number): Line {
+/**
+ * One grant on one line: `• request 3 item 2: read personal `path` — 2h 14m left`.
+ * Without `now` (a grant that just ended) the time left is left out.
+ */
+export function grantLine(grant: GrantRecord, now?: number): Line {
   return [
     `• request ${grant.requestId} item ${grant.itemNo}: `,
     modeSpan(grant.mode),
@@ -211,8 +214,34 @@ export function grantLine(grant: GrantRecord, now: number): Line {
     { text: grant.instance },
     ' ',
     { code: grant.path },
-    ` — ${formatTimeLeft(grant.expiresAt - now)} left`,
+    now === undefined ? '' : ` — ${formatTimeLeft(grant.expiresAt - now)} left`,
   ];
+}
+
+/** An announcement that grants ended on their own (expired) or by the system. */
+export function renderGrantsEnded(
+  grants: readonly GrantRecord[],
+  why: 'expired' | 'revoked',
+): Rendered {
+  const n = grants.length;
+  return renderLines([
+    [`${why === 'expired' ? 'Expired' : 'Revoked'}: ${n} grant${n === 1 ? '' : 's'}.`],
+    ...grants.map((g) => grantLine(g)),
+  ]);
+}
+
+/** An announcement that pending requests ended without a decision. */
+export function renderRequestsEnded(
+  requests: readonly RequestRecord[],
+  why: 'expired' | 'discarded',
+): Rendered {
+  const because =
+    why === 'expired' ? 'expired without a decision' : 'were discarded when the broker restarted';
+  return renderLines([
+    [
+      `Request${requests.length === 1 ? '' : 's'} ${requests.map((r) => r.id).join(', ')} ${because}; nothing was granted.`,
+    ],
+  ]);
 }
 
 export function renderStatus(input: {

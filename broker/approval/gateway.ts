@@ -13,8 +13,11 @@ export interface ApprovalGateway {
   healthy(): boolean;
   /** Shows a new request to the approver. Throws ApprovalUnavailableError. */
   postRequest(request: RequestRecord): Promise<void>;
-  /** A notice to the approver (expiries, revokes by the system). */
-  announce(text: string): Promise<void>;
+  /**
+   * A notice to the approver (expiries, revokes by the system). `html`: the same
+   * notice for Matrix `formatted_body` (see format.ts); others may ignore it.
+   */
+  announce(text: string, html?: string): Promise<void>;
 }
 
 export type ApprovalUnavailableCode = 'not_started' | 'stopped' | 'unhealthy' | 'send_failed';

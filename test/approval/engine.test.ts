@@ -444,6 +444,21 @@ describe('robustness', () => {
     expect(rv.text).toContain('There is no instance "work" (known: personal)');
   });
 
+  it('a non-positive default expiry is refused (fail closed on a bad policy)', async () => {
+    const engine = new ApprovalEngine({
+      store: h.store,
+      audit: h.audit,
+      now: () => h.clock.now,
+      lifecycle: { ...LIFECYCLE, default_grant: 0 },
+      instances: new Set(['personal']),
+    });
+    const n = h.request([['a', 'read']]);
+    const reply = await engine.apply({ kind: 'approve', request: n }, OWNER);
+    expect(reply.text).toContain('positive whole duration');
+    expect(h.store.activeGrants()).toEqual([]);
+    expect(decisions()[0]).toMatchObject({ outcome: 'refused', code: 'bad_duration' });
+  });
+
   it('default expiry above the maximum is refused, not clamped', async () => {
     const engine = new ApprovalEngine({
       store: h.store,

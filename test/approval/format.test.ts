@@ -6,7 +6,9 @@ import {
   escapeHtml,
   formatInstant,
   formatTimeLeft,
+  renderGrantsEnded,
   renderRequest,
+  renderRequestsEnded,
   renderStatus,
 } from '../../broker/approval/format.js';
 
@@ -336,6 +338,32 @@ describe('renderStatus', () => {
     expect(r.plain).toBe('No active grants.\nNo pending requests.');
     expect(renderStatus({ grants: [], pending: undefined, now: 0, pendingTimeout: H }).plain).toBe(
       'No active grants.',
+    );
+  });
+});
+
+describe('announcements', () => {
+  it('renderGrantsEnded lists the grants, escaped, without time left', () => {
+    const r = renderGrantsEnded(
+      [grant(), grant({ id: 2, itemNo: 2, path: 'x<y>\u200Bz' })],
+      'expired',
+    );
+    expect(r.plain.split('\n')).toEqual([
+      'Expired: 2 grants.',
+      '• request 3 item 1: read personal `Documents/Taxes`',
+      '• request 3 item 2: read personal `x<y>\\u{200B}z`',
+    ]);
+    expect(r.html).toContain('<code>x&lt;y&gt;\\u{200B}z</code>');
+    expect(renderGrantsEnded([grant()], 'revoked').plain.split('\n')[0]).toBe('Revoked: 1 grant.');
+  });
+
+  it('renderRequestsEnded names the requests', () => {
+    const one = request([{ path: 'a', mode: 'read' }]);
+    expect(renderRequestsEnded([one], 'expired').plain).toBe(
+      'Request 3 expired without a decision; nothing was granted.',
+    );
+    expect(renderRequestsEnded([one, { ...one, id: 4 }], 'discarded').plain).toBe(
+      'Requests 3, 4 were discarded when the broker restarted; nothing was granted.',
     );
   });
 });
