@@ -137,7 +137,7 @@ export class ChainVerifier {
     // Security: a region that breaks the chain is excused only by the very next record
     // naming its exact bytes, and that record must itself continue the chain.
     const region = { bytes: s.bytes, sha256: s.hash.copy().digest('hex') };
-    if (namesRegion(line, region) && this.judge(line) === undefined) {
+    if (namesRegion(line, region) && this.judge(line, true) === undefined) {
       this.suspect = undefined;
       this.recovered += 1;
       return;
@@ -148,10 +148,18 @@ export class ChainVerifier {
   }
 
   /** Advances the head over a valid record; returns why the line is not one. */
-  private judge(line: Buffer): { seq: number; reason: string } | undefined {
+  private judge(line: Buffer, excusing = false): { seq: number; reason: string } | undefined {
     const verdict = judgeLine(line, this.head);
     if (!verdict.ok) return { seq: this.head.seq + 1, reason: verdict.reason };
     const { seq, hash } = verdict.record;
+    // Security: a recovery record stands only right behind the region it names, so
+    // removing the torn bytes it documents is noticed too.
+    if (!excusing && verdict.record.event === 'recovery' && Object.hasOwn(verdict.record, 'torn')) {
+      return {
+        seq,
+        reason: `recovery record seq ${seq} names torn bytes that are not in front of it (removed)`,
+      };
+    }
     const cp = this.checkpoint;
     if (cp !== undefined && cp.seq === seq && cp.hash !== hash) {
       this.hard = {

@@ -6,5 +6,5 @@ export { AuditLog, type AuditLogDeps, LOG_FILE } from './log.js';
 export { CHECKPOINT_FILE } from './checkpoint.js';
 export { LOCK_FILE } from './lock.js';
 export type { AuditRecord } from './record.js';
-export { verifyAudit, type VerifyResult } from './verify.js';
+export { verifyAudit, verifyAuditBytes, type VerifyResult } from './verify.js';
 export type { ChainHead } from './chain.js';

@@ -121,9 +121,15 @@ export class AuditLog {
         fs,
         deps,
         result.head,
-        checkpoint ?? { seq: 0, hash: ZERO_HASH },
+        // seq -1: no checkpoint file yet, so the first flush writes one (seq 0 on a fresh log).
+        checkpoint ?? { seq: -1, hash: ZERO_HASH },
       );
       if (lock.warning !== undefined) log.warn(lock.warning);
+      if (checkpoint !== undefined && result.head.seq > checkpoint.seq) {
+        log.warn(
+          `the log was ${result.head.seq - checkpoint.seq} record(s) ahead of ${CHECKPOINT_FILE} (a stop between the two writes); checkpoint updated`,
+        );
+      }
       if (!result.ok) {
         // result.region is set: everything after the last good record is a torn region.
         const region = result.region as NonNullable<typeof result.region>;
@@ -132,15 +138,7 @@ export class AuditLog {
       } else if (result.tail.length > 0) {
         await log.recoverTail(result.tail);
       }
-      if (log.checkpointHead.seq < log.durableHead.seq || checkpoint === undefined) {
-        if (checkpoint !== undefined) {
-          log.warn(
-            `the log was ${log.durableHead.seq - checkpoint.seq} record(s) ahead of ${CHECKPOINT_FILE} (a stop between the two writes); checkpoint updated`,
-          );
-        }
-        await log.withTimeout(writeCheckpoint(fs, dataDir, log.durableHead), 'checkpoint');
-        log.checkpointHead = log.durableHead;
-      }
+      await log.flushCheckpoint();
       return log;
     } catch (err) {
       await handle?.close().catch(() => undefined);
@@ -162,6 +160,15 @@ export class AuditLog {
   append(event: string, fields: Record<string, unknown>): Promise<AuditRecord> {
     if (this.closed) return Promise.reject(new AuditError('closed', 'the audit log is closed'));
     if (this.failure !== undefined) return Promise.reject(this.laterFailure());
+    // Security: only open() writes a recovery record that excuses torn bytes.
+    if (event === 'recovery' && Object.hasOwn(fields, 'torn')) {
+      return Promise.reject(
+        new AuditError(
+          'invalid_fields',
+          'field "torn" of a recovery record is reserved for the audit log',
+        ),
+      );
+    }
     return this.enqueue(event, fields, false);
   }
 
@@ -263,6 +270,13 @@ export class AuditLog {
       for (const p of batch) p.resolve(p.record);
       this.scheduleCheckpoint();
     }
+  }
+
+  /** Brings the checkpoint up to the durable head now; rejects if that fails. */
+  private async flushCheckpoint(): Promise<void> {
+    this.scheduleCheckpoint();
+    await this.checkpointing;
+    if (this.failure !== undefined) throw this.failure;
   }
 
   private scheduleCheckpoint(): void {

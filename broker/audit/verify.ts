@@ -24,32 +24,51 @@ export function verifyAudit(dataDir: string): VerifyResult {
   } catch (err) {
     if (errnoCode(err) !== 'ENOENT') throw err;
   }
+  const check = startVerify(cpBytes);
+  readLog(join(dataDir, LOG_FILE), check.push);
+  return check.finish();
+}
+
+/** The same check on bytes in memory: the log, and the checkpoint file (undefined = absent). */
+export function verifyAuditBytes(log: Buffer, checkpoint: Buffer | undefined): VerifyResult {
+  const check = startVerify(checkpoint);
+  check.push(log);
+  return check.finish();
+}
+
+function startVerify(cpBytes: Buffer | undefined): {
+  push: (chunk: Buffer) => void;
+  finish: () => VerifyResult;
+} {
   const cp = cpBytes === undefined ? undefined : parseCheckpoint(cpBytes);
   const verifier = new ChainVerifier(cp?.ok === true ? cp.head : undefined);
-  readLog(join(dataDir, LOG_FILE), (chunk) => verifier.push(chunk));
-  const result = verifier.finish();
-  if (!result.ok) return { ok: false, seq: result.seq, reason: result.reason };
-  const next = result.head.seq + 1;
-  if (result.tail.length > 0) {
-    return {
-      ok: false,
-      seq: next,
-      reason: `the log ends in ${result.tail.length} byte(s) without a newline after seq ${result.head.seq} (a torn write, or an edit); starting the broker records a recovery for them`,
-    };
-  }
-  if (cp !== undefined && !cp.ok) return { ok: false, seq: result.head.seq, reason: cp.reason };
-  if (cp === undefined && result.records > 0) {
-    return {
-      ok: false,
-      seq: result.head.seq,
-      reason: `${CHECKPOINT_FILE} is missing but the log holds ${result.records} record(s); a truncated tail could not be detected`,
-    };
-  }
   return {
-    ok: true,
-    records: result.records,
-    head: result.head,
-    checkpoint: cp?.ok === true ? cp.head : undefined,
+    push: (chunk) => verifier.push(chunk),
+    finish: () => {
+      const result = verifier.finish();
+      if (!result.ok) return { ok: false, seq: result.seq, reason: result.reason };
+      if (result.tail.length > 0) {
+        return {
+          ok: false,
+          seq: result.head.seq + 1,
+          reason: `the log ends in ${result.tail.length} byte(s) without a newline after seq ${result.head.seq} (a torn write, or an edit); starting the broker records a recovery for them`,
+        };
+      }
+      if (cp !== undefined && !cp.ok) return { ok: false, seq: result.head.seq, reason: cp.reason };
+      if (cp === undefined && result.records > 0) {
+        return {
+          ok: false,
+          seq: result.head.seq,
+          reason: `${CHECKPOINT_FILE} is missing but the log holds ${result.records} record(s); a truncated tail could not be detected`,
+        };
+      }
+      return {
+        ok: true,
+        records: result.records,
+        head: result.head,
+        checkpoint: cp?.ok === true ? cp.head : undefined,
+      };
+    },
   };
 }
 
