@@ -1,0 +1,328 @@
+/**
+ * createServer(deps): the broker's HTTP daemon, assembled from injected parts.
+ *
+ * Every request passes, in order: the Host allow-list (403), then per route the surface's
+ * bearer token (401), a body deadline, a JSON body of bounded size (413), one JSON-RPC
+ * message (no batches), then the MCP surface or the blob endpoint. `GET /health` needs
+ * no token. Nothing here decides on paths: that is the wall, inside the pipeline.
+ */
+import { randomUUID } from 'node:crypto';
+import { createServer as createHttpServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import express, {
+  type ErrorRequestHandler,
+  type Express,
+  type Request,
+  type Response,
+} from 'express';
+import type { BrokerConfig } from './config.js';
+import type { Clock, GrantRecord } from './domain.js';
+import type { Logger } from './log.js';
+import { describeError, Pipeline } from './operations.js';
+import { FileOperations } from './operations/files.js';
+import { InFlight } from './operations/in-flight.js';
+import { Lifecycle, nodeTimers, type Timers } from './operations/lifecycle.js';
+import type { AuditPort, GatewayPort, GrantsPort, NextcloudPort } from './operations/ports.js';
+import { AccessRequests } from './operations/requests.js';
+import { AGENT_INSTRUCTIONS, agentTools } from './surfaces/agent/index.js';
+import { requireBearer, type AuthFailure } from './surfaces/http/bearer.js';
+import {
+  bodyDeadline,
+  bodyErrors,
+  jsonBody,
+  methodNotAllowed,
+  singleJsonRpcMessage,
+} from './surfaces/http/body.js';
+import { hostCheck } from './surfaces/http/host.js';
+import { createMcpSurface, type McpSurface } from './surfaces/mcp-endpoint.js';
+import type { SurfaceName } from './surfaces/tool.js';
+import { TRANSFER_INSTRUCTIONS, transferTools } from './surfaces/transfer/index.js';
+import { BlobEndpoint } from './transfer/blobs.js';
+import { CheckoutTable } from './transfer/checkouts.js';
+import { releaseEndedGrants } from './transfer/release.js';
+import { TransferService } from './transfer/service.js';
+import { TicketBook } from './transfer/tickets.js';
+import { BROKER_VERSION } from './version.js';
+
+export interface ApprovalGatewayPort extends GatewayPort {
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export interface ServerDeps {
+  readonly config: BrokerConfig;
+  readonly grants: GrantsPort;
+  readonly audit: AuditPort;
+  readonly gateway: ApprovalGatewayPort;
+  /** One Nextcloud client per configured instance, by name. */
+  readonly clients: ReadonlyMap<string, NextcloudPort>;
+  readonly logger: Logger;
+  /** Removes every configured secret from a text (createScrubber over configSecrets). */
+  readonly scrub: (text: string) => string;
+  readonly now: Clock;
+  readonly correlationId?: () => string;
+  readonly randomBytes?: (n: number) => Buffer;
+  readonly timers?: Timers;
+  /** How often the lifecycle sweep runs. Default 5 s. */
+  readonly sweepIntervalMs?: number;
+  /** How long close() waits for in-flight requests before cutting them. Default 10 s. */
+  readonly drainTimeoutMs?: number;
+}
+
+export interface BrokerServer {
+  readonly app: Express;
+  /** Starts the gateway, audits `start`, discards pending requests, listens, starts the sweep. */
+  start(): Promise<{ host: string; port: number; url: string }>;
+  /** Stops accepting, drains in-flight requests, stops the sweep and the gateway. The caller then closes audit and store. */
+  close(): Promise<void>;
+  /** Ends what the given grants still allow (streams, tickets, locks): the engine's onRevoked hook. */
+  grantsEnded(grants: readonly GrantRecord[]): Promise<void>;
+  /** One lifecycle pass now (tests, and the timer). */
+  sweep(): Promise<void>;
+  /** Operations currently running (aborted by grant ends). */
+  readonly inFlight: InFlight;
+}
+
+const BLOB_ROUTE = '/transfer/blobs/:ticket';
+
+export function createServer(deps: ServerDeps): BrokerServer {
+  const { config, logger } = deps;
+  const correlationId = deps.correlationId ?? randomUUID;
+  const inFlight = new InFlight();
+  const pipeline = new Pipeline({
+    grants: deps.grants,
+    audit: deps.audit,
+    instances: config.instances,
+    clients: deps.clients,
+    inFlight,
+    logger,
+    scrub: deps.scrub,
+    now: deps.now,
+  });
+  const tickets = new TicketBook({
+    now: deps.now,
+    ...(deps.randomBytes ? { randomBytes: deps.randomBytes } : {}),
+  });
+  const checkouts = new CheckoutTable();
+  const grantsEnded = (
+    grants: readonly GrantRecord[],
+    reason: 'revoked' | 'expired',
+  ): Promise<void> =>
+    releaseEndedGrants(
+      { pipeline, inFlight, tickets, checkouts, logger, correlationId },
+      grants,
+      reason,
+    );
+  const lifecycle = new Lifecycle({
+    grants: deps.grants,
+    gateway: deps.gateway,
+    pipeline,
+    logger,
+    pendingTimeoutMs: config.lifecycle.pending_timeout,
+    onGrantsEnded: grantsEnded,
+    timers: deps.timers ?? nodeTimers,
+    intervalMs: deps.sweepIntervalMs ?? 5_000,
+  });
+
+  const surfaceDeps = {
+    logger,
+    correlationId,
+    onInvalidArguments: async (
+      ctx: { surface: SurfaceName; tool: string; correlationId: string },
+      message: string,
+    ) => {
+      await pipeline.auditBestEffort('refused', {
+        surface: ctx.surface,
+        tool: ctx.tool,
+        code: 'invalid_arguments',
+        reason: message,
+        correlation_id: ctx.correlationId,
+      });
+    },
+  };
+  const agent = createMcpSurface(
+    'agent',
+    agentTools({
+      files: new FileOperations(pipeline),
+      requests: new AccessRequests({
+        pipeline,
+        grants: deps.grants,
+        gateway: deps.gateway,
+        instances: config.instances,
+        logger,
+        now: deps.now,
+      }),
+      instances: config.instances,
+    }),
+    surfaceDeps,
+    AGENT_INSTRUCTIONS,
+  );
+  const transfer = createMcpSurface(
+    'transfer',
+    transferTools({ transfer: new TransferService({ pipeline, tickets, checkouts, logger }) }),
+    surfaceDeps,
+    TRANSFER_INSTRUCTIONS,
+  );
+  const blobs = new BlobEndpoint({
+    pipeline,
+    tickets,
+    checkouts,
+    logger,
+    correlationId,
+    idleTimeoutMs: config.server.request_timeout_ms,
+  });
+
+  const onAuthFailure = (
+    surface: SurfaceName,
+    reason: AuthFailure,
+    remote: string | undefined,
+  ): void => {
+    logger.warn('authentication failed', { surface, reason, remote });
+    // Security: audited without the presented token (only why it failed).
+    void pipeline.auditBestEffort('auth_failed', { surface, reason, remote: remote ?? null });
+  };
+  const agentAuth = requireBearer('agent', config.tokens.agent, onAuthFailure);
+  const transferAuth = requireBearer('transfer', config.tokens.transfer, onAuthFailure);
+  const mcpBody = [
+    bodyDeadline(config.server.request_timeout_ms),
+    jsonBody(config.server.max_body_bytes),
+    bodyErrors,
+    singleJsonRpcMessage,
+  ];
+
+  const serveMcp = (surface: McpSurface) => async (req: Request, res: Response) => {
+    try {
+      await surface.handle(req, res, req.body);
+    } catch (error) {
+      const id = correlationId();
+      logger.error('MCP request failed', { correlation_id: id, error: describeError(error) });
+      if (!res.headersSent) {
+        res
+          .status(500)
+          .json({
+            jsonrpc: '2.0',
+            id: null,
+            error: { code: -32603, message: `internal error (${id})` },
+          });
+      }
+    }
+  };
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.disable('etag');
+  app.use((req, res, next) => {
+    const started = deps.now();
+    res.once('finish', () => {
+      // Security: blob URLs carry a ticket; log the route, never the URL.
+      const route = req.path.startsWith('/transfer/blobs/') ? BLOB_ROUTE : req.path.slice(0, 64);
+      logger.debug('request', {
+        method: req.method,
+        route,
+        status: res.statusCode,
+        ms: deps.now() - started,
+      });
+    });
+    next();
+  });
+  app.use(
+    hostCheck(config.server.allowed_hosts, (host) =>
+      logger.warn('host not allowed', { host: (host ?? '(none)').slice(0, 100) }),
+    ),
+  );
+  app.get('/health', (_req, res) => {
+    res.json({ status: 'ok', version: BROKER_VERSION });
+  });
+  app.post('/mcp', agentAuth, ...mcpBody, serveMcp(agent));
+  app.all('/mcp', methodNotAllowed);
+  app.post('/transfer', transferAuth, ...mcpBody, serveMcp(transfer));
+  app.all('/transfer', methodNotAllowed);
+  app.get(BLOB_ROUTE, transferAuth, (req, res) =>
+    blobs.download(req, res, String(req.params.ticket)),
+  );
+  app.put(BLOB_ROUTE, transferAuth, (req, res) =>
+    blobs.upload(req, res, String(req.params.ticket)),
+  );
+  app.all(BLOB_ROUTE, (_req, res) => {
+    res.status(405).set('Allow', 'GET, PUT').json({ status: 'refused', message: 'use GET or PUT' });
+  });
+  app.use((_req, res) => {
+    res
+      .status(404)
+      .json({
+        status: 'refused',
+        message: 'not found: the endpoints are /mcp, /transfer and /health',
+      });
+  });
+  const finalErrors: ErrorRequestHandler = (error: unknown, _req, res, _next) => {
+    const id = correlationId();
+    logger.error('request failed', { correlation_id: id, error: describeError(error) });
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    res
+      .status(500)
+      .json({ status: 'error', message: `internal error (correlation id ${id})`, retry: true });
+  };
+  app.use(finalErrors);
+
+  let server: Server | undefined;
+  return {
+    app,
+    inFlight,
+    grantsEnded: (grants) => grantsEnded(grants, 'revoked'),
+    sweep: () => lifecycle.sweep(),
+    async start() {
+      try {
+        await deps.gateway.start();
+      } catch (error) {
+        // Existing grants keep working without the approval plane; request_access says so.
+        logger.error('approval gateway did not start; new requests are refused', {
+          error: describeError(error),
+        });
+      }
+      await lifecycle.onStart();
+      const http = createHttpServer(app);
+      // Security: headers must arrive promptly; bodies are bounded per route (deadline on
+      // MCP posts, idle timeout on blob streams), so the whole-request timer is off.
+      http.headersTimeout = config.server.request_timeout_ms;
+      http.requestTimeout = 0;
+      http.timeout = 0;
+      http.keepAliveTimeout = 5_000;
+      http.maxHeadersCount = 100;
+      await new Promise<void>((resolve, reject) => {
+        http.once('error', reject);
+        http.listen(config.server.port, config.server.host, () => {
+          http.off('error', reject);
+          resolve();
+        });
+      });
+      server = http;
+      lifecycle.start();
+      const { address, port } = http.address() as AddressInfo;
+      const host = address.includes(':') ? `[${address}]` : address;
+      logger.info('broker listening', { host: address, port, version: BROKER_VERSION });
+      return { host: address, port, url: `http://${host}:${port}` };
+    },
+    async close() {
+      await lifecycle.stop();
+      const http = server;
+      server = undefined;
+      if (http !== undefined) {
+        const closed = new Promise<void>((resolve) => http.close(() => resolve()));
+        http.closeIdleConnections();
+        const timer = setTimeout(() => http.closeAllConnections(), deps.drainTimeoutMs ?? 10_000);
+        timer.unref();
+        await closed;
+        clearTimeout(timer);
+      }
+      try {
+        await deps.gateway.stop();
+      } catch (error) {
+        logger.warn('approval gateway did not stop cleanly', { error: describeError(error) });
+      }
+      logger.info('broker stopped');
+    },
+  };
+}

@@ -1,0 +1,71 @@
+/**
+ * What the pipeline uses of its collaborators, as structural interfaces: the real
+ * GrantStore, AuditLog, NextcloudClient and approval gateway satisfy them, and nothing
+ * else of those modules is reachable from here.
+ */
+import type { Readable } from 'node:stream';
+import type { GrantRecord, Mode, RequestRecord } from '../domain.js';
+
+export interface GrantsPort {
+  activeGrants(): GrantRecord[];
+  grant(id: number): GrantRecord | undefined;
+  getRequest(id: number): RequestRecord | undefined;
+  createRequest(input: {
+    instance: string;
+    reason: string;
+    items: { path: string; mode: Mode }[];
+  }): RequestRecord;
+  decide(id: number, d: { kind: 'deny'; by: string }): { ok: boolean };
+  expirePending(timeoutMs: number): RequestRecord[];
+  discardAllPending(): RequestRecord[];
+  expireGrants(): GrantRecord[];
+}
+
+export interface AuditPort {
+  /** Resolves only once the line is durable; rejects when it cannot be written. */
+  append(event: string, fields: Record<string, unknown>): Promise<unknown>;
+}
+
+export interface GatewayPort {
+  healthy(): boolean;
+  postRequest(request: RequestRecord): Promise<void>;
+  announce(text: string): Promise<void>;
+}
+
+export interface EntryLike {
+  name: string;
+  path: string;
+  kind: 'file' | 'folder';
+  size: number | null;
+  modified: string | null;
+  etag: string | null;
+}
+
+export type WriteCondition =
+  { ifMatch: string; lockToken?: string } | { ifNoneMatch: '*' } | { lockToken: string };
+
+/** The Nextcloud verbs the pipeline calls, always with a canonical path from the wall. */
+export interface NextcloudPort {
+  list(
+    path: string,
+    cursor?: string,
+    pageSize?: number,
+  ): Promise<{ entries: EntryLike[]; next?: string }>;
+  stat(path: string): Promise<EntryLike>;
+  readStream(
+    path: string,
+    range?: { start: number; end?: number },
+  ): Promise<{ stream: Readable; size: number | null; etag: string | null }>;
+  writeStream(
+    path: string,
+    body: Readable,
+    cond: WriteCondition,
+    size?: number,
+  ): Promise<{ etag: string | null }>;
+  mkdir(path: string): Promise<void>;
+  move(from: string, to: string): Promise<void>;
+  trash(path: string): Promise<void>;
+  lock(path: string, timeoutSeconds: number): Promise<{ token: string }>;
+  unlock(path: string, token: string): Promise<void>;
+  capabilities(): Promise<{ undelete: boolean; locking: boolean }>;
+}

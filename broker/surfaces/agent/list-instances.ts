@@ -1,0 +1,43 @@
+import { z } from 'zod';
+import { envelopeSchema, ok } from '../envelope.js';
+import type { ToolRegistry } from '../tool.js';
+import type { AgentToolDeps } from './deps.js';
+
+export const ListInstancesInput = z.strictObject({});
+
+export const ListInstancesOutput = envelopeSchema({
+  instances: z.array(z.strictObject({ name: z.string(), discovery: z.boolean() })).optional(),
+});
+
+export function registerListInstances(registry: ToolRegistry, deps: AgentToolDeps): void {
+  registry.add({
+    name: 'list_instances',
+    title: 'List instances',
+    description:
+      'The Nextcloud instances you can request access to, by name. "discovery": true means you may list ' +
+      'folder names there without a grant.',
+    input: ListInstancesInput,
+    output: ListInstancesOutput,
+    annotations: {
+      readOnlyHint: true,
+      destructiveHint: false,
+      idempotentHint: true,
+      openWorldHint: false,
+    },
+    handler: () => {
+      // Security: names and discovery flags only; URLs, users and passwords never leave the config.
+      const instances = [...deps.instances].map(([name, policy]) => ({
+        name,
+        discovery: policy.discovery,
+      }));
+      return Promise.resolve(
+        ok(
+          instances.length === 0
+            ? 'no instances are configured; ask the owner'
+            : `${instances.length} instance${instances.length === 1 ? '' : 's'}; call request_access to get access`,
+          { instances },
+        ),
+      );
+    },
+  });
+}

@@ -1,0 +1,73 @@
+import { z } from 'zod';
+import { envelopeSchema, ok, withWarnings } from '../envelope.js';
+import { InstanceName } from '../schemas.js';
+import type { ToolRegistry } from '../tool.js';
+import type { AgentToolDeps } from './deps.js';
+
+export const ListInput = z.strictObject({
+  instance: InstanceName,
+  path: z
+    .string()
+    .max(4096)
+    .describe(
+      'a folder path relative to the instance root; "" or "/" is the root (discovery only)',
+    ),
+  cursor: z.string().min(1).max(2048).optional().describe('the "next" value of the previous page'),
+});
+
+const Entry = z.strictObject({
+  name: z.string(),
+  kind: z.enum(['file', 'folder']),
+  path: z.string().optional(),
+  size: z.number().nullable().optional(),
+  modified: z.string().nullable().optional(),
+});
+
+export const ListOutput = envelopeSchema({
+  path: z.string().optional(),
+  discovery: z.boolean().optional(),
+  entries: z.array(Entry).optional(),
+});
+
+export function registerList(registry: ToolRegistry, deps: AgentToolDeps): void {
+  registry.add({
+    name: 'list',
+    title: 'List a folder',
+    description:
+      'List a folder you have a read (or write) grant on. On instances with discovery you may list any ' +
+      'folder, names only. Pages: pass "next" back as "cursor". File content is never available here.',
+    input: ListInput,
+    output: ListOutput,
+    annotations: {
+      readOnlyHint: true,
+      destructiveHint: false,
+      idempotentHint: true,
+      openWorldHint: true,
+    },
+    handler: async (args, ctx) => {
+      const outcome = await deps.files.list(ctx, args);
+      if (!outcome.ok) return outcome.envelope;
+      const { entries, next } = outcome.value;
+      const discovery = outcome.allowed.discovery;
+      // Security: discovery shows names only; sizes and dates need a read grant.
+      const shown = entries.map((e) =>
+        discovery
+          ? { name: e.name, kind: e.kind }
+          : { name: e.name, kind: e.kind, path: e.path, size: e.size, modified: e.modified },
+      );
+      const where = outcome.allowed.paths[0] === '' ? 'the root' : `"${outcome.allowed.paths[0]}"`;
+      const more =
+        next === undefined ? '' : '; more entries: call list again with cursor set to next';
+      return withWarnings(
+        ok(`${shown.length} entr${shown.length === 1 ? 'y' : 'ies'} in ${where}${more}`, {
+          path: outcome.allowed.paths[0] ?? '',
+          discovery,
+          entries: shown,
+          ...(next === undefined ? {} : { next }),
+          ...(discovery ? { hint: 'names only (discovery); request read access for details' } : {}),
+        }),
+        outcome.warnings,
+      );
+    },
+  });
+}

@@ -1,0 +1,33 @@
+import { z } from 'zod';
+import { envelopeSchema, ok, withWarnings } from '../envelope.js';
+import { InstanceName, PathArg } from '../schemas.js';
+import type { ToolRegistry } from '../tool.js';
+import type { AgentToolDeps } from './deps.js';
+
+export const MkdirInput = z.strictObject({ instance: InstanceName, path: PathArg });
+
+export const MkdirOutput = envelopeSchema({ path: z.string().optional() });
+
+export function registerMkdir(registry: ToolRegistry, deps: AgentToolDeps): void {
+  registry.add({
+    name: 'mkdir',
+    title: 'Create a folder',
+    description:
+      'Create one folder. Needs write access on the path (or a folder above it). The parent must exist; ' +
+      'an existing folder is refused.',
+    input: MkdirInput,
+    output: MkdirOutput,
+    annotations: {
+      readOnlyHint: false,
+      destructiveHint: false,
+      idempotentHint: false,
+      openWorldHint: true,
+    },
+    handler: async (args, ctx) => {
+      const outcome = await deps.files.mkdir(ctx, args);
+      if (!outcome.ok) return outcome.envelope;
+      const path = outcome.allowed.paths[0];
+      return withWarnings(ok(`created folder "${path}"`, { path }), outcome.warnings);
+    },
+  });
+}

@@ -1,0 +1,49 @@
+import { z } from 'zod';
+import { envelopeSchema } from '../envelope.js';
+import { InstanceName, ModeArg, PathArg } from '../schemas.js';
+import type { ToolRegistry } from '../tool.js';
+import type { AgentToolDeps } from './deps.js';
+
+export const RequestAccessInput = z.strictObject({
+  instance: InstanceName,
+  reason: z
+    .string()
+    .min(1)
+    .max(500)
+    .describe(
+      'why you need this, in one or two sentences the owner can judge (max 500 characters)',
+    ),
+  items: z
+    .array(z.strictObject({ path: PathArg, mode: ModeArg }))
+    .min(1)
+    .max(50)
+    .describe('1-50 paths; each becomes its own grant if approved'),
+});
+
+export const RequestAccessOutput = envelopeSchema({
+  request: z.number().int().optional(),
+  items: z
+    .array(z.strictObject({ n: z.number().int(), path: z.string(), mode: ModeArg }))
+    .optional(),
+});
+
+export function registerRequestAccess(registry: ToolRegistry, deps: AgentToolDeps): void {
+  registry.add({
+    name: 'request_access',
+    title: 'Request access',
+    description:
+      'Ask the owner for access to files or folders on one instance. You start with no access. ' +
+      'The request goes to the owner for a human decision and answers "pending" with a request number; ' +
+      'poll check_access with that number. A grant on a folder covers everything inside it; "write" includes read. ' +
+      'Grants expire (typically after 24 h) and can be revoked at any time.',
+    input: RequestAccessInput,
+    output: RequestAccessOutput,
+    annotations: {
+      readOnlyHint: false,
+      destructiveHint: false,
+      idempotentHint: false,
+      openWorldHint: true,
+    },
+    handler: (args, ctx) => deps.requests.request(ctx, args),
+  });
+}

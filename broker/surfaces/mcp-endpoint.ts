@@ -1,0 +1,138 @@
+/**
+ * One MCP surface over stateless Streamable HTTP: every POST gets a fresh MCP server and
+ * transport (no session state, so a broker restart never breaks a client).
+ *
+ * We use the SDK's low-level `Server` rather than `McpServer` so that this file is the one
+ * place where a call's arguments are parsed and its result leaves: invalid arguments
+ * become a `refused` envelope (not the SDK's free-text error), every handler runs inside
+ * one error boundary, and every result is checked against the tool's output schema.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+} from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import type { Logger } from '../log.js';
+import { BROKER_VERSION } from '../version.js';
+import { internalError, refused, toToolResult, type Envelope } from './envelope.js';
+import type { CallContext, SurfaceName, ToolDefinition, ToolRegistry } from './tool.js';
+
+export interface SurfaceDeps {
+  readonly logger: Logger;
+  readonly correlationId: () => string;
+  /** Records a call refused before it reached the pipeline (bad arguments). */
+  readonly onInvalidArguments: (ctx: CallContext, message: string) => Promise<void>;
+}
+
+export interface McpSurface {
+  handle(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void>;
+}
+
+type JsonObject = Record<string, unknown>;
+
+function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonObject {
+  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any' });
+  return rest as JsonObject;
+}
+
+/** Zod issues as one short line: `items.0.mode: Invalid option …`. */
+export function describeIssues(error: z.ZodError): string {
+  const text = error.issues
+    .slice(0, 5)
+    .map((i) => (i.path.length > 0 ? `${i.path.join('.')}: ${i.message}` : i.message))
+    .join('; ');
+  return text.length > 400 ? `${text.slice(0, 399)}…` : text;
+}
+
+export function createMcpSurface(
+  name: SurfaceName,
+  registry: ToolRegistry,
+  deps: SurfaceDeps,
+  instructions: string,
+): McpSurface {
+  // The tool list never changes at runtime: build the JSON Schemas once.
+  const listing = registry.all().map((tool) => ({
+    name: tool.name,
+    title: tool.title,
+    description: tool.description,
+    inputSchema: jsonSchema(tool.input, 'input') as { type: 'object'; [k: string]: unknown },
+    outputSchema: jsonSchema(tool.output, 'output') as { type: 'object'; [k: string]: unknown },
+    annotations: { title: tool.title, ...tool.annotations },
+  }));
+
+  const call = async (tool: ToolDefinition, args: unknown, ctx: CallContext): Promise<Envelope> => {
+    const parsed = tool.input.safeParse(args ?? {});
+    if (!parsed.success) {
+      const message = `invalid arguments: ${describeIssues(parsed.error)}; fix them and call again`;
+      await deps.onInvalidArguments(ctx, message);
+      return refused('invalid_arguments', message);
+    }
+    let envelope: Envelope;
+    try {
+      envelope = await tool.handler(parsed.data, ctx);
+    } catch (error) {
+      // Security: the one error boundary. Nothing of an unexpected error crosses the
+      // wire; the details go to the scrubbing logger under the correlation id.
+      deps.logger.error('tool failed', {
+        surface: name,
+        tool: tool.name,
+        correlation_id: ctx.correlationId,
+        error: error instanceof Error ? (error.stack ?? error.message) : String(error),
+      });
+      return internalError(ctx.correlationId);
+    }
+    const checked = tool.output.safeParse(envelope);
+    if (!checked.success) {
+      deps.logger.error('tool result does not match its output schema', {
+        surface: name,
+        tool: tool.name,
+        correlation_id: ctx.correlationId,
+        issues: describeIssues(checked.error),
+      });
+      return internalError(ctx.correlationId);
+    }
+    return envelope;
+  };
+
+  const build = (): Server => {
+    const server = new Server(
+      { name: `nextcloud-access-broker-${name}`, version: BROKER_VERSION },
+      { capabilities: { tools: { listChanged: false } }, instructions },
+    );
+    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listing }));
+    server.setRequestHandler(CallToolRequestSchema, async (request) => {
+      const tool = registry.get(request.params.name);
+      if (tool === undefined) {
+        throw new McpError(ErrorCode.InvalidParams, 'unknown tool; call tools/list');
+      }
+      const ctx: CallContext = {
+        surface: name,
+        tool: tool.name,
+        correlationId: deps.correlationId(),
+      };
+      return toToolResult(await call(tool, request.params.arguments, ctx));
+    });
+    return server;
+  };
+
+  return {
+    async handle(req, res, body) {
+      const server = build();
+      const transport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: undefined,
+        enableJsonResponse: true,
+      });
+      res.on('close', () => {
+        void transport.close();
+        void server.close();
+      });
+      await server.connect(transport);
+      await transport.handleRequest(req, res, body);
+    },
+  };
+}

@@ -1,0 +1,35 @@
+import { z } from 'zod';
+import { envelopeSchema } from '../envelope.js';
+import { InstanceName, ModeArg, PathArg, Timestamp } from '../schemas.js';
+import type { ToolRegistry } from '../tool.js';
+import type { TransferToolDeps } from './deps.js';
+
+export const TransferCheckAccessInput = z.strictObject({
+  instance: InstanceName,
+  path: PathArg,
+  mode: ModeArg,
+});
+
+export const TransferCheckAccessOutput = envelopeSchema({
+  path: z.string().optional(),
+  mode: ModeArg.optional(),
+  expires_at: Timestamp.optional(),
+});
+
+export function registerTransferCheckAccess(registry: ToolRegistry, deps: TransferToolDeps): void {
+  registry.add({
+    name: 'check_access',
+    title: 'Check access to a path',
+    description:
+      'Whether an active grant allows this mode on this path now ("ok"), or not ("refused").',
+    input: TransferCheckAccessInput,
+    output: TransferCheckAccessOutput,
+    annotations: {
+      readOnlyHint: true,
+      destructiveHint: false,
+      idempotentHint: true,
+      openWorldHint: false,
+    },
+    handler: (args) => Promise.resolve(deps.transfer.checkAccess(args)),
+  });
+}

@@ -1,0 +1,57 @@
+import { z } from 'zod';
+import { envelopeSchema } from '../envelope.js';
+import { InstanceName, PathArg } from '../schemas.js';
+import type { ToolRegistry } from '../tool.js';
+import type { TransferToolDeps } from './deps.js';
+import { LockToken, Size, TicketFields } from './shared.js';
+
+export const CheckinInput = z
+  .strictObject({
+    instance: InstanceName,
+    path: PathArg,
+    lock_token: LockToken,
+    size: Size.optional().describe('the exact number of bytes the PUT will carry'),
+    abandon: z.boolean().optional().describe('true: release the lock without uploading'),
+  })
+  .superRefine((args, ctx) => {
+    if (args.abandon !== true && args.size === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['size'],
+        message: 'size is required unless abandon is true',
+      });
+    }
+    if (args.abandon === true && args.size !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['size'],
+        message: 'abandon uploads nothing; leave size out',
+      });
+    }
+  });
+
+export const CheckinOutput = envelopeSchema({
+  path: z.string().optional(),
+  size: z.number().int().optional(),
+  unlocked: z.boolean().optional(),
+  ...TicketFields,
+});
+
+export function registerCheckin(registry: ToolRegistry, deps: TransferToolDeps): void {
+  registry.add({
+    name: 'checkin',
+    title: 'Check in a file',
+    description:
+      'Finish a checkout. With size: answers an upload ticket; the PUT to blob_url writes under the lock, the ' +
+      'broker re-reads to verify size and sha256, then unlocks. With abandon true: just unlocks.',
+    input: CheckinInput,
+    output: CheckinOutput,
+    annotations: {
+      readOnlyHint: false,
+      destructiveHint: false,
+      idempotentHint: false,
+      openWorldHint: true,
+    },
+    handler: (args, ctx) => deps.transfer.checkin(ctx, args),
+  });
+}

@@ -1,0 +1,46 @@
+import { z } from 'zod';
+import { envelopeSchema } from '../envelope.js';
+import { InstanceName, PathArg } from '../schemas.js';
+import type { ToolRegistry } from '../tool.js';
+import type { TransferToolDeps } from './deps.js';
+import { TicketFields } from './shared.js';
+
+export const CheckoutInput = z.strictObject({
+  instance: InstanceName,
+  path: PathArg,
+  timeout_s: z
+    .number()
+    .int()
+    .min(1)
+    .max(24 * 3600)
+    .optional()
+    .describe('lock duration; never longer than the grant'),
+});
+
+export const CheckoutOutput = envelopeSchema({
+  path: z.string().optional(),
+  lock_token: z.string().optional(),
+  lock_expires_at: z.string().optional(),
+  size: z.number().nullable().optional(),
+  etag: z.string().nullable().optional(),
+  ...TicketFields,
+});
+
+export function registerCheckout(registry: ToolRegistry, deps: TransferToolDeps): void {
+  registry.add({
+    name: 'checkout',
+    title: 'Check out a file',
+    description:
+      'Lock an existing file on Nextcloud (write grant) and prepare its download: answers lock_token and a ' +
+      'read ticket. Check in (or abandon) with the lock_token; the broker also unlocks when the grant ends.',
+    input: CheckoutInput,
+    output: CheckoutOutput,
+    annotations: {
+      readOnlyHint: false,
+      destructiveHint: false,
+      idempotentHint: false,
+      openWorldHint: true,
+    },
+    handler: (args, ctx) => deps.transfer.checkout(ctx, args),
+  });
+}

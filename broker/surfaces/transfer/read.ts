@@ -1,0 +1,34 @@
+import { z } from 'zod';
+import { envelopeSchema } from '../envelope.js';
+import { InstanceName, PathArg } from '../schemas.js';
+import type { ToolRegistry } from '../tool.js';
+import type { TransferToolDeps } from './deps.js';
+import { TicketFields } from './shared.js';
+
+export const ReadInput = z.strictObject({ instance: InstanceName, path: PathArg });
+
+export const ReadOutput = envelopeSchema({
+  path: z.string().optional(),
+  size: z.number().nullable().optional(),
+  etag: z.string().nullable().optional(),
+  ...TicketFields,
+});
+
+export function registerRead(registry: ToolRegistry, deps: TransferToolDeps): void {
+  registry.add({
+    name: 'read',
+    title: 'Read a file',
+    description:
+      'Prepare a download: answers a single-use ticket; GET blob_url (transfer token) within 60 s streams the ' +
+      'bytes, with trailers x-broker-sha256 and x-broker-size.',
+    input: ReadInput,
+    output: ReadOutput,
+    annotations: {
+      readOnlyHint: true,
+      destructiveHint: false,
+      idempotentHint: false,
+      openWorldHint: true,
+    },
+    handler: (args, ctx) => deps.transfer.read(ctx, args),
+  });
+}

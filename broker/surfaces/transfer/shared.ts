@@ -1,0 +1,16 @@
+import { z } from 'zod';
+
+/** Fields of an answer that carries a blob ticket. */
+export const TicketFields = {
+  ticket: z.string().optional(),
+  blob_url: z
+    .string()
+    .optional()
+    .describe('resolve against the broker URL; GET or PUT with the transfer token'),
+  expires_at: z.string().optional(),
+  expires_in_s: z.number().int().optional(),
+};
+
+export const Etag = z.string().min(1).max(256);
+export const LockToken = z.string().min(1).max(512);
+export const Size = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);

@@ -1,0 +1,59 @@
+import { z } from 'zod';
+import { envelopeSchema } from '../envelope.js';
+import { InstanceName, PathArg } from '../schemas.js';
+import type { ToolRegistry } from '../tool.js';
+import type { TransferToolDeps } from './deps.js';
+import { Etag, LockToken, Size, TicketFields } from './shared.js';
+
+export const WriteInput = z
+  .strictObject({
+    instance: InstanceName,
+    path: PathArg,
+    size: Size.describe('the exact number of bytes the PUT will carry'),
+    if_match: Etag.optional().describe('replace: the etag the file had when read'),
+    if_none_match: z.literal('*').optional().describe('create: "*" (refused if the file exists)'),
+    lock_token: LockToken.optional().describe('write a checked-out file (may come with if_match)'),
+  })
+  .superRefine((args, ctx) => {
+    // Security: a write states exactly what it expects to overwrite; never a silent clobber.
+    const chosen = [args.if_match, args.if_none_match, args.lock_token].filter(
+      (v) => v !== undefined,
+    ).length;
+    const lockWithEtag =
+      args.lock_token !== undefined &&
+      args.if_match !== undefined &&
+      args.if_none_match === undefined;
+    if (chosen !== 1 && !lockWithEtag) {
+      ctx.addIssue({
+        code: 'custom',
+        message:
+          'give exactly one of if_none_match "*" (create), if_match (replace) or lock_token (checked out)',
+      });
+    }
+  });
+
+export const WriteOutput = envelopeSchema({
+  path: z.string().optional(),
+  size: z.number().int().optional(),
+  etag: z.string().nullable().optional(),
+  ...TicketFields,
+});
+
+export function registerWrite(registry: ToolRegistry, deps: TransferToolDeps): void {
+  registry.add({
+    name: 'write',
+    title: 'Write a file',
+    description:
+      'Prepare an upload: answers a single-use ticket; PUT blob_url (transfer token, Content-Length = size) ' +
+      'within 60 s. Never overwrites silently: create with if_none_match "*", replace with if_match <etag>.',
+    input: WriteInput,
+    output: WriteOutput,
+    annotations: {
+      readOnlyHint: false,
+      destructiveHint: false,
+      idempotentHint: false,
+      openWorldHint: true,
+    },
+    handler: (args, ctx) => deps.transfer.write(ctx, args),
+  });
+}

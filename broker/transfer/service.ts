@@ -1,0 +1,312 @@
+/**
+ * The transfer surface's operations (INTERFACES.md "Transfer protocol"): each tool call
+ * passes the pipeline and, when allowed, issues a single-use ticket for the blob
+ * endpoint, where the content streams (see blobs.ts). No content passes through MCP.
+ *
+ * Writes never overwrite silently: creating needs `if_none_match: '*'`, replacing needs
+ * the `if_match` etag that was read, and writing a checked-out file needs its lock token.
+ */
+import { OperationRefusal, type Pipeline } from '../operations.js';
+import type { WriteCondition } from '../operations/ports.js';
+import type { Logger } from '../log.js';
+import { ok, refused, withWarnings, type Envelope } from '../surfaces/envelope.js';
+import { iso } from '../surfaces/schemas.js';
+import type { CallContext } from '../surfaces/tool.js';
+import { isNotFound } from '../operations/nextcloud-errors.js';
+import type { CheckoutTable } from './checkouts.js';
+import type { Ticket, TicketBook } from './tickets.js';
+
+export const BLOB_PATH = '/transfer/blobs/';
+/** Longest LOCK the broker asks for; it also never outlives the grant. */
+export const MAX_LOCK_SECONDS = 24 * 3600;
+
+export interface TransferDeps {
+  readonly pipeline: Pipeline;
+  readonly tickets: TicketBook;
+  readonly checkouts: CheckoutTable;
+  readonly logger: Logger;
+}
+
+export interface WriteArgs {
+  instance: string;
+  path: string;
+  size: number;
+  if_match?: string | undefined;
+  if_none_match?: '*' | undefined;
+  lock_token?: string | undefined;
+}
+
+export interface CheckinArgs {
+  instance: string;
+  path: string;
+  lock_token: string;
+  size?: number | undefined;
+  abandon?: boolean | undefined;
+}
+
+function ticketFields(ticket: Ticket, now: number) {
+  return {
+    ticket: ticket.id,
+    blob_url: `${BLOB_PATH}${ticket.id}`,
+    expires_at: iso(ticket.expiresAt),
+    expires_in_s: Math.max(0, Math.floor((ticket.expiresAt - now) / 1000)),
+  };
+}
+
+function notAFile(path: string): OperationRefusal {
+  return new OperationRefusal(
+    refused('not_a_file', `"${path}" is a folder, not a file; only files can be transferred`),
+  );
+}
+
+/** The write precondition the arguments ask for (the schema guarantees exactly one). */
+export function conditionOf(args: WriteArgs): WriteCondition {
+  if (args.lock_token !== undefined) {
+    return args.if_match === undefined
+      ? { lockToken: args.lock_token }
+      : { ifMatch: args.if_match, lockToken: args.lock_token };
+  }
+  if (args.if_match !== undefined) return { ifMatch: args.if_match };
+  return { ifNoneMatch: '*' };
+}
+
+const conditionName = (c: WriteCondition): 'create' | 'replace' | 'locked' =>
+  'lockToken' in c ? 'locked' : 'ifMatch' in c ? 'replace' : 'create';
+
+export class TransferService {
+  constructor(private readonly deps: TransferDeps) {}
+
+  checkAccess(args: { instance: string; path: string; mode: 'read' | 'write' }): Envelope {
+    const decision = this.deps.pipeline.check({
+      op: args.mode,
+      instance: args.instance,
+      path: args.path,
+    });
+    if (!decision.ok) return refused(decision.code, decision.reason);
+    const expiry = this.deps.pipeline.earliestExpiry(decision.grantIds);
+    return ok(`${args.mode} allowed on "${decision.paths[0]}"`, {
+      path: decision.paths[0],
+      mode: args.mode,
+      ...(expiry === undefined ? {} : { expires_at: iso(expiry) }),
+    });
+  }
+
+  async read(ctx: CallContext, args: { instance: string; path: string }): Promise<Envelope> {
+    const { pipeline, tickets } = this.deps;
+    const outcome = await pipeline.run(
+      ctx,
+      { op: 'read', instance: args.instance, path: args.path },
+      async (client, allowed) => {
+        const path = allowed.paths[0] ?? '';
+        const entry = await client.stat(path);
+        if (entry.kind !== 'file') throw notAFile(path);
+        const ticket = tickets.issue({
+          instance: allowed.instance,
+          path,
+          kind: 'read',
+          grantIds: allowed.grantIds,
+        });
+        return { entry, ticket };
+      },
+      { describe: (v) => ({ size: v.entry.size, etag: v.entry.etag }) },
+    );
+    if (!outcome.ok) return outcome.envelope;
+    const { entry, ticket } = outcome.value;
+    return withWarnings(
+      ok(`ready: GET the blob_url within ${ticketFields(ticket, pipeline.now()).expires_in_s} s`, {
+        path: ticket.path,
+        size: entry.size,
+        etag: entry.etag,
+        ...ticketFields(ticket, pipeline.now()),
+      }),
+      outcome.warnings,
+    );
+  }
+
+  async write(ctx: CallContext, args: WriteArgs): Promise<Envelope> {
+    const { pipeline, tickets } = this.deps;
+    const condition = conditionOf(args);
+    const outcome = await pipeline.run(
+      ctx,
+      { op: 'write', instance: args.instance, path: args.path },
+      async (client, allowed) => {
+        const path = allowed.paths[0] ?? '';
+        // Early answer for the common conflicts; Nextcloud enforces the same condition on the PUT.
+        const current = await statOrNull(() => client.stat(path));
+        if (current !== null && current.kind !== 'file') throw notAFile(path);
+        if ('ifNoneMatch' in condition && current !== null) {
+          throw new OperationRefusal(
+            refused('conflict', `"${path}" already exists; nothing was written`, {
+              hint: 'read it and replace it with if_match set to its etag, or choose another name',
+              etag: current.etag,
+            }),
+          );
+        }
+        if (
+          'ifMatch' in condition &&
+          (current === null || (current.etag !== null && current.etag !== condition.ifMatch))
+        ) {
+          throw new OperationRefusal(
+            refused(
+              'conflict',
+              current === null
+                ? `"${path}" does not exist, so it cannot be replaced; create it with if_none_match "*"`
+                : `"${path}" changed since it was read (etag differs); nothing was written`,
+              {
+                hint: 'read it again and reapply your change',
+                ...(current === null ? {} : { etag: current.etag }),
+              },
+            ),
+          );
+        }
+        return tickets.issue({
+          instance: allowed.instance,
+          path,
+          kind: 'write',
+          grantIds: allowed.grantIds,
+          size: args.size,
+          condition,
+        });
+      },
+      { intent: { size: args.size, condition: conditionName(condition) } },
+    );
+    if (!outcome.ok) return outcome.envelope;
+    const ticket = outcome.value;
+    return withWarnings(
+      ok(`ready: PUT exactly ${args.size} bytes to the blob_url`, {
+        path: ticket.path,
+        size: args.size,
+        ...ticketFields(ticket, pipeline.now()),
+      }),
+      outcome.warnings,
+    );
+  }
+
+  async checkout(
+    ctx: CallContext,
+    args: { instance: string; path: string; timeout_s?: number | undefined },
+  ): Promise<Envelope> {
+    const { pipeline, tickets, checkouts } = this.deps;
+    const outcome = await pipeline.run(
+      ctx,
+      { op: 'write', instance: args.instance, path: args.path },
+      async (client, allowed) => {
+        const path = allowed.paths[0] ?? '';
+        // Security: a LOCK on a missing path creates an empty file; lock only what exists.
+        const entry = await client.stat(path);
+        if (entry.kind !== 'file') throw notAFile(path);
+        const expiry = pipeline.earliestExpiry(allowed.grantIds);
+        const grantLeft = expiry === undefined ? 0 : Math.floor((expiry - pipeline.now()) / 1000);
+        const seconds = Math.max(
+          1,
+          Math.min(args.timeout_s ?? MAX_LOCK_SECONDS, MAX_LOCK_SECONDS, grantLeft),
+        );
+        const { token } = await client.lock(path, seconds);
+        checkouts.add({
+          instance: allowed.instance,
+          path,
+          token,
+          grantIds: allowed.grantIds,
+          lockedAt: pipeline.now(),
+        });
+        const ticket = tickets.issue({
+          instance: allowed.instance,
+          path,
+          kind: 'read',
+          grantIds: allowed.grantIds,
+        });
+        return { entry, token, seconds, ticket };
+      },
+      { describe: (v) => ({ size: v.entry.size, etag: v.entry.etag, lock_seconds: v.seconds }) },
+    );
+    if (!outcome.ok) return outcome.envelope;
+    const { entry, token, seconds, ticket } = outcome.value;
+    return withWarnings(
+      ok(
+        `checked out (locked for ${seconds} s): GET the blob_url, then checkin with the lock_token`,
+        {
+          path: ticket.path,
+          lock_token: token,
+          lock_expires_at: iso(pipeline.now() + seconds * 1000),
+          size: entry.size,
+          etag: entry.etag,
+          ...ticketFields(ticket, pipeline.now()),
+        },
+      ),
+      outcome.warnings,
+    );
+  }
+
+  async checkin(ctx: CallContext, args: CheckinArgs): Promise<Envelope> {
+    const { pipeline, tickets, checkouts } = this.deps;
+    const warnings: string[] = [];
+    const outcome = await pipeline.run(
+      ctx,
+      { op: 'write', instance: args.instance, path: args.path },
+      async (client, allowed) => {
+        const path = allowed.paths[0] ?? '';
+        const known = checkouts.find(allowed.instance, path, args.lock_token);
+        if (known === undefined) {
+          warnings.push(
+            'the broker has no record of this checkout (restarted?); Nextcloud checks the token',
+          );
+        }
+        if (args.abandon === true) {
+          await client.unlock(path, args.lock_token);
+          checkouts.remove(args.lock_token);
+          return { kind: 'abandoned' as const, path };
+        }
+        const entry = await client.stat(path);
+        if (entry.kind !== 'file') throw notAFile(path);
+        const ticket = tickets.issue({
+          instance: allowed.instance,
+          path,
+          kind: 'checkin',
+          grantIds: allowed.grantIds,
+          size: args.size ?? 0,
+          condition: { lockToken: args.lock_token },
+          lockToken: args.lock_token,
+        });
+        return { kind: 'ticket' as const, path, ticket };
+      },
+      {
+        intent: {
+          abandon: args.abandon === true,
+          ...(args.size === undefined ? {} : { size: args.size }),
+        },
+      },
+    );
+    if (!outcome.ok) return outcome.envelope;
+    const value = outcome.value;
+    const all = [...warnings, ...outcome.warnings];
+    if (value.kind === 'abandoned') {
+      return withWarnings(
+        ok(`lock released on "${value.path}"; nothing was uploaded`, {
+          path: value.path,
+          unlocked: true,
+        }),
+        all,
+      );
+    }
+    return withWarnings(
+      ok(
+        `ready: PUT exactly ${args.size ?? 0} bytes to the blob_url; the broker verifies and unlocks`,
+        {
+          path: value.path,
+          size: args.size ?? 0,
+          ...ticketFields(value.ticket, pipeline.now()),
+        },
+      ),
+      all,
+    );
+  }
+}
+
+async function statOrNull<T>(stat: () => Promise<T>): Promise<T | null> {
+  try {
+    return await stat();
+  } catch (error) {
+    if (isNotFound(error)) return null;
+    throw error;
+  }
+}

@@ -1,0 +1,98 @@
+/**
+ * Blob tickets: the capability to stream one file once.
+ *
+ * A ticket is 32 random bytes (base64url), usable once, within `ttlMs` (60 s) of being
+ * issued, and bound to the instance, canonical path, direction and grant ids it was
+ * issued for; whoever redeems it still passes the wall and a live-grant check.
+ * Tickets are kept by their sha256, so a lookup never compares secret bytes directly
+ * and a memory dump holds no usable ticket.
+ */
+import { createHash, randomBytes as nodeRandomBytes } from 'node:crypto';
+import type { Clock } from '../domain.js';
+import type { WriteCondition } from '../operations/ports.js';
+
+export type TicketKind = 'read' | 'write' | 'checkin';
+
+export interface TicketGrant {
+  readonly instance: string;
+  /** Canonical, as the wall returned it. */
+  readonly path: string;
+  readonly kind: TicketKind;
+  readonly grantIds: readonly number[];
+  /** Uploads: the exact number of bytes the PUT must carry. */
+  readonly size?: number;
+  /** write: the precondition to send; checkin: the lock token. */
+  readonly condition?: WriteCondition;
+  /** checkin: the lock token to upload under and release. */
+  readonly lockToken?: string;
+}
+
+export interface Ticket extends TicketGrant {
+  readonly id: string;
+  readonly expiresAt: number;
+}
+
+export const TICKET_TTL_MS = 60_000;
+const TICKET_SHAPE = /^[A-Za-z0-9_-]{43}$/;
+
+const keyOf = (id: string): string => createHash('sha256').update(id, 'utf8').digest('hex');
+
+export class TicketBook {
+  readonly #tickets = new Map<string, Ticket>();
+  readonly #now: Clock;
+  readonly #random: (n: number) => Buffer;
+  readonly #ttlMs: number;
+
+  constructor(deps: { now: Clock; randomBytes?: (n: number) => Buffer; ttlMs?: number }) {
+    this.#now = deps.now;
+    this.#random = deps.randomBytes ?? nodeRandomBytes;
+    this.#ttlMs = deps.ttlMs ?? TICKET_TTL_MS;
+  }
+
+  issue(grant: TicketGrant): Ticket {
+    this.sweep();
+    const id = this.#random(32).toString('base64url');
+    const ticket: Ticket = { ...grant, id, expiresAt: this.#now() + this.#ttlMs };
+    this.#tickets.set(keyOf(id), ticket);
+    return ticket;
+  }
+
+  /**
+   * Redeems a ticket: returns it and forgets it (single use), or undefined when it is
+   * unknown, used or expired.
+   */
+  take(id: string): Ticket | undefined {
+    // Security: malformed ids are rejected before any lookup.
+    if (!TICKET_SHAPE.test(id)) return undefined;
+    const key = keyOf(id);
+    const ticket = this.#tickets.get(key);
+    this.#tickets.delete(key);
+    if (ticket === undefined) return undefined;
+    // Security: a ticket not redeemed in time is dead; expiry is exclusive like grants'.
+    return this.#now() < ticket.expiresAt ? ticket : undefined;
+  }
+
+  /** Forgets every ticket relying on one of these grants (revoke/expiry). */
+  dropForGrants(grantIds: readonly number[]): number {
+    const ended = new Set(grantIds);
+    let dropped = 0;
+    for (const [key, ticket] of this.#tickets) {
+      if (ticket.grantIds.some((g) => ended.has(g))) {
+        this.#tickets.delete(key);
+        dropped += 1;
+      }
+    }
+    return dropped;
+  }
+
+  /** Forgets expired tickets. */
+  sweep(): void {
+    const now = this.#now();
+    for (const [key, ticket] of this.#tickets)
+      if (!(now < ticket.expiresAt)) this.#tickets.delete(key);
+  }
+
+  get size(): number {
+    return this.#tickets.size;
+  }
+}

@@ -1,0 +1,117 @@
+/**
+ * `broker serve [--config FILE]` (DESIGN §9): runs the daemon until SIGTERM or SIGINT,
+ * then stops accepting, drains in-flight requests, closes the audit log and exits 0.
+ * Logs are JSON lines on stderr; the approval console (approval: console) uses stdin
+ * and stdout.
+ */
+import { resolve } from 'node:path';
+import { ConfigError } from '../../broker/config.js';
+import { type Command, ExitCode } from '../command.js';
+
+const HELP = `Usage: broker serve [--config FILE]
+
+Runs the Nextcloud Access Broker daemon: the agent surface (POST /mcp), the transfer
+surface (POST /transfer, /transfer/blobs/…) and GET /health, on server.host:server.port.
+Stops cleanly on SIGTERM or SIGINT (drains in-flight requests, flushes the audit log).
+
+Options:
+  --config FILE   the configuration (default: $BROKER_CONFIG, else ./config.yaml)
+
+Logs: one JSON object per line on stderr, secrets scrubbed.
+Exit codes: 0 stopped cleanly · 1 bad usage or configuration · 2 could not start
+
+Example:
+  broker serve --config /etc/broker/config.yaml
+`;
+
+export interface ServeIo {
+  env: NodeJS.ProcessEnv;
+  cwd: () => string;
+  stderr: (text: string) => void;
+  /** Resolves when the process is asked to stop (SIGTERM/SIGINT). */
+  stopSignal: () => Promise<string>;
+}
+
+function parseArgs(
+  args: readonly string[],
+): { ok: true; config?: string } | { ok: false; error: string } {
+  let config: string | undefined;
+  for (let i = 0; i < args.length; i += 1) {
+    const arg = args[i];
+    if (arg === '--config') {
+      const value = args[i + 1];
+      if (value === undefined || value.startsWith('--'))
+        return { ok: false, error: '--config needs a file' };
+      config = value;
+      i += 1;
+    } else if (arg?.startsWith('--config=') === true) {
+      config = arg.slice('--config='.length);
+    } else {
+      return { ok: false, error: `unknown argument "${arg ?? ''}"` };
+    }
+  }
+  return config === undefined ? { ok: true } : { ok: true, config };
+}
+
+const processSignal = (): Promise<string> =>
+  new Promise((done) => {
+    const on = (signal: string) => () => {
+      process.off('SIGTERM', term);
+      process.off('SIGINT', int);
+      done(signal);
+    };
+    const term = on('SIGTERM');
+    const int = on('SIGINT');
+    process.once('SIGTERM', term);
+    process.once('SIGINT', int);
+  });
+
+export function createServeCommand(io: ServeIo): Command {
+  return {
+    name: 'serve',
+    summary: 'run the broker daemon (serve [--config FILE])',
+    help: HELP,
+    async run(args) {
+      const parsed = parseArgs(args);
+      if (!parsed.ok) {
+        io.stderr(`broker serve: ${parsed.error}; run \`broker serve --help\`\n`);
+        return ExitCode.usage;
+      }
+      const file = resolve(io.cwd(), parsed.config ?? io.env.BROKER_CONFIG ?? 'config.yaml');
+      // Listen for the signal before starting, so a stop during start-up is not lost.
+      const stopping = io.stopSignal();
+      const { startBroker } = await import('../../broker/main.js');
+      let running: Awaited<ReturnType<typeof startBroker>>;
+      try {
+        running = await startBroker(file, {
+          env: io.env,
+          writeLog: io.stderr,
+          stdin: process.stdin,
+          stdout: process.stdout,
+        });
+      } catch (error) {
+        if (error instanceof ConfigError) {
+          io.stderr(`broker serve: ${error.message}\n`);
+          return ExitCode.usage;
+        }
+        const message =
+          error instanceof Error ? `${error.name}: ${error.message}` : 'unknown error';
+        io.stderr(`broker serve: could not start: ${message}\n`);
+        return ExitCode.infrastructure;
+      }
+      const signal = await stopping;
+      running.logger.info('stopping', { signal });
+      await running.stop();
+      // Everything is closed; should a library still hold a handle, do not hang the stop.
+      setTimeout(() => process.exit(ExitCode.ok), 3_000).unref();
+      return ExitCode.ok;
+    },
+  };
+}
+
+export const serveCommand: Command = createServeCommand({
+  env: process.env,
+  cwd: () => process.cwd(),
+  stderr: (text) => process.stderr.write(text),
+  stopSignal: processSignal,
+});
