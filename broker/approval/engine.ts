@@ -148,7 +148,8 @@ export class ApprovalEngine {
   async handleText(text: string, actor: string): Promise<Reply | null> {
     const parsed = parseCommand(text);
     if (parsed === null) return null;
-    if (!parsed.ok) return say(parsed.reason);
+    // The reason may quote what was typed; shown escaped like any other outside text.
+    if (!parsed.ok) return reply([[{ text: parsed.reason }]]);
     return this.apply(parsed.command, actor);
   }
 

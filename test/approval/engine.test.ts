@@ -473,3 +473,18 @@ describe('robustness', () => {
     expect(h.store.activeGrants()).toEqual([]);
   });
 });
+
+describe('attack: echoed input in error replies', () => {
+  it('a mistyped command with invisible or control characters is echoed escaped', async () => {
+    const reply = await h.engine.handleText('\u202Eapprove 3', OWNER);
+    expect(reply?.text).toContain('"\\u{202E}approve" is not a command');
+    const esc = await h.engine.handleText('aprov\u001b 3', OWNER);
+    expect(esc?.text).toContain('"aprov\\u{001B}" is not a command');
+    expect(esc?.text).not.toMatch(/[\u202E\p{Cc}]/u);
+    expect(reply?.text).not.toMatch(/[\u202E\p{Cc}]/u);
+    const html = await h.engine.handleText('<b>aprove 3', OWNER);
+    expect(html).toBeNull();
+    const tagged = await h.engine.handleText('approv< 3', OWNER);
+    expect(tagged?.html).toContain('&quot;approv&lt;&quot; is not a command');
+  });
+});
