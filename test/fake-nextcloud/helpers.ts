@@ -100,9 +100,7 @@ export function responses(xml: string): { href: string; xml: string }[] {
 /** Property elements inside the propstat with the given status. */
 export function propstat(responseXml: string, status: number): string {
   const blocks = [...responseXml.matchAll(/<d:propstat>([\s\S]*?)<\/d:propstat>/g)];
-  return (
-    blocks.map((b) => b[1] ?? '').find((b) => b.includes(`HTTP/1.1 ${status} `)) ?? ''
-  );
+  return blocks.map((b) => b[1] ?? '').find((b) => b.includes(`HTTP/1.1 ${status} `)) ?? '';
 }
 
 export function sabreException(body: string): string | undefined {
