@@ -1,6 +1,17 @@
 import type { Command } from '../command.js';
 import { auditCommand } from './audit.js';
+import { checkinCommand } from './checkin.js';
+import { checkoutCommand } from './checkout.js';
+import { fetchCommand } from './fetch.js';
+import { pushCommand } from './push.js';
 import { serveCommand } from './serve.js';
 
 /** Every `broker` sub-command, in the order `broker --help` lists them. */
-export const commands: readonly Command[] = [serveCommand, auditCommand];
+export const commands: readonly Command[] = [
+  serveCommand,
+  fetchCommand,
+  pushCommand,
+  checkoutCommand,
+  checkinCommand,
+  auditCommand,
+];

@@ -1,0 +1,27 @@
+import type { Command } from '../command.js';
+import { upload } from '../transfer/upload.js';
+import { runClientCommand } from '../transfer/run.js';
+import { CLIENT_ENV_HELP, EXIT_CODES_HELP } from './client-help.js';
+
+export const checkinCommand: Command = {
+  name: 'checkin',
+  summary: 'upload a checked-out file under its lock, verify, unlock',
+  help: `Usage: broker checkin INSTANCE:PATH [LOCAL] [--abandon]
+
+Uploads the checked-out file under its Nextcloud lock, has the broker re-read and
+verify the stored size and sha256, then releases the lock.
+
+Options:
+  --abandon   release the lock without uploading anything
+
+Example:
+  broker checkin personal:Documents/budget.ods
+  broker checkin personal:Documents/budget.ods --abandon
+
+${CLIENT_ENV_HELP}
+${EXIT_CODES_HELP}`,
+  run: (args) =>
+    runClientCommand('checkin', args, ['--abandon'], (ctx) =>
+      upload({ ...ctx, mode: 'checkin', abandon: ctx.flags.has('--abandon'), local: ctx.local }),
+    ),
+};

@@ -1,0 +1,31 @@
+import type { Command } from '../command.js';
+import { download } from '../transfer/download.js';
+import { runClientCommand } from '../transfer/run.js';
+import { CLIENT_ENV_HELP, EXIT_CODES_HELP } from './client-help.js';
+
+export const checkoutCommand: Command = {
+  name: 'checkout',
+  summary: 'lock a remote file on Nextcloud and stage it (needs a write grant)',
+  help: `Usage: broker checkout INSTANCE:PATH [LOCAL] [--force]
+
+Takes a Nextcloud lock on the file (nobody else, the owner's own sync clients
+included, can change it meanwhile), stages it like \`broker fetch\` and records the lock
+in the staging manifest. Finish with \`broker checkin\` (upload and unlock) or
+\`broker checkin --abandon\` (unlock only). The broker also unlocks when the grant
+expires or is revoked.
+
+Options:
+  --force   replace a local file that was edited since it was fetched
+
+Example:
+  broker checkout personal:Documents/budget.ods
+  # edit ~/.local/share/broker/stage/personal/Documents/budget.ods, then:
+  broker checkin personal:Documents/budget.ods
+
+${CLIENT_ENV_HELP}
+${EXIT_CODES_HELP}`,
+  run: (args) =>
+    runClientCommand('checkout', args, ['--force'], (ctx) =>
+      download({ ...ctx, force: ctx.flags.has('--force'), mode: 'checkout', local: ctx.local }),
+    ),
+};

@@ -1,0 +1,286 @@
+/**
+ * Talks to the broker's transfer surface: MCP tool calls on `POST /transfer`, and
+ * byte streams on `/transfer/blobs/<ticket>` (see docs/transfer-protocol.md).
+ */
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import type { Readable, Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { z } from 'zod';
+import { ExitCode } from '../command.js';
+import { CliError } from './errors.js';
+import type { ClientEnv } from './env.js';
+import { BROKER_VERSION } from '../../broker/version.js';
+
+/** A DESIGN §7 result envelope, as much of it as the CLI reads. */
+export const EnvelopeSchema = z
+  .object({
+    status: z.enum(['ok', 'refused', 'error', 'pending']),
+    message: z.string().default(''),
+    code: z.string().optional(),
+    retry: z.boolean().optional(),
+    hint: z.string().optional(),
+  })
+  .loose();
+export type Envelope = z.infer<typeof EnvelopeSchema>;
+
+/** Envelope codes that mean "this would overwrite something": exit 5. */
+const CLOBBER_CODES = new Set([
+  'conflict',
+  'precondition_failed',
+  'exists',
+  'destination_exists',
+  'changed',
+]);
+
+/** Turns a non-ok envelope into the CLI failure with the contract's exit code. */
+export function envelopeFailure(env: Envelope, what: string): CliError {
+  const detail = env.message !== '' ? env.message : `${what} failed`;
+  if (env.status === 'refused' && env.code !== undefined && CLOBBER_CODES.has(env.code)) {
+    return new CliError(
+      ExitCode.clobber,
+      `clobber refused: ${detail}`,
+      env.hint ?? 'fetch the current version, merge your change, then push again',
+      { code: env.code },
+    );
+  }
+  if (env.status === 'refused' || env.status === 'pending') {
+    return new CliError(
+      ExitCode.refused,
+      `refused: ${detail}`,
+      env.hint ?? 'ask for access with request_access (and wait for the owner); do not retry as is',
+      env.code === undefined ? {} : { code: env.code },
+    );
+  }
+  return new CliError(
+    ExitCode.infrastructure,
+    detail,
+    env.hint ?? (env.retry === false ? 'do not retry; see the message' : 'retry later'),
+    env.code === undefined ? {} : { code: env.code },
+  );
+}
+
+function unreachable(env: ClientEnv, cause: unknown): CliError {
+  const code =
+    (cause as { cause?: { code?: string } }).cause?.code ?? (cause as { code?: string }).code;
+  return new CliError(
+    ExitCode.infrastructure,
+    `broker unreachable at ${env.brokerUrl.origin}${code !== undefined ? ` (${code})` : ''}`,
+    'check BROKER_URL and that `broker serve` is running; retry later',
+  );
+}
+
+function authFailure(): CliError {
+  return new CliError(
+    ExitCode.usage,
+    'the broker rejected BROKER_TRANSFER_TOKEN (401)',
+    'set BROKER_TRANSFER_TOKEN to tokens.transfer from the broker config (not the agent token)',
+  );
+}
+
+export class TransferClient {
+  private client: Client | undefined;
+
+  constructor(private readonly env: ClientEnv) {}
+
+  private async connect(): Promise<Client> {
+    if (this.client !== undefined) return this.client;
+    const transport = new StreamableHTTPClientTransport(new URL('/transfer', this.env.brokerUrl), {
+      requestInit: { headers: { authorization: `Bearer ${this.env.token}` } },
+    });
+    const client = new Client({ name: 'broker-cli', version: BROKER_VERSION });
+    try {
+      await client.connect(transport);
+    } catch (err) {
+      throw this.mapTransportError(err);
+    }
+    this.client = client;
+    return client;
+  }
+
+  private mapTransportError(err: unknown): CliError {
+    const status = (err as { code?: unknown }).code;
+    if (status === 401) return authFailure();
+    if (typeof status === 'number' && status >= 400) {
+      return new CliError(
+        ExitCode.infrastructure,
+        `broker answered HTTP ${status}`,
+        'retry later; see the broker log',
+      );
+    }
+    return unreachable(this.env, err);
+  }
+
+  /** Calls a transfer tool; resolves only for an `ok` envelope. */
+  async call(
+    tool: string,
+    args: Record<string, unknown>,
+  ): Promise<Envelope & Record<string, unknown>> {
+    const client = await this.connect();
+    let result: Awaited<ReturnType<Client['callTool']>>;
+    try {
+      result = await client.callTool({ name: tool, arguments: args });
+    } catch (err) {
+      throw this.mapTransportError(err);
+    }
+    const raw =
+      result.structuredContent ??
+      (() => {
+        const first = (result.content as { type: string; text?: string }[] | undefined)?.[0];
+        try {
+          return first?.text !== undefined ? (JSON.parse(first.text) as unknown) : undefined;
+        } catch {
+          return undefined;
+        }
+      })();
+    const parsed = EnvelopeSchema.safeParse(raw);
+    if (!parsed.success) {
+      throw new CliError(
+        ExitCode.infrastructure,
+        `the broker's ${tool} answer was not understood`,
+        'check that the CLI and broker versions match',
+      );
+    }
+    if (parsed.data.status !== 'ok') throw envelopeFailure(parsed.data, tool);
+    return parsed.data as Envelope & Record<string, unknown>;
+  }
+
+  async close(): Promise<void> {
+    await this.client?.close().catch(() => undefined);
+  }
+
+  private blobRequest(blobUrl: string, method: 'GET' | 'PUT', headers: Record<string, string>) {
+    const url = new URL(blobUrl, this.env.brokerUrl);
+    // Security: the transfer token is only ever sent to the configured broker origin.
+    if (url.origin !== this.env.brokerUrl.origin) {
+      throw new CliError(
+        ExitCode.infrastructure,
+        'the broker named a blob URL on another origin',
+        'report this; do not retry',
+      );
+    }
+    const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+    return send(url, {
+      method,
+      headers: { ...headers, authorization: `Bearer ${this.env.token}` },
+    });
+  }
+
+  /** Reads a non-2xx blob answer (bounded) into a failure. */
+  private async blobFailure(res: IncomingMessage): Promise<CliError> {
+    if (res.statusCode === 401) return authFailure();
+    const chunks: Buffer[] = [];
+    let total = 0;
+    for await (const chunk of res as AsyncIterable<Buffer>) {
+      total += chunk.length;
+      if (total > 65_536) break;
+      chunks.push(chunk);
+    }
+    let body: unknown;
+    try {
+      body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    } catch {
+      body = undefined;
+    }
+    const env = EnvelopeSchema.safeParse(body);
+    if (env.success) return envelopeFailure(env.data, 'transfer');
+    return new CliError(
+      ExitCode.infrastructure,
+      `broker answered HTTP ${res.statusCode ?? 0} to the transfer`,
+      'retry later',
+    );
+  }
+
+  /**
+   * Streams a blob into `sink`. Resolves with what the broker says it streamed (the
+   * `x-broker-sha256` / `x-broker-size` trailers), for the caller to compare.
+   */
+  async download(
+    blobUrl: string,
+    sink: Writable,
+  ): Promise<{ sha256: string; size: number; etag: string | null }> {
+    const req = this.blobRequest(blobUrl, 'GET', {});
+    const res = await new Promise<IncomingMessage>((resolve, reject) => {
+      req.on('response', resolve);
+      req.on('error', reject);
+      req.end();
+    }).catch((err: unknown) => {
+      throw unreachable(this.env, err);
+    });
+    if (res.statusCode !== 200) throw await this.blobFailure(res);
+    try {
+      await pipeline(res, sink);
+    } catch (err) {
+      if (err instanceof CliError) throw err;
+      throw new CliError(
+        ExitCode.infrastructure,
+        'the transfer was interrupted (the grant may have been revoked or expired, or the connection dropped)',
+        'check access with the agent, then retry; nothing was written',
+      );
+    }
+    const sha256 = res.trailers['x-broker-sha256'];
+    const size = Number(res.trailers['x-broker-size']);
+    if (
+      typeof sha256 !== 'string' ||
+      !/^[0-9a-f]{64}$/.test(sha256) ||
+      !Number.isSafeInteger(size)
+    ) {
+      throw new CliError(
+        ExitCode.infrastructure,
+        'the transfer ended without the broker confirming it (no checksum trailer)',
+        'retry; nothing was written',
+      );
+    }
+    const etag = res.headers.etag;
+    return { sha256, size, etag: typeof etag === 'string' ? etag : null };
+  }
+
+  /** Streams `source` (exactly `size` bytes) to a blob ticket; resolves with the broker's answer. */
+  async upload(
+    blobUrl: string,
+    source: Readable,
+    size: number,
+  ): Promise<Envelope & Record<string, unknown>> {
+    const req = this.blobRequest(blobUrl, 'PUT', {
+      'content-type': 'application/octet-stream',
+      'content-length': String(size),
+    });
+    const responded = new Promise<IncomingMessage>((resolve, reject) => {
+      req.on('response', resolve);
+      req.on('error', reject);
+    });
+    // The broker may answer early (a refusal) before reading the whole body; its answer
+    // then matters more than the broken pipe that follows.
+    const sent = pipeline(source, req).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    let res: IncomingMessage;
+    try {
+      res = await responded;
+    } catch (err) {
+      throw unreachable(this.env, (await sent) ?? err);
+    }
+    if (res.statusCode === 401) throw authFailure();
+    const chunks: Buffer[] = [];
+    for await (const chunk of res as AsyncIterable<Buffer>) chunks.push(chunk);
+    let body: unknown;
+    try {
+      body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    } catch {
+      body = undefined;
+    }
+    const env = EnvelopeSchema.safeParse(body);
+    if (!env.success) {
+      throw new CliError(
+        ExitCode.infrastructure,
+        `broker answered HTTP ${res.statusCode ?? 0} to the upload`,
+        'retry later',
+      );
+    }
+    if (env.data.status !== 'ok') throw envelopeFailure(env.data, 'upload');
+    return env.data as Envelope & Record<string, unknown>;
+  }
+}

@@ -1,0 +1,146 @@
+/**
+ * `fetch` and `checkout`: stage a remote file locally, verified against what the broker
+ * streamed, and record it in the manifest.
+ */
+import { ExitCode } from '../command.js';
+import type { TransferClient } from './broker-client.js';
+import { CliError } from './errors.js';
+import { Manifest } from './manifest.js';
+import type { Outcome } from './output.js';
+import { progressFor } from './progress.js';
+import { checkTarget, digestFile, planLocal, prepareFolders, stageFile } from './staging.js';
+import type { RemoteTarget } from './target.js';
+
+export interface DownloadOptions {
+  readonly client: TransferClient;
+  readonly stageRoot: string;
+  readonly target: RemoteTarget;
+  readonly local?: string;
+  readonly force: boolean;
+  readonly mode: 'fetch' | 'checkout';
+}
+
+const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+
+export async function download(opts: DownloadOptions): Promise<Outcome> {
+  const { client, target } = opts;
+  const plan = await planLocal(target, opts.stageRoot, opts.local);
+  await prepareFolders(plan);
+  const manifest = await Manifest.load(plan.root);
+  const entry = manifest.get(target.instance, target.path);
+  const existing = await checkTarget(plan.file);
+  const local = existing === undefined ? undefined : await digestFile(plan.file);
+  const editedLocally =
+    local !== undefined && (entry === undefined || entry.sha256 !== local.sha256);
+  // Security (of the user's work): never silently overwrite a local edit or a file the
+  // broker did not stage.
+  if (editedLocally && !opts.force) {
+    throw new CliError(
+      ExitCode.clobber,
+      entry === undefined
+        ? `a local file that broker did not stage exists at ${plan.file}`
+        : `${plan.file} was edited locally since it was fetched`,
+      'push your change first, or rerun with --force to replace the local file',
+      { local_path: plan.file },
+    );
+  }
+  if (entry?.lock_token !== undefined && opts.mode === 'checkout') {
+    throw new CliError(
+      ExitCode.usage,
+      `${target.instance}:${target.path} is already checked out here`,
+      'edit the staged file, then run `broker checkin` (or `broker checkin --abandon`)',
+      { local_path: plan.file },
+    );
+  }
+
+  const ticket =
+    opts.mode === 'checkout'
+      ? await client.call('checkout', { instance: target.instance, path: target.path })
+      : await client.call('read', { instance: target.instance, path: target.path });
+  const remoteEtag = str(ticket.etag);
+  const lockToken = str(ticket.lock_token);
+
+  if (
+    opts.mode === 'fetch' &&
+    local !== undefined &&
+    !editedLocally &&
+    entry !== undefined &&
+    entry.etag !== null &&
+    entry.etag === remoteEtag
+  ) {
+    return {
+      status: 'unchanged',
+      local_path: plan.file,
+      sha256: local.sha256,
+      size: local.size,
+      etag: remoteEtag,
+    };
+  }
+
+  const blobUrl = str(ticket.blob_url);
+  if (blobUrl === null) {
+    throw new CliError(
+      ExitCode.infrastructure,
+      'the broker gave no blob URL',
+      'check that the CLI and broker versions match',
+    );
+  }
+  const expectedSize = typeof ticket.size === 'number' ? ticket.size : null;
+  const progress = progressFor(opts.mode === 'checkout' ? 'checkout' : 'fetch', expectedSize);
+  try {
+    const { digest, result } = await stageFile(
+      plan.file,
+      (sink) => client.download(blobUrl, sink),
+      (got, streamed) => {
+        // Security: rename into place only when what arrived is exactly what the broker sent.
+        if (
+          got.sha256 !== streamed.sha256 ||
+          got.size !== streamed.size ||
+          (expectedSize !== null && got.size !== expectedSize)
+        ) {
+          throw new CliError(
+            ExitCode.verification,
+            `verification failed: received ${got.size} bytes with sha256 ${got.sha256}, the broker sent ${streamed.size} bytes with sha256 ${streamed.sha256}`,
+            'the corrupt copy was discarded; retry, and if it repeats treat the file or the connection as corrupt',
+          );
+        }
+      },
+      (n) => progress.add(n),
+    );
+    progress.stop();
+    const etag = remoteEtag ?? result.etag;
+    manifest.set({
+      instance: target.instance,
+      path: target.path,
+      local_path: plan.file,
+      size: digest.size,
+      sha256: digest.sha256,
+      etag,
+      fetched_at: new Date().toISOString(),
+      ...(lockToken !== null ? { lock_token: lockToken } : {}),
+    });
+    await manifest.save();
+    return {
+      status: opts.mode === 'checkout' ? 'checked_out' : 'fetched',
+      local_path: plan.file,
+      sha256: digest.sha256,
+      size: digest.size,
+      etag,
+      ...(opts.mode === 'checkout' ? { locked: true } : {}),
+    };
+  } catch (err) {
+    progress.stop();
+    if (opts.mode === 'checkout' && lockToken !== null) {
+      // Do not leave a lock behind that nobody holds a record of.
+      await client
+        .call('checkin', {
+          instance: target.instance,
+          path: target.path,
+          lock_token: lockToken,
+          abandon: true,
+        })
+        .catch(() => undefined);
+    }
+    throw err;
+  }
+}

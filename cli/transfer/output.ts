@@ -1,0 +1,48 @@
+import { ExitCode } from '../command.js';
+import { CliError } from './errors.js';
+
+/** The one JSON object a client command prints on stdout (DESIGN §9). */
+export interface Outcome {
+  status: string;
+  local_path?: string;
+  sha256?: string;
+  size?: number;
+  etag?: string | null;
+  [key: string]: unknown;
+}
+
+export interface Io {
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+}
+
+export const processIo: Io = {
+  stdout: (t) => process.stdout.write(t),
+  stderr: (t) => process.stderr.write(t),
+};
+
+/**
+ * Runs a client command body and turns its result or failure into the contract's
+ * output: one JSON object on stdout, human text on stderr, and the exit code.
+ */
+export async function report(io: Io, body: () => Promise<Outcome>): Promise<number> {
+  try {
+    const outcome = await body();
+    io.stdout(`${JSON.stringify(outcome)}\n`);
+    return ExitCode.ok;
+  } catch (err) {
+    const failure =
+      err instanceof CliError
+        ? err
+        : new CliError(
+            ExitCode.usage,
+            `unexpected failure: ${err instanceof Error ? err.message : String(err)}`,
+            'this is a bug in the broker CLI; please report it with the command you ran',
+          );
+    io.stdout(
+      `${JSON.stringify({ status: 'failed', ...failure.fields, error: failure.message, next_step: failure.nextStep })}\n`,
+    );
+    io.stderr(`broker: ${failure.message}\n  next: ${failure.nextStep}\n`);
+    return failure.exitCode;
+  }
+}
