@@ -126,6 +126,7 @@ export function loadConfig(path: string, env: NodeJS.ProcessEnv = process.env): 
     baseDir: dirname(file),
     env,
     readFile: (p) => readFileSync(p, 'utf8'),
+    fileMode: (p) => statSync(p).mode,
   });
   // Security: the file holds (or points at) every secret; others must not read it.
   if ((mode & 0o077) !== 0) {

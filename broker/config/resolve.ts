@@ -70,6 +70,13 @@ function resolveSecret(
     try {
       // A trailing newline is what editors and `echo` leave; it is not part of the secret.
       value = ctx.readFile(path).replace(/[\r\n]+$/, '');
+      const mode = ctx.fileMode?.(path);
+      // Security: a secret file others can read defeats keeping it out of config.yaml.
+      if (mode !== undefined && (mode & 0o077) !== 0 && showFilePath(file)) {
+        out.warnings.push(
+          `${source}: ${path} is readable by other users (mode ${(mode & 0o777).toString(8).padStart(3, '0')}): run chmod 600 ${path}`,
+        );
+      }
     } catch (e) {
       const which = showFilePath(file) ? path : `the file named in ${source}`;
       out.issue(
@@ -207,7 +214,12 @@ export function resolveConfig(
   }
 
   const config: BrokerConfig = {
-    server: { ...raw.server, allowed_hosts: [...raw.server.allowed_hosts] },
+    // `[::1]` is how URLs write it; the socket API wants `::1`.
+    server: {
+      ...raw.server,
+      host: raw.server.host.replace(/^\[(.*)\]$/, '$1'),
+      allowed_hosts: [...raw.server.allowed_hosts],
+    },
     tokens: { agent, transfer },
     matrix,
     approval: raw.approval,

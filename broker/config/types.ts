@@ -51,6 +51,8 @@ export interface ConfigContext {
   env: NodeJS.ProcessEnv;
   /** Reads a `_file` secret; throws when the file cannot be read. */
   readFile: (path: string) => string;
+  /** The permission bits of a `_file` secret, to warn when others can read it (optional). */
+  fileMode?: (path: string) => number | undefined;
 }
 
 export interface ParsedConfig {

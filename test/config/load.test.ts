@@ -76,6 +76,19 @@ describe('loadConfig', () => {
     });
   });
 
+  it('warns when a _file secret is readable by other users', () => {
+    write('agent.token', `${AGENT}\n`, 0o644);
+    const raw = withValue('tokens.agent', undefined);
+    withValue('tokens.agent_file', 'agent.token', raw);
+    const file = write('config.yaml', stringify(raw));
+    const secretFile = join(dir, 'agent.token');
+    expect(loadConfig(file, {}).warnings).toEqual([
+      `tokens.agent_file: ${secretFile} is readable by other users (mode 644): run chmod 600 ${secretFile}`,
+    ]);
+    chmodSync(secretFile, 0o600);
+    expect(loadConfig(file, {}).warnings).toEqual([]);
+  });
+
   it('still reports config errors (not the mode) first for a broken, world-readable file', () => {
     const file = write('config.yaml', stringify(withValue('server.port', 'x')), 0o644);
     expect(loadError(file).key).toBe('server.port');

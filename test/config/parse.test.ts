@@ -91,6 +91,10 @@ describe('parseConfig: a valid file', () => {
     expect(config.instances.size).toBe(2);
   });
 
+  it('writes an IPv6 listen address without brackets, as the socket API wants', () => {
+    expect(parseRaw(withValue('server.host', '[::1]')).config.server.host).toBe('::1');
+  });
+
   it('resolves a relative data_dir against the config folder', () => {
     expect(parseRaw(withValue('data_dir', '../state')).config.data_dir).toBe('/srv/state');
   });
@@ -219,7 +223,7 @@ const NEGATIVE: [string, unknown, RegExp][] = [
     /is required: set tokens\.agent, tokens\.agent_file .* or tokens\.agent_env/,
   ],
   ['tokens.agent', 'a'.repeat(31), /at least 32 characters.*openssl rand -hex 32/],
-  ['tokens.agent', 12345678901234567890123456789012345, /quote it/],
+  ['tokens.agent', 1234567890, /quote it/],
   ['tokens.agent', `${'a'.repeat(20)} ${'b'.repeat(20)}`, /printable ASCII without spaces/],
   ['tokens.agent', `${'a'.repeat(32)}é`, /printable ASCII/],
   ['tokens.agent', '', /empty/],
