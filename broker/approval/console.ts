@@ -13,7 +13,7 @@ import type { Readable, Writable } from 'node:stream';
 import type { Clock, RequestRecord } from '../domain.js';
 import type { Logger } from '../log.js';
 import type { ApprovalEngine } from './engine.js';
-import { renderRequest } from './format.js';
+import { escapeForDisplay, renderRequest } from './format.js';
 import { ApprovalUnavailableError, type ApprovalGateway } from './gateway.js';
 
 export interface ConsoleGatewayDeps {
@@ -56,6 +56,11 @@ export class ConsoleGateway implements ApprovalGateway {
     rl.on('close', () => {
       this.state = 'closed';
     });
+    // A closed terminal (EPIPE) must not crash the broker; it only ends approvals.
+    this.deps.output.on('error', (err) => {
+      this.deps.logger?.error('console output failed', { error: err.message });
+      this.rl?.close();
+    });
     this.write('Approval console: requests appear here; type "help" for the commands.\n');
     this.write(this.prompt);
   }
@@ -88,7 +93,13 @@ export class ConsoleGateway implements ApprovalGateway {
 
   async announce(text: string): Promise<void> {
     this.ensureAvailable();
-    this.write(`\n${text}\n${this.prompt}`);
+    // Security: announcements should come from format.ts already escaped; a control
+    // character that slipped through still must not reach the terminal.
+    // eslint-disable-next-line no-control-regex
+    const safe = text.replace(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/g, (c) =>
+      escapeForDisplay(c),
+    );
+    this.write(`\n${safe}\n${this.prompt}`);
   }
 
   private ensureAvailable(): void {

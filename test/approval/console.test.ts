@@ -3,6 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConsoleGateway } from '../../broker/approval/console.js';
 import { ApprovalUnavailableError } from '../../broker/approval/gateway.js';
 import { verifyAudit } from '../../broker/audit/index.js';
+import { memoryLogger } from '../../broker/log.js';
 import { harness, type Harness, H, LIFECYCLE, T0 } from './setup.js';
 
 let h: Harness;
@@ -141,8 +142,31 @@ describe('ConsoleGateway', () => {
 
   it('announce prints the text and a fresh prompt', async () => {
     await gateway.start();
-    await gateway.announce('Grant 3 expired.');
-    expect(printed.endsWith('\nGrant 3 expired.\nbroker> ')).toBe(true);
+    await gateway.announce('Grant 3 expired.\nsecond line');
+    expect(printed.endsWith('\nGrant 3 expired.\nsecond line\nbroker> ')).toBe(true);
+  });
+
+  it('attack: an announcement cannot carry terminal control characters', async () => {
+    await gateway.start();
+    await gateway.announce('x\u001b]0;owned\u0007\u009b2J');
+    expect(printed).toContain('x\\u{001B}]0;owned\\u{0007}\\u{009B}2J');
+  });
+
+  it('a broken output stream ends approvals instead of crashing', async () => {
+    const logger = memoryLogger();
+    gateway = new ConsoleGateway({
+      input,
+      output,
+      engine: h.engine,
+      now: () => h.clock.now,
+      lifecycle: LIFECYCLE,
+      logger,
+    });
+    await gateway.start();
+    output.emit('error', Object.assign(new Error('write EPIPE'), { code: 'EPIPE' }));
+    await new Promise((r) => setImmediate(r));
+    expect(gateway.healthy()).toBe(false);
+    expect(logger.lines.join('')).toContain('write EPIPE');
   });
 
   it('stop makes it unhealthy and waits for the line being handled', async () => {

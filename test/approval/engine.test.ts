@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ApprovalEngine } from '../../broker/approval/engine.js';
+import { parseConfig } from '../../broker/config.js';
 import { harness, type Harness, D, H, M, T0, LIFECYCLE } from './setup.js';
 
 const OWNER = '@owner:example.org';
@@ -457,6 +458,44 @@ describe('robustness', () => {
     expect(reply.text).toContain('positive whole duration');
     expect(h.store.activeGrants()).toEqual([]);
     expect(decisions()[0]).toMatchObject({ outcome: 'refused', code: 'bad_duration' });
+  });
+
+  it('runs on a parsed config.yaml (approval: console)', async () => {
+    const yaml = [
+      'approval: console',
+      `tokens: { agent: "${'a'.repeat(40)}", transfer: "${'t'.repeat(40)}" }`,
+      'lifecycle: { pending_timeout: 1h, default_grant: 4h, max_grant: 2d }',
+      'instances:',
+      '  personal: { url: "https://cloud.example.org", username: alice, app_password: "x-y-z" }',
+    ].join('\n');
+    const { config } = parseConfig(yaml, {
+      baseDir: h.dir,
+      env: {},
+      readFile: () => {
+        throw new Error('no files');
+      },
+    });
+    const engine = new ApprovalEngine({
+      store: h.store,
+      audit: h.audit,
+      now: () => h.clock.now,
+      config,
+    });
+    const n = h.request([['a', 'read']]);
+    expect(
+      (await engine.apply({ kind: 'approve', request: n, durationMs: 3 * D }, OWNER)).text,
+    ).toContain('above the maximum of 2d');
+    expect(
+      (await engine.apply({ kind: 'approve', request: n }, OWNER)).granted?.[0]?.expiresAt,
+    ).toBe(T0 + 4 * H);
+    const other = h.request([['b', 'read']]);
+    h.clock.now += H;
+    expect((await engine.apply({ kind: 'approve', request: other }, OWNER)).text).toContain(
+      'expired without a decision',
+    );
+    expect(
+      (await engine.apply({ kind: 'revoke', target: { instance: 'personal' } }, OWNER)).revoked,
+    ).toHaveLength(1);
   });
 
   it('default expiry above the maximum is refused, not clamped', async () => {
