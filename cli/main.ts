@@ -1,3 +1,4 @@
+import { pathToFileURL } from 'node:url';
 import type { Command } from './command.js';
 import { commands } from './commands/index.js';
 
@@ -38,4 +39,10 @@ export async function main(argv: readonly string[]): Promise<number> {
 async function version(): Promise<string> {
   const { BROKER_VERSION } = await import('../broker/version.js');
   return BROKER_VERSION;
+}
+
+// Run when executed directly (`node --import tsx cli/main.ts …` in tests and scripts);
+// importing this module never starts anything.
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  process.exitCode = await main(process.argv.slice(2));
 }

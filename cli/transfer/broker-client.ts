@@ -46,6 +46,14 @@ export function envelopeFailure(env: Envelope, what: string): CliError {
       { code: env.code },
     );
   }
+  if (env.code === 'verification_failed') {
+    return new CliError(
+      ExitCode.verification,
+      `verification failed: ${detail}`,
+      env.hint ?? 'treat the remote copy as corrupt: fetch it to inspect, then try again',
+      { code: env.code },
+    );
+  }
   if (env.status === 'refused' || env.status === 'pending') {
     return new CliError(
       ExitCode.refused,
