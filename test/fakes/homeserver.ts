@@ -58,6 +58,8 @@ export interface FakeHomeserver {
   timeline(roomId: string): MatrixEvent[];
   event(eventId: string): MatrixEvent | undefined;
   outage(on: boolean, mode?: OutageMode): Promise<void>;
+  /** Answers `status` to every request whose path matches `pattern` (undefined: stop). */
+  failRoute(pattern: RegExp | undefined, status?: number): void;
   close(): Promise<void>;
 }
 
@@ -98,12 +100,26 @@ export async function startFakeHomeserver(opts: FakeHomeserverOptions): Promise<
   };
   const requests: RecordedRequest[] = [];
   let outageMode: OutageMode | null = null;
+  let failing: { pattern: RegExp; status: number } | undefined;
 
   const sockets = new Set<Socket>();
   const server: Server = createServer((req, res: ServerResponse) => {
     if (outageMode === '502') {
       res.writeHead(502, { 'content-type': 'text/html' });
       res.end('<html><body><h1>502 Bad Gateway</h1></body></html>');
+      return;
+    }
+    const path = new URL(req.url ?? '/', 'http://fake').pathname;
+    if (failing !== undefined && failing.pattern.test(path)) {
+      requests.push({
+        method: req.method ?? 'GET',
+        path,
+        query: {},
+        user: undefined,
+        status: failing.status,
+      });
+      res.writeHead(failing.status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ errcode: 'M_UNKNOWN', error: 'injected failure' }));
       return;
     }
     dispatch(ctx, req, res, (r) => requests.push(r)).catch(() => {
@@ -215,6 +231,9 @@ export async function startFakeHomeserver(opts: FakeHomeserverOptions): Promise<
       const was = outageMode;
       outageMode = null;
       if (was === 'refuse') await listen(port);
+    },
+    failRoute: (pattern, status = 502) => {
+      failing = pattern === undefined ? undefined : { pattern, status };
     },
     close: async () => {
       if (outageMode === 'refuse') {

@@ -394,6 +394,10 @@ export class MatrixGateway implements ApprovalGateway {
       this.preparedWaiter?.();
     }
     if (state === prev) return;
+    if (state === SyncState.Syncing) {
+      // The connection is back: a send failure from the outage no longer says anything.
+      this.lastSendFailureAt = undefined;
+    }
     if (state === SyncState.Error) {
       this.deps.logger.warn(
         'matrix sync is failing; the approval channel is unavailable until it recovers',
