@@ -164,7 +164,8 @@ function characterRefusal(path: string): string | null {
 }
 
 function componentRefusal(component: string, index: number): string | null {
-  const where = `component ${index + 1} "${escapeForReason(component, 40)}"`;
+  // Built only when refusing: escaping costs more than the checks themselves.
+  const where = (): string => `component ${index + 1} "${escapeForReason(component, 40)}"`;
   // Security: empty components hide a different path (`a//b`, trailing `/`).
   if (component === '')
     return `path has an empty component (${index + 1}): no "//" and no trailing "/"`;
@@ -172,19 +173,19 @@ function componentRefusal(component: string, index: number): string | null {
   if (component === '.' || component === '..')
     return `path has a "${component}" component (traversal)`;
   if (utf8Length(component) > MAX_COMPONENT_BYTES) {
-    return `${where} is over ${MAX_COMPONENT_BYTES} UTF-8 bytes`;
+    return `${where()} is over ${MAX_COMPONENT_BYTES} UTF-8 bytes`;
   }
   // Security: padded and dot-terminated names look like other names, and some layers trim them.
-  if (WHITESPACE_EDGE.test(component)) return `${where} has leading or trailing whitespace`;
-  if (component.endsWith('.')) return `${where} ends with a dot`;
+  if (WHITESPACE_EDGE.test(component)) return `${where()} has leading or trailing whitespace`;
+  if (component.endsWith('.')) return `${where()} ends with a dot`;
   for (const folded of foldings(component)) {
     // Security: Nextcloud refuses or treats specially .htaccess and upload part files.
     if (folded === '.htaccess' || folded.endsWith('.part') || folded.endsWith('.filepart')) {
-      return `${where} is a reserved name (.htaccess, *.part, *.filepart)`;
+      return `${where()} is a reserved name (.htaccess, *.part, *.filepart)`;
     }
     // Security: the first component must not name one of Nextcloud's own namespaces.
     if (index === 0 && RESERVED_NAMESPACES.has(folded)) {
-      return `${where} is a reserved Nextcloud namespace`;
+      return `${where()} is a reserved Nextcloud namespace`;
     }
   }
   return null;
