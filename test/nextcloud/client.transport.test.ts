@@ -1,0 +1,188 @@
+/**
+ * Transport behaviour the fake cannot provoke, against small purpose-built servers on
+ * 127.0.0.1 (real sockets): a download that stalls mid-body, a slow consumer, a
+ * connection cut mid-body, and a refusal before the upload body is sent.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Readable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterEach, describe, expect, it } from 'vitest';
+import { NextcloudClient, NextcloudError } from '../../broker/nextcloud/index.js';
+import { readAll, rejectsWith } from './helpers.js';
+
+const STAT_XML = (size: number) =>
+  '<?xml version="1.0"?><d:multistatus xmlns:d="DAV:"><d:response>' +
+  '<d:href>/remote.php/dav/files/u/f.bin</d:href><d:propstat><d:prop><d:resourcetype/>' +
+  `<d:getcontentlength>${size}</d:getcontentlength><d:getetag>"e1"</d:getetag></d:prop>` +
+  '<d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response></d:multistatus>';
+
+type Handler = (req: IncomingMessage, res: ServerResponse) => void;
+
+const servers: Server[] = [];
+const clients: NextcloudClient[] = [];
+afterEach(async () => {
+  for (const c of clients.splice(0)) c.close();
+  for (const s of servers.splice(0)) {
+    s.closeAllConnections();
+    await new Promise((r) => s.close(r));
+  }
+});
+
+async function serve(onGet: Handler, size: number, server = createServer()): Promise<string> {
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    if (req.method === 'PROPFIND') {
+      req.resume();
+      res.writeHead(207, { 'content-type': 'application/xml' });
+      res.end(STAT_XML(size));
+    } else onGet(req, res);
+  });
+  servers.push(server);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+function client(url: string, timeoutMs: number): NextcloudClient {
+  const c = new NextcloudClient(
+    { name: 'stub', url, username: 'u', app_password: 'pw-secret' },
+    { timeoutMs },
+  );
+  clients.push(c);
+  return c;
+}
+
+describe('download stall attack: a server that stops sending mid-body', () => {
+  it('the stream fails with timeout after the idle time', async () => {
+    const url = await serve((_req, res) => {
+      res.writeHead(200, { 'content-length': '1000', etag: '"e1"' });
+      res.write(Buffer.alloc(100, 1));
+      // ...and nothing more, connection kept open.
+    }, 1000);
+    const { stream } = await client(url, 200).readStream('f.bin');
+    const started = Date.now();
+    const err = await readAll(stream).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(NextcloudError);
+    expect((err as NextcloudError).code).toBe('timeout');
+    expect(Date.now() - started).toBeLessThan(2000);
+  });
+
+  it('a connection cut mid-body fails the stream (unreachable), never a silent short file', async () => {
+    const url = await serve((req, res) => {
+      res.writeHead(200, { 'content-length': '1000' });
+      res.write(Buffer.alloc(100, 1), () => req.socket.destroy());
+    }, 1000);
+    const { stream } = await client(url, 5000).readStream('f.bin');
+    const err = await readAll(stream).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect((err as NextcloudError).code).toBe('unreachable');
+  });
+
+  it('a slow consumer (backpressure) is not idle: no timeout while it pauses', async () => {
+    const size = 4 * 1024 * 1024;
+    const url = await serve((_req, res) => {
+      res.writeHead(200, { 'content-length': String(size) });
+      res.end(Buffer.alloc(size, 7));
+    }, size);
+    const { stream } = await client(url, 150).readStream('f.bin');
+    let total = 0;
+    for await (const chunk of stream) {
+      total += (chunk as Buffer).length;
+      if (total === (chunk as Buffer).length) await sleep(400);
+    }
+    expect(total).toBe(size);
+  });
+
+  it('the consumer can abandon the stream; the connection is released', async () => {
+    const size = 8 * 1024 * 1024;
+    let closed = false;
+    const url = await serve((req, res) => {
+      res.writeHead(200, { 'content-length': String(size) });
+      res.end(Buffer.alloc(size, 7));
+      req.socket.on('close', () => {
+        closed = true;
+      });
+    }, size);
+    const { stream } = await client(url, 5000).readStream('f.bin');
+    for await (const _chunk of stream) break;
+    for (let i = 0; i < 50 && !closed; i += 1) await sleep(10);
+    expect(closed).toBe(true);
+  });
+});
+
+describe('upload refused up front (Expect: 100-continue)', () => {
+  it('a 412 before 100 Continue costs no upload: the body is barely read', async () => {
+    const server = createServer();
+    server.on('checkContinue', (req, res) => {
+      expect(req.headers['if-none-match']).toBe('*');
+      res.writeHead(412, { 'content-type': 'application/xml' });
+      res.end(
+        '<d:error xmlns:d="DAV:" xmlns:s="http://sabredav.org/ns"><s:message>exists</s:message></d:error>',
+      );
+    });
+    const url = await serve(() => undefined, 0, server);
+    let pulled = 0;
+    const big = new Readable({
+      read() {
+        pulled += 1;
+        this.push(Buffer.alloc(64 * 1024));
+        if (pulled === 1024) this.push(null);
+      },
+    });
+    const err = await rejectsWith(
+      client(url, 5000).writeStream('f.bin', big, { ifNoneMatch: '*' }, 64 * 1024 * 1024),
+      'precondition_failed',
+    );
+    expect(err.message).toContain('exists');
+    // Only what the stream buffers on its own was read, not 64 MiB.
+    expect(pulled).toBeLessThan(64);
+  });
+
+  it('a server that never answers 100 Continue still gets the body (fallback)', async () => {
+    const server = createServer();
+    let received = 0;
+    server.on('checkContinue', (req, res) => {
+      // Reads without sending 100 Continue, like a proxy that ignores Expect.
+      req.on('data', (c: Buffer) => (received += c.length));
+      req.on('end', () => {
+        res.writeHead(201, { etag: '"new"' });
+        res.end();
+      });
+    });
+    const url = await serve(() => undefined, 0, server);
+    const result = await client(url, 5000).writeStream(
+      'f.bin',
+      Readable.from([Buffer.alloc(1000, 1)]),
+      { ifNoneMatch: '*' },
+      1000,
+    );
+    expect(result.etag).toBe('"new"');
+    expect(received).toBe(1000);
+  });
+});
+
+describe('malformed replies', () => {
+  it('a Range request answered with 200 is refused, not served as a range', async () => {
+    const url = await serve((_req, res) => {
+      res.writeHead(200, { 'content-length': '10' });
+      res.end('0123456789');
+    }, 10);
+    await rejectsWith(client(url, 5000).readStream('f.bin', { start: 2 }), 'unexpected_status');
+  });
+
+  it('a non-XML PROPFIND reply is bad_response', async () => {
+    const server = createServer((req, res) => {
+      req.resume();
+      res.writeHead(207);
+      res.end('<html>proxy login page</html>');
+    });
+    servers.push(server);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    await rejectsWith(client(url, 5000).list(''), 'bad_response', false);
+  });
+});
