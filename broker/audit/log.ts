@@ -107,11 +107,13 @@ export class AuditLog {
       if (!result.ok && result.region === undefined) {
         throw corrupt(logFile, result.seq, result.reason);
       }
-      if (checkpoint === undefined && result.records > 0) {
+      // Security: open writes the checkpoint before the first append, so a non-empty log
+      // without one is never a crash shape: the checkpoint was removed.
+      if (checkpoint === undefined && size > 0) {
         throw corrupt(
           logFile,
-          result.head.seq,
-          `${CHECKPOINT_FILE} is missing but the log holds records; its tail cannot be checked`,
+          Math.max(1, result.head.seq),
+          `${CHECKPOINT_FILE} is missing but the log is not empty; its tail cannot be checked`,
         );
       }
       const log = new AuditLog(

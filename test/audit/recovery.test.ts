@@ -59,6 +59,7 @@ describe('torn final line', () => {
 
   it('a fresh log whose first write was torn recovers as seq 1', async () => {
     const dir = tempDir();
+    await (await reopen(dir)).close(); // writes the seq-0 checkpoint, as every first start does
     writeFileSync(logPath(dir), '{"event":"st');
     const log = await reopen(dir);
     await log.close();

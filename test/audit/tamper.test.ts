@@ -265,6 +265,13 @@ describe('attack: tampering with the checkpoint', () => {
     expect(verifyAudit(dir).ok).toBe(true);
   });
 
+  it('a non-empty log without any checkpoint refuses open even with no whole record', async () => {
+    const dir = tempDir();
+    writeLogBytes(dir, '{"event":"st');
+    expect(verifyAudit(dir)).toMatchObject({ ok: false });
+    await expectOpenRefused(dir, 1);
+  });
+
   it('an unreadable checkpoint refuses open', async () => {
     const dir = tempDir();
     await writeLog(dir, 2);

@@ -1,0 +1,115 @@
+/**
+ * One writer per data directory: two writers would interleave seqs and fork the chain.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { afterEach, describe, expect, it } from 'vitest';
+import { AuditLog, verifyAudit } from '../../broker/audit/index.js';
+import { tempDir, tickingClock } from './helpers.js';
+
+const CHILD = join(import.meta.dirname, 'fixtures', 'audit-child.ts');
+const children: ChildProcess[] = [];
+
+afterEach(() => {
+  for (const c of children.splice(0))
+    if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+});
+
+function startChild(
+  mode: 'hold' | 'try',
+  dir: string,
+): { child: ChildProcess; line: Promise<Record<string, unknown>> } {
+  const child = spawn(process.execPath, ['--import', 'tsx', CHILD, mode, dir], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  children.push(child);
+  const rl = createInterface({ input: child.stdout as NodeJS.ReadableStream });
+  const line = new Promise<Record<string, unknown>>((resolve, reject) => {
+    rl.once('line', (l) => resolve(JSON.parse(l) as Record<string, unknown>));
+    child.once('exit', (code) => reject(new Error(`child exited ${code} before reporting`)));
+  });
+  return { child, line };
+}
+
+const exited = (c: ChildProcess): Promise<void> =>
+  new Promise((r) =>
+    c.exitCode !== null || c.signalCode !== null ? r() : c.once('exit', () => r()),
+  );
+
+describe('attack: a second writer on the same data directory', () => {
+  it('a second open in the same process is refused, naming the pid and the lock file', async () => {
+    const dir = tempDir();
+    const first = await AuditLog.open(dir, { now: tickingClock() });
+    const err = await AuditLog.open(dir, { now: tickingClock() }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'locked' });
+    expect((err as Error).message).toContain(`process ${process.pid}`);
+    expect((err as Error).message).toContain(join(dir, 'audit.lock'));
+    // The refused open left the holder's lock alone.
+    expect(readFileSync(join(dir, 'audit.lock'), 'utf8')).toBe(`${process.pid}\n`);
+    await first.append('intent', {});
+    await first.close();
+    expect(existsSync(join(dir, 'audit.lock'))).toBe(false);
+    const again = await AuditLog.open(dir, { now: tickingClock() });
+    await again.close();
+  });
+
+  it('a child process cannot open a log this process holds', async () => {
+    const dir = tempDir();
+    const log = await AuditLog.open(dir, { now: tickingClock() });
+    const { line } = startChild('try', dir);
+    const report = await line;
+    expect(report).toMatchObject({ status: 'refused', code: 'locked' });
+    expect(report.message).toContain(`process ${process.pid}`);
+    await log.close();
+  });
+
+  it('this process cannot open a log a live child holds', async () => {
+    const dir = tempDir();
+    const { child, line } = startChild('hold', dir);
+    expect(await line).toMatchObject({ status: 'opened' });
+    const err = await AuditLog.open(dir, { now: tickingClock() }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'locked' });
+    expect((err as Error).message).toContain(`process ${child.pid}`);
+    child.stdin?.end();
+    await exited(child);
+    const log = await AuditLog.open(dir, { now: tickingClock() });
+    expect(log.warnings).toEqual([]);
+    await log.close();
+  });
+
+  it('a stale lock of a killed process is taken over, with a warning', async () => {
+    const dir = tempDir();
+    const { child, line } = startChild('hold', dir);
+    expect(await line).toMatchObject({ status: 'opened' });
+    child.kill('SIGKILL');
+    await exited(child);
+    expect(readFileSync(join(dir, 'audit.lock'), 'utf8')).toBe(`${child.pid}\n`);
+    const log = await AuditLog.open(dir, { now: tickingClock() });
+    expect(log.warnings.join('\n')).toMatch(
+      new RegExp(`took over the stale lock .*audit\\.lock left by process ${child.pid}`),
+    );
+    expect(readFileSync(join(dir, 'audit.lock'), 'utf8')).toBe(`${process.pid}\n`);
+    await log.append('start', {});
+    await log.close();
+    expect(verifyAudit(dir)).toMatchObject({ ok: true, records: 2 });
+  });
+
+  it('a lock file without a pid is refused rather than guessed stale', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'audit.lock'), 'garbage');
+    await expect(AuditLog.open(dir, { now: tickingClock() })).rejects.toMatchObject({
+      code: 'locked',
+    });
+  });
+
+  it('a refused open (corrupt log) releases the lock it took', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'audit.log'), 'not a record\n');
+    await expect(AuditLog.open(dir, { now: tickingClock() })).rejects.toMatchObject({
+      code: 'corrupt',
+    });
+    expect(existsSync(join(dir, 'audit.lock'))).toBe(false);
+  });
+});
