@@ -104,6 +104,5 @@ export async function propfind(ctx: DavContext): Promise<void> {
   for (const item of items) responses.push(await responseFor(ctx, item, request));
   ctx.reply.xml(207, `<d:multistatus ${ROOT_NS_ATTRS}>${responses.join('')}</d:multistatus>`, {
     Vary: 'Brief,Prefer',
-    DAV: '1, 3, extended-mkcol' + (ctx.state.faults.filesLock ? ', 2' : ''),
   });
 }
