@@ -26,6 +26,9 @@ export const EnvelopeSchema = z
   .loose();
 export type Envelope = z.infer<typeof EnvelopeSchema>;
 
+/** Refusals that a grant would change: the next step is to request access. */
+const ACCESS_CODES = new Set(['no_grant', 'grant_ended', 'unknown_instance']);
+
 /** Envelope codes that mean "this would overwrite something": exit 5. */
 const CLOBBER_CODES = new Set([
   'conflict',
@@ -54,11 +57,26 @@ export function envelopeFailure(env: Envelope, what: string): CliError {
       { code: env.code },
     );
   }
+  // The broker could not record the operation: an infrastructure failure, not a verdict.
+  if (env.code === 'audit_unavailable') {
+    return new CliError(
+      ExitCode.infrastructure,
+      detail,
+      'retry later; the broker owner must fix its audit log',
+      {
+        code: env.code,
+      },
+    );
+  }
   if (env.status === 'refused' || env.status === 'pending') {
+    const needsGrant = env.code === undefined || ACCESS_CODES.has(env.code);
     return new CliError(
       ExitCode.refused,
       `refused: ${detail}`,
-      env.hint ?? 'ask for access with request_access (and wait for the owner); do not retry as is',
+      env.hint ??
+        (needsGrant
+          ? 'ask for access with request_access (and wait for the owner); do not retry as is'
+          : 'change what the message names; do not retry as is'),
       env.code === undefined ? {} : { code: env.code },
     );
   }
