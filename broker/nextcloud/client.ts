@@ -208,6 +208,10 @@ export class NextcloudClient {
           `'${path}' is a folder: list it instead of reading it`,
         );
       const headers: Record<string, string> = {};
+      // Security: the bytes must belong to the file just checked. If it changed or was
+      // replaced by a folder (whose GET is an HTML page) in between, the server answers
+      // 412 instead of streaming something else.
+      if (entry.etag !== null) headers['if-match'] = entry.etag;
       if (range !== undefined) {
         const { start, end } = range;
         if (
@@ -287,6 +291,7 @@ export class NextcloudClient {
             'the lock token is malformed: pass it as returned',
           );
         headers['if'] = `(<${lockToken}>)`;
+        if (write === 'replace') write = 'replace_locked';
       } else if (write === 'locked')
         throw new NextcloudError(
           'invalid_argument',

@@ -72,8 +72,8 @@ export interface StatusContext {
   path: string;
   /** MOVE: the destination. */
   to?: string;
-  /** PUT: which precondition was sent. */
-  write?: 'create' | 'replace' | 'locked';
+  /** PUT: which precondition was sent (`locked`: a lock token only). */
+  write?: 'create' | 'replace' | 'replace_locked' | 'locked';
   /** The `<s:message>` of a Sabre error body, already reduced to one short line. */
   serverMessage?: string;
 }
@@ -132,6 +132,22 @@ export function errorForStatus(status: number, ctx: StatusContext): NextcloudErr
         return make(
           'destination_exists',
           `cannot move to ${quote(ctx.to ?? '')}: it already exists and moves never overwrite; choose another name or trash the target first`,
+        );
+      if (ctx.verb === 'GET')
+        return new NextcloudError(
+          'precondition_failed',
+          `${at} changed while it was being opened on ${inst}: read it again`,
+          { status, retry: true },
+        );
+      if (ctx.write === 'locked')
+        return make(
+          'bad_lock_token',
+          `the lock token no longer holds on ${at} (the lock expired or was released): check the file out again`,
+        );
+      if (ctx.write === 'replace_locked')
+        return make(
+          'precondition_failed',
+          `${at} changed since read on ${inst}, or its lock no longer holds: check it out again and reapply your change`,
         );
       if (ctx.write === 'create')
         return make(

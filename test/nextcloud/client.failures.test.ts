@@ -170,6 +170,25 @@ describe('timeouts and an unreachable server', () => {
     expect(rig.sent().filter((r) => r.startsWith('PUT'))).toHaveLength(1);
   });
 
+  it('an upload whose body stalls times out (idle) and replaces nothing', async () => {
+    const { Readable } = await import('node:stream');
+    let pushed = false;
+    const stalled = new Readable({
+      read() {
+        if (!pushed) this.push(Buffer.from('first bytes'));
+        pushed = true;
+        // ...then never another byte.
+      },
+    });
+    const client = rig.clientWith({ timeoutMs: 200 });
+    await rejectsWith(
+      client.writeStream('F/stalled.txt', stalled, { ifNoneMatch: '*' }, 1000),
+      'timeout',
+      true,
+    );
+    expect(await rig.fake.exists('F/stalled.txt')).toBe(false);
+  });
+
   it('a server that drops connections is unreachable (retry later)', async () => {
     rig.fake.faults.down = true;
     const err = await rejectsWith(rig.clientWith().list('F'), 'unreachable', true);

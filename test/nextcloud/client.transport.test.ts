@@ -165,6 +165,86 @@ describe('upload refused up front (Expect: 100-continue)', () => {
   });
 });
 
+describe('file swap race: the file changes between the check and the download', () => {
+  it('the GET carries If-Match with the checked etag; a 412 is "read again" (retry)', async () => {
+    let ifMatch: string | undefined;
+    const url = await serve((req, res) => {
+      ifMatch = req.headers['if-match'];
+      // As if the file had been replaced by a folder since the PROPFIND.
+      res.writeHead(412, { 'content-type': 'application/xml' });
+      res.end('<d:error xmlns:d="DAV:"/>');
+    }, 10);
+    const err = await rejectsWith(
+      client(url, 5000).readStream('f.bin'),
+      'precondition_failed',
+      true,
+    );
+    expect(ifMatch).toBe('"e1"');
+    expect(err.message).toContain('read it again');
+  });
+});
+
+describe('lock race: the file vanishes between the check and the LOCK', () => {
+  it('removes the empty file the LOCK created (under its token) and reports not_found', async () => {
+    const seen: string[] = [];
+    const url = await serve((req, res) => {
+      seen.push(`${req.method} ${req.headers['if'] ?? ''}`);
+      req.resume();
+      if (req.method === 'LOCK') {
+        res.writeHead(201, { 'lock-token': '<opaquelocktoken:abc-123>' });
+        res.end('<d:prop xmlns:d="DAV:"/>');
+      } else {
+        res.writeHead(204);
+        res.end();
+      }
+    }, 10);
+    await rejectsWith(client(url, 5000).lock('f.bin', 60), 'not_found', false);
+    expect(seen).toEqual(['LOCK ', 'DELETE (<opaquelocktoken:abc-123>)']);
+  });
+
+  it('takes the token from the lockdiscovery body when the header is missing', async () => {
+    const url = await serve((req, res) => {
+      req.resume();
+      res.writeHead(200, { 'content-type': 'application/xml' });
+      res.end(
+        '<d:prop xmlns:d="DAV:"><d:lockdiscovery><d:activelock><d:locktoken>' +
+          '<d:href>opaquelocktoken:from-body</d:href></d:locktoken></d:activelock></d:lockdiscovery></d:prop>',
+      );
+    }, 10);
+    expect(await client(url, 5000).lock('f.bin', 60)).toEqual({
+      token: 'opaquelocktoken:from-body',
+    });
+  });
+
+  it('a LOCK answer without a usable token is bad_response', async () => {
+    const url = await serve((req, res) => {
+      req.resume();
+      res.writeHead(200, { 'lock-token': '<bad token with spaces>' });
+      res.end();
+    }, 10);
+    await rejectsWith(client(url, 5000).lock('f.bin', 60), 'bad_response');
+  });
+});
+
+describe('a reply that stalls mid-body', () => {
+  it('a PROPFIND whose body never completes times out (the deadline covers the body)', async () => {
+    const server = createServer((req, res) => {
+      req.resume();
+      res.writeHead(207, { 'content-type': 'application/xml' });
+      res.write('<?xml version="1.0"?><d:multistatus xmlns:d="DAV:">');
+      // Keep trickling so the socket is never idle: only a whole-exchange deadline helps.
+      const t = setInterval(() => res.write(' '), 20);
+      res.on('close', () => clearInterval(t));
+    });
+    servers.push(server);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const started = Date.now();
+    await rejectsWith(client(url, 300).list(''), 'timeout', true);
+    expect(Date.now() - started).toBeLessThan(3000);
+  });
+});
+
 describe('malformed replies', () => {
   it('a Range request answered with 200 is refused, not served as a range', async () => {
     const url = await serve((_req, res) => {

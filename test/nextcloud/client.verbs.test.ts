@@ -459,6 +459,12 @@ describe('F21 token locks', () => {
     expect(rig.fake.requests.at(-1)?.headers['if']).toBe(`(<${token}>)`);
     await rig.client.writeStream('K/doc.txt', body('v3'), { lockToken: token }, 2);
     expect((await rig.fake.readFile('K/doc.txt'))?.toString()).toBe('v3');
+    await rejectsWith(
+      rig.client.writeStream('K/doc.txt', body('v4'), { lockToken: 'opaquelocktoken:stale' }, 2),
+      'bad_lock_token',
+      false,
+    );
+    expect((await rig.fake.readFile('K/doc.txt'))?.toString()).toBe('v3');
 
     await rejectsWith(
       rig.client.unlock('K/doc.txt', 'opaquelocktoken:wrong'),
