@@ -127,6 +127,7 @@ export function createServer(deps: ServerDeps): BrokerServer {
   const surfaceDeps = {
     logger,
     correlationId,
+    scrub: deps.scrub,
     onInvalidArguments: async (
       ctx: { surface: SurfaceName; tool: string; correlationId: string },
       message: string,
@@ -165,6 +166,7 @@ export function createServer(deps: ServerDeps): BrokerServer {
   );
   const blobs = new BlobEndpoint({
     pipeline,
+    scrub: deps.scrub,
     tickets,
     checkouts,
     logger,
@@ -197,13 +199,11 @@ export function createServer(deps: ServerDeps): BrokerServer {
       const id = correlationId();
       logger.error('MCP request failed', { correlation_id: id, error: describeError(error) });
       if (!res.headersSent) {
-        res
-          .status(500)
-          .json({
-            jsonrpc: '2.0',
-            id: null,
-            error: { code: -32603, message: `internal error (${id})` },
-          });
+        res.status(500).json({
+          jsonrpc: '2.0',
+          id: null,
+          error: { code: -32603, message: `internal error (${id})` },
+        });
       }
     }
   };
@@ -247,12 +247,10 @@ export function createServer(deps: ServerDeps): BrokerServer {
     res.status(405).set('Allow', 'GET, PUT').json({ status: 'refused', message: 'use GET or PUT' });
   });
   app.use((_req, res) => {
-    res
-      .status(404)
-      .json({
-        status: 'refused',
-        message: 'not found: the endpoints are /mcp, /transfer and /health',
-      });
+    res.status(404).json({
+      status: 'refused',
+      message: 'not found: the endpoints are /mcp, /transfer and /health',
+    });
   });
   const finalErrors: ErrorRequestHandler = (error: unknown, _req, res, _next) => {
     const id = correlationId();

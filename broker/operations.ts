@@ -19,7 +19,13 @@ import { decide, type WallDecision, type WallOp } from './wall.js';
 import { GrantEndedError, type InFlight } from './operations/in-flight.js';
 import { envelopeForNextcloudError, isNextcloudError } from './operations/nextcloud-errors.js';
 import type { AuditPort, GrantsPort, NextcloudPort } from './operations/ports.js';
-import { internalError, refused, type Envelope, type EnvelopeCode } from './surfaces/envelope.js';
+import {
+  internalError,
+  refused,
+  scrubDeep,
+  type Envelope,
+  type EnvelopeCode,
+} from './surfaces/envelope.js';
 import type { CallContext } from './surfaces/tool.js';
 
 export interface PipelineDeps {
@@ -76,18 +82,6 @@ function pathFields(op: WallOp): Record<string, unknown> {
 
 function decidedPathFields(op: WallOp, paths: readonly string[]): Record<string, unknown> {
   return op.op === 'move' ? { from: paths[0], to: paths[1] } : { path: paths[0] };
-}
-
-/** Deep-scrubs every string in an audit or envelope value. */
-export function scrubDeep<T>(value: T, scrub: (text: string) => string): T {
-  if (typeof value === 'string') return scrub(value) as T;
-  if (Array.isArray(value)) return value.map((v: unknown) => scrubDeep(v, scrub)) as T;
-  if (typeof value === 'object' && value !== null) {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = scrubDeep(v, scrub);
-    return out as T;
-  }
-  return value;
 }
 
 export class Pipeline {

@@ -19,12 +19,14 @@ import {
 import { z } from 'zod';
 import type { Logger } from '../log.js';
 import { BROKER_VERSION } from '../version.js';
-import { internalError, refused, toToolResult, type Envelope } from './envelope.js';
+import { internalError, refused, scrubDeep, toToolResult, type Envelope } from './envelope.js';
 import type { CallContext, SurfaceName, ToolDefinition, ToolRegistry } from './tool.js';
 
 export interface SurfaceDeps {
   readonly logger: Logger;
   readonly correlationId: () => string;
+  /** Removes configured secrets from any text (applied to every result string). */
+  readonly scrub: (text: string) => string;
   /** Records a call refused before it reached the pipeline (bad arguments). */
   readonly onInvalidArguments: (ctx: CallContext, message: string) => Promise<void>;
 }
@@ -115,7 +117,9 @@ export function createMcpSurface(
         tool: tool.name,
         correlationId: deps.correlationId(),
       };
-      return toToolResult(await call(tool, request.params.arguments, ctx));
+      // Security: whatever a result echoes (an agent-planted token in a path, a server
+      // message), no configured secret leaves in it.
+      return toToolResult(scrubDeep(await call(tool, request.params.arguments, ctx), deps.scrub));
     });
     return server;
   };

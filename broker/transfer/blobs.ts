@@ -13,7 +13,7 @@ import type { Request, Response } from 'express';
 import { pipeline as pipe } from 'node:stream/promises';
 import { OperationRefusal, type Pipeline } from '../operations.js';
 import type { Logger } from '../log.js';
-import { failure, ok, withWarnings, type Envelope } from '../surfaces/envelope.js';
+import { failure, ok, scrubDeep, withWarnings, type Envelope } from '../surfaces/envelope.js';
 import type { CallContext } from '../surfaces/tool.js';
 import type { CheckoutTable } from './checkouts.js';
 import { digestStream, HashingStream } from './hashing.js';
@@ -24,6 +24,7 @@ export interface BlobDeps {
   readonly tickets: TicketBook;
   readonly checkouts: CheckoutTable;
   readonly logger: Logger;
+  readonly scrub: (text: string) => string;
   readonly correlationId: () => string;
   /** A blob stream with no progress for this long is dropped. */
   readonly idleTimeoutMs: number;
@@ -74,7 +75,7 @@ export class BlobEndpoint {
       return;
     }
     if (close) res.set('Connection', 'close');
-    res.status(blobStatus(envelope)).json(envelope);
+    res.status(blobStatus(envelope)).json(scrubDeep(envelope, this.deps.scrub));
   }
 
   private async redeem(

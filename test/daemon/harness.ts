@@ -28,9 +28,17 @@ export const TRANSFER_TOKEN = 'transfer-token-0123456789abcdef-0123456789abcd';
 export const APP_PASSWORD = 'PlantedSecret-AppPassword-7d1c2b9e';
 export const H = 3_600_000;
 
-/** node fs, except that audit writes fail with ENOSPC while `failing` is set. */
-export function faultyFs(): { fs: AuditFs; fail(on: boolean): void } {
+/**
+ * node fs, except that audit writes fail with ENOSPC while `failing` is set, and each
+ * write is first shown to `hook` (tests act "between the audit line and the call").
+ */
+export function faultyFs(): {
+  fs: AuditFs;
+  fail(on: boolean): void;
+  hook(fn: ((text: string) => void) | undefined): void;
+} {
   let failing = false;
+  let onWrite: ((text: string) => void) | undefined;
   const fs: AuditFs = {
     ...nodeAuditFs,
     async open(path, flags, mode) {
@@ -40,16 +48,18 @@ export function faultyFs(): { fs: AuditFs; fail(on: boolean): void } {
         stat: () => handle.stat(),
         close: () => handle.close(),
         sync: () => handle.sync(),
-        write: (data) =>
-          failing
+        write: (data) => {
+          onWrite?.(Buffer.from(data).toString('utf8'));
+          return failing
             ? Promise.reject(
                 Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' }),
               )
-            : handle.write(data),
+            : handle.write(data);
+        },
       };
     },
   };
-  return { fs, fail: (on) => (failing = on) };
+  return { fs, fail: (on) => (failing = on), hook: (fn) => (onWrite = fn) };
 }
 
 export interface Broker {
@@ -65,6 +75,8 @@ export interface Broker {
   dir: string;
   clock: { offset: number };
   failAudit(on: boolean): void;
+  /** Runs `fn` with the text of every audit write, just before it is written. */
+  onAuditWrite(fn: ((text: string) => void) | undefined): void;
   /** Audit records written so far. */
   auditLines(): Record<string, unknown>[];
   agent(): Promise<Client>;
@@ -145,7 +157,7 @@ export async function startBroker(
   const clients = new Map(
     [...config.instances].map(([name, inst]) => [
       name,
-      new NextcloudClient(inst, { now, logger, timeoutMs: 5_000 }),
+      new NextcloudClient(inst, { now, logger, timeoutMs: 5_000, capabilitiesTtlMs: 0 }),
     ]),
   );
   const hook: { server?: BrokerServer } = {};
@@ -187,6 +199,7 @@ export async function startBroker(
     dir,
     clock,
     failAudit: faulty.fail,
+    onAuditWrite: faulty.hook,
     auditLines: () =>
       readFileSync(join(dir, 'audit.log'), 'utf8')
         .split('\n')
@@ -260,7 +273,13 @@ export const INIT = JSON.stringify({
 /** A raw HTTP/1.1 request (any Host header, any method), for the HTTP-layer attacks. */
 export async function raw(
   url: string,
-  opts: { method?: string; path: string; headers?: Record<string, string>; body?: string | Buffer },
+  opts: {
+    method?: string;
+    path: string;
+    headers?: Record<string, string>;
+    body?: string | Buffer;
+    setHost?: boolean;
+  },
 ): Promise<{
   status: number;
   text: string;
@@ -276,6 +295,7 @@ export async function raw(
         method: opts.method ?? 'GET',
         path: opts.path,
         headers: opts.headers ?? {},
+        setHost: opts.setHost ?? true,
       },
       (res) => {
         const chunks: Buffer[] = [];

@@ -1,0 +1,469 @@
+/**
+ * The transfer surface and the blob endpoint over real sockets: tickets, streaming with
+ * sha256 trailers, uploads that never clobber, checkout/checkin under a real token lock,
+ * and revocation or expiry cutting what is in flight.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { request } from 'node:http';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { AGENT_TOKEN, TRANSFER_TOKEN, call, startBroker, type Broker } from '../daemon/harness.js';
+
+const sha256 = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
+
+interface Download {
+  status: number;
+  body: Buffer;
+  headers: Record<string, string | string[] | undefined>;
+  trailers: Record<string, string | undefined>;
+  complete: boolean;
+}
+
+function getBlob(base: string, blobUrl: string, token = TRANSFER_TOKEN): Promise<Download> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      new URL(blobUrl, base),
+      { headers: { authorization: `Bearer ${token}` } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            body: Buffer.concat(chunks),
+            headers: res.headers,
+            trailers: res.trailers,
+            complete: res.complete,
+          }),
+        );
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+function putBlob(
+  base: string,
+  blobUrl: string,
+  body: Buffer,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; json: Record<string, unknown> }> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      new URL(blobUrl, base),
+      {
+        method: 'PUT',
+        headers: {
+          authorization: `Bearer ${TRANSFER_TOKEN}`,
+          'content-type': 'application/octet-stream',
+          'content-length': String(body.length),
+          ...headers,
+        },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            json: JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>,
+          }),
+        );
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+let broker: Broker;
+let transfer: Client;
+
+beforeAll(async () => {
+  broker = await startBroker();
+  transfer = await broker.transfer();
+});
+afterAll(async () => {
+  await broker.close();
+});
+afterEach(() => {
+  broker.fake.reset();
+});
+
+describe('check_access', () => {
+  it('ok with a grant, refused without, per mode', async () => {
+    await broker.grant([{ path: 'Chk', mode: 'read' }]);
+    expect(
+      await call(transfer, 'check_access', { instance: 'personal', path: 'Chk/a', mode: 'read' }),
+    ).toMatchObject({
+      status: 'ok',
+      path: 'Chk/a',
+    });
+    expect(
+      await call(transfer, 'check_access', { instance: 'personal', path: 'Chk/a', mode: 'write' }),
+    ).toMatchObject({ status: 'refused', code: 'no_grant' });
+  });
+});
+
+describe('read: a round trip with sha256', () => {
+  it('streams the exact bytes with size/etag headers and sha256/size trailers; intent+outcome audited', async () => {
+    const content = randomBytes(1024 * 1024 + 17);
+    await broker.fake.writeFile('Rt/file.bin', content);
+    await broker.grant([{ path: 'Rt', mode: 'read' }]);
+    const answer = await call(transfer, 'read', { instance: 'personal', path: 'Rt/file.bin' });
+    expect(answer).toMatchObject({ status: 'ok', size: content.length, path: 'Rt/file.bin' });
+    expect(answer.blob_url).toBe(`/transfer/blobs/${answer.ticket as string}`);
+    const got = await getBlob(broker.url, answer.blob_url as string);
+    expect(got.status).toBe(200);
+    expect(got.complete).toBe(true);
+    expect(got.body.equals(content)).toBe(true);
+    expect(got.headers['x-broker-size']).toBe(String(content.length));
+    expect(got.headers.etag).toBe(answer.etag);
+    expect(got.trailers['x-broker-sha256']).toBe(sha256(content));
+    expect(got.trailers['x-broker-size']).toBe(String(content.length));
+    const blobLines = broker.auditLines().filter((l) => l.tool === 'blob_get');
+    expect(blobLines.slice(-2).map((l) => [l.event, l.outcome])).toEqual([
+      ['intent', undefined],
+      ['outcome', 'ok'],
+    ]);
+    expect(blobLines.at(-1)).toMatchObject({ sha256: sha256(content), size: content.length });
+  });
+
+  it('a ticket is single use, refused with the agent token, and dead after 60 s', async () => {
+    await broker.fake.writeFile('Once/a.txt', 'a');
+    await broker.grant([{ path: 'Once', mode: 'read' }]);
+    const first = await call(transfer, 'read', { instance: 'personal', path: 'Once/a.txt' });
+    expect((await getBlob(broker.url, first.blob_url as string, AGENT_TOKEN)).status).toBe(401);
+    expect((await getBlob(broker.url, first.blob_url as string)).status).toBe(200);
+    const again = await getBlob(broker.url, first.blob_url as string);
+    expect(again.status).toBe(404);
+    expect(JSON.parse(again.body.toString())).toMatchObject({
+      status: 'refused',
+      code: 'ticket_invalid',
+    });
+
+    const late = await call(transfer, 'read', { instance: 'personal', path: 'Once/a.txt' });
+    broker.clock.offset += 61_000;
+    try {
+      expect((await getBlob(broker.url, late.blob_url as string)).status).toBe(404);
+    } finally {
+      broker.clock.offset -= 61_000;
+    }
+  });
+
+  it('a forged or malformed ticket is refused', async () => {
+    for (const ticket of ['A'.repeat(43), 'x', `${'A'.repeat(42)}%2F`, '..%2F..%2Fhealth']) {
+      const res = await getBlob(broker.url, `/transfer/blobs/${ticket}`);
+      expect([404]).toContain(res.status);
+    }
+  });
+
+  it('refused without a grant; refused for a folder; not_found for a missing file', async () => {
+    await broker.fake.mkdir('RdDir/sub');
+    await broker.grant([{ path: 'RdDir', mode: 'read' }]);
+    expect(await call(transfer, 'read', { instance: 'personal', path: 'Other/x' })).toMatchObject({
+      status: 'refused',
+      code: 'no_grant',
+    });
+    expect(await call(transfer, 'read', { instance: 'personal', path: 'RdDir/sub' })).toMatchObject(
+      {
+        status: 'refused',
+        code: 'not_a_file',
+      },
+    );
+    expect(
+      await call(transfer, 'read', { instance: 'personal', path: 'RdDir/none' }),
+    ).toMatchObject({
+      status: 'refused',
+      code: 'not_found',
+    });
+  });
+
+  it('a ticket dies with its grant: revoked before use → refused, nothing read', async () => {
+    await broker.fake.writeFile('Rv/a.txt', 'a');
+    const id = await broker.grant([{ path: 'Rv', mode: 'read' }]);
+    const answer = await call(transfer, 'read', { instance: 'personal', path: 'Rv/a.txt' });
+    await broker.gateway.decide(`revoke ${id}`);
+    broker.fake.requests.length = 0;
+    expect((await getBlob(broker.url, answer.blob_url as string)).status).toBe(404);
+    expect(broker.fake.requests.filter((r) => r.method === 'GET')).toEqual([]);
+  });
+});
+
+describe('write: never clobbers', () => {
+  it('creates with if_none_match "*", verified by re-reading', async () => {
+    await broker.fake.mkdir('Up');
+    await broker.grant([{ path: 'Up', mode: 'write' }]);
+    const content = randomBytes(300_000);
+    const answer = await call(transfer, 'write', {
+      instance: 'personal',
+      path: 'Up/new.bin',
+      size: content.length,
+      if_none_match: '*',
+    });
+    expect(answer.status).toBe('ok');
+    const put = await putBlob(broker.url, answer.blob_url as string, content);
+    expect(put.status).toBe(200);
+    expect(put.json).toMatchObject({
+      status: 'ok',
+      sha256: sha256(content),
+      size: content.length,
+      verified: true,
+    });
+    expect((await broker.fake.readFile('Up/new.bin'))?.equals(content)).toBe(true);
+  });
+
+  it('refuses (conflict) to create over an existing file, and to replace with a stale etag', async () => {
+    await broker.fake.writeFile('Up2/x.txt', 'old');
+    await broker.grant([{ path: 'Up2', mode: 'write' }]);
+    expect(
+      await call(transfer, 'write', {
+        instance: 'personal',
+        path: 'Up2/x.txt',
+        size: 3,
+        if_none_match: '*',
+      }),
+    ).toMatchObject({ status: 'refused', code: 'conflict' });
+    expect(
+      await call(transfer, 'write', {
+        instance: 'personal',
+        path: 'Up2/x.txt',
+        size: 3,
+        if_match: '"stale"',
+      }),
+    ).toMatchObject({ status: 'refused', code: 'conflict' });
+    const read = await call(transfer, 'read', { instance: 'personal', path: 'Up2/x.txt' });
+    const replace = await call(transfer, 'write', {
+      instance: 'personal',
+      path: 'Up2/x.txt',
+      size: 3,
+      if_match: read.etag,
+    });
+    expect(replace.status).toBe('ok');
+    // The file changes between the ticket and the PUT: Nextcloud's 412 wins.
+    await broker.fake.writeFile('Up2/x.txt', 'changed');
+    const put = await putBlob(broker.url, replace.blob_url as string, Buffer.from('new'));
+    expect(put.status).toBe(409);
+    expect(put.json).toMatchObject({ status: 'refused', code: 'conflict' });
+    expect((await broker.fake.readFile('Up2/x.txt'))?.toString()).toBe('changed');
+  });
+
+  it('refuses a write that states no precondition, or two', async () => {
+    await broker.grant([{ path: 'Up3', mode: 'write' }]);
+    expect(
+      await call(transfer, 'write', { instance: 'personal', path: 'Up3/a', size: 1 }),
+    ).toMatchObject({
+      status: 'refused',
+      code: 'invalid_arguments',
+    });
+    expect(
+      await call(transfer, 'write', {
+        instance: 'personal',
+        path: 'Up3/a',
+        size: 1,
+        if_none_match: '*',
+        if_match: '"e"',
+      }),
+    ).toMatchObject({ status: 'refused', code: 'invalid_arguments' });
+  });
+
+  it('refuses a PUT whose Content-Length differs from the ticket', async () => {
+    await broker.fake.mkdir('Up4');
+    await broker.grant([{ path: 'Up4', mode: 'write' }]);
+    const answer = await call(transfer, 'write', {
+      instance: 'personal',
+      path: 'Up4/a',
+      size: 5,
+      if_none_match: '*',
+    });
+    const put = await putBlob(broker.url, answer.blob_url as string, Buffer.from('123'));
+    expect(put.status).toBe(400);
+    expect(put.json).toMatchObject({ status: 'refused', code: 'invalid_arguments' });
+    expect(await broker.fake.exists('Up4/a')).toBe(false);
+  });
+
+  it('reports a verification failure when Nextcloud holds different bytes', async () => {
+    await broker.fake.mkdir('Up5');
+    await broker.grant([{ path: 'Up5', mode: 'write' }]);
+    const content = Buffer.from('verify me please');
+    const answer = await call(transfer, 'write', {
+      instance: 'personal',
+      path: 'Up5/v.txt',
+      size: content.length,
+      if_none_match: '*',
+    });
+    broker.fake.faults.flipByte = true;
+    const put = await putBlob(broker.url, answer.blob_url as string, content);
+    expect(put.status).toBe(502);
+    expect(put.json).toMatchObject({
+      status: 'error',
+      code: 'verification_failed',
+      sha256: sha256(content),
+    });
+  });
+});
+
+describe('checkout and checkin', () => {
+  it('locks, streams, checks in under the lock, verifies and unlocks', async () => {
+    await broker.fake.writeFile('Co/doc.txt', 'version 1');
+    await broker.grant([{ path: 'Co', mode: 'write' }]);
+    const out = await call(transfer, 'checkout', { instance: 'personal', path: 'Co/doc.txt' });
+    expect(out).toMatchObject({ status: 'ok', size: 9 });
+    const token = out.lock_token as string;
+    expect(broker.fake.lockOf('Co/doc.txt')).toMatchObject({ type: 'token', token });
+    const got = await getBlob(broker.url, out.blob_url as string);
+    expect(got.body.toString()).toBe('version 1');
+
+    const next = Buffer.from('version 2, longer');
+    const ticket = await call(transfer, 'checkin', {
+      instance: 'personal',
+      path: 'Co/doc.txt',
+      lock_token: token,
+      size: next.length,
+    });
+    expect(ticket.status).toBe('ok');
+    const put = await putBlob(broker.url, ticket.blob_url as string, next);
+    expect(put.json).toMatchObject({
+      status: 'ok',
+      sha256: sha256(next),
+      verified: true,
+      unlocked: true,
+    });
+    expect((await broker.fake.readFile('Co/doc.txt'))?.toString()).toBe('version 2, longer');
+    expect(broker.fake.lockOf('Co/doc.txt')).toBeUndefined();
+    // The lock token is never written to the audit log.
+    expect(JSON.stringify(broker.auditLines())).not.toContain(token);
+  });
+
+  it('abandon releases the lock without uploading', async () => {
+    await broker.fake.writeFile('Co2/doc.txt', 'v1');
+    await broker.grant([{ path: 'Co2', mode: 'write' }]);
+    const out = await call(transfer, 'checkout', { instance: 'personal', path: 'Co2/doc.txt' });
+    const answer = await call(transfer, 'checkin', {
+      instance: 'personal',
+      path: 'Co2/doc.txt',
+      lock_token: out.lock_token,
+      abandon: true,
+    });
+    expect(answer).toMatchObject({ status: 'ok', unlocked: true });
+    expect(broker.fake.lockOf('Co2/doc.txt')).toBeUndefined();
+  });
+
+  it('never locks a missing path (a LOCK would create it) or a folder; needs a write grant', async () => {
+    await broker.fake.mkdir('Co3/dir');
+    await broker.grant([{ path: 'Co3', mode: 'write' }]);
+    await broker.grant([{ path: 'CoRead', mode: 'read' }]);
+    broker.fake.requests.length = 0;
+    expect(
+      await call(transfer, 'checkout', { instance: 'personal', path: 'Co3/missing.txt' }),
+    ).toMatchObject({
+      status: 'refused',
+      code: 'not_found',
+    });
+    expect(
+      await call(transfer, 'checkout', { instance: 'personal', path: 'Co3/dir' }),
+    ).toMatchObject({
+      status: 'refused',
+      code: 'not_a_file',
+    });
+    expect(
+      await call(transfer, 'checkout', { instance: 'personal', path: 'CoRead/x' }),
+    ).toMatchObject({
+      status: 'refused',
+      code: 'no_grant',
+    });
+    expect(broker.fake.requests.some((r) => r.method === 'LOCK')).toBe(false);
+    expect(await broker.fake.exists('Co3/missing.txt')).toBe(false);
+  });
+
+  it('a locked file (someone else holds the lock) answers error with retry', async () => {
+    await broker.fake.writeFile('Co4/doc.txt', 'x');
+    await broker.grant([{ path: 'Co4', mode: 'write' }]);
+    await broker.fake.lockAs('Co4/doc.txt', { type: 'token' });
+    expect(
+      await call(transfer, 'checkout', { instance: 'personal', path: 'Co4/doc.txt' }),
+    ).toMatchObject({
+      status: 'error',
+      code: 'locked',
+      retry: true,
+    });
+  });
+
+  it('revoking the grant releases the checkout lock', async () => {
+    await broker.fake.writeFile('Co5/doc.txt', 'x');
+    const id = await broker.grant([{ path: 'Co5', mode: 'write' }]);
+    const out = await call(transfer, 'checkout', { instance: 'personal', path: 'Co5/doc.txt' });
+    expect(broker.fake.lockOf('Co5/doc.txt')?.token).toBe(out.lock_token);
+    await broker.gateway.decide(`revoke ${id}`);
+    expect(broker.fake.lockOf('Co5/doc.txt')).toBeUndefined();
+    expect(
+      broker
+        .auditLines()
+        .some((l) => l.tool === 'release_lock' && l.event === 'outcome' && l.outcome === 'ok'),
+    ).toBe(true);
+  });
+
+  it('expiry (the sweep) releases the checkout lock and tells the owner', async () => {
+    await broker.fake.writeFile('Co6/doc.txt', 'x');
+    await broker.grant([{ path: 'Co6', mode: 'write' }]);
+    await call(transfer, 'checkout', { instance: 'personal', path: 'Co6/doc.txt' });
+    broker.clock.offset += 25 * 3_600_000;
+    try {
+      await broker.server.sweep();
+    } finally {
+      broker.clock.offset -= 25 * 3_600_000;
+    }
+    expect(broker.fake.lockOf('Co6/doc.txt')).toBeUndefined();
+    expect(broker.gateway.announcements.some((a) => a.includes('Co6'))).toBe(true);
+    expect(broker.auditLines().some((l) => l.event === 'expire')).toBe(true);
+  });
+});
+
+describe('revocation aborts an in-flight download', () => {
+  it('cuts the stream mid-transfer: no trailers, outcome refused (grant_ended)', async () => {
+    const content = randomBytes(24 * 1024 * 1024);
+    await broker.fake.writeFile('Big/large.bin', content);
+    const id = await broker.grant([{ path: 'Big', mode: 'read' }]);
+    const answer = await call(transfer, 'read', { instance: 'personal', path: 'Big/large.bin' });
+    const result = await new Promise<{ received: number; error: boolean; trailers: unknown }>(
+      (resolve) => {
+        const req = request(
+          new URL(answer.blob_url as string, broker.url),
+          { headers: { authorization: `Bearer ${TRANSFER_TOKEN}` } },
+          (res) => {
+            let received = 0;
+            let revoked = false;
+            res.on('data', (c: Buffer) => {
+              received += c.length;
+              if (!revoked && received > 256 * 1024) {
+                revoked = true;
+                // Slow reader: pause so backpressure holds the stream open, then revoke.
+                res.pause();
+                void broker.gateway.decide(`revoke ${id}`).then(() => res.resume());
+              }
+            });
+            res.on('end', () =>
+              resolve({ received, error: !res.complete, trailers: res.trailers }),
+            );
+            res.on('error', () => resolve({ received, error: true, trailers: res.trailers }));
+            res.on('aborted', () => resolve({ received, error: true, trailers: res.trailers }));
+          },
+        );
+        req.on('error', () => resolve({ received: -1, error: true, trailers: {} }));
+        req.end();
+      },
+    );
+    expect(result.error).toBe(true);
+    expect(result.received).toBeLessThan(content.length);
+    expect((result.trailers as Record<string, string>)['x-broker-sha256']).toBeUndefined();
+    await new Promise((r) => setTimeout(r, 100));
+    const outcome = broker
+      .auditLines()
+      .filter((l) => l.tool === 'blob_get' && l.event === 'outcome')
+      .at(-1);
+    expect(outcome).toMatchObject({ outcome: 'refused', code: 'grant_ended' });
+    expect(broker.server.inFlight.size).toBe(0);
+  });
+});
