@@ -99,6 +99,18 @@ describe('faults.echoAuth', () => {
     expect(body).toContain(encodeURIComponent(fake.password));
   });
 
+  it('also leaks into OCS error bodies', async () => {
+    fake.faults.echoAuth = true;
+    const res = await fetch(`${fake.url}/ocs/v2.php/cloud/user?format=json`, {
+      headers: {
+        'OCS-APIRequest': 'true',
+        Authorization: `Basic ${Buffer.from(`${fake.user}:wrong`).toString('base64')}`,
+      },
+    });
+    expect(res.status).toBe(401);
+    expect(await res.text()).toContain(fake.password);
+  });
+
   it('leaves success bodies alone and is off by default', async () => {
     fake.faults.echoAuth = true;
     expect(await (await dav(fake, 'GET', 'f.txt')).text()).toBe('content of f');

@@ -53,7 +53,11 @@ export function ocsReply(
   message: string,
   data: unknown,
 ): void {
-  const meta = { status: status < 300 ? 'ok' : 'failure', statuscode: status, message };
+  const meta = {
+    status: status < 300 ? 'ok' : 'failure',
+    statuscode: status,
+    message: status < 300 ? message : message + ctx.reply.leak(),
+  };
   if (wantsJson(ctx as OcsContext)) {
     ctx.reply.json(status, { ocs: { meta, data } });
   } else {
@@ -111,7 +115,7 @@ async function filesLock(ctx: OcsContext, user: string): Promise<void> {
   const { state } = ctx;
   // Security (of the real server, mirrored): OCS writes need the CSRF header.
   if (ctx.req.headers['ocs-apirequest'] !== 'true') {
-    ctx.reply.json(412, { message: 'CSRF check failed' });
+    ctx.reply.json(412, { message: 'CSRF check failed' + ctx.reply.leak() });
     return;
   }
   const fileId = Number(ctx.segments[3]);

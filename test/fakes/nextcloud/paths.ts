@@ -76,6 +76,7 @@ export const PUT_PART_LIMIT_BYTES = 228;
 
 /** Nextcloud's name rules for one decoded path component (any method). */
 export function checkName(name: string): NameProblem | undefined {
+  // Security: a decoded `..` would leave the user's folder; Nextcloud answers 400.
   if (name === '..' || name === '.') {
     return { status: 400, exception: 'InvalidPath', message: 'Path contains invalid segments' };
   }
@@ -119,6 +120,7 @@ export function baseName(rel: string): string {
 
 /** Canonical form of a helper-API path (`/a/b` or `a/b`) → stored rel. */
 export function helperRel(path: string): string {
+  // Security: test helpers must not reach outside root either.
   const parts = path.split('/').filter((s) => s !== '');
   if (parts.some((s) => s === '.' || s === '..' || s.includes('\\'))) {
     throw new Error(`fake nextcloud: bad helper path ${JSON.stringify(path)}`);

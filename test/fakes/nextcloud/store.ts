@@ -58,6 +58,7 @@ export class DiskStore {
   private readonly ids = new Map<string, number>();
   private readonly gens = new Map<string, number>();
   private nextId = 100;
+  private realRoot: string | undefined;
 
   constructor(
     readonly root: string,
@@ -93,8 +94,25 @@ export class DiskStore {
     return String(fileId).padStart(8, '0') + this.instanceId;
   }
 
+  /**
+   * Security: a request must stay inside root. Names are single components without
+   * `..` (checked in paths.ts); here no folder on the way may be a symlink leading out.
+   */
+  private async insideRoot(rel: string): Promise<boolean> {
+    this.realRoot ??= await fsp.realpath(this.root);
+    const parent = parentRel(rel);
+    const expected = parent === '' ? this.realRoot : path.join(this.realRoot, ...parent.split('/'));
+    try {
+      return (await fsp.realpath(this.abs(parent))) === expected;
+    } catch (e) {
+      if (isMissing(e)) return false;
+      throw e;
+    }
+  }
+
   async info(rel: string): Promise<NodeInfo | undefined> {
     if (rel !== '' && rel.split('/').some(isHiddenName)) return undefined;
+    if (rel !== '' && !(await this.insideRoot(rel))) return undefined;
     let st;
     try {
       st = await fsp.lstat(this.abs(rel));
@@ -102,7 +120,7 @@ export class DiskStore {
       if (isMissing(e)) return undefined;
       throw e;
     }
-    // Symlinks and devices are not part of the user's files.
+    // Security: symlinks and devices are not part of the user's files (never followed).
     if (!st.isFile() && !st.isDirectory()) return undefined;
     const fileId = this.fileId(rel);
     const gen = this.gens.get(rel) ?? 0;
