@@ -112,6 +112,13 @@ function sabreMessage(body: string): string | undefined {
   return text.length > 160 ? `${text.slice(0, 157)}...` : text;
 }
 
+/** After a lost answer, a change may still have happened: say so for non-idempotent verbs. */
+function nextStepAfterLostAnswer(verb: Verb): string {
+  return verb === 'PROPFIND' || verb === 'GET' || verb === 'CAPABILITIES'
+    ? 'try again later'
+    : 'the change may still have been made, so look (list) before trying again';
+}
+
 function header(res: HttpResponse, name: string): string | undefined {
   const v = res.headers[name];
   return Array.isArray(v) ? v[0] : v;
@@ -168,6 +175,10 @@ export class NextcloudClient {
 
   // ---- public verbs -------------------------------------------------------------
 
+  /**
+   * Children of a folder ('' = root), folders first then by code point; `pageSize`
+   * 1-1000. `next` is a signed cursor for this instance and path only.
+   */
   list(
     path: string,
     cursor?: string,
@@ -190,15 +201,29 @@ export class NextcloudClient {
     });
   }
 
+  /** One file or folder (PROPFIND Depth 0). */
   stat(path: string): Promise<Entry> {
     return this.#guard(() => this.#stat(path));
   }
 
+  /**
+   * Stream a file's bytes (stat first: folders are refused). `range` is inclusive.
+   * The stream fails with a NextcloudError on a stall (idle timeout) or a cut.
+   */
   readStream(
     path: string,
     range?: { start: number; end?: number },
   ): Promise<{ stream: Readable; size: number | null; etag: string | null }> {
     return this.#guard(async () => {
+      if (range !== undefined) {
+        const { start, end } = range;
+        if (
+          !Number.isSafeInteger(start) ||
+          start < 0 ||
+          (end !== undefined && (!Number.isSafeInteger(end) || end < start))
+        )
+          throw new NextcloudError('invalid_argument', 'the byte range must be 0 <= start <= end');
+      }
       const entry = await this.#stat(path);
       // Security: a GET of a folder answers 200 with an HTML page; never hand that out
       // as file content.
@@ -212,16 +237,7 @@ export class NextcloudClient {
       // replaced by a folder (whose GET is an HTML page) in between, the server answers
       // 412 instead of streaming something else.
       if (entry.etag !== null) headers['if-match'] = entry.etag;
-      if (range !== undefined) {
-        const { start, end } = range;
-        if (
-          !Number.isSafeInteger(start) ||
-          start < 0 ||
-          (end !== undefined && (!Number.isSafeInteger(end) || end < start))
-        )
-          throw new NextcloudError('invalid_argument', 'the byte range must be 0 <= start <= end');
-        headers['range'] = `bytes=${start}-${end ?? ''}`;
-      }
+      if (range !== undefined) headers['range'] = `bytes=${range.start}-${range.end ?? ''}`;
       const url = this.#url(path);
       const res = await this.#call(
         { method: 'GET', url, headers },
@@ -241,17 +257,25 @@ export class NextcloudClient {
             : null;
       const etag = normaliseEtag(header(res, 'etag') ?? '') ?? entry.etag;
       const stream = idleStream(res, this.#timeoutMs, (kind) =>
-        kind === 'timeout'
-          ? this.#timeoutError('GET', path)
-          : new NextcloudError(
-              'unreachable',
-              `the download of '${path}' from instance '${this.name}' broke off before the end: try again`,
-            ),
+        this.#scrubbed(
+          kind === 'timeout'
+            ? this.#timeoutError('GET', path)
+            : new NextcloudError(
+                'unreachable',
+                `the download of '${path}' from instance '${this.name}' broke off before the end: try again`,
+              ),
+        ),
       );
       return { stream, size, etag };
     });
   }
 
+  /**
+   * Stream `body` into a file (PUT), never buffered and never retried. Exactly one
+   * condition: create-only (`ifNoneMatch: '*'`), replace-if-unchanged (`ifMatch`), or
+   * under a lock (`lockToken`, optionally with `ifMatch`). `size` becomes Content-Length
+   * and is enforced. On failure the body may be partly read; the caller still owns it.
+   */
   writeStream(
     path: string,
     body: Readable,
@@ -320,6 +344,7 @@ export class NextcloudClient {
     });
   }
 
+  /** Create one folder (its parent must exist). */
   mkdir(path: string): Promise<void> {
     return this.#guard(async () => {
       // Not retried: a repeat of a MKCOL that did succeed would answer 405 "exists".
@@ -330,6 +355,7 @@ export class NextcloudClient {
     });
   }
 
+  /** Rename or move; never overwrites an existing target. */
   move(from: string, to: string): Promise<void> {
     return this.#guard(async () => {
       const source = this.#url(from);
@@ -368,6 +394,7 @@ export class NextcloudClient {
     });
   }
 
+  /** Delete into the trash bin; refused when the trash bin is off. */
   trash(path: string): Promise<void> {
     return this.#guard(async () => {
       const url = this.#url(path);
@@ -386,6 +413,7 @@ export class NextcloudClient {
     });
   }
 
+  /** RFC 4918 exclusive write lock on an existing file; returns `opaquelocktoken:…`. */
   lock(path: string, timeoutSeconds: number): Promise<{ token: string }> {
     return this.#guard(async () => {
       if (
@@ -443,6 +471,7 @@ export class NextcloudClient {
     });
   }
 
+  /** Release a lock taken by `lock`. */
   unlock(path: string, token: string): Promise<void> {
     return this.#guard(async () => {
       const url = this.#url(path);
@@ -458,6 +487,7 @@ export class NextcloudClient {
     });
   }
 
+  /** Trash bin and locking support, cached for `capabilitiesTtlMs` (60 s). */
   capabilities(): Promise<Capabilities> {
     return this.#guard(async () => {
       const cached = this.#capabilities;
@@ -650,7 +680,7 @@ export class NextcloudClient {
   #timeoutError(verb: Verb, path: string): NextcloudError {
     return new NextcloudError(
       'timeout',
-      `Nextcloud on instance '${this.name}' did not answer ${verb} '${path}' within ${Math.round(this.#timeoutMs / 1000)} s: try again later`,
+      `Nextcloud on instance '${this.name}' did not answer ${verb} '${path}' within ${Math.round(this.#timeoutMs / 1000)} s: ${nextStepAfterLostAnswer(verb)}`,
     );
   }
 
@@ -673,7 +703,7 @@ export class NextcloudClient {
       default:
         return new NextcloudError(
           'unreachable',
-          `cannot reach Nextcloud for instance '${this.name}' (${err.detail}): check that the server is up, then try again`,
+          `cannot reach Nextcloud for instance '${this.name}' (${err.detail}): check that the server is up; ${nextStepAfterLostAnswer(verb)}`,
         );
     }
   }
