@@ -1,0 +1,163 @@
+/**
+ * `npm run conformance`: the MCP conformance suite (@modelcontextprotocol/conformance)
+ * against the agent surface of a real broker.
+ *
+ * Starts a fake Nextcloud, starts the broker from a generated config (approval: console,
+ * data in a temp folder), and puts a tiny proxy in front of /mcp that adds the agent's
+ * bearer header (the suite cannot send one) and forwards everything else untouched,
+ * the Host and Origin headers included, so the DNS-rebinding scenario reaches the
+ * broker's own Host check. Runs the scenarios below; exits non-zero if any check fails.
+ */
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { startBroker } from '../broker/main.js';
+import { startFakeNextcloud } from '../test/fakes/nextcloud.js';
+
+const SCENARIOS = ['server-initialize', 'ping', 'tools-list', 'dns-rebinding-protection'] as const;
+const ROOT = join(import.meta.dirname, '..');
+const BIN = join(ROOT, 'node_modules', '.bin', 'conformance');
+
+function startProxy(
+  target: URL,
+  token: string,
+): Promise<{ port: number; close: () => Promise<void> }> {
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const upstream = request(
+      {
+        host: target.hostname,
+        port: target.port,
+        method: req.method,
+        path: req.url,
+        // Host, Origin and everything else pass through as sent; only auth is added.
+        headers: { ...req.headers, authorization: `Bearer ${token}` },
+      },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      },
+    );
+    upstream.on('error', () => {
+      if (!res.headersSent) res.writeHead(502);
+      res.end();
+    });
+    req.pipe(upstream);
+  });
+  return new Promise((resolve) => {
+    server.listen(0, '127.0.0.1', () => {
+      resolve({
+        port: (server.address() as AddressInfo).port,
+        close: () =>
+          new Promise<void>((done) => {
+            server.closeAllConnections();
+            server.close(() => done());
+          }),
+      });
+    });
+  });
+}
+
+function runScenario(url: string, scenario: string, outDir: string): Promise<number> {
+  return new Promise((resolve) => {
+    const child = spawn(
+      BIN,
+      ['server', '--url', url, '--scenario', scenario, '--output-dir', outDir],
+      {
+        cwd: outDir,
+        stdio: ['ignore', 'inherit', 'inherit'],
+      },
+    );
+    child.once('exit', (code) => resolve(code ?? 1));
+    child.once('error', () => resolve(1));
+  });
+}
+
+/** Every checks.json under `dir`, flattened; a FAILURE anywhere fails the run. */
+function failedChecks(dir: string): string[] {
+  const failed: string[] = [];
+  const walk = (d: string): void => {
+    for (const name of readdirSync(d)) {
+      const full = join(d, name);
+      if (statSync(full).isDirectory()) walk(full);
+      else if (name === 'checks.json') {
+        const checks = JSON.parse(readFileSync(full, 'utf8')) as { id: string; status: string }[];
+        for (const c of checks) if (c.status === 'FAILURE') failed.push(c.id);
+      }
+    }
+  };
+  walk(dir);
+  return failed;
+}
+
+async function main(): Promise<number> {
+  const work = mkdtempSync(join(tmpdir(), 'broker-conformance-'));
+  const password = randomBytes(18).toString('base64url');
+  const tokens = {
+    agent: randomBytes(24).toString('hex'),
+    transfer: randomBytes(24).toString('hex'),
+  };
+  const fake = await startFakeNextcloud({ password });
+  const config = join(work, 'config.yaml');
+  writeFileSync(
+    config,
+    [
+      'server: { host: 127.0.0.1, port: 0, allowed_hosts: [localhost, 127.0.0.1, "[::1]"] }',
+      'tokens: { agent_env: CONF_AGENT, transfer_env: CONF_TRANSFER }',
+      'approval: console',
+      'data_dir: ./data',
+      'logging: { level: warn }',
+      'instances:',
+      `  personal: { url: "${fake.url}", username: ${fake.user}, app_password_env: CONF_NC }`,
+      '',
+    ].join('\n'),
+    { mode: 0o600 },
+  );
+  const stdin = new PassThrough();
+  const broker = await startBroker(config, {
+    env: { CONF_AGENT: tokens.agent, CONF_TRANSFER: tokens.transfer, CONF_NC: password },
+    writeLog: (line) => process.stderr.write(line),
+    stdin,
+    stdout: new PassThrough().resume(),
+  });
+  const proxy = await startProxy(new URL(broker.url), tokens.agent);
+  const results = join(work, 'results');
+  mkdirSync(results);
+  let exit = 0;
+  try {
+    for (const scenario of SCENARIOS) {
+      const code = await runScenario(`http://127.0.0.1:${proxy.port}/mcp`, scenario, results);
+      if (code !== 0) {
+        process.stderr.write(`conformance: ${scenario} failed (exit ${code})\n`);
+        exit = 1;
+      }
+    }
+    const failed = failedChecks(results);
+    if (failed.length > 0) {
+      process.stderr.write(`conformance: failed checks: ${failed.join(', ')}\n`);
+      exit = 1;
+    }
+  } finally {
+    await proxy.close();
+    await broker.stop();
+    stdin.end();
+    await fake.close();
+    rmSync(work, { recursive: true, force: true });
+  }
+  process.stdout.write(exit === 0 ? `conformance: ${SCENARIOS.length} scenarios passed\n` : '');
+  return exit;
+}
+
+process.exitCode = await main();
