@@ -100,3 +100,53 @@ describe('PUT streams to disk', () => {
     expect((await fake.readFile('keep.txt'))?.toString()).toBe('old content');
   });
 });
+
+describe('Expect: 100-continue', () => {
+  function putExpecting(
+    path: string,
+    headers: Record<string, string>,
+  ): Promise<{ status: number; continued: boolean }> {
+    const { hostname, port } = new URL(fake.url);
+    return new Promise((resolve, reject) => {
+      let continued = false;
+      const req = http.request({
+        host: hostname,
+        port,
+        method: 'PUT',
+        path: `/remote.php/dav/files/${fake.user}/${path}`,
+        headers: {
+          Authorization: basic(fake.user, fake.password),
+          'Content-Length': 4,
+          Expect: '100-continue',
+          ...headers,
+        },
+      });
+      req.on('continue', () => {
+        continued = true;
+        req.end('body');
+      });
+      req.on('response', (res) => {
+        res.resume();
+        res.on('end', () => {
+          req.destroy();
+          resolve({ status: res.statusCode ?? 0, continued });
+        });
+      });
+      req.on('error', reject);
+      req.flushHeaders();
+    });
+  }
+
+  it('a PUT refused by a precondition is answered without asking for the body', async () => {
+    await fake.writeFile('exp.txt', 'old');
+    const refused = await putExpecting('exp.txt', { 'If-None-Match': '*' });
+    expect(refused).toEqual({ status: 412, continued: false });
+    expect((await fake.readFile('exp.txt'))?.toString()).toBe('old');
+  });
+
+  it('an accepted PUT gets 100 Continue, then its answer', async () => {
+    const accepted = await putExpecting('exp-new.txt', {});
+    expect(accepted).toEqual({ status: 201, continued: true });
+    expect((await fake.readFile('exp-new.txt'))?.toString()).toBe('body');
+  });
+});

@@ -1,11 +1,12 @@
 /** Starts one fake Nextcloud on 127.0.0.1 (port 0 by default) backed by a folder. */
 import { randomBytes, randomUUID } from 'node:crypto';
 import fsp from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { expectContinue } from './continue.js';
 import { LockTable } from './locks.js';
 import { helperRel } from './paths.js';
 import { EX, Reply } from './reply.js';
@@ -56,7 +57,12 @@ export async function startFakeNextcloud(opts: FakeNextcloudOptions = {}): Promi
   const sockets = new Set<Socket>();
   const closing = new AbortController();
 
-  const server = createServer((req, res) => {
+  const server = createServer();
+  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+    expectContinue(req, res);
+    server.emit('request', req, res);
+  });
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     state.requests.push({
       method: req.method ?? '',
       path: req.url ?? '',

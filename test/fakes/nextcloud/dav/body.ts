@@ -1,9 +1,11 @@
 /** Reading small request bodies (PROPFIND, LOCK); large ones are refused. */
 import type { IncomingMessage } from 'node:http';
+import { sendContinue } from '../continue.js';
 
 const MAX_XML_BODY = 1024 * 1024;
 
 export async function readSmallBody(req: IncomingMessage): Promise<string | undefined> {
+  sendContinue(req);
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {

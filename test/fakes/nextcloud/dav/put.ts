@@ -4,6 +4,7 @@
  */
 import { Buffer } from 'node:buffer';
 import { baseName, parentRel, PUT_PART_LIMIT_BYTES } from '../paths.js';
+import { sendContinue } from '../continue.js';
 import { EX } from '../reply.js';
 import { ShortBodyError } from '../store.js';
 import { checkPreconditions, mayWrite } from './conditions.js';
@@ -39,6 +40,7 @@ export async function put(ctx: DavContext): Promise<void> {
   }
   const lengthHeader = header(ctx, 'Content-Length');
   const expected = lengthHeader === undefined ? undefined : Number(lengthHeader);
+  sendContinue(ctx.req);
   try {
     await store.writeFrom(rel, ctx.req, expected);
   } catch (e) {
