@@ -14,9 +14,10 @@ export interface Capabilities {
 
 // Not `.strict()`: this is Nextcloud's document with hundreds of keys we do not use;
 // unknown keys are stripped and only the fields below are trusted.
+// The two fields stay `unknown`: an odd type reads as "off", never as a broken document.
 const FilesSchema = z.object({
-  undelete: z.boolean().optional(),
-  locking: z.string().optional(),
+  undelete: z.unknown().optional(),
+  locking: z.unknown().optional(),
 });
 const OcsSchema = z.object({
   ocs: z.object({

@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest';
+import { parseCapabilities } from '../../broker/nextcloud/capabilities.js';
+import { NextcloudError } from '../../broker/nextcloud/errors.js';
+
+const doc = (files: unknown) =>
+  JSON.stringify({ ocs: { meta: { status: 'ok' }, data: { capabilities: { files } } } });
+
+describe('capabilities', () => {
+  it('reads undelete and locking', () => {
+    expect(
+      parseCapabilities(doc({ undelete: true, locking: '1.0', bigfilechunking: true })),
+    ).toEqual({ undelete: true, locking: true });
+  });
+
+  it('trash counts as on only for an explicit true (else a delete could be permanent)', () => {
+    for (const undelete of ['true', 1, null, undefined])
+      expect(parseCapabilities(doc({ undelete: undelete as never })).undelete).toBe(false);
+    expect(parseCapabilities(doc(undefined))).toEqual({ undelete: false, locking: false });
+    expect(parseCapabilities(doc({ locking: '' })).locking).toBe(false);
+    expect(parseCapabilities(doc({ locking: true })).locking).toBe(false);
+  });
+
+  it.each([
+    ['not JSON', '<html>'],
+    ['no ocs envelope', '{"data":{}}'],
+    ['capabilities that are not an object', JSON.stringify({ ocs: { data: { capabilities: 1 } } })],
+  ])('refuses %s as bad_response', (_name, text) => {
+    let caught: unknown;
+    try {
+      parseCapabilities(text);
+    } catch (err) {
+      caught = err;
+    }
+    expect(caught).toBeInstanceOf(NextcloudError);
+    expect((caught as NextcloudError).code).toBe('bad_response');
+  });
+});
