@@ -46,17 +46,52 @@ function write(value: unknown, stack: Set<object>): string {
     if (proto !== Object.prototype && proto !== null) {
       throw new TypeError('canonicalJson: only plain objects and arrays are JSON');
     }
-    const rec = obj as Record<string, unknown>;
-    const parts: string[] = [];
-    for (const key of Object.keys(rec).sort()) {
-      const v = rec[key];
-      if (v === undefined) continue;
-      parts.push(`${JSON.stringify(key)}:${write(v, stack)}`);
-    }
-    out = `{${parts.join(',')}}`;
+    out = `{${members(obj as Record<string, unknown>, stack)
+      .map((m) => m.text)
+      .join(',')}}`;
   }
   stack.delete(obj);
   return out;
+}
+
+interface Member {
+  key: string;
+  /** `"key":value`, canonical. */
+  text: string;
+}
+
+function members(rec: Record<string, unknown>, stack: Set<object>): Member[] {
+  const out: Member[] = [];
+  for (const key of Object.keys(rec).sort()) {
+    const v = rec[key];
+    if (v === undefined) continue;
+    out.push({ key, text: `${JSON.stringify(key)}:${write(v, stack)}` });
+  }
+  return out;
+}
+
+/**
+ * Canonical JSON of a plain object, and of the same object with one more string member:
+ * `{ without: canonicalJson(obj), withMember: canonicalJson({ ...obj, [key]: value }) }`,
+ * computed with one serialisation (the audit line is its hashed body plus `hash`).
+ * `obj` must not already have `key`.
+ */
+export function canonicalJsonPlusMember(
+  obj: Record<string, unknown>,
+  key: string,
+  value: (without: string) => string,
+): { without: string; withMember: string } {
+  const proto = Object.getPrototypeOf(obj) as unknown;
+  if (proto !== Object.prototype && proto !== null) {
+    throw new TypeError('canonicalJson: only plain objects and arrays are JSON');
+  }
+  if (Object.hasOwn(obj, key)) throw new TypeError(`canonicalJson: "${key}" already present`);
+  const parts = members(obj, new Set([obj]));
+  const without = `{${parts.map((m) => m.text).join(',')}}`;
+  const extra = { key, text: `${JSON.stringify(key)}:${JSON.stringify(value(without))}` };
+  const at = parts.findIndex((m) => m.key > key);
+  parts.splice(at < 0 ? parts.length : at, 0, extra);
+  return { without, withMember: `{${parts.map((m) => m.text).join(',')}}` };
 }
 
 function fail(what: string): never {

@@ -3,7 +3,7 @@
  * A line is `canonicalJson(record)`; `record.hash` is the hex sha256 of
  * `canonicalJson(record without hash)`, which includes `prev`.
  */
-import { canonicalJson, sha256Hex } from './canonical.js';
+import { canonicalJson, canonicalJsonPlusMember, sha256Hex } from './canonical.js';
 
 export interface AuditRecord {
   seq: number;
@@ -37,9 +37,12 @@ export function buildRecord(
     prev: head.hash,
     event,
   };
-  const hash = sha256Hex(canonicalJson(body));
-  const record = { ...body, hash } as AuditRecord;
-  return { record, line: canonicalJson(record) };
+  let hash = '';
+  const { withMember } = canonicalJsonPlusMember(body, 'hash', (without) => {
+    hash = sha256Hex(without);
+    return hash;
+  });
+  return { record: { ...body, hash } as AuditRecord, line: withMember };
 }
 
 export type LineVerdict = { ok: true; record: AuditRecord } | { ok: false; reason: string };

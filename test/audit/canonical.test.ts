@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { canonicalJson } from '../../broker/audit/index.js';
+import { canonicalJsonPlusMember } from '../../broker/audit/canonical.js';
 
 describe('canonicalJson', () => {
   it('sorts keys recursively and writes no whitespace', () => {
@@ -53,5 +54,33 @@ describe('canonicalJson', () => {
         expect(canonicalJson(reversed)).toBe(canonicalJson(obj));
       }),
     );
+  });
+
+  it('property: canonicalJsonPlusMember equals canonicalJson of the object with the member', () => {
+    fc.assert(
+      fc.property(
+        fc.dictionary(fc.string(), fc.jsonValue()),
+        fc.string(),
+        fc.string(),
+        (obj, key, value) => {
+          fc.pre(!Object.hasOwn(obj, key));
+          const r = canonicalJsonPlusMember(obj, key, () => value);
+          expect(r.without).toBe(canonicalJson(obj));
+          const merged = JSON.parse(r.without) as Record<string, unknown>;
+          Object.defineProperty(merged, key, {
+            value,
+            enumerable: true,
+            writable: true,
+            configurable: true,
+          });
+          expect(r.withMember).toBe(canonicalJson(merged));
+        },
+      ),
+    );
+  });
+
+  it('canonicalJsonPlusMember refuses an existing member and non-plain objects', () => {
+    expect(() => canonicalJsonPlusMember({ hash: 1 }, 'hash', () => 'x')).toThrow(TypeError);
+    expect(() => canonicalJsonPlusMember(new Map() as never, 'hash', () => 'x')).toThrow(TypeError);
   });
 });
