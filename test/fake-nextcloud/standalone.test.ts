@@ -84,7 +84,7 @@ describe('fake-nextcloud standalone', () => {
     }
   });
 
-  it.each([['SIGTERM'], ['SIGINT']] as const)(
+  it.each([['SIGTERM']] as const)(
     'runs through npm run on the given port; %s to npm stops the server itself',
     async (signal) => {
       const port = await freePort();
@@ -98,6 +98,15 @@ describe('fake-nextcloud standalone', () => {
       await expect(fetch(`http://127.0.0.1:${port}/status.php`)).rejects.toThrow();
     },
   );
+
+  it('exits 0 on SIGINT', async () => {
+    const { child, ready } = run(['--port', '0'], false);
+    await ready;
+    const exited = once(child, 'exit');
+    child.kill('SIGINT');
+    const [code] = (await exited) as [number | null];
+    expect(code).toBe(0);
+  });
 
   it('refuses a bad --port', async () => {
     const child = spawn(

@@ -100,7 +100,7 @@ export async function startFakeNextcloud(opts: FakeNextcloudOptions = {}): Promi
 
   const relOf = (p: string) => helperRel(p);
   const fake: FakeNextcloud = {
-    url: `http://${host}:${port}`,
+    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
     user: state.user,
     password: state.password,
     root,
