@@ -1,0 +1,108 @@
+/**
+ * What the demo prints once it is up: where the agent connects, with which token, how
+ * to point the `broker` CLI at it, and how to approve. Pure text builders.
+ */
+import { DEMO_INSTANCE } from './config.js';
+
+export const MCP_SERVER_NAME = 'nextcloud-broker';
+
+export interface BannerInput {
+  /** The broker's base URL, e.g. http://127.0.0.1:8765. */
+  brokerUrl: string;
+  agentToken: string;
+  transferToken: string;
+  /** Set when the usual port was taken and another one is used. */
+  preferredPortBusy?: number;
+  cloudUrl: string;
+  cloudUser: string;
+  /** Shown as given (relative to where the demo was started). */
+  cloudFolder: string;
+  dataFolder: string;
+  tokensFile: string;
+  configFile: string;
+  /** Example files created on this start (empty when they already existed). */
+  seeded: readonly string[];
+}
+
+/** `mcpServers` JSON as Claude Code (.mcp.json) and similar clients read it. */
+export function mcpClientConfig(mcpUrl: string, agentToken: string): string {
+  return JSON.stringify(
+    {
+      mcpServers: {
+        [MCP_SERVER_NAME]: {
+          type: 'http',
+          url: mcpUrl,
+          headers: { Authorization: `Bearer ${agentToken}` },
+        },
+      },
+    },
+    null,
+    2,
+  );
+}
+
+export function claudeMcpAddLine(mcpUrl: string, agentToken: string): string {
+  return `claude mcp add --transport http ${MCP_SERVER_NAME} ${mcpUrl} --header "Authorization: Bearer ${agentToken}"`;
+}
+
+/** The lines of tokens.env (also printed): what the `broker` CLI reads. */
+export function cliEnvLines(brokerUrl: string, transferToken: string): string[] {
+  return [`export BROKER_URL=${brokerUrl}`, `export BROKER_TRANSFER_TOKEN=${transferToken}`];
+}
+
+export function tokensEnvFile(brokerUrl: string, transferToken: string): string {
+  return [
+    '# Written by the broker demo; valid until the demo stops (new tokens on every start).',
+    '# Use: source this file, then run `npx broker fetch demo:Documents/welcome.md`.',
+    ...cliEnvLines(brokerUrl, transferToken),
+    '',
+  ].join('\n');
+}
+
+export function renderBanner(b: BannerInput): string {
+  const mcpUrl = `${b.brokerUrl}/mcp`;
+  const rule = '─'.repeat(72);
+  const lines = [
+    rule,
+    'Nextcloud Access Broker: DEMO (no config.yaml found, so nothing real is touched)',
+    rule,
+    '',
+    `Demo Nextcloud   ${b.cloudUrl} (user ${b.cloudUser}), files in ${b.cloudFolder}`,
+    ...(b.seeded.length > 0
+      ? [`                 example files created: ${b.seeded.join(', ')}`]
+      : []),
+    `Broker state     ${b.dataFolder} (grant database, audit log; config ${b.configFile})`,
+    ...(b.preferredPortBusy === undefined
+      ? []
+      : [
+          `Port             ${b.preferredPortBusy} is busy, so the broker uses ${new URL(b.brokerUrl).port}`,
+        ]),
+    '',
+    'For the AI agent (MCP, Streamable HTTP):',
+    `  MCP URL       ${mcpUrl}`,
+    `  Agent token   ${b.agentToken}`,
+    '',
+    '  Claude Code:',
+    `    ${claudeMcpAddLine(mcpUrl, b.agentToken)}`,
+    '',
+    '  Or paste into an MCP client config (mcpServers, e.g. .mcp.json):',
+    ...mcpClientConfig(mcpUrl, b.agentToken)
+      .split('\n')
+      .map((l) => `    ${l}`),
+    '',
+    'For the `broker` CLI (moves file content; keep this token away from the model),',
+    'in another terminal:',
+    ...cliEnvLines(b.brokerUrl, b.transferToken).map((l) => `  ${l}`),
+    `  (or: source ${b.tokensFile}, written with mode 0600)`,
+    `  npx broker fetch ${DEMO_INSTANCE}:Documents/welcome.md`,
+    '',
+    'Tokens are new on every start: paste them again after a restart.',
+    '',
+    'Approve here. The agent asks with request_access; the request appears below. Type:',
+    '  approve 1   approve 1 1,2 2h   deny 1   revoke 1   revoke all   status   help',
+    'Stop with Ctrl-C.',
+    rule,
+    '',
+  ];
+  return lines.join('\n');
+}

@@ -1,0 +1,165 @@
+/**
+ * The demo (`broker start` without a config): a fake Nextcloud serving ./data/demo-cloud,
+ * the broker on 127.0.0.1 with fresh tokens and its state in ./data/demo, and the
+ * approval console on this terminal. Everything stays on loopback.
+ *
+ * The fake Nextcloud is injected (it lives in test/fakes, which the CLI imports), so
+ * the broker's own modules never depend on test code.
+ */
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { join, relative, sep } from 'node:path';
+import { PassThrough, type Readable, type Writable } from 'node:stream';
+import { startBroker, type RunningBroker } from '../main.js';
+import { renderBanner, tokensEnvFile } from './banner.js';
+import {
+  DEMO_HOST,
+  DEMO_PREFERRED_PORT,
+  demoConfigYaml,
+  freshSecrets,
+  secretsEnv,
+} from './config.js';
+import { demoLogSink } from './log-sink.js';
+import { choosePort } from './ports.js';
+import { seedDemoCloud } from './seed.js';
+
+export const DEMO_CLOUD_FOLDER = join('data', 'demo-cloud');
+export const DEMO_DATA_FOLDER = join('data', 'demo');
+export const DEMO_CLOUD_USER = 'demo';
+export const TOKENS_FILE = 'tokens.env';
+export const DEMO_CONFIG_FILE = 'config.yaml';
+
+/** The demo's Nextcloud (the fake one in practice). */
+export interface DemoCloud {
+  url: string;
+  close(): Promise<void>;
+}
+
+export type StartCloud = (opts: {
+  root: string;
+  user: string;
+  password: string;
+  host: string;
+}) => Promise<DemoCloud>;
+
+export interface DemoDeps {
+  /** Folder the demo keeps its files under (./data/…). */
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  /** The approval console's input. */
+  stdin: Readable;
+  /** The banner and the approval console. */
+  stdout: Writable;
+  /** Human log lines (stderr). */
+  stderr: (text: string) => void;
+  startCloud: StartCloud;
+  random?: (n: number) => Buffer;
+  /** Tried first; default 8765. */
+  preferredPort?: number;
+}
+
+export interface RunningDemo {
+  brokerUrl: string;
+  mcpUrl: string;
+  agentToken: string;
+  transferToken: string;
+  tokensFile: string;
+  broker: RunningBroker;
+  /** Stops the broker (audit flushed), then the fake Nextcloud; removes tokens.env. */
+  stop(): Promise<void>;
+}
+
+function shown(cwd: string, path: string): string {
+  const rel = relative(cwd, path);
+  return rel.startsWith('..') ? path : `.${sep}${rel}`;
+}
+
+/** Creates `file` anew with mode 0600 (an old file's looser mode is not inherited). */
+async function writePrivate(file: string, text: string): Promise<void> {
+  await rm(file, { force: true });
+  await writeFile(file, text, { flag: 'wx', mode: 0o600 });
+}
+
+export async function startDemo(deps: DemoDeps): Promise<RunningDemo> {
+  const cloudRoot = join(deps.cwd, DEMO_CLOUD_FOLDER);
+  const dataDir = join(deps.cwd, DEMO_DATA_FOLDER);
+  await mkdir(cloudRoot, { recursive: true });
+  await mkdir(dataDir, { recursive: true, mode: 0o700 });
+  const seeded = await seedDemoCloud(cloudRoot);
+
+  const secrets = freshSecrets(deps.random);
+  const cloud = await deps.startCloud({
+    root: cloudRoot,
+    user: DEMO_CLOUD_USER,
+    password: secrets.appPassword,
+    host: DEMO_HOST,
+  });
+  const tokensFile = join(dataDir, TOKENS_FILE);
+  try {
+    const preferred = deps.preferredPort ?? DEMO_PREFERRED_PORT;
+    const { port, preferredBusy } = await choosePort(preferred, DEMO_HOST);
+    const configFile = join(dataDir, DEMO_CONFIG_FILE);
+    await writePrivate(
+      configFile,
+      demoConfigYaml({ cloudUrl: cloud.url, cloudUser: DEMO_CLOUD_USER, port }),
+    );
+
+    // The console greets and prompts as soon as it starts; hold its output back until
+    // the banner is printed, so the terminal reads top to bottom.
+    const consoleOut = new PassThrough();
+    const broker = await startBroker(configFile, {
+      env: { ...deps.env, ...secretsEnv(secrets) },
+      writeLog: demoLogSink(deps.stderr),
+      stdin: deps.stdin,
+      stdout: consoleOut,
+    });
+    const brokerUrl = broker.url;
+    try {
+      await writePrivate(tokensFile, tokensEnvFile(brokerUrl, secrets.transfer));
+    } catch (error) {
+      await broker.stop();
+      throw error;
+    }
+    deps.stdout.write(
+      renderBanner({
+        brokerUrl,
+        agentToken: secrets.agent,
+        transferToken: secrets.transfer,
+        ...(preferredBusy ? { preferredPortBusy: preferred } : {}),
+        cloudUrl: cloud.url,
+        cloudUser: DEMO_CLOUD_USER,
+        cloudFolder: shown(deps.cwd, cloudRoot),
+        dataFolder: shown(deps.cwd, dataDir),
+        tokensFile: shown(deps.cwd, tokensFile),
+        configFile: shown(deps.cwd, configFile),
+        seeded,
+      }),
+    );
+    consoleOut.pipe(deps.stdout, { end: false });
+
+    let stopped: Promise<void> | undefined;
+    return {
+      brokerUrl,
+      mcpUrl: `${brokerUrl}/mcp`,
+      agentToken: secrets.agent,
+      transferToken: secrets.transfer,
+      tokensFile,
+      broker,
+      stop() {
+        stopped ??= (async () => {
+          try {
+            await broker.stop();
+          } finally {
+            consoleOut.unpipe(deps.stdout);
+            // The tokens die with this process; a stale file would only mislead.
+            await rm(tokensFile, { force: true });
+            await cloud.close();
+          }
+        })();
+        return stopped;
+      },
+    };
+  } catch (error) {
+    await cloud.close();
+    throw error;
+  }
+}

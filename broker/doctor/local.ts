@@ -1,0 +1,84 @@
+/**
+ * Local checks: the data directory can be written, and an existing audit log verifies.
+ * Both are read-only or leave nothing behind, so they are safe beside a running broker.
+ */
+import { randomBytes } from 'node:crypto';
+import { accessSync, constants, existsSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { CHECKPOINT_FILE, LOG_FILE, verifyAudit } from '../audit/index.js';
+import { type Check, fail, pass } from './checklist.js';
+
+function errno(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException | null)?.code;
+  return typeof code === 'string' ? code : error instanceof Error ? error.name : 'unknown error';
+}
+
+/** The nearest folder at or above `dir` that exists. */
+function nearestExisting(dir: string): string {
+  let current = dir;
+  while (!existsSync(current)) {
+    const parent = dirname(current);
+    if (parent === current) return current;
+    current = parent;
+  }
+  return current;
+}
+
+export function checkDataDir(dir: string): Check {
+  const fixOwner = `make ${dir} writable by the user that runs the broker (chown/chmod), or set data_dir to a folder it owns`;
+  let stat;
+  try {
+    stat = statSync(dir);
+  } catch (error) {
+    if (errno(error) !== 'ENOENT')
+      return fail(`data_dir ${dir} cannot be read`, fixOwner, errno(error));
+    const parent = nearestExisting(dirname(dir));
+    try {
+      accessSync(parent, constants.W_OK);
+    } catch (e) {
+      return fail(
+        `data_dir ${dir} does not exist and cannot be created`,
+        `create it, or ${fixOwner}`,
+        `${parent}: ${errno(e)}`,
+      );
+    }
+    return pass(`data_dir ${dir} does not exist yet; the broker will create it`);
+  }
+  if (!stat.isDirectory())
+    return fail(
+      `data_dir ${dir} is not a folder`,
+      "set data_dir to a folder (relative paths start at the config file's folder)",
+    );
+  // A real write (then removed): access(W_OK) misses read-only mounts and full disks.
+  const probe = join(dir, `.doctor-${randomBytes(6).toString('hex')}`);
+  try {
+    writeFileSync(probe, 'probe\n', { flag: 'wx', mode: 0o600 });
+  } catch (error) {
+    return fail(`data_dir ${dir} is not writable`, fixOwner, errno(error));
+  } finally {
+    rmSync(probe, { force: true });
+  }
+  return pass(`data_dir ${dir} is writable`);
+}
+
+export function checkAuditLog(dir: string): Check {
+  if (!existsSync(join(dir, LOG_FILE)) && !existsSync(join(dir, CHECKPOINT_FILE)))
+    return pass('no audit log yet (the broker starts one on its first start)');
+  let result;
+  try {
+    result = verifyAudit(dir);
+  } catch (error) {
+    return fail(
+      `the audit log in ${dir} cannot be read`,
+      'make it readable by this user and run doctor again',
+      errno(error),
+    );
+  }
+  if (result.ok)
+    return pass(`audit log intact: ${result.records} records, head seq ${result.head.seq}`);
+  return fail(
+    `audit log broken at seq ${result.seq}`,
+    'treat records from this seq on as untrustworthy; keep audit.log and audit.checkpoint as evidence, compare with a backup, and see `broker audit verify --help`',
+    result.reason,
+  );
+}

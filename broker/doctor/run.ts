@@ -1,0 +1,117 @@
+/**
+ * `broker doctor`: checks a configuration against the real world and reports a
+ * checklist. Exit 0 when everything passes, 2 when something outside (a server, a
+ * folder, the room) is wrong, 1 when the configuration itself does not load.
+ *
+ * Security: the report is scrubbed of every configured secret before it is returned,
+ * and the only authenticated Nextcloud request per instance is sent once.
+ */
+import { ConfigError, configSecrets, loadConfig, type BrokerConfig } from '../config.js';
+import type { PreflightClient } from '../approval/matrix/preflight.js';
+import { createScrubber } from '../scrub.js';
+import {
+  type CheckSection,
+  countFailures,
+  fail,
+  pass,
+  renderChecklist,
+  skip,
+  warn,
+} from './checklist.js';
+import { checkAuditLog, checkDataDir } from './local.js';
+import { checkMatrix, sdkPreflightClient } from './matrix.js';
+import { checkInstance } from './nextcloud.js';
+
+export interface DoctorDeps {
+  env: NodeJS.ProcessEnv;
+  /** Per network request. Default 10 s. */
+  timeoutMs?: number;
+  /** The Matrix client preflight runs on (default: matrix-js-sdk, never started). */
+  matrixClient?: (
+    matrix: NonNullable<BrokerConfig['matrix']>,
+    timeoutMs: number,
+  ) => PreflightClient;
+}
+
+export interface DoctorReport {
+  sections: CheckSection[];
+  /** The checklist as printed (scrubbed). */
+  text: string;
+  exitCode: 0 | 1 | 2;
+}
+
+function configFailure(path: string, error: unknown): CheckSection {
+  if (error instanceof ConfigError) {
+    const fix =
+      error.code === 'missing'
+        ? 'copy config.yaml.example to config.yaml and fill it in, or pass --config FILE'
+        : 'fix the key as described, then run doctor again';
+    return {
+      title: `Configuration ${path}`,
+      checks: error.issues.map((i) => fail(`${i.key}: ${i.message}`, fix)),
+    };
+  }
+  const detail = error instanceof Error ? error.name : 'unknown error';
+  return {
+    title: `Configuration ${path}`,
+    checks: [
+      fail(
+        'the configuration could not be loaded',
+        'check the file exists and is readable',
+        detail,
+      ),
+    ],
+  };
+}
+
+export async function runDoctor(configPath: string, deps: DoctorDeps): Promise<DoctorReport> {
+  let loaded: ReturnType<typeof loadConfig>;
+  try {
+    loaded = loadConfig(configPath, deps.env);
+  } catch (error) {
+    const sections = [configFailure(configPath, error)];
+    // ConfigError messages name keys and problems, never secret values.
+    return { sections, text: renderChecklist(sections), exitCode: 1 };
+  }
+  const { config, warnings } = loaded;
+  const timeoutMs = deps.timeoutMs ?? 10_000;
+  const sections: CheckSection[] = [
+    {
+      title: `Configuration ${configPath}`,
+      checks: [pass('loads and validates'), ...warnings.map((w) => warn(w))],
+    },
+    {
+      title: 'Local state',
+      checks: [checkDataDir(config.data_dir), checkAuditLog(config.data_dir)],
+    },
+  ];
+  const instances = await Promise.all(
+    [...config.instances.values()].map(async (inst) => ({
+      title: `Nextcloud instance "${inst.name}"`,
+      checks: await checkInstance(inst, { timeoutMs }),
+    })),
+  );
+  sections.push(...instances);
+  if (config.approval === 'matrix' && config.matrix !== undefined) {
+    const client = (deps.matrixClient ?? sdkPreflightClient)(config.matrix, timeoutMs);
+    sections.push({
+      title: 'Matrix approval room',
+      checks: await checkMatrix(config.matrix, client),
+    });
+  } else {
+    sections.push({
+      title: 'Approval',
+      checks: [
+        skip(
+          "approval: console: requests are approved on the broker's terminal (no Matrix checks)",
+        ),
+      ],
+    });
+  }
+  const scrub = createScrubber(
+    configSecrets(config),
+    [...config.instances.values()].map((i) => [i.username, i.app_password] as const),
+  );
+  const text = scrub(renderChecklist(sections));
+  return { sections, text, exitCode: countFailures(sections) === 0 ? 0 : 2 };
+}

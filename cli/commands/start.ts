@@ -1,0 +1,124 @@
+/**
+ * `broker start` (what `npm start` runs): with a configuration it is exactly
+ * `broker serve`; without one it starts a local demo (fake Nextcloud in ./data/demo-cloud,
+ * broker state in ./data/demo, approval console on this terminal).
+ */
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { Readable, Writable } from 'node:stream';
+import type { StartCloud } from '../../broker/demo/run.js';
+import { type Command, ExitCode } from '../command.js';
+import { serveCommand } from './serve.js';
+
+const HELP = `Usage: broker start [--config FILE]
+
+With a configuration (--config FILE, $BROKER_CONFIG, or ./config.yaml in this folder)
+this is exactly \`broker serve\`.
+
+Without one it starts a demo on 127.0.0.1, touching nothing real:
+  - a fake Nextcloud serving ./data/demo-cloud (example files added on first run,
+    existing files never overwritten), instance name "demo";
+  - the broker on port 8765 (or a free port if that is busy) with fresh random tokens,
+    its grant database and audit log in ./data/demo;
+  - the approval console on this terminal: type "approve 1", "deny 1", "status", "help".
+It prints the MCP URL, the agent token, a ready-to-paste MCP client config and the
+BROKER_URL / BROKER_TRANSFER_TOKEN lines for the CLI (also in ./data/demo/tokens.env,
+mode 0600, removed when the demo stops). Ctrl-C stops it cleanly.
+
+Exit codes: 0 stopped cleanly · 1 bad usage or configuration · 2 could not start
+
+Examples:
+  npm start
+  broker start --config /etc/broker/config.yaml
+`;
+
+export interface StartIo {
+  env: NodeJS.ProcessEnv;
+  cwd: () => string;
+  /** Read lazily: touching process.stdin early would open the terminal for every command. */
+  stdin: () => Readable;
+  stdout: () => Writable;
+  stderr: (text: string) => void;
+  stopSignal: () => Promise<string>;
+  /** `broker serve`, run when a configuration is present. */
+  serve: Command;
+  /** Loaded only for the demo (test/fakes, compiled into dist/ by the build). */
+  loadCloud: () => Promise<StartCloud>;
+}
+
+/** True when the arguments or the environment name a config, or ./config.yaml exists. */
+export function hasConfig(args: readonly string[], env: NodeJS.ProcessEnv, cwd: string): boolean {
+  if (args.some((a) => a === '--config' || a.startsWith('--config='))) return true;
+  if (env.BROKER_CONFIG !== undefined && env.BROKER_CONFIG !== '') return true;
+  return existsSync(resolve(cwd, 'config.yaml'));
+}
+
+export function createStartCommand(io: StartIo): Command {
+  return {
+    name: 'start',
+    summary: 'serve with ./config.yaml, or without one start a local demo (npm start)',
+    help: HELP,
+    async run(args) {
+      const cwd = io.cwd();
+      if (hasConfig(args, io.env, cwd)) return io.serve.run(args);
+      if (args.length > 0) {
+        io.stderr(
+          `broker start: unknown argument "${args[0] ?? ''}"; run \`broker start --help\`\n`,
+        );
+        return ExitCode.usage;
+      }
+      const stopping = io.stopSignal();
+      const { startDemo } = await import('../../broker/demo/run.js');
+      let demo: Awaited<ReturnType<typeof startDemo>>;
+      try {
+        demo = await startDemo({
+          cwd,
+          env: io.env,
+          stdin: io.stdin(),
+          stdout: io.stdout(),
+          stderr: io.stderr,
+          startCloud: await io.loadCloud(),
+        });
+      } catch (error) {
+        const message =
+          error instanceof Error ? `${error.name}: ${error.message}` : 'unknown error';
+        io.stderr(`broker start: the demo could not start: ${message}\n`);
+        return ExitCode.infrastructure;
+      }
+      const signal = await stopping;
+      io.stderr(`\nbroker start: ${signal} received, stopping the demo…\n`);
+      await demo.stop();
+      io.stderr('broker start: stopped (audit log flushed).\n');
+      // Everything is closed; should a handle (the terminal's stdin) linger, do not hang.
+      setTimeout(() => process.exit(ExitCode.ok), 3_000).unref();
+      return ExitCode.ok;
+    },
+  };
+}
+
+const processSignal = (): Promise<string> =>
+  new Promise((done) => {
+    const on = (signal: string) => () => {
+      process.off('SIGTERM', term);
+      process.off('SIGINT', int);
+      done(signal);
+    };
+    const term = on('SIGTERM');
+    const int = on('SIGINT');
+    process.once('SIGTERM', term);
+    process.once('SIGINT', int);
+  });
+
+export const startCommand: Command = createStartCommand({
+  env: process.env,
+  cwd: () => process.cwd(),
+  stdin: () => process.stdin,
+  stdout: () => process.stdout,
+  stderr: (text) => process.stderr.write(text),
+  stopSignal: processSignal,
+  serve: serveCommand,
+  loadCloud: async () => {
+    const { startFakeNextcloud } = await import('../../test/fakes/nextcloud.js');
+    return (opts) => startFakeNextcloud(opts);
+  },
+});
