@@ -114,68 +114,91 @@ function measure(ops: readonly WallOp[], fn: (op: WallOp) => unknown): number[] 
 
 const bench: Bench = async () => {
   const grants = buildGrants(lcg(42));
+  // The same grants as an immutable snapshot (a frozen list of frozen grants), which
+  // decide() indexes once and then looks up by the path's ancestors.
+  const frozen: readonly GrantView[] = Object.freeze(grants.map((g) => Object.freeze({ ...g })));
   const ops = buildOps();
   const policy: InstancePolicy = { discovery: false };
 
-  // Check the workload does what it says before timing it.
-  const verdicts = ops.map((op) => decide(op, grants, policy, NOW).ok);
-  const allowed = verdicts.filter(Boolean).length;
-  if (allowed !== 5) throw new Error(`wall bench: expected 5 allowed ops, got ${allowed}`);
+  // Check the workload does what it says, on both forms, before timing it.
+  for (const list of [grants, frozen]) {
+    const allowed = ops.filter((op) => decide(op, list, policy, NOW).ok).length;
+    if (allowed !== 5) throw new Error(`wall bench: expected 5 allowed ops, got ${allowed}`);
+  }
 
   const bareScan = (op: WallOp): number => {
     let n = 0;
     for (const g of grants) if (g.instance === op.instance) n += 1;
     return n;
   };
-  const run = (op: WallOp): unknown => decide(op, grants, policy, NOW);
+  const scanned = (op: WallOp): unknown => decide(op, grants, policy, NOW);
+  const indexed = (op: WallOp): unknown => decide(op, frozen, policy, NOW);
   const canonicalOnly = (op: WallOp): unknown => canonicalPath(pathOf(op));
 
-  // Warm up the JIT on all three loops, then measure them interleaved per round.
-  for (let i = 0; i < 200; i += 1) {
-    for (const op of ops) {
-      run(op);
-      canonicalOnly(op);
-      bareScan(op);
-    }
-  }
-  const decideUs: number[] = [];
-  const canonicalUs: number[] = [];
-  const scanUs: number[] = [];
+  // Warm up the JIT on every loop, then measure them interleaved, round by round.
+  const loops = [scanned, indexed, canonicalOnly, bareScan];
+  for (let i = 0; i < 200; i += 1) for (const op of ops) for (const fn of loops) fn(op);
+  const [scanUs, indexUs, canonicalUs, bareUs] = loops.map((): number[] => []) as [
+    number[],
+    number[],
+    number[],
+    number[],
+  ];
   for (let i = 0; i < 50; i += 1) {
-    decideUs.push(...measure(ops, run));
+    scanUs.push(...measure(ops, scanned));
+    indexUs.push(...measure(ops, indexed));
     canonicalUs.push(...measure(ops, canonicalOnly));
-    scanUs.push(...measure(ops, bareScan));
+    bareUs.push(...measure(ops, bareScan));
   }
 
-  const p99 = percentile(decideUs, 99);
+  const scanP99 = percentile(scanUs, 99);
+  const indexP99 = percentile(indexUs, 99);
+  const canonicalP50 = { name: 'canonicalPath only, p50', value: percentile(canonicalUs, 50) };
+  const canonicalP99 = { name: 'canonicalPath only, p99', value: percentile(canonicalUs, 99) };
+  const target = `p99 < ${TARGET_P99_US} µs`;
   return {
     title: `Wall decision latency (${GRANTS.toLocaleString('en-US')} active grants)`,
     rows: [
       {
-        metric: 'decide p50',
-        value: percentile(decideUs, 50),
+        metric: 'decide p50, frozen snapshot (indexed)',
+        value: percentile(indexUs, 50),
         unit: 'µs',
-        baseline: { name: 'canonicalPath only, p50', value: percentile(canonicalUs, 50) },
+        baseline: canonicalP50,
       },
       {
-        metric: 'decide p99',
-        value: p99,
+        metric: 'decide p99, frozen snapshot (indexed)',
+        value: indexP99,
         unit: 'µs',
-        baseline: { name: 'canonicalPath only, p99', value: percentile(canonicalUs, 99) },
-        target: `p99 < ${TARGET_P99_US} µs`,
-        met: p99 < TARGET_P99_US,
+        baseline: canonicalP99,
+        target,
+        met: indexP99 < TARGET_P99_US,
       },
       {
-        metric: 'decide p99 vs a bare instance scan',
-        value: p99,
+        metric: 'decide p50, plain array (scan)',
+        value: percentile(scanUs, 50),
         unit: 'µs',
-        baseline: { name: 'bare scan of all grants, p99', value: percentile(scanUs, 99) },
+        baseline: canonicalP50,
+      },
+      {
+        metric: 'decide p99, plain array (scan)',
+        value: scanP99,
+        unit: 'µs',
+        baseline: canonicalP99,
+        target,
+        met: scanP99 < TARGET_P99_US,
+      },
+      {
+        metric: 'bare scan p99 (instance compare only)',
+        value: percentile(bareUs, 99),
+        unit: 'µs',
+        baseline: canonicalP99,
       },
     ],
     notes: [
-      `${decideUs.length.toLocaleString('en-US')} decisions over ${ops.length} operations (5 allowed, 9 refused: siblings, wrong mode, other instance, traversal, bidi, percent-escape, NFC/NFD move); 1 in 5 grants on the instance under test, 5% expired.`,
-      'decide is a linear scan with the cheap filters first (instance, expiry, mode, component-boundary prefix); no index: the pipeline reads a fresh grant list per call, so an index would be rebuilt (O(n)) every time.',
-      `Load average during the run: ${loadavg()[0]?.toFixed(1)} on ${cpus().length} CPUs; the p99 is sensitive to other processes on a busy machine (preemption lands inside a ~20 µs scan).`,
+      `${scanUs.length.toLocaleString('en-US')} decisions per form over ${ops.length} operations (5 allowed, 9 refused: siblings, wrong mode, other instance, traversal, bidi, percent-escape, NFC/NFD move); 1 in 5 grants on the instance under test, 5% expired.`,
+      'A plain (mutable) array is scanned in full on every call, cheap filters first. A frozen list of frozen grants is indexed once (WeakMap, instance → path → grants) and each decision looks up only the path and its ancestors; every candidate still passes the same full check, so both forms answer identically (property-tested).',
+      'The pipeline today passes a fresh array from SQLite per call (the scan row); a store that keeps one frozen snapshot of the active grants, replaced on every change, gets the indexed row (expiry is still checked against now on each decision).',
+      `Load average during the run: ${loadavg()[0]?.toFixed(1)} on ${cpus().length} CPUs. The scan touches ~2,000 grant objects per decision and its tail grows with cache pressure from other processes; the indexed lookup touches a handful.`,
     ],
   };
 };

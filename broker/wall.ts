@@ -252,9 +252,90 @@ export function covers(grantPath: string, path: string): boolean {
 }
 
 /**
- * The covering grant that best allows `mode` on `path`: the latest expiry, then the
- * lowest id (deterministic). Grants of other instances, expired ones, and any grant
- * whose fields are not exactly well-formed count for nothing.
+ * Whether one grant allows `path` (canonical) on `instance`: same instance, unexpired,
+ * enough mode, covering, well-formed. The index and the scan both decide through this
+ * one function, so they cannot disagree.
+ */
+function allows(
+  grant: GrantView,
+  instance: string,
+  path: string,
+  needWrite: boolean,
+  now: number,
+): boolean {
+  // Cheap filters first: most grants are on other instances or paths.
+  if (grant?.instance !== instance) return false;
+  // Security: expiry is exclusive (allowed only while now < expiresAt); NaN compares
+  // false, and a non-number is never coerced.
+  if (typeof grant.expiresAt !== 'number' || !(now < grant.expiresAt)) return false;
+  if (grant.mode !== 'write' && (needWrite || grant.mode !== 'read')) return false;
+  // Security: a grant whose path is not a string (an array would be coerced by
+  // startsWith) or whose id is not an integer covers nothing. A grant path that is
+  // not canonical cannot cover here either: `path` is canonical, and a run of its
+  // leading whole components is itself canonical, so only a canonical grant path can
+  // equal one (a property test generates hostile grants to hold this).
+  if (typeof grant.path !== 'string' || !coversCanonical(grant.path, path)) return false;
+  return Number.isSafeInteger(grant.id);
+}
+
+/** Grants by instance, then by exact path: candidates for a path are its ancestors' entries. */
+type GrantIndex = ReadonlyMap<string, ReadonlyMap<string, readonly GrantView[]>>;
+
+/** Indexes of frozen grant lists; `null` marks a frozen list that holds a mutable grant. */
+const indexes = new WeakMap<readonly GrantView[], GrantIndex | null>();
+
+/**
+ * An index for a frozen list of frozen grants, built once per list. A caller that keeps
+ * one frozen snapshot of the active grants (replaced whenever a grant changes) gets
+ * lookups proportional to the path's depth instead of a scan of every grant.
+ */
+function indexFor(grants: readonly GrantView[]): GrantIndex | undefined {
+  // Security: only an immutable list can be indexed: a mutable one could lose a revoked
+  // grant after the index was built, and the index would still offer it.
+  if (!Object.isFrozen(grants)) return undefined;
+  let index = indexes.get(grants);
+  if (index === undefined) {
+    index = buildIndex(grants);
+    indexes.set(grants, index);
+  }
+  return index ?? undefined;
+}
+
+function buildIndex(grants: readonly GrantView[]): GrantIndex | null {
+  const byInstance = new Map<string, Map<string, GrantView[]>>();
+  for (const grant of grants) {
+    // Security: a grant object that can still change could move away from its index
+    // entry; such a list is scanned instead. (Primitives and null count as frozen; they
+    // are skipped below and refused by `allows` in a scan.)
+    if (!Object.isFrozen(grant)) return null;
+    if (typeof grant?.instance !== 'string' || typeof grant.path !== 'string') continue;
+    let byPath = byInstance.get(grant.instance);
+    if (byPath === undefined) {
+      byPath = new Map();
+      byInstance.set(grant.instance, byPath);
+    }
+    const same = byPath.get(grant.path);
+    if (same === undefined) byPath.set(grant.path, [grant]);
+    else same.push(grant);
+  }
+  return byInstance;
+}
+
+/** Index entries for `path` and each of its ancestors (whole components only). */
+function candidates(index: GrantIndex, instance: string, path: string): GrantView[] {
+  const byPath = index.get(instance);
+  const found: GrantView[] = [];
+  if (byPath === undefined) return found;
+  for (let end = path.indexOf('/'); ; end = path.indexOf('/', end + 1)) {
+    const entry = byPath.get(end === -1 ? path : path.slice(0, end));
+    if (entry !== undefined) found.push(...entry);
+    if (end === -1) return found;
+  }
+}
+
+/**
+ * The grant that best allows `mode` on `path`: the latest expiry, then the lowest id
+ * (deterministic). Every candidate, indexed or scanned, passes `allows` in full.
  */
 function findGrant(
   grants: readonly GrantView[],
@@ -263,21 +344,11 @@ function findGrant(
   needWrite: boolean,
   now: number,
 ): GrantView | undefined {
+  const index = indexFor(grants);
+  const pool = index === undefined ? grants : candidates(index, instance, path);
   let best: GrantView | undefined;
-  for (const grant of grants) {
-    // Cheap filters first: most grants are on other instances or paths.
-    if (grant?.instance !== instance) continue;
-    // Security: expiry is exclusive (allowed only while now < expiresAt); NaN compares
-    // false, and a non-number is never coerced.
-    if (typeof grant.expiresAt !== 'number' || !(now < grant.expiresAt)) continue;
-    if (grant.mode !== 'write' && (needWrite || grant.mode !== 'read')) continue;
-    // Security: a grant whose path is not a string (an array would be coerced by
-    // startsWith) or whose id is not an integer covers nothing. A grant path that is
-    // not canonical cannot cover here either: `path` is canonical, and a run of its
-    // leading whole components is itself canonical, so only a canonical grant path can
-    // equal one (a property test generates hostile grants to hold this).
-    if (typeof grant.path !== 'string' || !coversCanonical(grant.path, path)) continue;
-    if (!Number.isSafeInteger(grant.id)) continue;
+  for (const grant of pool) {
+    if (!allows(grant, instance, path, needWrite, now)) continue;
     if (
       best === undefined ||
       grant.expiresAt > best.expiresAt ||
