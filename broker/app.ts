@@ -25,7 +25,8 @@ import { Lifecycle, nodeTimers, type Timers } from './operations/lifecycle.js';
 import type { AuditPort, GatewayPort, GrantsPort, NextcloudPort } from './operations/ports.js';
 import { AccessRequests } from './operations/requests.js';
 import { AGENT_INSTRUCTIONS, agentTools } from './surfaces/agent/index.js';
-import { requireBearer, type AuthFailure } from './surfaces/http/bearer.js';
+import { authFailureRecorder } from './surfaces/http/auth-failures.js';
+import { requireBearer } from './surfaces/http/bearer.js';
 import {
   bodyDeadline,
   bodyErrors,
@@ -174,15 +175,12 @@ export function createServer(deps: ServerDeps): BrokerServer {
     idleTimeoutMs: config.server.request_timeout_ms,
   });
 
-  const onAuthFailure = (
-    surface: SurfaceName,
-    reason: AuthFailure,
-    remote: string | undefined,
-  ): void => {
-    logger.warn('authentication failed', { surface, reason, remote });
-    // Security: audited without the presented token (only why it failed).
-    void pipeline.auditBestEffort('auth_failed', { surface, reason, remote: remote ?? null });
-  };
+  // Security: audited without the presented token (only why it failed), rate-limited.
+  const onAuthFailure = authFailureRecorder({
+    now: deps.now,
+    log: (fields) => logger.warn('authentication failed', fields),
+    audit: (fields) => void pipeline.auditBestEffort('auth_failed', fields),
+  });
   const agentAuth = requireBearer('agent', config.tokens.agent, onAuthFailure);
   const transferAuth = requireBearer('transfer', config.tokens.transfer, onAuthFailure);
   const mcpBody = [

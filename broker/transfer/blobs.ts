@@ -12,6 +12,7 @@
 import type { Request, Response } from 'express';
 import { pipeline as pipe } from 'node:stream/promises';
 import { OperationRefusal, type Pipeline } from '../operations.js';
+import { isNextcloudError } from '../operations/nextcloud-errors.js';
 import type { Logger } from '../log.js';
 import { failure, ok, scrubDeep, withWarnings, type Envelope } from '../surfaces/envelope.js';
 import type { CallContext } from '../surfaces/tool.js';
@@ -181,6 +182,7 @@ export class BlobEndpoint {
         } catch (error) {
           hasher.destroy();
           if (allowed.signal.aborted) throw allowed.signal.reason;
+          if (!req.complete && !isNextcloudError(error)) throw clientGone();
           throw error;
         }
         if (hasher.bytes !== ticket.size) throw clientGone();

@@ -202,6 +202,12 @@ export class TransferService {
           Math.min(args.timeout_s ?? MAX_LOCK_SECONDS, MAX_LOCK_SECONDS, grantLeft),
         );
         const { token } = await client.lock(path, seconds);
+        // Security: a revoke that landed while the LOCK was on its way must not leave a
+        // lock behind that nobody will release.
+        if (allowed.signal.aborted) {
+          await client.unlock(path, token).catch(() => undefined);
+          throw allowed.signal.reason;
+        }
         checkouts.add({
           instance: allowed.instance,
           path,

@@ -114,7 +114,12 @@ export async function call(
 }
 
 export async function startBroker(
-  opts: { discovery?: boolean; sweepIntervalMs?: number; maxBodyBytes?: number } = {},
+  opts: {
+    discovery?: boolean;
+    sweepIntervalMs?: number;
+    maxBodyBytes?: number;
+    requestTimeoutMs?: number;
+  } = {},
 ): Promise<Broker> {
   const fake = await startFakeNextcloud({ password: APP_PASSWORD });
   const dir = mkdtempSync(join(tmpdir(), 'broker-daemon-'));
@@ -133,7 +138,7 @@ export async function startBroker(
       port: 0,
       allowed_hosts: ['localhost', '127.0.0.1', '[::1]'],
       max_body_bytes: opts.maxBodyBytes ?? 64 * 1024,
-      request_timeout_ms: 5_000,
+      request_timeout_ms: opts.requestTimeoutMs ?? 5_000,
     },
     tokens: { agent: AGENT_TOKEN, transfer: TRANSFER_TOKEN },
     matrix: undefined,

@@ -467,3 +467,49 @@ describe('revocation aborts an in-flight download', () => {
     expect(broker.server.inFlight.size).toBe(0);
   });
 });
+
+describe('revocation aborts an in-flight upload', () => {
+  it('cuts the upload: refused (grant_ended), nothing stored', async () => {
+    await broker.fake.mkdir('BigUp');
+    const id = await broker.grant([{ path: 'BigUp', mode: 'write' }]);
+    const size = 8 * 1024 * 1024;
+    const answer = await call(transfer, 'write', {
+      instance: 'personal',
+      path: 'BigUp/up.bin',
+      size,
+      if_none_match: '*',
+    });
+    const result = await new Promise<{ status: number; body: string }>((resolve) => {
+      const req = request(new URL(answer.blob_url as string, broker.url), {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${TRANSFER_TOKEN}`, 'content-length': String(size) },
+      });
+      req.on('response', (res) => {
+        let body = '';
+        res.on('data', (c: Buffer) => (body += c.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      });
+      req.on('error', () => resolve({ status: -1, body: '' }));
+      // Send the first megabyte, revoke, then keep sending slowly.
+      req.write(randomBytes(1024 * 1024));
+      setTimeout(() => {
+        void broker.gateway.decide(`revoke ${id}`).then(() => {
+          const more = setInterval(() => {
+            if (req.destroyed || !req.write(randomBytes(64 * 1024))) clearInterval(more);
+          }, 20);
+          setTimeout(() => clearInterval(more), 2_000);
+        });
+      }, 100);
+    });
+    expect(result.status).toBe(403);
+    expect(JSON.parse(result.body)).toMatchObject({ status: 'refused', code: 'grant_ended' });
+    await new Promise((r) => setTimeout(r, 100));
+    expect(await broker.fake.exists('BigUp/up.bin')).toBe(false);
+    const outcome = broker
+      .auditLines()
+      .filter((l) => l.tool === 'blob_put' && l.event === 'outcome')
+      .at(-1);
+    expect(outcome).toMatchObject({ outcome: 'refused', code: 'grant_ended' });
+    expect(broker.server.inFlight.size).toBe(0);
+  });
+});

@@ -1,0 +1,122 @@
+/**
+ * The daemon's own lifecycle, in process: start (audit `start`, pending requests
+ * discarded and announced), the periodic sweep, a graceful stop that lets in-flight
+ * requests finish, and the deadline on slow request bodies.
+ */
+import { connect as netConnect } from 'node:net';
+import { describe, expect, it } from 'vitest';
+import { authFailureRecorder } from '../../broker/surfaces/http/auth-failures.js';
+import { call, startBroker } from './harness.js';
+
+describe('start and sweep', () => {
+  it('expires a pending request past pending_timeout and announces it', async () => {
+    const broker = await startBroker();
+    try {
+      const agent = await broker.agent();
+      const answer = await call(agent, 'request_access', {
+        instance: 'personal',
+        reason: 'x',
+        items: [{ path: 'Slow', mode: 'read' }],
+      });
+      broker.clock.offset += 13 * 3_600_000;
+      await broker.server.sweep();
+      expect(broker.store.getRequest(answer.request as number)?.state).toBe('expired');
+      expect(
+        broker.gateway.announcements.some((a) => a.includes(`#${answer.request as number}`)),
+      ).toBe(true);
+      expect(
+        broker.auditLines().some((l) => l.event === 'expire' && l.request === answer.request),
+      ).toBe(true);
+      expect(await call(agent, 'check_access', { request: answer.request })).toMatchObject({
+        status: 'ok',
+        state: 'expired',
+      });
+    } finally {
+      await broker.close();
+    }
+  });
+
+  it('the sweep runs on its timer', async () => {
+    const broker = await startBroker({ sweepIntervalMs: 20 });
+    try {
+      await broker.grant([{ path: 'Tick', mode: 'read' }]);
+      broker.clock.offset += 25 * 3_600_000;
+      await new Promise((r) => setTimeout(r, 200));
+      expect(broker.store.activeGrants()).toEqual([]);
+      expect(broker.auditLines().some((l) => l.event === 'expire')).toBe(true);
+    } finally {
+      await broker.close();
+    }
+  });
+});
+
+describe('graceful stop', () => {
+  it('stops accepting but lets an in-flight call finish', async () => {
+    const broker = await startBroker();
+    try {
+      await broker.fake.mkdir('Drain');
+      await broker.grant([{ path: 'Drain', mode: 'read' }]);
+      const agent = await broker.agent();
+      broker.fake.faults.slowMs = 400;
+      const inFlight = call(agent, 'list', { instance: 'personal', path: 'Drain' });
+      await new Promise((r) => setTimeout(r, 100));
+      const closing = broker.server.close();
+      expect(await inFlight).toMatchObject({ status: 'ok' });
+      await closing;
+      await expect(fetch(`${broker.url}/health`)).rejects.toThrow();
+    } finally {
+      await broker.close();
+    }
+  });
+});
+
+describe('slow request bodies', () => {
+  it('drops a request whose body does not arrive within request_timeout_ms', async () => {
+    const broker = await startBroker({ requestTimeoutMs: 300 });
+    try {
+      const { port } = new URL(broker.url);
+      const started = Date.now();
+      const closedAfter = await new Promise<number>((resolve, reject) => {
+        const socket = netConnect(Number(port), '127.0.0.1', () => {
+          socket.write(
+            'POST /mcp HTTP/1.1\r\nHost: localhost\r\n' +
+              `Authorization: Bearer ${broker.config.tokens.agent}\r\n` +
+              'Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"jsonrpc":',
+          );
+        });
+        socket.on('data', () => undefined);
+        socket.on('close', () => resolve(Date.now() - started));
+        socket.on('error', reject);
+        setTimeout(() => reject(new Error('socket still open')), 5_000);
+      });
+      expect(closedAfter).toBeGreaterThanOrEqual(250);
+      expect(closedAfter).toBeLessThan(3_000);
+    } finally {
+      await broker.close();
+    }
+  });
+});
+
+describe('auth failure flood', () => {
+  it('audits at most perWindow failures per window, then records how many were suppressed', () => {
+    let now = 0;
+    const audited: Record<string, unknown>[] = [];
+    const record = authFailureRecorder({
+      now: () => now,
+      audit: (f) => audited.push(f),
+      log: () => undefined,
+      perWindow: 3,
+      windowMs: 1_000,
+    });
+    for (let i = 0; i < 10; i += 1) record('agent', 'mismatch', '127.0.0.1');
+    expect(audited.length).toBe(3);
+    now = 1_000;
+    record('transfer', 'missing', undefined);
+    expect(audited.at(-1)).toEqual({
+      surface: 'transfer',
+      reason: 'missing',
+      remote: null,
+      suppressed: 7,
+    });
+  });
+});
