@@ -371,7 +371,18 @@ describe('F15-F17 names and encoding', () => {
   });
 
   it('F16 decodes lowercase escapes, unencoded `:` and `%2b` in hrefs', async () => {
-    const names = ['a+b.txt', 'c:d.txt', 'e f#g?.txt', 'h%2Fi.txt', '\u00ff.txt', '\u{1F600}.txt'];
+    // Also names the server accepts though Windows would not: reserved, trailing dot/space.
+    const names = [
+      'a+b.txt',
+      'c:d.txt',
+      'e f#g?.txt',
+      'h%2Fi.txt',
+      '\u00ff.txt',
+      '\u{1F600}.txt',
+      'CON',
+      'dot.',
+      'space ',
+    ];
     for (const n of names) await rig.fake.writeFile(`E/${n}`, n);
     const { entries } = await rig.client.list('E');
     expect(entries.map((e) => e.name)).toEqual([...names].sort());
@@ -486,6 +497,17 @@ describe('F21 token locks', () => {
       rig.client.writeStream('K/doc.txt', body('x'), { ifMatch: etag as string }, 1),
       'locked',
     );
+  });
+
+  it('a user lock by another user blocks writes (423 locked, retry later)', async () => {
+    await rig.fake.lockAs('K/doc.txt', { type: 'user', owner: 'bob' });
+    const { etag } = await rig.client.stat('K/doc.txt');
+    await rejectsWith(
+      rig.client.writeStream('K/doc.txt', body('x'), { ifMatch: etag as string }, 1),
+      'locked',
+      true,
+    );
+    await rejectsWith(rig.client.lock('K/doc.txt', 60), 'locked');
   });
 
   it('refuses to lock a missing path (no LOCK sent, no file created) or a folder', async () => {
