@@ -45,42 +45,59 @@ export async function acquireLock(dir: string, deps: LockDeps): Promise<HeldLock
     await handle.close();
   }
   try {
-    let warning: string | undefined;
-    if (!(await tryLink(deps.fs, tmp, file))) {
-      const owner = await readOwner(deps.fs, file);
-      // Security: a live owner (including this very process) keeps the lock; two writers
-      // would interleave seqs and fork the chain.
-      if (owner === undefined || deps.isAlive(owner)) {
-        throw new AuditError(
-          'locked',
-          owner === undefined
-            ? `${file} exists but does not hold a pid; if no broker uses this data directory, remove it`
-            : `${file} is held by running process ${owner}; stop that broker first (one broker per data directory)`,
-        );
-      }
-      await deps.fs.unlink(file).catch((err: unknown) => {
-        if (errnoCode(err) !== 'ENOENT') throw err;
-      });
-      if (!(await tryLink(deps.fs, tmp, file))) {
-        throw new AuditError(
-          'locked',
-          `${file} was taken by another process while replacing a stale lock`,
-        );
-      }
-      warning = `took over the stale lock ${file} left by process ${owner}, which is no longer running`;
-    }
+    const warning = await takeLock(dir, file, tmp, deps);
     await syncDir(deps.fs, dir);
     return {
       file,
       warning,
       release: async () => {
         // Only remove the lock if it is still ours.
-        if ((await readOwner(deps.fs, file)) === deps.pid) await deps.fs.unlink(file);
+        const owner = await readOwner(deps.fs, file);
+        if (owner.kind === 'pid' && owner.pid === deps.pid) await deps.fs.unlink(file);
       },
     };
   } finally {
+    // The temp file only carried the pid into the link; a leftover is harmless.
     await deps.fs.unlink(tmp).catch(() => undefined);
   }
+}
+
+/** Links `tmp` to `file`; returns a warning when a stale lock was replaced. */
+async function takeLock(
+  dir: string,
+  file: string,
+  tmp: string,
+  deps: LockDeps,
+): Promise<string | undefined> {
+  for (let attempt = 0; attempt < 3; attempt += 1) {
+    if (await tryLink(deps.fs, tmp, file)) return undefined;
+    const owner = await readOwner(deps.fs, file);
+    if (owner.kind === 'missing') continue; // released meanwhile: try again
+    if (owner.kind === 'garbage') {
+      throw new AuditError(
+        'locked',
+        `${file} exists but does not hold a pid; if no broker uses ${dir}, remove it`,
+      );
+    }
+    // Security: a live owner (including this very process) keeps the lock; two writers
+    // would interleave seqs and fork the chain.
+    if (deps.isAlive(owner.pid)) {
+      throw new AuditError(
+        'locked',
+        `${file} is held by running process ${owner.pid}; stop that broker first (one broker per data directory)`,
+      );
+    }
+    await deps.fs.unlink(file).catch((err: unknown) => {
+      if (errnoCode(err) !== 'ENOENT') throw err;
+    });
+    if (await tryLink(deps.fs, tmp, file)) {
+      return `took over the stale lock ${file} left by process ${owner.pid}, which is no longer running`;
+    }
+  }
+  throw new AuditError(
+    'locked',
+    `${file} keeps changing hands; another broker is starting on ${dir}`,
+  );
 }
 
 async function tryLink(fs: AuditFs, from: string, to: string): Promise<boolean> {
@@ -93,16 +110,17 @@ async function tryLink(fs: AuditFs, from: string, to: string): Promise<boolean> 
   }
 }
 
-async function readOwner(fs: AuditFs, file: string): Promise<number | undefined> {
+type Owner = { kind: 'missing' } | { kind: 'garbage' } | { kind: 'pid'; pid: number };
+
+async function readOwner(fs: AuditFs, file: string): Promise<Owner> {
   let text: string;
   try {
     text = (await fs.readFile(file)).toString('utf8');
   } catch (err) {
-    if (errnoCode(err) === 'ENOENT') return undefined;
+    if (errnoCode(err) === 'ENOENT') return { kind: 'missing' };
     throw err;
   }
-  const m = /^(\d{1,10})\n?$/.exec(text);
-  if (m === null) return undefined;
-  const pid = Number(m[1]);
-  return pid > 0 ? pid : undefined;
+  const m = /^(\d{1,10})\n$/.exec(text);
+  const pid = m === null ? 0 : Number(m[1]);
+  return pid > 0 ? { kind: 'pid', pid } : { kind: 'garbage' };
 }

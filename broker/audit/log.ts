@@ -3,20 +3,22 @@
  *
  * Allows: one writer process per data directory (audit.lock); appends that resolve only
  * after their line is written and fsynced. Concurrent appends share one write and one
- * fsync (group commit). Denies: starting on a log whose chain does not verify or that is
- * short of its checkpoint; appending after any write failure (we cannot know what reached
- * the disk, so the broker must restart, which re-verifies). Never rewrites existing bytes:
- * the file is opened O_APPEND and a crash's torn tail is left in place and covered by a
- * `recovery` record naming its length and sha256.
+ * fsync (group commit, writer.ts). Denies: starting on a log whose chain does not verify
+ * or that is short of its checkpoint; appending after any write failure (we cannot know
+ * what reached the disk, so the broker must restart, which re-verifies). Never rewrites
+ * existing bytes: the file is opened O_APPEND, and a crash's torn tail is left in place
+ * and covered by a `recovery` record naming its length and sha256.
  */
 import { join } from 'node:path';
 import type { Clock } from '../domain.js';
 import type { Logger } from '../log.js';
 import { sha256Hex, ZERO_HASH } from './canonical.js';
-import { type ChainHead, ChainVerifier } from './chain.js';
-import { CHECKPOINT_FILE, parseCheckpoint, writeCheckpoint } from './checkpoint.js';
-import { AuditError, type AuditErrorCode } from './errors.js';
-import { type AuditFileHandle, type AuditFs, errnoCode, nodeAuditFs, writeAll } from './fs.js';
+import { type ChainHead, type ChainResult, ChainVerifier } from './chain.js';
+import { CHECKPOINT_FILE, parseCheckpoint } from './checkpoint.js';
+import { Checkpointer } from './checkpointer.js';
+import { AuditError } from './errors.js';
+import { describeError, FailureState } from './failure.js';
+import { type AuditFileHandle, type AuditFs, errnoCode, nodeAuditFs } from './fs.js';
 import { acquireLock, type HeldLock, processIsAlive } from './lock.js';
 import {
   type AuditRecord,
@@ -25,19 +27,19 @@ import {
   MAX_LINE_BYTES,
   RESERVED_FIELDS,
 } from './record.js';
+import { withTimeout } from './timeout.js';
+import { GroupCommitWriter } from './writer.js';
 
 export const LOG_FILE = 'audit.log';
 const DEFAULT_WRITE_TIMEOUT_MS = 5000;
-/** Upper bound of one group-commit write. */
-const MAX_BATCH_BYTES = 4 * 1024 * 1024;
 const READ_CHUNK = 64 * 1024;
-/** Least time between two checkpoint writes while appends keep coming. */
-const CHECKPOINT_SPACING_MS = 25;
+const NEWLINE = Buffer.from('\n', 'utf8');
 
 export interface AuditLogDeps {
   now: Clock;
   /** A write+fsync (or checkpoint update) slower than this fails the log. Default 5000. */
   writeTimeoutMs?: number;
+  /** Default: node:fs/promises. */
   fs?: AuditFs;
   logger?: Logger;
   /** For tests; default `process.pid` and `process.kill(pid, 0)`. */
@@ -45,43 +47,49 @@ export interface AuditLogDeps {
   isAlive?: (pid: number) => boolean;
 }
 
-interface Pending {
-  record: AuditRecord;
-  bytes: Buffer;
-  resolve: (r: AuditRecord) => void;
-  reject: (e: unknown) => void;
-}
-
 export class AuditLog {
   /** What open() had to repair or take over (stale lock, torn tail, lagging checkpoint). */
   readonly warnings: string[] = [];
-  private readonly queue: Pending[] = [];
-  /** Head including queued, not yet durable records. */
+  /** Head including queued, not yet durable records: the next record's prev. */
   private tip: ChainHead;
   /** Head of what is fsynced. */
   private durableHead: ChainHead;
-  private checkpointHead: ChainHead;
-  private failure: AuditError | undefined;
   private closed = false;
   private closing: Promise<void> | undefined;
-  private draining: Promise<void> | undefined;
-  private checkpointing: Promise<void> | undefined;
-  private cutPause: (() => void) | undefined;
+  private readonly failure: FailureState;
+  private readonly writer: GroupCommitWriter;
+  private readonly checkpointer: Checkpointer;
   private readonly timeoutMs: number;
+  private readonly file: string;
 
   private constructor(
     private readonly dir: string,
     private readonly handle: AuditFileHandle,
     private readonly lock: HeldLock,
-    private readonly fs: AuditFs,
+    fs: AuditFs,
     private readonly deps: AuditLogDeps,
     head: ChainHead,
     checkpoint: ChainHead,
   ) {
     this.tip = head;
     this.durableHead = head;
-    this.checkpointHead = checkpoint;
+    this.file = join(dir, LOG_FILE);
     this.timeoutMs = deps.writeTimeoutMs ?? DEFAULT_WRITE_TIMEOUT_MS;
+    this.failure = new FailureState(deps.logger);
+    this.checkpointer = new Checkpointer(
+      { fs, dir, timeoutMs: this.timeoutMs, failure: this.failure },
+      checkpoint,
+    );
+    this.writer = new GroupCommitWriter({
+      handle,
+      file: this.file,
+      timeoutMs: this.timeoutMs,
+      failure: this.failure,
+      onDurable: (h) => {
+        this.durableHead = h;
+        this.checkpointer.advance(h);
+      },
+    });
   }
 
   /**
@@ -101,12 +109,10 @@ export class AuditLog {
     try {
       // Read the checkpoint before the log (it never runs ahead of the log).
       const checkpoint = await readCheckpoint(fs, dataDir);
-      handle = await fs.open(join(dataDir, LOG_FILE), 'a+', 0o600);
-      const { size } = await handle.stat();
-      const verifier = new ChainVerifier(checkpoint);
-      await readInto(handle, size, (chunk) => verifier.push(chunk));
-      const result = verifier.finish();
       const logFile = join(dataDir, LOG_FILE);
+      handle = await fs.open(logFile, 'a+', 0o600);
+      const { size } = await handle.stat();
+      const result = await verifyHandle(handle, size, checkpoint);
       if (!result.ok && result.region === undefined) {
         throw corrupt(logFile, result.seq, result.reason);
       }
@@ -119,16 +125,9 @@ export class AuditLog {
           `${CHECKPOINT_FILE} is missing but the log is not empty; its tail cannot be checked`,
         );
       }
-      const log = new AuditLog(
-        dataDir,
-        handle,
-        lock,
-        fs,
-        deps,
-        result.head,
-        // seq -1: no checkpoint file yet, so the first flush writes one (seq 0 on a fresh log).
-        checkpoint ?? { seq: -1, hash: ZERO_HASH },
-      );
+      // seq -1: no checkpoint file yet, so the first flush writes one (seq 0 on a fresh log).
+      const written = checkpoint ?? { seq: -1, hash: ZERO_HASH };
+      const log = new AuditLog(dataDir, handle, lock, fs, deps, result.head, written);
       if (lock.warning !== undefined) log.warn(lock.warning);
       if (checkpoint !== undefined && result.head.seq > checkpoint.seq) {
         log.warn(
@@ -136,14 +135,14 @@ export class AuditLog {
         );
       }
       if (!result.ok) {
-        // result.region is set: everything after the last good record is a torn region.
+        // The region runs from the first bad line to the end of the file.
         const region = result.region as NonNullable<typeof result.region>;
         const endsWithNewline = region.offset + region.bytes < size;
         await log.recover(region.bytes, region.sha256, !endsWithNewline, result.reason);
       } else if (result.tail.length > 0) {
         await log.recoverTail(result.tail);
       }
-      await log.flushCheckpoint();
+      await log.checkpointer.flush(log.durableHead);
       return log;
     } catch (err) {
       await handle?.close().catch(() => undefined);
@@ -159,33 +158,21 @@ export class AuditLog {
 
   /**
    * Appends `{event, ...fields}` with the next seq; resolves after the line is fsynced.
-   * Rejects with AuditError: 'invalid_fields' (reserved names or non-JSON values),
-   * 'closed', 'write_failed' or 'timeout' (this and every later append).
+   * Rejects with AuditError: 'invalid_fields' (reserved names, non-JSON values, over
+   * 1 MiB), 'closed', 'write_failed' or 'timeout' (this and every later append).
    */
   append(event: string, fields: Record<string, unknown>): Promise<AuditRecord> {
-    if (this.closed) return Promise.reject(new AuditError('closed', 'the audit log is closed'));
-    if (this.failure !== undefined) return Promise.reject(this.laterFailure());
-    // Security: only open() writes a recovery record that excuses torn bytes.
-    if (event === 'recovery' && Object.hasOwn(fields, 'torn')) {
-      return Promise.reject(
-        new AuditError(
-          'invalid_fields',
-          'field "torn" of a recovery record is reserved for the audit log',
-        ),
-      );
-    }
-    return this.enqueue(event, fields, false);
+    return this.enqueue(event, fields, { internal: false, newlineFirst: false });
   }
 
   /** Waits for queued appends and the checkpoint, closes the file and releases the lock. */
   close(): Promise<void> {
     this.closed = true;
-    this.cutPause?.();
     this.closing ??= (async () => {
-      await this.draining;
-      await this.checkpointing;
-      await this.withTimeout(this.handle.close(), 'close').catch((err: unknown) => {
-        this.deps.logger?.warn('audit log close failed', { error: describe(err) });
+      await this.writer.idle();
+      await this.checkpointer.flush(this.durableHead).catch(() => undefined); // failure logged
+      await withTimeout(this.handle.close(), this.timeoutMs, 'close').catch((err: unknown) => {
+        this.deps.logger?.warn('audit log close failed', { error: describeError(err) });
       });
       await this.lock.release();
     })();
@@ -195,202 +182,60 @@ export class AuditLog {
   private enqueue(
     event: string,
     fields: Record<string, unknown>,
-    newlineFirst: boolean,
+    how: { internal: boolean; newlineFirst: boolean },
   ): Promise<AuditRecord> {
+    if (this.closed) return Promise.reject(new AuditError('closed', 'the audit log is closed'));
+    const later = this.failure.later();
+    if (later !== undefined) return Promise.reject(later);
+    const invalid = (message: string, cause?: unknown): Promise<never> =>
+      Promise.reject(new AuditError('invalid_fields', message, { cause }));
     if (typeof event !== 'string' || event.length === 0) {
-      return Promise.reject(new AuditError('invalid_fields', 'event must be a non-empty string'));
+      return invalid('event must be a non-empty string');
     }
     if (typeof fields !== 'object' || fields === null || Array.isArray(fields)) {
-      return Promise.reject(new AuditError('invalid_fields', 'fields must be an object'));
+      return invalid('fields must be an object');
     }
     // Security: the chain fields are set here only; a caller cannot forge seq/prev/hash.
     for (const name of RESERVED_FIELDS) {
-      if (Object.hasOwn(fields, name)) {
-        return Promise.reject(
-          new AuditError('invalid_fields', `field "${name}" is reserved for the audit chain`),
-        );
-      }
+      if (Object.hasOwn(fields, name))
+        return invalid(`field "${name}" is reserved for the audit chain`);
     }
+    // Security: only open() writes a recovery record that excuses torn bytes.
+    if (!how.internal && event === 'recovery' && Object.hasOwn(fields, 'torn')) {
+      return invalid('field "torn" of a recovery record is reserved for the audit log');
+    }
+    const now = this.deps.now();
+    if (!Number.isFinite(now)) return invalid(`the clock returned ${now}, not a time`);
     let built: ReturnType<typeof buildRecord>;
     try {
-      built = buildRecord(this.tip, new Date(this.deps.now()).toISOString(), event, fields);
+      built = buildRecord(this.tip, new Date(now).toISOString(), event, fields);
     } catch (err) {
-      return Promise.reject(
-        new AuditError('invalid_fields', `audit fields are not plain JSON: ${describe(err)}`, {
-          cause: err,
-        }),
-      );
+      return invalid(`audit fields are not plain JSON: ${describeError(err)}`, err);
     }
     const line = Buffer.from(built.line, 'utf8');
     if (line.length > MAX_LINE_BYTES) {
-      return Promise.reject(
-        new AuditError(
-          'invalid_fields',
-          `audit record of ${line.length} bytes exceeds ${MAX_LINE_BYTES}`,
-        ),
-      );
+      return invalid(`audit record of ${line.length} bytes exceeds ${MAX_LINE_BYTES}`);
     }
     this.tip = { seq: built.record.seq, hash: built.record.hash };
-    const bytes = Buffer.concat(newlineFirst ? [NEWLINE, line, NEWLINE] : [line, NEWLINE]);
-    return new Promise<AuditRecord>((resolve, reject) => {
-      this.queue.push({ record: built.record, bytes, resolve, reject });
-      this.kick();
-    });
-  }
-
-  private kick(): void {
-    // setImmediate lets every append issued in this turn (and the continuations of the
-    // last batch's callers) join one batch.
-    this.draining ??= new Promise<void>((resolve) => setImmediate(resolve))
-      .then(() => this.drain())
-      .finally(() => {
-        this.draining = undefined;
-        if (this.queue.length > 0) this.kick();
-      });
-  }
-
-  private async drain(): Promise<void> {
-    while (this.queue.length > 0) {
-      if (this.failure !== undefined) {
-        const err = this.laterFailure();
-        for (const p of this.queue.splice(0)) p.reject(err);
-        return;
-      }
-      const batch = takeBatch(this.queue);
-      const bytes = Buffer.concat(batch.map((p) => p.bytes));
-      try {
-        await this.withTimeout(
-          (async () => {
-            await writeAll(this.handle, bytes);
-            await this.handle.sync();
-          })(),
-          'write',
-        );
-      } catch (err) {
-        const failure = this.fail(err, 'write');
-        for (const p of batch) p.reject(failure);
-        continue;
-      }
-      const last = batch[batch.length - 1] as Pending;
-      this.durableHead = { seq: last.record.seq, hash: last.record.hash };
-      for (const p of batch) p.resolve(p.record);
-      this.scheduleCheckpoint();
-    }
-  }
-
-  /** Brings the checkpoint up to the durable head now; rejects if that fails. */
-  private async flushCheckpoint(): Promise<void> {
-    this.scheduleCheckpoint();
-    await this.checkpointing;
-    if (this.failure !== undefined) throw this.failure;
-  }
-
-  private scheduleCheckpoint(): void {
-    // Coalesced: at most one checkpoint write in flight, always of the latest durable head,
-    // and under sustained load at most one per CHECKPOINT_SPACING_MS, because each one costs
-    // two fsyncs that compete with the log's. The log may run ahead of the checkpoint (as
-    // after a crash between the two writes); close() and open() bring it level.
-    this.checkpointing ??= (async () => {
-      let first = true;
-      while (this.failure === undefined && this.checkpointHead.seq < this.durableHead.seq) {
-        if (!first && !this.closed) await this.pause(CHECKPOINT_SPACING_MS);
-        first = false;
-        const target = this.durableHead;
-        try {
-          await this.withTimeout(writeCheckpoint(this.fs, this.dir, target), 'checkpoint');
-          this.checkpointHead = target;
-        } catch (err) {
-          this.fail(err, 'checkpoint');
-        }
-      }
-    })().finally(() => {
-      this.checkpointing = undefined;
-    });
-  }
-
-  /** A delay that close() cuts short. */
-  private pause(ms: number): Promise<void> {
-    return new Promise<void>((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done(): void {
-        clearTimeout(timer);
-        resolve();
-      }
-      this.cutPause = done;
-    }).finally(() => {
-      this.cutPause = undefined;
-    });
-  }
-
-  /** Puts the log into the failed state; every later append rejects. */
-  private fail(err: unknown, what: 'write' | 'checkpoint'): AuditError {
-    if (this.failure !== undefined) return this.failure;
-    const code: AuditErrorCode =
-      err instanceof AuditError && err.code === 'timeout' ? 'timeout' : 'write_failed';
-    const target = what === 'write' ? join(this.dir, LOG_FILE) : join(this.dir, CHECKPOINT_FILE);
-    this.failure = new AuditError(
-      code,
-      `audit ${what} to ${target} failed (${describe(err)}); the audit log refuses further appends: fix the disk and restart the broker, which re-verifies the log`,
-      { cause: err },
-    );
-    this.deps.logger?.error('audit log failed', { code, file: target, error: describe(err) });
-    return this.failure;
-  }
-
-  private laterFailure(): AuditError {
-    const f = this.failure as AuditError;
-    return new AuditError(
-      f.code,
-      `the audit log failed earlier and refuses appends: ${f.message}`,
-      {
-        cause: f,
-      },
-    );
-  }
-
-  private async withTimeout<T>(work: Promise<T>, what: string): Promise<T> {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () =>
-          reject(
-            new AuditError('timeout', `audit ${what} did not finish within ${this.timeoutMs} ms`),
-          ),
-        this.timeoutMs,
-      );
-    });
-    // A hung operation that settles later must not become an unhandled rejection.
-    work.catch(() => undefined);
-    try {
-      return await Promise.race([work, timeout]);
-    } finally {
-      clearTimeout(timer);
-    }
+    const parts = how.newlineFirst ? [NEWLINE, line, NEWLINE] : [line, NEWLINE];
+    return this.writer.submit(built.record, Buffer.concat(parts));
   }
 
   private warn(text: string): void {
     this.warnings.push(text);
-    this.deps.logger?.warn(text, { file: join(this.dir, LOG_FILE) });
+    this.deps.logger?.warn(text, { file: this.file });
   }
 
   /** A final line that is a whole record but lost its newline just gets the newline. */
   private async recoverTail(tail: Buffer): Promise<void> {
     const verdict = judgeLine(tail, this.durableHead);
-    if (verdict.ok) {
-      await this.withTimeout(
-        (async () => {
-          await writeAll(this.handle, NEWLINE);
-          await this.handle.sync();
-        })(),
-        'write',
-      ).catch((err: unknown) => {
-        throw this.fail(err, 'write');
-      });
-      this.tip = this.durableHead = { seq: verdict.record.seq, hash: verdict.record.hash };
-      this.warn(`the last record (seq ${verdict.record.seq}) had no trailing newline; added one`);
+    if (!verdict.ok) {
+      await this.recover(tail.length, sha256Hex(tail), true, verdict.reason);
       return;
     }
-    await this.recover(tail.length, sha256Hex(tail), true, verdict.reason);
+    await this.writer.writeNow(NEWLINE);
+    this.tip = this.durableHead = { seq: verdict.record.seq, hash: verdict.record.hash };
+    this.warn(`the last record (seq ${verdict.record.seq}) had no trailing newline; added one`);
   }
 
   private async recover(
@@ -399,34 +244,19 @@ export class AuditLog {
     newlineFirst: boolean,
     reason: string,
   ): Promise<void> {
-    const seq = this.durableHead.seq + 1;
-    await this.enqueue(
+    const after = this.durableHead.seq;
+    const rec = await this.enqueue(
       'recovery',
       {
         torn: { bytes, sha256 },
-        note: `${bytes} byte(s) after seq ${seq - 1} did not continue the chain (${reason}); left in place, not records`,
+        note: `${bytes} byte(s) after seq ${after} did not continue the chain (${reason}); left in place, not records`,
       },
-      newlineFirst,
+      { internal: true, newlineFirst },
     );
     this.warn(
-      `torn tail of ${bytes} byte(s) after seq ${seq - 1} in ${join(this.dir, LOG_FILE)} (sha256 ${sha256}); left in place and recorded as recovery seq ${seq}`,
+      `torn tail of ${bytes} byte(s) after seq ${after} in ${this.file} (sha256 ${sha256}); left in place and recorded as recovery seq ${rec.seq}`,
     );
   }
-}
-
-const NEWLINE = Buffer.from('\n', 'utf8');
-
-function takeBatch(queue: Pending[]): Pending[] {
-  let size = 0;
-  let n = 0;
-  while (
-    n < queue.length &&
-    (n === 0 || size + (queue[n] as Pending).bytes.length <= MAX_BATCH_BYTES)
-  ) {
-    size += (queue[n] as Pending).bytes.length;
-    n += 1;
-  }
-  return queue.splice(0, n);
 }
 
 async function readCheckpoint(fs: AuditFs, dir: string): Promise<ChainHead | undefined> {
@@ -442,19 +272,22 @@ async function readCheckpoint(fs: AuditFs, dir: string): Promise<ChainHead | und
   return parsed.head;
 }
 
-async function readInto(
+/** Reads up to `size` bytes (a device such as /dev/full reports 0) through the verifier. */
+async function verifyHandle(
   handle: AuditFileHandle,
   size: number,
-  sink: (chunk: Buffer) => void,
-): Promise<void> {
+  checkpoint: ChainHead | undefined,
+): Promise<ChainResult> {
+  const verifier = new ChainVerifier(checkpoint);
   const buf = Buffer.alloc(READ_CHUNK);
   let pos = 0;
   while (pos < size) {
     const { bytesRead } = await handle.read(buf, 0, Math.min(READ_CHUNK, size - pos), pos);
     if (bytesRead === 0) break;
-    sink(buf.subarray(0, bytesRead));
+    verifier.push(buf.subarray(0, bytesRead));
     pos += bytesRead;
   }
+  return verifier.finish();
 }
 
 function corrupt(file: string, seq: number, reason: string): AuditError {
@@ -463,9 +296,4 @@ function corrupt(file: string, seq: number, reason: string): AuditError {
     `${file} does not verify at seq ${seq}: ${reason}. The broker will not start on it; run \`broker audit verify\` and compare with a backup`,
     { seq },
   );
-}
-
-function describe(err: unknown): string {
-  if (err instanceof Error) return err.message;
-  return String(err);
 }

@@ -118,6 +118,16 @@ describe('attack: a caller forging chain fields', () => {
     await log.close();
   });
 
+  it('refuses a clock that returns no time, consuming no seq', async () => {
+    const dir = tempDir();
+    let broken = true;
+    const log = await AuditLog.open(dir, { now: () => (broken ? Number.NaN : T0) });
+    await expect(log.append('intent', {})).rejects.toMatchObject({ code: 'invalid_fields' });
+    broken = false;
+    expect((await log.append('intent', {})).seq).toBe(1);
+    await log.close();
+  });
+
   it('refuses appends after close', async () => {
     const dir = tempDir();
     const log = await AuditLog.open(dir, { now: tickingClock() });
@@ -180,5 +190,22 @@ describe('group commit', () => {
     await log.close();
     expect(violations).toEqual([]);
     expect(fs.synced.length).toBe(fs.written.length);
+  });
+
+  it('the checkpoint follows the durable head after each burst, without close', async () => {
+    const dir = tempDir();
+    const log = await AuditLog.open(dir, { now: tickingClock() });
+    let last = await log.append('intent', {});
+    for (let i = 0; i < 30; i += 1) last = await log.append('intent', { i });
+    await Promise.all(Array.from({ length: 50 }, (_, i) => log.append('intent', { i })));
+    last = await log.append('intent', { end: true });
+    const expected = `{"hash":"${last.hash}","seq":${last.seq}}\n`;
+    const deadline = Date.now() + 2000;
+    while (readFileSync(checkpointPath(dir), 'utf8') !== expected && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    expect(readFileSync(checkpointPath(dir), 'utf8')).toBe(expected);
+    expect(log.head).toEqual({ seq: last.seq, hash: last.hash });
+    await log.close();
   });
 });

@@ -112,4 +112,54 @@ describe('attack: a second writer on the same data directory', () => {
     });
     expect(existsSync(join(dir, 'audit.lock'))).toBe(false);
   });
+
+  it('two opens racing in one process: exactly one wins', async () => {
+    const dir = tempDir();
+    const results = await Promise.allSettled([
+      AuditLog.open(dir, { now: tickingClock() }),
+      AuditLog.open(dir, { now: tickingClock() }),
+    ]);
+    const won = results.filter((r) => r.status === 'fulfilled');
+    expect(won).toHaveLength(1);
+    expect(results.find((r) => r.status === 'rejected')).toMatchObject({
+      reason: { code: 'locked' },
+    });
+    await (won[0] as PromiseFulfilledResult<AuditLog>).value.close();
+  });
+
+  it('a pid that exists but is not ours to signal (EPERM) counts as alive', async () => {
+    const dir = tempDir();
+    // pid 1 runs as root; for a non-root test run kill(1, 0) is EPERM, for root it succeeds.
+    writeFileSync(join(dir, 'audit.lock'), '1\n');
+    await expect(AuditLog.open(dir, { now: tickingClock() })).rejects.toMatchObject({
+      code: 'locked',
+    });
+  });
+
+  it('a stale lock (injected liveness) is replaced and the new lock holds our pid', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'audit.lock'), '4242\n');
+    const seen: number[] = [];
+    const log = await AuditLog.open(dir, {
+      now: tickingClock(),
+      pid: 777,
+      isAlive: (pid) => {
+        seen.push(pid);
+        return false;
+      },
+    });
+    expect(seen).toEqual([4242]);
+    expect(readFileSync(join(dir, 'audit.lock'), 'utf8')).toBe('777\n');
+    expect(log.warnings[0]).toMatch(/left by process 4242/);
+    await log.close();
+    expect(existsSync(join(dir, 'audit.lock'))).toBe(false);
+  });
+
+  it('close does not remove a lock that is no longer ours', async () => {
+    const dir = tempDir();
+    const log = await AuditLog.open(dir, { now: tickingClock() });
+    writeFileSync(join(dir, 'audit.lock'), '999999\n');
+    await log.close();
+    expect(readFileSync(join(dir, 'audit.lock'), 'utf8')).toBe('999999\n');
+  });
 });

@@ -1,0 +1,112 @@
+/**
+ * Group commit for the audit log: appends queue up; one writer takes the whole queue,
+ * writes it with one write and one fsync, then resolves every append of the batch.
+ * Security: no append resolves before its own line is fsynced; a failed or timed-out
+ * batch rejects all of its appends and fails the log for every later one.
+ */
+import type { ChainHead } from './chain.js';
+import type { FailureState } from './failure.js';
+import { type AuditFileHandle, writeAll } from './fs.js';
+import type { AuditRecord } from './record.js';
+import { withTimeout } from './timeout.js';
+
+/** Upper bound of one group-commit write. */
+const MAX_BATCH_BYTES = 4 * 1024 * 1024;
+
+interface Pending {
+  record: AuditRecord;
+  bytes: Buffer;
+  resolve: (r: AuditRecord) => void;
+  reject: (e: unknown) => void;
+}
+
+export interface WriterDeps {
+  handle: AuditFileHandle;
+  file: string;
+  timeoutMs: number;
+  failure: FailureState;
+  /** Called after each durable batch with its last record. */
+  onDurable: (head: ChainHead) => void;
+}
+
+export class GroupCommitWriter {
+  private readonly queue: Pending[] = [];
+  private draining: Promise<void> | undefined;
+
+  constructor(private readonly deps: WriterDeps) {}
+
+  /** Queues `bytes` (the record's line); resolves with `record` once they are fsynced. */
+  submit(record: AuditRecord, bytes: Buffer): Promise<AuditRecord> {
+    return new Promise<AuditRecord>((resolve, reject) => {
+      this.queue.push({ record, bytes, resolve, reject });
+      this.kick();
+    });
+  }
+
+  /** Writes and fsyncs bytes outside the queue (open() only, before any append). */
+  async writeNow(bytes: Buffer): Promise<void> {
+    try {
+      await withTimeout(this.writeAndSync(bytes), this.deps.timeoutMs, 'write');
+    } catch (err) {
+      throw this.deps.failure.fail(err, 'write', this.deps.file);
+    }
+  }
+
+  /** Settles once everything queued so far is written or rejected. */
+  async idle(): Promise<void> {
+    while (this.draining !== undefined) await this.draining;
+  }
+
+  private kick(): void {
+    // setImmediate lets every append issued in this turn (and the continuations of the
+    // last batch's callers) join one batch.
+    this.draining ??= new Promise<void>((resolve) => setImmediate(resolve))
+      .then(() => this.drain())
+      .finally(() => {
+        this.draining = undefined;
+        if (this.queue.length > 0) this.kick();
+      });
+  }
+
+  private async drain(): Promise<void> {
+    while (this.queue.length > 0) {
+      const later = this.deps.failure.later();
+      if (later !== undefined) {
+        for (const p of this.queue.splice(0)) p.reject(later);
+        return;
+      }
+      const batch = takeBatch(this.queue);
+      try {
+        await withTimeout(
+          this.writeAndSync(Buffer.concat(batch.map((p) => p.bytes))),
+          this.deps.timeoutMs,
+          'write',
+        );
+      } catch (err) {
+        const failure = this.deps.failure.fail(err, 'write', this.deps.file);
+        for (const p of batch) p.reject(failure);
+        continue;
+      }
+      const last = (batch[batch.length - 1] as Pending).record;
+      for (const p of batch) p.resolve(p.record);
+      this.deps.onDurable({ seq: last.seq, hash: last.hash });
+    }
+  }
+
+  private async writeAndSync(bytes: Buffer): Promise<void> {
+    await writeAll(this.deps.handle, bytes);
+    await this.deps.handle.sync();
+  }
+}
+
+function takeBatch(queue: Pending[]): Pending[] {
+  let size = 0;
+  let n = 0;
+  while (n < queue.length) {
+    const next = (queue[n] as Pending).bytes.length;
+    if (n > 0 && size + next > MAX_BATCH_BYTES) break;
+    size += next;
+    n += 1;
+  }
+  return queue.splice(0, n);
+}
