@@ -32,6 +32,11 @@ export class CheckoutTable {
       : undefined;
   }
 
+  /** The checkout holding this token, whatever file it is for. */
+  get(token: string): Checkout | undefined {
+    return this.#byToken.get(keyOf(token));
+  }
+
   remove(token: string): void {
     this.#byToken.delete(keyOf(token));
   }

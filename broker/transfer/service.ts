@@ -252,6 +252,18 @@ export class TransferService {
       async (client, allowed) => {
         const path = allowed.paths[0] ?? '';
         const known = checkouts.find(allowed.instance, path, args.lock_token);
+        // Security: a token the broker issued for another file is never used on this one.
+        if (known === undefined && checkouts.get(args.lock_token) !== undefined) {
+          throw new OperationRefusal(
+            refused(
+              'lock_token_unknown',
+              `this lock token belongs to another checkout, not "${path}"`,
+              {
+                hint: 'check in each file with the lock_token its checkout returned',
+              },
+            ),
+          );
+        }
         if (known === undefined) {
           warnings.push(
             'the broker has no record of this checkout (restarted?); Nextcloud checks the token',

@@ -81,6 +81,14 @@ function putBlob(
 let broker: Broker;
 let transfer: Client;
 
+async function waitFor(check: () => boolean, ms = 2_000): Promise<void> {
+  const until = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > until) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
 beforeAll(async () => {
   broker = await startBroker();
   transfer = await broker.transfer();
@@ -123,6 +131,8 @@ describe('read: a round trip with sha256', () => {
     expect(got.headers.etag).toBe(answer.etag);
     expect(got.trailers['x-broker-sha256']).toBe(sha256(content));
     expect(got.trailers['x-broker-size']).toBe(String(content.length));
+    // The outcome line follows the last byte; give its fsync a moment.
+    await waitFor(() => broker.auditLines().some((l) => l.tool === 'blob_get' && l.event === 'outcome'));
     const blobLines = broker.auditLines().filter((l) => l.tool === 'blob_get');
     expect(blobLines.slice(-2).map((l) => [l.event, l.outcome])).toEqual([
       ['intent', undefined],
@@ -335,6 +345,22 @@ describe('checkout and checkin', () => {
     expect(broker.fake.lockOf('Co/doc.txt')).toBeUndefined();
     // The lock token is never written to the audit log.
     expect(JSON.stringify(broker.auditLines())).not.toContain(token);
+  });
+
+  it('refuses a lock token issued for another file', async () => {
+    await broker.fake.writeFile('CoX/a.txt', 'a');
+    await broker.fake.writeFile('CoX/b.txt', 'b');
+    await broker.grant([{ path: 'CoX', mode: 'write' }]);
+    const a = await call(transfer, 'checkout', { instance: 'personal', path: 'CoX/a.txt' });
+    expect(
+      await call(transfer, 'checkin', {
+        instance: 'personal',
+        path: 'CoX/b.txt',
+        lock_token: a.lock_token,
+        abandon: true,
+      }),
+    ).toMatchObject({ status: 'refused', code: 'lock_token_unknown' });
+    expect(broker.fake.lockOf('CoX/a.txt')?.token).toBe(a.lock_token);
   });
 
   it('abandon releases the lock without uploading', async () => {

@@ -1,0 +1,140 @@
+/**
+ * The one place results leave an MCP surface: a handler that throws or answers outside
+ * its output schema becomes a generic error with a correlation id (details only in the
+ * scrubbed log), and invalid arguments never reach a handler.
+ */
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { memoryLogger } from '../../broker/log.js';
+import { createScrubber } from '../../broker/scrub.js';
+import { envelopeSchema, ok, type Envelope } from '../../broker/surfaces/envelope.js';
+import { createMcpSurface } from '../../broker/surfaces/mcp-endpoint.js';
+import { ToolRegistry } from '../../broker/surfaces/tool.js';
+import { call, connect } from '../daemon/harness.js';
+
+const SECRET = 'a-secret-value-that-must-not-leak-0123456789';
+const logger = memoryLogger(createScrubber([SECRET]));
+const invalid: string[] = [];
+let handled = 0;
+let server: ReturnType<ReturnType<typeof express>['listen']>;
+let client: Client;
+
+const annotations = {
+  readOnlyHint: true,
+  destructiveHint: false,
+  idempotentHint: true,
+  openWorldHint: false,
+};
+
+beforeAll(async () => {
+  const registry = new ToolRegistry();
+  registry.add({
+    name: 'boom',
+    title: 'boom',
+    description: 'throws',
+    input: z.strictObject({}),
+    output: envelopeSchema({}),
+    annotations,
+    handler: () => Promise.reject(new Error(`internal detail ${SECRET}`)),
+  });
+  registry.add({
+    name: 'leaky',
+    title: 'leaky',
+    description: 'answers a field its schema does not declare',
+    input: z.strictObject({}),
+    output: envelopeSchema({}),
+    annotations,
+    handler: () => Promise.resolve({ ...ok('fine'), password: SECRET } as Envelope),
+  });
+  registry.add({
+    name: 'echo',
+    title: 'echo',
+    description: 'echoes n',
+    input: z.strictObject({ n: z.number().int() }),
+    output: envelopeSchema({ n: z.number().optional(), text: z.string().optional() }),
+    annotations,
+    handler: (args) => {
+      handled += 1;
+      return Promise.resolve(ok('echo', { n: args.n, text: `planted ${SECRET}` }));
+    },
+  });
+  expect(() =>
+    registry.add({
+      name: 'echo',
+      title: 'dup',
+      description: '',
+      input: z.strictObject({}),
+      output: envelopeSchema({}),
+      annotations,
+      handler: () => Promise.resolve(ok('x')),
+    }),
+  ).toThrow(/twice/);
+  let n = 0;
+  const surface = createMcpSurface(
+    'agent',
+    registry,
+    {
+      logger,
+      scrub: createScrubber([SECRET]),
+      correlationId: () => `cid-${++n}`,
+      onInvalidArguments: async (_ctx, message) => {
+        invalid.push(message);
+      },
+    },
+    'test',
+  );
+  const app = express();
+  app.use(express.json());
+  app.post('/mcp', (req, res) => void surface.handle(req, res, req.body));
+  server = app.listen(0, '127.0.0.1');
+  await new Promise((r) => server.once('listening', r));
+  client = await connect(
+    `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`,
+    'unused',
+  );
+});
+
+afterAll(async () => {
+  await client.close();
+  await new Promise((r) => server.close(r));
+});
+
+describe('the error boundary', () => {
+  it('a thrown error becomes a generic internal error; the detail is logged, scrubbed', async () => {
+    const answer = await call(client, 'boom');
+    expect(answer).toMatchObject({ status: 'error', code: 'internal', retry: true });
+    expect(answer.message).not.toContain('internal detail');
+    const line = logger.lines.find((l) => l.includes('internal detail'));
+    expect(line).toContain(answer.correlation_id as string);
+    expect(logger.lines.join('')).not.toContain(SECRET);
+  });
+
+  it('a result outside the output schema never leaves', async () => {
+    const result = await client.callTool({ name: 'leaky', arguments: {} });
+    expect(JSON.stringify(result)).not.toContain(SECRET);
+    expect(result.structuredContent).toMatchObject({ status: 'error', code: 'internal' });
+  });
+
+  it('invalid arguments are refused before the handler runs', async () => {
+    const before = handled;
+    expect(await call(client, 'echo', { n: 'one' })).toMatchObject({
+      status: 'refused',
+      code: 'invalid_arguments',
+    });
+    expect(await call(client, 'echo', { n: 1, extra: true })).toMatchObject({
+      status: 'refused',
+      code: 'invalid_arguments',
+    });
+    expect(handled).toBe(before);
+    expect(invalid.length).toBe(2);
+  });
+
+  it('every string of a result is scrubbed of configured secrets', async () => {
+    const answer = await call(client, 'echo', { n: 1 });
+    expect(answer).toMatchObject({ status: 'ok', n: 1 });
+    expect(answer.text).not.toContain(SECRET);
+  });
+});
