@@ -20,6 +20,14 @@ import {
 
 let rig: MatrixRig | undefined;
 
+/** No client is left polling: after in-flight requests land, nothing new arrives. */
+async function expectQuiet(r: MatrixRig): Promise<void> {
+  await new Promise((res) => setTimeout(res, 100));
+  const before = r.hs.requests.length;
+  await new Promise((res) => setTimeout(res, 400));
+  expect(r.hs.requests.slice(before).map((q) => q.path)).toEqual([]);
+}
+
 function newRequest(r: MatrixRig) {
   const request = r.core.store.getRequest(r.core.request([['A', 'read']]));
   if (request === undefined) throw new Error('no request');
@@ -50,9 +58,7 @@ async function refusal(
   expect(gw.healthy()).toBe(false);
   await expect(gw.postRequest(newRequest(rig))).rejects.toBeInstanceOf(ApprovalUnavailableError);
   // A refused start leaves no sync loop behind.
-  const before = rig.hs.requests.length;
-  await new Promise((r) => setTimeout(r, 150));
-  expect(rig.hs.requests.length).toBe(before);
+  await expectQuiet(rig);
   return e;
 }
 
@@ -143,13 +149,59 @@ describe('starting', () => {
     expect(gw.healthy()).toBe(false);
     await expect(gw.postRequest(request)).rejects.toMatchObject({ code: 'stopped' });
     await expect(gw.announce('x')).rejects.toMatchObject({ code: 'stopped' });
-    const before = rig.hs.requests.length;
-    await new Promise((r) => setTimeout(r, 150));
-    expect(rig.hs.requests.length).toBe(before);
+    await expectQuiet(rig);
+  });
+});
+
+describe('starting while the homeserver is unreachable (startWhileUnreachable)', () => {
+  it('start() resolves with the channel unavailable, and the gateway connects once the server is back', async () => {
+    rig = await matrixRig();
+    await rig.hs.outage(true);
+    const gw = await rig.start({ options: { startWhileUnreachable: true, startRetryMs: 100 } });
+    expect(gw.healthy()).toBe(false);
+    await expect(gw.postRequest(newRequest(rig))).rejects.toMatchObject({
+      code: 'unhealthy',
+      message: UNAVAILABLE_MESSAGE,
+    });
+    expect(rig.logger.lines.some((l) => l.includes('retrying in the background'))).toBe(true);
+    await rig.hs.outage(false);
+    await until('connected', () => gw.healthy());
+    const { request, messageId } = await rig.post(gw, [['A', 'read']]);
+    await rig.handledOf(rig.hs.reactAs(OWNER, ROOM, messageId, '👍'));
+    expect(rig.core.store.getRequest(request.id)?.state).toBe('approved');
+  });
+
+  it('a configuration problem still refuses to start', async () => {
+    rig = await matrixRig({ room: { encrypted: true } });
+    const err = await rig
+      .start({ options: { startWhileUnreachable: true, startRetryMs: 100 } })
+      .catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'encrypted' });
+  });
+
+  it('stop() while waiting ends the retries', async () => {
+    rig = await matrixRig();
+    await rig.hs.outage(true);
+    const gw = await rig.start({ options: { startWhileUnreachable: true, startRetryMs: 50 } });
+    await gw.stop();
+    await rig.hs.outage(false);
+    await expectQuiet(rig);
+    expect(gw.healthy()).toBe(false);
   });
 });
 
 describe('the room changes while running', () => {
+  it('someone joining, or the approver leaving, is logged as a warning', async () => {
+    rig = await matrixRig();
+    await rig.start();
+    await rig.handledOf(rig.hs.joinAs(STRANGER, ROOM));
+    expect(rig.logger.lines.some((l) => l.includes('someone joined') && l.includes(STRANGER))).toBe(
+      true,
+    );
+    await rig.handledOf(rig.hs.leaveAs(OWNER, ROOM));
+    expect(rig.logger.lines.some((l) => l.includes('the approver left'))).toBe(true);
+  });
+
   it('encryption switched on: unhealthy, posting refused', async () => {
     rig = await matrixRig();
     const gw = await rig.start();

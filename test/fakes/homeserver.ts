@@ -47,6 +47,9 @@ export interface FakeHomeserver {
     stateKey: string,
     content: Record<string, unknown>,
   ): string;
+  /** `userId` joins (no invite needed: this is the test speaking, not a client). */
+  joinAs(userId: string, roomId: string): string;
+  leaveAs(userId: string, roomId: string): string;
   reactAs(userId: string, roomId: string, targetEventId: string, key: string): string;
   redactAs(userId: string, roomId: string, eventId: string, reason?: string): string;
   /** An `m.replace` edit of `targetEventId` with a `* …` fallback body. */
@@ -178,6 +181,24 @@ export async function startFakeHomeserver(opts: FakeHomeserverOptions): Promise<
       mustBeJoined(userId, roomId);
       return model.append({ room_id: roomId, sender: userId, type, state_key: stateKey, content })
         .event_id;
+    },
+    joinAs: (userId, roomId) =>
+      model.append({
+        room_id: roomId,
+        sender: userId,
+        type: 'm.room.member',
+        state_key: userId,
+        content: { membership: 'join' },
+      }).event_id,
+    leaveAs: (userId, roomId) => {
+      mustBeJoined(userId, roomId);
+      return model.append({
+        room_id: roomId,
+        sender: userId,
+        type: 'm.room.member',
+        state_key: userId,
+        content: { membership: 'leave' },
+      }).event_id;
     },
     reactAs: (userId, roomId, targetEventId, key) =>
       sendAs(userId, roomId, 'm.reaction', {

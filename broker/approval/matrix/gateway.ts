@@ -68,6 +68,14 @@ export interface MatrixGatewayOptions {
   handledLimit?: number;
   /** Device id for the access token, when the homeserver needs it. */
   deviceId?: string;
+  /**
+   * When the homeserver cannot be reached at start (unreachable, or no first sync in
+   * time), resolve start() anyway with the channel unavailable, and retry every
+   * `startRetryMs`. Configuration problems (token, room rules) still throw. Default false.
+   */
+  startWhileUnreachable?: boolean;
+  /** Default 30 s. */
+  startRetryMs?: number;
 }
 
 /** What the gateway uses of the engine. */
@@ -127,8 +135,11 @@ export class MatrixGateway implements ApprovalGateway {
   private readonly opts: Required<Omit<MatrixGatewayOptions, 'deviceId' | 'reconnectNudgeMs'>> &
     Pick<MatrixGatewayOptions, 'deviceId' | 'reconnectNudgeMs'>;
   private client: MatrixClient | undefined;
-  private phase: 'new' | 'starting' | 'started' | 'stopped' = 'new';
+  /** `waiting`: started without the homeserver (startWhileUnreachable), retrying. */
+  private phase: 'new' | 'starting' | 'waiting' | 'started' | 'stopped' = 'new';
   private prepared = false;
+  /** The current client synced and passed the room checks. */
+  private ready = false;
   private readonly handled: BoundedSet;
   /** Request message event id → request id, for messages posted by this run. */
   private readonly requestByEvent = new Map<string, number>();
@@ -139,6 +150,7 @@ export class MatrixGateway implements ApprovalGateway {
   private lastSendFailureAt: number | undefined;
   private work: Promise<void> = Promise.resolve();
   private nudgeTimer: NodeJS.Timeout | undefined;
+  private retryTimer: NodeJS.Timeout | undefined;
   private preparedWaiter: (() => void) | undefined;
 
   constructor(private readonly deps: MatrixGatewayDeps) {
@@ -154,6 +166,8 @@ export class MatrixGateway implements ApprovalGateway {
       requestTimeoutMs: o.requestTimeoutMs ?? 20_000,
       sendFailureWindowMs: o.sendFailureWindowMs ?? 60_000,
       handledLimit: o.handledLimit ?? 10_000,
+      startWhileUnreachable: o.startWhileUnreachable ?? false,
+      startRetryMs: o.startRetryMs ?? 30_000,
       deviceId: o.deviceId,
       reconnectNudgeMs: o.reconnectNudgeMs,
     };
@@ -165,8 +179,54 @@ export class MatrixGateway implements ApprovalGateway {
   async start(): Promise<void> {
     if (this.phase !== 'new') throw new Error(`MatrixGateway.start() in phase ${this.phase}`);
     this.phase = 'starting';
+    routeSdkGlobalLogs(this.deps.logger);
+    try {
+      await this.connect();
+    } catch (err) {
+      const transient =
+        err instanceof MatrixGatewayError &&
+        (err.code === 'unreachable' || err.code === 'sync_timeout');
+      if (this.opts.startWhileUnreachable && transient && this.phase === 'starting') {
+        // Existing grants must keep working while the approval plane is down, so the
+        // daemon may run without it; nothing is posted until the room checks pass.
+        this.phase = 'waiting';
+        this.deps.logger.warn(
+          'starting without the Matrix approval channel; retrying in the background',
+          { error: err.message, retry_ms: this.opts.startRetryMs },
+        );
+        this.scheduleRetry();
+        return;
+      }
+      this.phase = 'stopped';
+      throw err;
+    }
+    this.connected();
+  }
+
+  private scheduleRetry(): void {
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      this.connect().then(
+        () => {
+          if (this.phase === 'waiting') this.connected();
+          else this.teardown();
+        },
+        (err: unknown) => {
+          if (this.phase !== 'waiting') return;
+          this.deps.logger.warn('the Matrix approval channel still cannot start', {
+            code: err instanceof MatrixGatewayError ? err.code : 'unknown',
+            error: err instanceof Error ? err.message : 'unknown error',
+          });
+          this.scheduleRetry();
+        },
+      );
+    }, this.opts.startRetryMs);
+    this.retryTimer.unref();
+  }
+
+  /** One attempt: a fresh client, preflight, first sync, synced-room checks. */
+  private async connect(): Promise<void> {
     const { logger } = this.deps;
-    routeSdkGlobalLogs(logger);
     const client = createClient({
       baseUrl: this.cfg.homeserver,
       accessToken: this.cfg.bot_token,
@@ -179,6 +239,7 @@ export class MatrixGateway implements ApprovalGateway {
       logger: toSdkLogger(logger),
     });
     this.client = client;
+    this.prepared = false;
     try {
       const { others } = await preflight(client, this.cfg);
       if (others.length > 0) {
@@ -190,6 +251,8 @@ export class MatrixGateway implements ApprovalGateway {
       client.on(ClientEvent.Sync, this.onSync);
       client.on(RoomEvent.Timeline, this.onTimeline);
       const prepared = this.waitForPrepared();
+      // Awaited below; this only keeps a rejection during startClient from going unhandled.
+      prepared.catch(() => undefined);
       await client.startClient({
         initialSyncLimit: this.opts.initialSyncLimit,
         pollTimeout: this.opts.pollTimeoutMs,
@@ -199,17 +262,20 @@ export class MatrixGateway implements ApprovalGateway {
       });
       await prepared;
       this.checkSyncedRoom(client.getRoom(this.cfg.room_id));
+      this.ready = true;
     } catch (err) {
       this.teardown();
-      this.phase = 'stopped';
       throw err;
     }
+  }
+
+  private connected(): void {
     this.phase = 'started';
     if (this.opts.reconnectNudgeMs !== undefined) {
       this.nudgeTimer = setInterval(() => this.nudge(), this.opts.reconnectNudgeMs);
       this.nudgeTimer.unref();
     }
-    logger.info('matrix approval gateway started', {
+    this.deps.logger.info('matrix approval gateway started', {
       room: this.cfg.room_id,
       bot: this.cfg.bot_user,
       approver: this.cfg.approver,
@@ -224,6 +290,9 @@ export class MatrixGateway implements ApprovalGateway {
   }
 
   private teardown(): void {
+    this.ready = false;
+    if (this.retryTimer !== undefined) clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
     if (this.nudgeTimer !== undefined) clearInterval(this.nudgeTimer);
     this.nudgeTimer = undefined;
     this.preparedWaiter?.();
@@ -279,7 +348,7 @@ export class MatrixGateway implements ApprovalGateway {
   // --- health ----------------------------------------------------------------------
 
   healthy(): boolean {
-    if (this.phase !== 'started' || this.client === undefined) return false;
+    if (this.phase !== 'started' || !this.ready || this.client === undefined) return false;
     if (this.roomProblem() !== undefined) return false;
     const state = this.client.getSyncState();
     if (state === null || state === SyncState.Error || state === SyncState.Stopped) return false;
@@ -298,11 +367,14 @@ export class MatrixGateway implements ApprovalGateway {
   }
 
   private usableClient(): MatrixClient {
-    if (this.phase === 'new' || this.phase === 'starting' || this.client === undefined) {
-      throw new ApprovalUnavailableError('not_started', 'approval channel not started yet');
-    }
     if (this.phase === 'stopped') {
       throw new ApprovalUnavailableError('stopped', 'approval channel stopped');
+    }
+    if (!this.ready || this.client === undefined) {
+      if (this.phase === 'waiting') {
+        throw new ApprovalUnavailableError('unhealthy', UNAVAILABLE_MESSAGE);
+      }
+      throw new ApprovalUnavailableError('not_started', 'approval channel not started yet');
     }
     const problem = this.roomProblem();
     if (problem !== undefined) {
@@ -448,7 +520,7 @@ export class MatrixGateway implements ApprovalGateway {
   };
 
   private async handle(ev: IncomingEvent): Promise<void> {
-    if (this.phase !== 'started' && this.phase !== 'starting') return;
+    if (this.phase === 'stopped') return;
     const c = classify(ev, {
       roomId: this.cfg.room_id,
       approver: this.cfg.approver,
