@@ -48,6 +48,14 @@ function under(base: string, suffix: string): URL {
   return url;
 }
 
+function throttled(inst: InstanceConfig, detail: string): Check {
+  return fail(
+    'Nextcloud is throttling requests from this address (too many failed logins)',
+    `fix instances.${inst.name}.app_password, wait a few minutes, then run doctor once; an admin can lift it with \`occ security:bruteforce:reset <ip>\``,
+    detail,
+  );
+}
+
 async function checkReachable(inst: InstanceConfig, timeoutMs: number): Promise<Check> {
   const key = `instances.${inst.name}.url`;
   const url = under(inst.url, 'status.php');
@@ -68,6 +76,8 @@ async function checkReachable(inst: InstanceConfig, timeoutMs: number): Promise<
       `status.php answered ${res.status} → ${location.slice(0, 200)}`,
     );
   }
+  // The brute-force throttle covers every request from this address, status.php too.
+  if (res.status === 429) return throttled(inst, 'status.php answered HTTP 429');
   let status: { installed?: unknown; maintenance?: unknown; versionstring?: unknown } | undefined;
   try {
     status = JSON.parse(body) as typeof status;
@@ -135,12 +145,7 @@ async function checkCredentials(inst: InstanceConfig, timeoutMs: number): Promis
       `create a new app password (Nextcloud → Settings → Security → Devices & sessions) and put it in ${pw}; check ${user} is the login name. Not retried: Nextcloud throttles failed logins`,
       'HTTP 401',
     );
-  if (status === 429)
-    return fail(
-      'Nextcloud is throttling logins from this address (too many failed logins)',
-      `fix ${pw}, wait a few minutes, then run doctor once; an admin can reset it with \`occ security:bruteforce:reset <ip>\``,
-      'HTTP 429',
-    );
+  if (status === 429) return throttled(inst, 'HTTP 429');
   if (status === 404)
     return fail(
       `Nextcloud has no files for user "${inst.username}"`,

@@ -1,0 +1,237 @@
+/**
+ * `broker start` as a real subprocess in a temp folder, the way `npm start` runs it:
+ * without a config it starts the demo (fake Nextcloud, fresh tokens, console approval)
+ * and prints everything a newcomer needs; with a config it is `broker serve`.
+ */
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync, existsSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { verifyAudit } from '../../broker/audit/index.js';
+import { DEMO_FILES } from '../../broker/demo/seed.js';
+import { runCli } from '../cli/run-cli.js';
+import { call, connect } from '../daemon/harness.js';
+import { spawnBroker, type BrokerProcess } from './subprocess.js';
+
+const dirs: string[] = [];
+const tempDir = (prefix: string): string => {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  dirs.push(dir);
+  return dir;
+};
+
+/** The environment of a newcomer's shell: no BROKER_CONFIG. */
+function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, ...extra };
+  return env;
+}
+
+// Hold the demo's usual port so the demo must notice and pick another one (this also
+// keeps the test away from a broker a developer may be running on 8765).
+let blocker: Server | undefined;
+beforeAll(async () => {
+  blocker = await new Promise<Server | undefined>((resolve) => {
+    const s = createServer();
+    s.once('error', () => resolve(undefined));
+    s.listen(8765, '127.0.0.1', () => resolve(s));
+  });
+});
+afterAll(async () => {
+  await new Promise<void>((resolve) => (blocker ? blocker.close(() => resolve()) : resolve()));
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+interface Banner {
+  mcpUrl: string;
+  agentToken: string;
+  brokerUrl: string;
+  transferToken: string;
+}
+
+function parseBanner(text: string): Banner {
+  const grab = (re: RegExp): string => {
+    const m = re.exec(text);
+    if (m?.[1] === undefined) throw new Error(`banner lacks ${String(re)}:\n${text}`);
+    return m[1];
+  };
+  return {
+    mcpUrl: grab(/MCP URL\s+(http:\/\/\S+\/mcp)/),
+    agentToken: grab(/Agent token\s+(\S+)/),
+    brokerUrl: grab(/export BROKER_URL=(\S+)/),
+    transferToken: grab(/export BROKER_TRANSFER_TOKEN=(\S+)/),
+  };
+}
+
+async function startDemo(cwd: string): Promise<{ broker: BrokerProcess; banner: Banner }> {
+  const broker = spawnBroker(['start'], { cwd, env: cleanEnv() });
+  try {
+    await broker.waitFor(/Approval console: .*\nbroker> /);
+  } catch (error) {
+    await broker.stop();
+    throw error;
+  }
+  return { broker, banner: parseBanner(broker.stdout()) };
+}
+
+describe('broker start without a config: the demo', () => {
+  it('prints URL, tokens and client config; request, approve on stdin, list and fetch; SIGTERM exits 0', async () => {
+    const cwd = tempDir('broker-demo-');
+    const { broker, banner } = await startDemo(cwd);
+    let stopped = false;
+    try {
+      const out = broker.stdout();
+      // The usual port is held above: the demo says so and uses another one.
+      expect(out).toContain('8765 is busy');
+      expect(banner.brokerUrl).not.toContain(':8765');
+      expect(banner.mcpUrl).toBe(`${banner.brokerUrl}/mcp`);
+      expect(banner.brokerUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      expect(banner.agentToken.length).toBeGreaterThanOrEqual(32);
+      expect(banner.transferToken.length).toBeGreaterThanOrEqual(32);
+      expect(banner.agentToken).not.toBe(banner.transferToken);
+      // A ready-to-paste mcpServers config and a `claude mcp add` line, both with the token.
+      const json = /(\{\n\s+"mcpServers"[\s\S]*?\n {4}\})/.exec(out)?.[1];
+      expect(json).toBeDefined();
+      expect(JSON.parse(json ?? '{}')).toEqual({
+        mcpServers: {
+          'nextcloud-broker': {
+            type: 'http',
+            url: banner.mcpUrl,
+            headers: { Authorization: `Bearer ${banner.agentToken}` },
+          },
+        },
+      });
+      expect(out).toContain(
+        `claude mcp add --transport http nextcloud-broker ${banner.mcpUrl} --header "Authorization: Bearer ${banner.agentToken}"`,
+      );
+
+      // Example files seeded; state in ./data/demo; tokens.env private.
+      for (const [path, content] of DEMO_FILES)
+        expect(readFileSync(join(cwd, 'data', 'demo-cloud', path), 'utf8')).toBe(content);
+      const tokensFile = join(cwd, 'data', 'demo', 'tokens.env');
+      expect(statSync(tokensFile).mode & 0o777).toBe(0o600);
+      const tokens = readFileSync(tokensFile, 'utf8');
+      expect(tokens).toContain(`export BROKER_URL=${banner.brokerUrl}\n`);
+      expect(tokens).toContain(`export BROKER_TRANSFER_TOKEN=${banner.transferToken}\n`);
+      expect(tokens).not.toContain(banner.agentToken);
+
+      const health = await fetch(`${banner.brokerUrl}/health`);
+      expect(health.status).toBe(200);
+      expect(await health.json()).toMatchObject({ status: 'ok' });
+
+      const cliEnv = {
+        BROKER_URL: banner.brokerUrl,
+        BROKER_TRANSFER_TOKEN: banner.transferToken,
+        BROKER_STAGE_DIR: tempDir('broker-demo-stage-'),
+      };
+      const agent = await connect(banner.mcpUrl, banner.agentToken);
+      try {
+        const tools = (await agent.listTools()).tools.map((t) => t.name).sort();
+        expect(tools).toEqual(
+          [
+            'check_access',
+            'list',
+            'list_instances',
+            'mkdir',
+            'move',
+            'request_access',
+            'trash',
+          ].sort(),
+        );
+        expect(await call(agent, 'list_instances')).toMatchObject({
+          status: 'ok',
+          instances: [{ name: 'demo', discovery: true }],
+        });
+        // Discovery shows names; content needs a grant: the CLI is refused (exit 3) before approval.
+        const early = await runCli(['fetch', 'demo:Documents/welcome.md'], cliEnv);
+        expect(early.code, early.stderr).toBe(3);
+        const before = broker.stdout().length;
+        const requested = await call(agent, 'request_access', {
+          instance: 'demo',
+          reason: 'read the welcome note',
+          items: [{ path: 'Documents', mode: 'read' }],
+        });
+        expect(requested).toMatchObject({ status: 'pending', request: 1 });
+        // The request appears on the console; the owner types the Matrix command.
+        await broker.waitFor(/Request 1[\s\S]*Documents/, { from: before });
+        broker.type('approve 1');
+        await broker.waitFor('Approved request 1', { from: before });
+        const listed = await call(agent, 'list', { instance: 'demo', path: 'Documents' });
+        expect(listed.status).toBe('ok');
+        expect(JSON.stringify(listed)).toContain('welcome.md');
+      } finally {
+        await agent.close();
+      }
+
+      // The CLI with the printed environment fetches a demo file.
+      const dest = join(tempDir('broker-demo-fetch-'), 'welcome.md');
+      const fetched = await runCli(['fetch', 'demo:Documents/welcome.md', dest], cliEnv);
+      expect(fetched.code, fetched.stderr).toBe(0);
+      expect(fetched.json).toMatchObject({ status: 'fetched', local_path: dest });
+      expect(readFileSync(dest, 'utf8')).toBe(DEMO_FILES.get('Documents/welcome.md'));
+
+      stopped = true;
+      expect(await broker.stop('SIGTERM')).toBe(0);
+    } finally {
+      if (!stopped) await broker.stop('SIGKILL');
+    }
+    expect(broker.stderr()).toContain('stopped (audit log flushed)');
+    // Tokens die with the demo; the audit log is complete and verifies.
+    expect(existsSync(join(cwd, 'data', 'demo', 'tokens.env'))).toBe(false);
+    const dataDir = join(cwd, 'data', 'demo');
+    expect(verifyAudit(dataDir)).toMatchObject({ ok: true });
+    const events = readFileSync(join(dataDir, 'audit.log'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => (JSON.parse(l) as { event: string }).event);
+    expect(events[0]).toBe('start');
+    expect(events).toContain('decision');
+    expect(events.at(-1)).toBe('stop');
+    // Logs (stderr) never carry the tokens.
+    expect(broker.stderr()).not.toContain(banner.agentToken);
+    expect(broker.stderr()).not.toContain(banner.transferToken);
+  });
+
+  it('a second start keeps edited files and the grants, with new tokens', async () => {
+    const cwd = tempDir('broker-demo-again-');
+    const first = await startDemo(cwd);
+    const agent = await connect(first.banner.mcpUrl, first.banner.agentToken);
+    await call(agent, 'request_access', {
+      instance: 'demo',
+      reason: 'plan',
+      items: [{ path: 'Projects', mode: 'read' }],
+    });
+    await first.broker.waitFor('Request 1');
+    first.broker.type('approve 1');
+    await first.broker.waitFor('Approved request 1');
+    await agent.close();
+    expect(await first.broker.stop('SIGINT')).toBe(0);
+
+    const edited = join(cwd, 'data', 'demo-cloud', 'Documents', 'welcome.md');
+    writeFileSync(edited, 'my own notes\n');
+    const second = await startDemo(cwd);
+    try {
+      expect(second.broker.stdout()).not.toContain('example files created');
+      expect(readFileSync(edited, 'utf8')).toBe('my own notes\n');
+      expect(second.banner.agentToken).not.toBe(first.banner.agentToken);
+      expect(second.banner.transferToken).not.toBe(first.banner.transferToken);
+      // The old token no longer opens the agent surface.
+      const stale = await fetch(second.banner.mcpUrl, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${first.banner.agentToken}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+        },
+        body: '{}',
+      });
+      expect(stale.status).toBe(401);
+      const again = await connect(second.banner.mcpUrl, second.banner.agentToken);
+      const listed = await call(again, 'list', { instance: 'demo', path: 'Projects' });
+      await again.close();
+      expect(listed.status).toBe('ok');
+    } finally {
+      expect(await second.broker.stop('SIGTERM')).toBe(0);
+    }
+  });
+});
