@@ -228,7 +228,10 @@ export class AuditLog {
 
   /** A final line that is a whole record but lost its newline just gets the newline. */
   private async recoverTail(tail: Buffer): Promise<void> {
-    const verdict = judgeLine(tail, this.durableHead);
+    const verdict: ReturnType<typeof judgeLine> =
+      tail.length <= MAX_LINE_BYTES
+        ? judgeLine(tail, this.durableHead)
+        : { ok: false, reason: `${tail.length} bytes without a newline` };
     if (!verdict.ok) {
       await this.recover(tail.length, sha256Hex(tail), true, verdict.reason);
       return;

@@ -3,7 +3,7 @@
  * reject, because we cannot know what reached the disk (DESIGN §5: audit failure ⇒ the
  * operation is refused). A restart re-verifies.
  */
-import { symlinkSync } from 'node:fs';
+import { existsSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { AuditError, AuditLog, verifyAudit } from '../../broker/audit/index.js';
@@ -85,10 +85,14 @@ describe('attack: the disk fills up (ENOSPC)', () => {
 });
 
 describe('attack: the log is a full device (/dev/full)', () => {
-  it('append rejects with ENOSPC from the real kernel and the log stays failed', async () => {
+  it('append rejects with ENOSPC and the log stays failed', async () => {
     const dir = tempDir();
-    symlinkSync('/dev/full', join(dir, 'audit.log'));
-    const log = await AuditLog.open(dir, { now: tickingClock() });
+    // The real kernel's ENOSPC where /dev/full exists (Linux); an injected one elsewhere.
+    const devFull = existsSync('/dev/full');
+    const fs = new InstrumentedFs();
+    if (devFull) symlinkSync('/dev/full', join(dir, 'audit.log'));
+    else fs.faults.writeError = () => errnoError('ENOSPC', 'no space left on device, write');
+    const log = await AuditLog.open(dir, { now: tickingClock(), fs });
     const err = await settle(log.append('intent', { path: 'a' }));
     expect(err).toMatchObject({ code: 'write_failed' });
     expect((err as AuditError).message).toMatch(/ENOSPC/);

@@ -76,6 +76,19 @@ describe('torn final line', () => {
     expect(verifyAudit(dir)).toMatchObject({ ok: true, records: 3 });
   });
 
+  it('a tail larger than any record (2 MiB of NULs) is recovered without parsing it', async () => {
+    const dir = tempDir();
+    await writeLog(dir, 1);
+    appendFileSync(logPath(dir), Buffer.alloc(2 * 1024 * 1024));
+    const log = await reopen(dir);
+    await log.close();
+    expect(JSON.parse(logLines(dir).at(-1) as string)).toMatchObject({
+      seq: 2,
+      torn: { bytes: 2 * 1024 * 1024, sha256: sha256Hex(Buffer.alloc(2 * 1024 * 1024)) },
+    });
+    expect(verifyAudit(dir)).toMatchObject({ ok: true, records: 2 });
+  });
+
   it('a complete last record beyond the checkpoint that only lost its newline gets the newline', async () => {
     const dir = tempDir();
     const recs = await writeLog(dir, 3);
