@@ -135,6 +135,7 @@ describe('audit log unavailable', () => {
     await broker.grant([{ path: 'Au', mode: 'write' }]);
     const agent = await broker.agent();
     const transfer = await broker.transfer();
+    const out = await call(transfer, 'checkout', { instance: 'personal', path: 'Au/a.txt' });
     broker.failAudit(true);
     broker.fake.requests.length = 0;
     const refusedAll = [
@@ -150,6 +151,18 @@ describe('audit log unavailable', () => {
         if_none_match: '*',
       }),
       await call(transfer, 'checkout', { instance: 'personal', path: 'Au/a.txt' }),
+      await call(transfer, 'checkin', {
+        instance: 'personal',
+        path: 'Au/a.txt',
+        lock_token: out.lock_token,
+        size: 1,
+      }),
+      await call(transfer, 'checkin', {
+        instance: 'personal',
+        path: 'Au/a.txt',
+        lock_token: out.lock_token,
+        abandon: true,
+      }),
     ];
     for (const answer of refusedAll) {
       expect(answer).toMatchObject({

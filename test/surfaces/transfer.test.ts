@@ -132,7 +132,9 @@ describe('read: a round trip with sha256', () => {
     expect(got.trailers['x-broker-sha256']).toBe(sha256(content));
     expect(got.trailers['x-broker-size']).toBe(String(content.length));
     // The outcome line follows the last byte; give its fsync a moment.
-    await waitFor(() => broker.auditLines().some((l) => l.tool === 'blob_get' && l.event === 'outcome'));
+    await waitFor(() =>
+      broker.auditLines().some((l) => l.tool === 'blob_get' && l.event === 'outcome'),
+    );
     const blobLines = broker.auditLines().filter((l) => l.tool === 'blob_get');
     expect(blobLines.slice(-2).map((l) => [l.event, l.outcome])).toEqual([
       ['intent', undefined],
@@ -199,6 +201,35 @@ describe('read: a round trip with sha256', () => {
     broker.fake.requests.length = 0;
     expect((await getBlob(broker.url, answer.blob_url as string)).status).toBe(404);
     expect(broker.fake.requests.filter((r) => r.method === 'GET')).toEqual([]);
+  });
+});
+
+describe('infrastructure errors', () => {
+  it('read, write, checkout and checkin answer error (with retry advice) when Nextcloud fails', async () => {
+    await broker.fake.writeFile('Inf/a.txt', 'a');
+    await broker.grant([{ path: 'Inf', mode: 'write' }]);
+    const out = await call(transfer, 'checkout', { instance: 'personal', path: 'Inf/a.txt' });
+    broker.fake.faults.status = 503;
+    const answers = [
+      await call(transfer, 'read', { instance: 'personal', path: 'Inf/a.txt' }),
+      await call(transfer, 'write', {
+        instance: 'personal',
+        path: 'Inf/b.txt',
+        size: 1,
+        if_none_match: '*',
+      }),
+      await call(transfer, 'checkout', { instance: 'personal', path: 'Inf/a.txt' }),
+      await call(transfer, 'checkin', {
+        instance: 'personal',
+        path: 'Inf/a.txt',
+        lock_token: out.lock_token,
+        size: 1,
+      }),
+    ];
+    for (const answer of answers) {
+      expect(answer).toMatchObject({ status: 'error', retry: true });
+      expect(typeof answer.code).toBe('string');
+    }
   });
 });
 
