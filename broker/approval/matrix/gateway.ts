@@ -20,15 +20,12 @@
  */
 import {
   ClientEvent,
-  createClient,
-  MatrixScheduler,
   RoomEvent,
   SyncState,
   type MatrixClient,
   type MatrixEvent,
   type Room,
 } from 'matrix-js-sdk';
-import { z } from 'zod';
 import type { MatrixConfig } from '../../config.js';
 import type { Clock, RequestRecord } from '../../domain.js';
 import type { Logger } from '../../log.js';
@@ -39,12 +36,14 @@ import { ApprovalUnavailableError, type ApprovalGateway } from '../gateway.js';
 import { normaliseEmoji } from '../parser.js';
 import { BoundedSet } from './bounded-set.js';
 import { classify, type Classified, type IncomingEvent } from './classify.js';
+import { createBotClient, errorSummary, sendContent, type EventContent } from './client.js';
 import { MatrixGatewayError } from './errors.js';
-import { encryptedRoomMessage, notInviteOnlyMessage, preflight } from './preflight.js';
-import { routeSdkGlobalLogs, toSdkLogger } from './sdk-log.js';
+import { checkSyncedRoom, preflight } from './preflight.js';
+import { REQUEST_ID_KEY, RequestIndex } from './request-index.js';
+import { RoomWatch } from './room-watch.js';
+import { routeSdkGlobalLogs } from './sdk-log.js';
 
-/** Marks a bot message as the post of a request; read back only from the bot's events. */
-export const REQUEST_ID_KEY = 'org.nextcloud_access_broker.request';
+export { REQUEST_ID_KEY };
 
 export const UNAVAILABLE_MESSAGE = 'approval channel unavailable; existing grants still work';
 
@@ -102,34 +101,6 @@ export interface MatrixGatewayDeps {
   onHandled?: (event: HandledEvent) => void;
 }
 
-const BotRequestEvent = z.object({
-  sender: z.string(),
-  type: z.literal('m.room.message'),
-  content: z.object({ [REQUEST_ID_KEY]: z.number().int().positive().max(Number.MAX_SAFE_INTEGER) }),
-});
-
-function errorSummary(err: unknown): string {
-  if (err instanceof Error) {
-    const e = err as Error & { errcode?: unknown; httpStatus?: unknown };
-    const status = typeof e.httpStatus === 'number' ? ` ${e.httpStatus}` : '';
-    const code = typeof e.errcode === 'string' ? ` ${e.errcode}` : '';
-    return `${e.name}${status}${code}`;
-  }
-  return 'unknown error';
-}
-
-/** Bounded Map: forgets the oldest entry beyond `limit`. */
-function remember<V>(map: Map<string, V>, key: string, value: V, limit: number): void {
-  map.delete(key);
-  map.set(key, value);
-  if (map.size > limit) {
-    const oldest = map.keys().next();
-    if (!oldest.done) map.delete(oldest.value);
-  }
-}
-
-type Content = Record<string, unknown>;
-
 export class MatrixGateway implements ApprovalGateway {
   private readonly cfg: MatrixConfig;
   private readonly opts: Required<Omit<MatrixGatewayOptions, 'deviceId' | 'reconnectNudgeMs'>> &
@@ -141,12 +112,8 @@ export class MatrixGateway implements ApprovalGateway {
   /** The current client synced and passed the room checks. */
   private ready = false;
   private readonly handled: BoundedSet;
-  /** Request message event id → request id, for messages posted by this run. */
-  private readonly requestByEvent = new Map<string, number>();
-  /** The approver's 👍 reaction event id → the request it approved. */
-  private readonly approvalByReaction = new Map<string, number>();
-  private encrypted = false;
-  private joinRuleProblem: string | undefined;
+  private readonly requests: RequestIndex;
+  private readonly room: RoomWatch;
   private lastSendFailureAt: number | undefined;
   private work: Promise<void> = Promise.resolve();
   private nudgeTimer: NodeJS.Timeout | undefined;
@@ -172,6 +139,16 @@ export class MatrixGateway implements ApprovalGateway {
       reconnectNudgeMs: o.reconnectNudgeMs,
     };
     this.handled = new BoundedSet(this.opts.handledLimit);
+    this.requests = new RequestIndex({
+      bot: this.cfg.bot_user,
+      limit: this.opts.handledLimit,
+      logger: deps.logger,
+      fetchEvent: async (eventId) => {
+        if (this.client === undefined) throw new Error('no client');
+        return this.client.fetchRoomEvent(this.cfg.room_id, eventId);
+      },
+    });
+    this.room = new RoomWatch(this.cfg, deps.logger);
   }
 
   // --- lifecycle -------------------------------------------------------------------
@@ -227,17 +204,7 @@ export class MatrixGateway implements ApprovalGateway {
   /** One attempt: a fresh client, preflight, first sync, synced-room checks. */
   private async connect(): Promise<void> {
     const { logger } = this.deps;
-    const client = createClient({
-      baseUrl: this.cfg.homeserver,
-      accessToken: this.cfg.bot_token,
-      userId: this.cfg.bot_user,
-      ...(this.opts.deviceId === undefined ? {} : { deviceId: this.opts.deviceId }),
-      // No automatic resend: a request that cannot be posted now must fail now, so the
-      // agent is told "unavailable" instead of waiting on a retry queue.
-      scheduler: new MatrixScheduler(() => -1),
-      localTimeoutMs: this.opts.requestTimeoutMs,
-      logger: toSdkLogger(logger),
-    });
+    const client = createBotClient(this.cfg, this.opts, logger);
     this.client = client;
     this.prepared = false;
     try {
@@ -261,7 +228,7 @@ export class MatrixGateway implements ApprovalGateway {
         threadSupport: false,
       });
       await prepared;
-      this.checkSyncedRoom(client.getRoom(this.cfg.room_id));
+      checkSyncedRoom(client.getRoom(this.cfg.room_id), this.cfg.room_id);
       this.ready = true;
     } catch (err) {
       this.teardown();
@@ -323,21 +290,6 @@ export class MatrixGateway implements ApprovalGateway {
     });
   }
 
-  /** The same room rules as preflight, on the state the SDK synced. */
-  private checkSyncedRoom(room: Room | null): void {
-    const id = this.cfg.room_id;
-    if (room === null || room.getMyMembership() !== 'join') {
-      throw new MatrixGatewayError('not_joined', `the bot is not joined to room ${id}`);
-    }
-    if (room.currentState.getStateEvents('m.room.encryption', '') !== null) {
-      throw new MatrixGatewayError('encrypted', encryptedRoomMessage(id));
-    }
-    const rule = room.getJoinRule();
-    if (rule !== 'invite') {
-      throw new MatrixGatewayError('not_invite_only', notInviteOnlyMessage(id, String(rule)));
-    }
-  }
-
   private nudge(): void {
     const state = this.client?.getSyncState();
     if (state === SyncState.Error || state === SyncState.Reconnecting) {
@@ -349,7 +301,7 @@ export class MatrixGateway implements ApprovalGateway {
 
   healthy(): boolean {
     if (this.phase !== 'started' || !this.ready || this.client === undefined) return false;
-    if (this.roomProblem() !== undefined) return false;
+    if (this.room.problem() !== undefined) return false;
     const state = this.client.getSyncState();
     if (state === null || state === SyncState.Error || state === SyncState.Stopped) return false;
     if (
@@ -359,11 +311,6 @@ export class MatrixGateway implements ApprovalGateway {
       return false;
     }
     return true;
-  }
-
-  private roomProblem(): string | undefined {
-    if (this.encrypted) return encryptedRoomMessage(this.cfg.room_id);
-    return this.joinRuleProblem;
   }
 
   private usableClient(): MatrixClient {
@@ -376,7 +323,7 @@ export class MatrixGateway implements ApprovalGateway {
       }
       throw new ApprovalUnavailableError('not_started', 'approval channel not started yet');
     }
-    const problem = this.roomProblem();
+    const problem = this.room.problem();
     if (problem !== undefined) {
       throw new ApprovalUnavailableError('unhealthy', `${UNAVAILABLE_MESSAGE} (${problem})`);
     }
@@ -386,19 +333,12 @@ export class MatrixGateway implements ApprovalGateway {
 
   // --- sending ---------------------------------------------------------------------
 
-  private async send(type: string, content: Content, what: string): Promise<string> {
+  private async send(type: string, content: EventContent, what: string): Promise<string> {
     const client = this.usableClient();
     try {
-      // The SDK types content per event type; ours are built and checked here.
-      const res = await (
-        client.sendEvent as (
-          roomId: string,
-          type: string,
-          content: Content,
-        ) => Promise<{ event_id: string }>
-      ).call(client, this.cfg.room_id, type, content);
+      const eventId = await sendContent(client, this.cfg.room_id, type, content);
       this.lastSendFailureAt = undefined;
-      return res.event_id;
+      return eventId;
     } catch (err) {
       this.lastSendFailureAt = this.deps.now();
       this.deps.logger.warn('matrix send failed', { what, error: errorSummary(err) });
@@ -423,7 +363,7 @@ export class MatrixGateway implements ApprovalGateway {
       },
       'request',
     );
-    remember(this.requestByEvent, eventId, request.id, this.opts.handledLimit);
+    this.requests.posted(eventId, request.id);
     // The reactions are a convenience: typed commands work without them.
     for (const key of REACTION_KEYS) {
       try {
@@ -443,7 +383,7 @@ export class MatrixGateway implements ApprovalGateway {
   }
 
   private async reply(reply: Reply, inReplyTo: string | undefined): Promise<void> {
-    const content: Content = {
+    const content: EventContent = {
       msgtype: 'm.notice',
       body: reply.text,
       format: 'org.matrix.custom.html',
@@ -533,21 +473,21 @@ export class MatrixGateway implements ApprovalGateway {
       case 'ignore':
         return done('ignore');
       case 'membership':
-        this.onMembership(c.userId, c.membership);
+        this.room.onMembership(c.userId, c.membership);
         return done('membership');
       case 'room_state':
-        this.onRoomState(c.stateType, c.content);
+        this.room.onRoomState(c.stateType, c.content);
         return done('room_state');
       case 'stranger':
         await this.onStranger(ev, c);
         return done('stranger');
       case 'reaction': {
-        const requestId = await this.requestIdOf(c.target);
+        const requestId = await this.requests.requestOf(c.target);
         if (requestId === undefined) return done('unknown_target');
         const reply = await this.deps.engine.handleReaction(c.key, requestId, actor);
         if (reply === null) return done('not_a_command');
         if (normaliseEmoji(c.key) === APPROVE_KEY && (reply.granted?.length ?? 0) > 0) {
-          remember(this.approvalByReaction, ev.eventId, requestId, this.opts.handledLimit);
+          this.requests.approvedBy(ev.eventId, requestId);
         }
         await this.reply(reply, c.target);
         return done('reaction', reply);
@@ -559,73 +499,14 @@ export class MatrixGateway implements ApprovalGateway {
         return done('text', reply);
       }
       case 'redaction': {
-        const requestId = this.approvalByReaction.get(c.target);
+        const requestId = this.requests.takeApproval(c.target);
         if (requestId === undefined) return done('unknown_target');
-        this.approvalByReaction.delete(c.target);
         // Removing the 👍 that approved a request withdraws that approval.
         const reply = await this.deps.engine.undoApproval(requestId, actor);
         await this.reply(reply, undefined);
         return done('redaction', reply);
       }
     }
-  }
-
-  /** The request a bot message was posted for, or undefined when it is not one. */
-  private async requestIdOf(eventId: string): Promise<number | undefined> {
-    const known = this.requestByEvent.get(eventId);
-    if (known !== undefined) return known;
-    // Posted before a restart: ask the homeserver for the message itself.
-    let raw: unknown;
-    try {
-      raw = await this.client?.fetchRoomEvent(this.cfg.room_id, eventId);
-    } catch (err) {
-      this.deps.logger.debug('reaction target not found', { error: errorSummary(err) });
-      return undefined;
-    }
-    const parsed = BotRequestEvent.safeParse(raw);
-    // Security: only the bot's own messages name requests. The homeserver vouches for
-    // `sender`, so nobody else can forge the request marker.
-    if (!parsed.success || parsed.data.sender !== this.cfg.bot_user) return undefined;
-    const id = parsed.data.content[REQUEST_ID_KEY];
-    remember(this.requestByEvent, eventId, id, this.opts.handledLimit);
-    return id;
-  }
-
-  private onMembership(userId: string, membership: string): void {
-    const { logger } = this.deps;
-    if (userId === this.cfg.approver && membership !== 'join') {
-      logger.warn('the approver left the approval room; nobody can decide requests', {
-        room: this.cfg.room_id,
-        membership,
-      });
-    } else if (userId !== this.cfg.approver && membership === 'join') {
-      logger.warn(
-        'someone joined the approval room: they can read every request, but cannot decide',
-        {
-          room: this.cfg.room_id,
-          user: userId,
-        },
-      );
-    }
-  }
-
-  private onRoomState(type: 'm.room.encryption' | 'm.room.join_rules', content: unknown): void {
-    const room = this.cfg.room_id;
-    if (type === 'm.room.encryption') {
-      // Security: the bot cannot read encrypted commands; stop offering the channel.
-      this.encrypted = true;
-      this.deps.logger.error(encryptedRoomMessage(room));
-      return;
-    }
-    const parsed = z.object({ join_rule: z.string() }).safeParse(content);
-    const rule = parsed.success ? parsed.data.join_rule : 'unknown';
-    if (rule === 'invite') {
-      this.joinRuleProblem = undefined;
-      return;
-    }
-    // Security: requests show paths and reasons; a joinable room leaks them.
-    this.joinRuleProblem = notInviteOnlyMessage(room, rule);
-    this.deps.logger.error(this.joinRuleProblem);
   }
 
   private async onStranger(

@@ -4,6 +4,7 @@
  * room, the room is invite-only and not encrypted. Refuses to start otherwise, with a
  * message that names the fix. Also used on the synced room state after PREPARED.
  */
+import type { Room } from 'matrix-js-sdk';
 import { z } from 'zod';
 import type { MatrixConfig } from '../../config.js';
 import { MatrixGatewayError } from './errors.js';
@@ -180,4 +181,18 @@ export async function preflight(
     );
   }
   return { others: joined.filter((u) => u !== cfg.bot_user && u !== cfg.approver) };
+}
+
+/** The same room rules, on the state matrix-js-sdk synced (defence in depth after PREPARED). */
+export function checkSyncedRoom(room: Room | null, roomId: string): void {
+  if (room === null || room.getMyMembership() !== 'join') {
+    throw new MatrixGatewayError('not_joined', `the bot is not joined to room ${roomId}`);
+  }
+  if (room.currentState.getStateEvents('m.room.encryption', '') !== null) {
+    throw new MatrixGatewayError('encrypted', encryptedRoomMessage(roomId));
+  }
+  const rule = room.getJoinRule();
+  if (rule !== 'invite') {
+    throw new MatrixGatewayError('not_invite_only', notInviteOnlyMessage(roomId, String(rule)));
+  }
 }

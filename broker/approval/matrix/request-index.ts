@@ -1,0 +1,82 @@
+/**
+ * Which bot message stands for which request, and which of the approver's 👍 made
+ * which approval. Bounded maps; a message posted before a restart is looked up on the
+ * homeserver and trusted only when the bot sent it.
+ */
+import { z } from 'zod';
+import { errorSummary } from './client.js';
+import type { Logger } from '../../log.js';
+
+/** Marks a bot message as the post of a request; read back only from the bot's events. */
+export const REQUEST_ID_KEY = 'org.nextcloud_access_broker.request';
+
+const BotRequestEvent = z.object({
+  sender: z.string(),
+  type: z.literal('m.room.message'),
+  content: z.object({
+    [REQUEST_ID_KEY]: z.number().int().positive().max(Number.MAX_SAFE_INTEGER),
+  }),
+});
+
+/** Bounded Map: forgets the oldest entry beyond `limit`. */
+function remember<V>(map: Map<string, V>, key: string, value: V, limit: number): void {
+  map.delete(key);
+  map.set(key, value);
+  if (map.size > limit) {
+    const oldest = map.keys().next();
+    if (!oldest.done) map.delete(oldest.value);
+  }
+}
+
+export class RequestIndex {
+  /** Request message event id → request id. */
+  private readonly byMessage = new Map<string, number>();
+  /** The approver's 👍 reaction event id → the request it approved. */
+  private readonly byApproval = new Map<string, number>();
+
+  constructor(
+    private readonly deps: {
+      bot: string;
+      limit: number;
+      logger: Logger;
+      /** Fetches an event of the approval room from the homeserver. */
+      fetchEvent: (eventId: string) => Promise<unknown>;
+    },
+  ) {}
+
+  posted(messageId: string, requestId: number): void {
+    remember(this.byMessage, messageId, requestId, this.deps.limit);
+  }
+
+  /** The request a bot message was posted for, or undefined when it is not one. */
+  async requestOf(messageId: string): Promise<number | undefined> {
+    const known = this.byMessage.get(messageId);
+    if (known !== undefined) return known;
+    // Posted before a restart: ask the homeserver for the message itself.
+    let raw: unknown;
+    try {
+      raw = await this.deps.fetchEvent(messageId);
+    } catch (err) {
+      this.deps.logger.debug('reaction target not found', { error: errorSummary(err) });
+      return undefined;
+    }
+    const parsed = BotRequestEvent.safeParse(raw);
+    // Security: only the bot's own messages name requests. The homeserver vouches for
+    // `sender`, so nobody else can forge the request marker.
+    if (!parsed.success || parsed.data.sender !== this.deps.bot) return undefined;
+    const id = parsed.data.content[REQUEST_ID_KEY];
+    this.posted(messageId, id);
+    return id;
+  }
+
+  approvedBy(reactionId: string, requestId: number): void {
+    remember(this.byApproval, reactionId, requestId, this.deps.limit);
+  }
+
+  /** The request a withdrawn 👍 had approved (forgotten once taken), or undefined. */
+  takeApproval(reactionId: string): number | undefined {
+    const id = this.byApproval.get(reactionId);
+    this.byApproval.delete(reactionId);
+    return id;
+  }
+}

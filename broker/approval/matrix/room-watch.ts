@@ -1,0 +1,60 @@
+/**
+ * Watches the approval room's state while the gateway runs. The room rules checked at
+ * start (preflight.ts) can change later; a change that breaks them makes the channel
+ * unavailable instead of silently continuing.
+ */
+import { z } from 'zod';
+import type { Logger } from '../../log.js';
+import { encryptedRoomMessage, notInviteOnlyMessage } from './preflight.js';
+
+const JoinRules = z.object({ join_rule: z.string() });
+
+export class RoomWatch {
+  private encrypted = false;
+  private joinRuleProblem: string | undefined;
+
+  constructor(
+    private readonly cfg: { room_id: string; approver: string },
+    private readonly logger: Logger,
+  ) {}
+
+  /** Why the room may not be used now, or undefined. */
+  problem(): string | undefined {
+    if (this.encrypted) return encryptedRoomMessage(this.cfg.room_id);
+    return this.joinRuleProblem;
+  }
+
+  onMembership(userId: string, membership: string): void {
+    if (userId === this.cfg.approver && membership !== 'join') {
+      this.logger.warn('the approver left the approval room; nobody can decide requests', {
+        room: this.cfg.room_id,
+        membership,
+      });
+    } else if (userId !== this.cfg.approver && membership === 'join') {
+      this.logger.warn(
+        'someone joined the approval room: they can read every request, but cannot decide',
+        { room: this.cfg.room_id, user: userId },
+      );
+    }
+  }
+
+  onRoomState(type: 'm.room.encryption' | 'm.room.join_rules', content: unknown): void {
+    const room = this.cfg.room_id;
+    if (type === 'm.room.encryption') {
+      // Security: the bot cannot read encrypted commands, and encryption cannot be
+      // switched off again; stop offering the channel.
+      this.encrypted = true;
+      this.logger.error(encryptedRoomMessage(room));
+      return;
+    }
+    const parsed = JoinRules.safeParse(content);
+    const rule = parsed.success ? parsed.data.join_rule : 'unknown';
+    if (rule === 'invite') {
+      this.joinRuleProblem = undefined;
+      return;
+    }
+    // Security: requests show paths and reasons; a joinable room leaks them.
+    this.joinRuleProblem = notInviteOnlyMessage(room, rule);
+    this.logger.error(this.joinRuleProblem);
+  }
+}
