@@ -284,6 +284,10 @@ describe('homeserver outage', () => {
       const { request, messageId } = await rig.post(gw, [['B', 'read']]);
       await rig.handledOf(rig.hs.reactAs(OWNER, ROOM, messageId, '👍'));
       expect(rig.core.store.activeGrants().map((g) => g.requestId)).toEqual([request.id]);
+      // Security: through failures, reconnects and the SDK's own logging, the bot's
+      // access token never reaches a log line.
+      expect(rig.logger.lines.length).toBeGreaterThan(10);
+      expect(rig.logger.lines.join('\n')).not.toContain(TOKENS[BOT]);
     },
   );
 
