@@ -91,7 +91,13 @@ export async function startBroker(configPath: string, io: DaemonIo): Promise<Run
       correlationId: randomUUID,
     });
     onRevoked = (grants) => server.grantsEnded(grants);
-    const { url } = await server.start();
+    let url: string;
+    try {
+      ({ url } = await server.start());
+    } catch (error) {
+      await server.close();
+      throw error;
+    }
     const openStore = store;
     return {
       url,

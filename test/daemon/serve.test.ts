@@ -4,6 +4,7 @@
  * and exits 0.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -26,15 +27,15 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function writeConfig(): string {
-  const file = join(dir, 'config.yaml');
+function writeConfig(port = 0, name = 'config.yaml'): string {
+  const file = join(dir, name);
   writeFileSync(
     file,
     [
-      'server: { host: 127.0.0.1, port: 0, allowed_hosts: [localhost, 127.0.0.1] }',
+      `server: { host: 127.0.0.1, port: ${port}, allowed_hosts: [localhost, 127.0.0.1] }`,
       'tokens: { agent_env: T_AGENT, transfer_env: T_TRANSFER }',
       'approval: console',
-      'data_dir: ./data',
+      `data_dir: ./data-${name}`,
       'logging: { level: info }',
       'instances:',
       `  personal: { url: "${fake.url}", username: ${fake.user}, app_password_env: T_NC, discovery: false }`,
@@ -104,13 +105,13 @@ describe('broker serve (subprocess)', () => {
     expect(logs).toContain('"msg":"broker stopped"');
     for (const secret of [AGENT_TOKEN, TRANSFER_TOKEN, APP_PASSWORD])
       expect(logs).not.toContain(secret);
-    const events = readFileSync(join(dir, 'data', 'audit.log'), 'utf8')
+    const events = readFileSync(join(dir, 'data-config.yaml', 'audit.log'), 'utf8')
       .trim()
       .split('\n')
       .map((l) => (JSON.parse(l) as { event: string }).event);
     expect(events[0]).toBe('start');
     expect(events.at(-1)).toBe('stop');
-    expect(verifyAudit(join(dir, 'data'))).toMatchObject({ ok: true });
+    expect(verifyAudit(join(dir, 'data-config.yaml'))).toMatchObject({ ok: true });
   });
 
   it('refuses to start on a bad config, naming the problem (exit 1)', async () => {
@@ -129,5 +130,37 @@ describe('broker serve (subprocess)', () => {
     const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
     expect(code).toBe(1);
     expect(err).toContain('server.port');
+  });
+
+  it('exits 2 when it cannot listen (port taken), closing what it opened', async () => {
+    const blocker = createNetServer();
+    await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
+    const taken = (blocker.address() as AddressInfo).port;
+    try {
+      const config = writeConfig(taken, 'taken.yaml');
+      const child = spawn(
+        process.execPath,
+        ['--import', 'tsx', 'test/daemon/run-cli.ts', 'serve', '--config', config],
+        {
+          cwd: ROOT,
+          env: {
+            ...process.env,
+            T_AGENT: AGENT_TOKEN,
+            T_TRANSFER: TRANSFER_TOKEN,
+            T_NC: APP_PASSWORD,
+          },
+          stdio: ['pipe', 'pipe', 'pipe'],
+        },
+      );
+      let err = '';
+      child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+      const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+      expect(code).toBe(2);
+      expect(err).toContain('EADDRINUSE');
+      // The audit lock was released: a second broker on the same data dir may start.
+      expect(verifyAudit(join(dir, 'data-taken.yaml'))).toMatchObject({ ok: true });
+    } finally {
+      await new Promise((r) => blocker.close(r));
+    }
   });
 });
