@@ -205,8 +205,9 @@ export class Pipeline {
       signal: handle.signal,
     };
     try {
+      // A step that returned has completed on Nextcloud: report it as done even if a
+      // revoke arrived in the meantime (an abort only stops what is still running).
       const value = await step(client, allowed);
-      if (handle.signal.aborted) throw handle.signal.reason;
       const warnings: string[] = [];
       const described = options.describe?.(value) ?? {};
       if (!(await this.auditBestEffort('outcome', { ...decided, outcome: 'ok', ...described }))) {
