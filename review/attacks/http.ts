@@ -114,6 +114,12 @@ function hostCases(ctx: Ctx): Case[] {
       run: async () => refusedOr(await withHost(['[::ffff:127.0.0.1]'])),
     },
     {
+      name: 'Host "evil.example@localhost" (userinfo) and "127.0.0.1." (trailing dot on an IP)',
+      expect: 'refused/refused',
+      run: async () =>
+        `${refusedOr(await withHost(['evil.example@localhost']))}/${refusedOr(await withHost(['127.0.0.1.']))}`,
+    },
+    {
       name: 'Host "LOCALHOST:1" (upper case, a port we do not listen on): allowed by design',
       expect: 'served 200',
       run: async () => refusedOr(await withHost(['LOCALHOST:1'])),

@@ -97,6 +97,32 @@ function cases(rig: MatrixRig): Case[] {
       },
     },
     {
+      name: 'the same 👍 reaction event delivered three more times (a replayed event id): one decision',
+      expect: '1 decision line, 1 grant',
+      run: async () => {
+        const proxy = await startSyncProxy(hs.url);
+        const gw = proxiedGateway(rig, proxy);
+        try {
+          await gw.start();
+          const { request, messageId } = await rig.post(gw, [['ReplayThumb', 'read']]);
+          const thumbs = hs.reactAs(OWNER, ROOM, messageId, THUMBS);
+          await rig.handledOf(thumbs);
+          const event = hs.event(thumbs);
+          if (event === undefined) throw new Error('the reaction vanished');
+          proxy.replay(ROOM, event, 3);
+          while (proxy.replayed() < 3) await rig.handledOf(hs.sayAs(OWNER, ROOM, 'status'));
+          await rig.handledOf(hs.sayAs(OWNER, ROOM, 'status'));
+          const decisions = rig.core
+            .records()
+            .filter((r) => r.event === 'decision' && r.request === request.id).length;
+          return `${decisions} decision line${decisions === 1 ? '' : 's'}, ${activeFor(rig, request.id)} grant`;
+        } finally {
+          await gw.stop();
+          await proxy.close();
+        }
+      },
+    },
+    {
       name: "the approver's 👍 on a stranger's reply that quotes the request message",
       expect: 'no effect',
       run: () =>

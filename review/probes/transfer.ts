@@ -191,6 +191,18 @@ function ticketCases(b: Broker): Case[] {
       },
     },
     {
+      name: 'a ticket issued under a grant on one file stays dead after that grant is revoked, though a wider grant now covers the file',
+      expect: '404',
+      run: async () => {
+        await b.fake.writeFile('K3/a.txt', 'a');
+        const narrow = await b.grant([{ path: 'K3/a.txt', mode: 'read' }]);
+        const url = await ticket(b, 'read', { path: 'K3/a.txt' });
+        await b.grant([{ path: 'K3', mode: 'read' }]);
+        await b.gateway.decide(`revoke ${narrow}`);
+        return String((await getBlob(b.url, url, TRANSFER_TOKEN)).status);
+      },
+    },
+    {
       name: 'a ticket with one character changed, and in upper case',
       expect: '404/404',
       run: async () => {
