@@ -1,0 +1,77 @@
+/**
+ * Runs the real `broker` CLI as a subprocess and measures it: wall time, exit code,
+ * its one-JSON-object stdout, and its peak RSS (getrusage, via report-max-rss.mjs).
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { cliArgs, MAX_RSS_PRELOAD, ROOT } from './processes.js';
+
+export interface MeasuredRun {
+  code: number;
+  json: Record<string, unknown>;
+  stderr: string;
+  ms: number;
+  /** Peak resident set size in MiB. */
+  peakMiB: number;
+  /** CPU time (user + system) in seconds. */
+  cpuSeconds: number;
+}
+
+export async function runCliMeasured(
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+  compiledMain?: string,
+): Promise<MeasuredRun> {
+  const dir = mkdtempSync(join(tmpdir(), 'broker-cli-rss-'));
+  const rssFile = join(dir, 'maxrss');
+  try {
+    const started = performance.now();
+    const child = spawn(
+      process.execPath,
+      ['--import', MAX_RSS_PRELOAD, ...cliArgs(compiledMain), ...args],
+      {
+        cwd: ROOT,
+        env: {
+          PATH: process.env.PATH,
+          HOME: process.env.HOME,
+          ...env,
+          BENCH_MAX_RSS_FILE: rssFile,
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const code = await new Promise<number>((resolve, reject) => {
+      child.on('error', reject);
+      child.on('close', (c) => resolve(c ?? -1));
+    });
+    const ms = performance.now() - started;
+    let json: Record<string, unknown> = {};
+    try {
+      json = JSON.parse(stdout.trim().split('\n').at(-1) ?? '') as Record<string, unknown>;
+    } catch {
+      json = {};
+    }
+    let usage = { maxRSS: Number.NaN, cpuMicros: Number.NaN };
+    try {
+      usage = JSON.parse(readFileSync(rssFile, 'utf8')) as typeof usage;
+    } catch {
+      // killed before its exit handler ran: no figures
+    }
+    return {
+      code,
+      json,
+      stderr,
+      ms,
+      peakMiB: usage.maxRSS / 1024,
+      cpuSeconds: usage.cpuMicros / 1e6,
+    };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,166 @@
+/**
+ * `list` through the broker vs a direct PROPFIND, with 1 and with 32 concurrent agents.
+ *
+ * Setup (all loopback, in the same run): the fake Nextcloud and `broker serve` each run
+ * as their own node process; this process plays the agents. Each agent holds one
+ * persistent MCP client (as a real agent does) and calls `list` on a granted folder of
+ * 50 entries; the broker checks the wall, appends and fsyncs an intent line, sends a
+ * PROPFIND Depth 1, parses it, appends the outcome and answers. The baseline sends the
+ * same PROPFIND (same body, Basic auth, keep-alive) straight to the same fake folder.
+ * Both are warmed up, then measured in interleaved rounds so drift hits both alike.
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Bench, BenchRow } from './harness.js';
+import { callTool, connectMcp, grantViaConsole } from './lib/mcp.js';
+import {
+  AGENT_TOKEN,
+  APP_PASSWORD,
+  memoryOf,
+  spawnBroker,
+  spawnFakeNextcloud,
+  writeBrokerConfig,
+} from './lib/processes.js';
+import { closedLoop, latency, median, round } from './lib/stats.js';
+import { davClient } from './lib/webdav.js';
+
+const FOLDER = 'Bench/Listing';
+const ENTRIES = 50;
+const WARMUP = Number(process.env.BENCH_LIST_WARMUP ?? 300);
+const CALLS_1 = Number(process.env.BENCH_LIST_CALLS ?? 1500);
+const CALLS_32 = Number(process.env.BENCH_LIST_CALLS_32 ?? 4000);
+const AGENTS = 32;
+const ROUNDS = 3;
+
+function seed(root: string): void {
+  const dir = join(root, FOLDER);
+  mkdirSync(dir, { recursive: true });
+  for (let i = 0; i < ENTRIES - 5; i += 1)
+    writeFileSync(
+      join(dir, `report-${String(i).padStart(2, '0')}.odt`),
+      `file ${i}\n`.repeat(i + 1),
+    );
+  for (let i = 0; i < 5; i += 1) mkdirSync(join(dir, `Folder ${i}`));
+}
+
+const bench: Bench = async () => {
+  const tmp = mkdtempSync(join(tmpdir(), 'broker-list-bench-'));
+  const root = join(tmp, 'nextcloud');
+  mkdirSync(root);
+  seed(root);
+  const fake = await spawnFakeNextcloud({ root });
+  const broker = await spawnBroker(writeBrokerConfig(tmp, { instances: { personal: fake.url } }));
+  const dav = davClient(fake.url, 'alice', APP_PASSWORD, AGENTS);
+  const agents: Client[] = [];
+  try {
+    for (let i = 0; i < AGENTS; i += 1)
+      agents.push(await connectMcp(`${broker.url}/mcp`, AGENT_TOKEN));
+    const first = agents[0] as Client;
+    await grantViaConsole(first, broker.type, 'personal', [{ path: 'Bench', mode: 'read' }]);
+
+    const viaBroker = async (w: number): Promise<void> => {
+      const answer = await callTool(agents[w] as Client, 'list', {
+        instance: 'personal',
+        path: FOLDER,
+      });
+      if (answer.status !== 'ok' || (answer.entries as unknown[]).length !== ENTRIES)
+        throw new Error(`list failed: ${JSON.stringify(answer).slice(0, 300)}`);
+    };
+    const direct = async (): Promise<void> => {
+      await dav.propfind(FOLDER);
+    };
+
+    // Warm-up: JIT, keep-alive sockets, SQLite and page caches on both paths.
+    await closedLoop(AGENTS, WARMUP * 2, viaBroker);
+    await closedLoop(AGENTS, WARMUP * 2, direct);
+    await closedLoop(1, WARMUP, viaBroker);
+    await closedLoop(1, WARMUP, direct);
+
+    const one = { broker: [] as number[], direct: [] as number[] };
+    const many = {
+      broker: [] as number[],
+      direct: [] as number[],
+      brokerRate: [] as number[],
+      directRate: [] as number[],
+    };
+    for (let r = 0; r < ROUNDS; r += 1) {
+      one.direct.push(...(await closedLoop(1, CALLS_1 / ROUNDS, direct)).samples);
+      one.broker.push(...(await closedLoop(1, CALLS_1 / ROUNDS, viaBroker)).samples);
+      const d = await closedLoop(AGENTS, CALLS_32 / ROUNDS, direct);
+      const b = await closedLoop(AGENTS, CALLS_32 / ROUNDS, viaBroker);
+      many.direct.push(...d.samples);
+      many.broker.push(...b.samples);
+      many.directRate.push(d.perSecond);
+      many.brokerRate.push(b.perSecond);
+    }
+    const mem = memoryOf(broker.pid);
+    const b1 = latency(one.broker);
+    const d1 = latency(one.direct);
+    const b32 = latency(many.broker);
+    const d32 = latency(many.direct);
+    const brokerRate = median(many.brokerRate);
+    const directRate = median(many.directRate);
+    const overhead = b1.p50 - d1.p50;
+    const rows: BenchRow[] = [
+      {
+        metric: 'list p50, 1 agent',
+        value: b1.p50,
+        unit: 'ms',
+        baseline: { name: 'direct PROPFIND', value: d1.p50 },
+      },
+      {
+        metric: 'list p50 overhead (broker − direct), 1 agent',
+        value: overhead,
+        unit: 'ms',
+        target: '≤ 2 ms',
+        met: overhead <= 2,
+      },
+      {
+        metric: 'list p99, 1 agent',
+        value: b1.p99,
+        unit: 'ms',
+        baseline: { name: 'direct PROPFIND', value: d1.p99 },
+      },
+      {
+        metric: `list p50, ${AGENTS} agents`,
+        value: b32.p50,
+        unit: 'ms',
+        baseline: { name: 'direct PROPFIND', value: d32.p50 },
+      },
+      {
+        metric: `list p99, ${AGENTS} agents`,
+        value: b32.p99,
+        unit: 'ms',
+        baseline: { name: 'direct PROPFIND', value: d32.p99 },
+      },
+      {
+        metric: `list throughput, ${AGENTS} agents`,
+        value: brokerRate,
+        unit: 'calls/s',
+        baseline: { name: 'direct PROPFIND', value: directRate },
+        target: '≥ 0.5× direct',
+        met: brokerRate >= 0.5 * directRate,
+      },
+    ];
+    return {
+      title: `list through the broker (MCP over HTTP) vs direct PROPFIND Depth 1, ${ENTRIES} entries`,
+      rows,
+      notes: [
+        `${CALLS_1} calls at 1 agent and ${CALLS_32} at ${AGENTS} agents per path, in ${ROUNDS} interleaved rounds after ${WARMUP} (1 agent) and ${WARMUP * 2} (${AGENTS} agents) warm-up calls; each agent keeps one MCP client (Streamable HTTP, stateless broker).`,
+        `Throughput per round, broker: ${many.brokerRate.map((x) => round(x, 0)).join(', ')}; direct: ${many.directRate.map((x) => round(x, 0)).join(', ')} calls/s.`,
+        `Three processes share the machine's CPUs: the agents (this process, ${AGENTS} MCP SDK clients), the broker and the fake Nextcloud; the direct baseline has no broker process competing. Broker RSS after the run: ${mem ? round(mem.rssMiB, 0) : '?'} MiB (peak ${mem ? round(mem.peakMiB, 0) : '?'} MiB).`,
+        'Every broker call pays two durable audit appends (intent before the PROPFIND, outcome before the answer), each an fsync unless shared with concurrent calls (group commit).',
+      ],
+    };
+  } finally {
+    for (const a of agents) await a.close().catch(() => undefined);
+    dav.close();
+    await broker.stop();
+    await fake.stop();
+    rmSync(tmp, { recursive: true, force: true });
+  }
+};
+
+export default bench;

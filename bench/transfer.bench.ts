@@ -1,0 +1,246 @@
+/**
+ * `broker fetch` and `broker push` of a large file (1 GiB; BENCH_TRANSFER_MB shrinks it)
+ * vs a direct GET/PUT of the same bytes from the same fake Nextcloud, in the same run.
+ *
+ * Processes: the fake Nextcloud and `broker serve` run as their own node processes; the
+ * CLI runs as a subprocess per transfer, as an agent's host would run it. Broker and
+ * CLI are the compiled build (what `npx broker` runs). The direct baseline is a plain
+ * node streaming client in this process: GET into a local file, PUT from a local file,
+ * no hashing. Peak RSS: the broker's VmHWM from /proc at the end of the run (its peak
+ * over its whole life), each CLI run's maxRSS from getrusage.
+ *
+ * What the broker path does on top: fetch — the broker streams Nextcloud → CLI while
+ * hashing; the CLI hashes while staging to a temp file, compares, renames, writes the
+ * manifest. push — the CLI hashes and streams to the broker, which streams to Nextcloud
+ * (If-None-Match: *), then re-reads the stored file to compare size and sha256 before
+ * answering (DESIGN: verified uploads), so a push moves the bytes twice.
+ */
+import {
+  createReadStream,
+  createWriteStream,
+  mkdirSync,
+  mkdtempSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import type { Bench, BenchRow } from './harness.js';
+import { compiledCli } from './lib/build.js';
+import { runCliMeasured } from './lib/cli.js';
+import { writeBigFile } from './lib/files.js';
+import { callTool, connectMcp, grantViaConsole } from './lib/mcp.js';
+import {
+  AGENT_TOKEN,
+  APP_PASSWORD,
+  cpuSecondsOf,
+  memoryOf,
+  spawnBroker,
+  spawnFakeNextcloud,
+  TRANSFER_TOKEN,
+  writeBrokerConfig,
+} from './lib/processes.js';
+import { median, round } from './lib/stats.js';
+import { davClient } from './lib/webdav.js';
+
+const MB = Number(process.env.BENCH_TRANSFER_MB ?? 1024);
+const BYTES = MB * 1024 * 1024;
+const ROUNDS = Number(process.env.BENCH_TRANSFER_ROUNDS ?? 2);
+const RSS_LIMIT_MIB = 150;
+
+/** Median per process of [broker, fake, self, cli] groups recorded per round. */
+function cpuLine(values: readonly number[], rounds: number): string {
+  const per = [0, 1, 2, 3].map((k) =>
+    median(Array.from({ length: rounds }, (_, r) => values[r * 4 + k] ?? Number.NaN)),
+  );
+  return per.map((x) => x.toFixed(1)).join(' / ');
+}
+
+const mibPerSecond = (ms: number): number => BYTES / (1024 * 1024) / (ms / 1000);
+
+const bench: Bench = async () => {
+  const tmp = mkdtempSync(join(tmpdir(), 'broker-transfer-bench-'));
+  const root = join(tmp, 'nextcloud');
+  const local = join(tmp, 'local');
+  mkdirSync(join(root, 'Bench'), { recursive: true });
+  mkdirSync(local);
+  const compiled = compiledCli();
+  const notes: string[] = [];
+  if (compiled === undefined)
+    notes.push('The compiled build failed; broker and CLI ran from source through tsx.');
+  const source = join(local, 'source.bin');
+  await writeBigFile(source, BYTES);
+  await writeBigFile(join(root, 'Bench', 'big.bin'), BYTES);
+
+  const fake = await spawnFakeNextcloud({ root });
+  const broker = await spawnBroker(writeBrokerConfig(tmp, { instances: { personal: fake.url } }), {
+    ...(compiled === undefined ? {} : { compiledMain: compiled }),
+  });
+  const dav = davClient(fake.url, 'alice', APP_PASSWORD, 4);
+  const agent = await connectMcp(`${broker.url}/mcp`, AGENT_TOKEN);
+  try {
+    await grantViaConsole(agent, broker.type, 'personal', [{ path: 'Bench', mode: 'write' }]);
+    const env = {
+      BROKER_URL: broker.url,
+      BROKER_TRANSFER_TOKEN: TRANSFER_TOKEN,
+      BROKER_STAGE_DIR: join(tmp, 'stage'),
+    };
+    // Baselines for memory: the broker idle after start, and the CLI fetching 1 KiB.
+    const brokerIdle = memoryOf(broker.pid)?.rssMiB ?? Number.NaN;
+    await writeBigFile(join(root, 'Bench', 'small.bin'), 1024);
+    const small = await runCliMeasured(['fetch', 'personal:Bench/small.bin'], env, compiled);
+    if (small.code !== 0)
+      throw new Error(`broker fetch (1 KiB) failed: ${small.stderr.slice(-500)}`);
+    rmSync(join(tmp, 'stage'), { recursive: true, force: true });
+    // CPU seconds per transfer, per process, to show where the work goes.
+    const cpu = {
+      get: [] as number[],
+      fetch: [] as number[],
+      put: [] as number[],
+      push: [] as number[],
+    };
+    const during = async <T>(
+      key: keyof typeof cpu,
+      run: () => Promise<T>,
+      cliCpu: (value: T) => number,
+    ): Promise<T> => {
+      const b0 = cpuSecondsOf(broker.pid);
+      const f0 = cpuSecondsOf(fake.pid);
+      const self0 = process.cpuUsage();
+      const value = await run();
+      const self = process.cpuUsage(self0);
+      cpu[key].push(
+        cpuSecondsOf(broker.pid) - b0,
+        cpuSecondsOf(fake.pid) - f0,
+        (self.user + self.system) / 1e6,
+        cliCpu(value),
+      );
+      return value;
+    };
+    const times = {
+      get: [] as number[],
+      put: [] as number[],
+      fetch: [] as number[],
+      push: [] as number[],
+    };
+    const cliPeak = { fetch: [] as number[], push: [] as number[] };
+    for (let r = 0; r < ROUNDS; r += 1) {
+      // Direct GET: Nextcloud → a local file.
+      const getTarget = join(local, `direct-${r}.bin`);
+      let t = performance.now();
+      await during(
+        'get',
+        () => pipeline(dav.getStream('Bench/big.bin'), createWriteStream(getTarget)),
+        () => 0,
+      );
+      times.get.push(performance.now() - t);
+      if (statSync(getTarget).size !== BYTES) throw new Error('direct GET: wrong size');
+      rmSync(getTarget);
+
+      // broker fetch: the CLI stages the file (verified by sha256 on both sides).
+      const fetched = await during(
+        'fetch',
+        () => runCliMeasured(['fetch', 'personal:Bench/big.bin'], env, compiled),
+        (v) => v.cpuSeconds,
+      );
+      if (fetched.code !== 0)
+        throw new Error(
+          `broker fetch failed (${fetched.code}): ${fetched.stderr.slice(-500)} ${JSON.stringify(fetched.json)}`,
+        );
+      times.fetch.push(fetched.ms);
+      cliPeak.fetch.push(fetched.peakMiB);
+      rmSync(join(tmp, 'stage'), { recursive: true, force: true });
+
+      // Direct PUT: a local file → Nextcloud (a new name each round).
+      t = performance.now();
+      await during(
+        'put',
+        () => dav.put(`Bench/direct-put-${r}.bin`, createReadStream(source), BYTES),
+        () => 0,
+      );
+      times.put.push(performance.now() - t);
+      rmSync(join(root, 'Bench', `direct-put-${r}.bin`));
+
+      // broker push: a new file (never clobbers), verified by re-reading.
+      const pushed = await during(
+        'push',
+        () => runCliMeasured(['push', `personal:Bench/pushed-${r}.bin`, source], env, compiled),
+        (v) => v.cpuSeconds,
+      );
+      if (pushed.code !== 0)
+        throw new Error(
+          `broker push failed (${pushed.code}): ${pushed.stderr.slice(-500)} ${JSON.stringify(pushed.json)}`,
+        );
+      times.push.push(pushed.ms);
+      cliPeak.push.push(pushed.peakMiB);
+      rmSync(join(root, 'Bench', `pushed-${r}.bin`));
+    }
+    const brokerMem = memoryOf(broker.pid);
+    const brokerPeak = brokerMem?.peakMiB ?? Number.NaN;
+    const fetchRate = mibPerSecond(median(times.fetch));
+    const getRate = mibPerSecond(median(times.get));
+    const pushRate = mibPerSecond(median(times.push));
+    const putRate = mibPerSecond(median(times.put));
+    const maxCli = Math.max(...cliPeak.fetch, ...cliPeak.push);
+    const rows: BenchRow[] = [
+      {
+        metric: `broker fetch ${MB} MiB`,
+        value: fetchRate,
+        unit: 'MiB/s',
+        baseline: { name: 'direct GET', value: getRate },
+        target: '≥ 0.8× direct',
+        met: fetchRate >= 0.8 * getRate,
+      },
+      {
+        metric: `broker push ${MB} MiB`,
+        value: pushRate,
+        unit: 'MiB/s',
+        baseline: { name: 'direct PUT', value: putRate },
+        target: '≥ 0.8× direct',
+        met: pushRate >= 0.8 * putRate,
+      },
+      {
+        metric: 'broker peak RSS (VmHWM, whole run)',
+        value: brokerPeak,
+        unit: 'MiB',
+        baseline: { name: 'broker idle after start', value: brokerIdle },
+        target: `< ${RSS_LIMIT_MIB} MiB`,
+        met: brokerPeak < RSS_LIMIT_MIB,
+      },
+      {
+        metric: 'CLI peak RSS (maxRSS, worst run)',
+        value: maxCli,
+        unit: 'MiB',
+        baseline: { name: 'CLI fetching 1 KiB', value: small.peakMiB },
+        target: `< ${RSS_LIMIT_MIB} MiB`,
+        met: maxCli < RSS_LIMIT_MIB,
+      },
+    ];
+    const list = (xs: number[]): string => xs.map((x) => round(mibPerSecond(x), 0)).join(', ');
+    notes.push(
+      `Medians of ${ROUNDS} rounds (direct and broker interleaved). MiB/s per round — GET: ${list(times.get)}; fetch: ${list(times.fetch)}; PUT: ${list(times.put)}; push: ${list(times.push)}. CLI times include its process start-up.`,
+      `CLI peak RSS per run — fetch: ${cliPeak.fetch.map((x) => round(x, 0)).join(', ')} MiB; push: ${cliPeak.push.map((x) => round(x, 0)).join(', ')} MiB. Broker RSS at the end: ${round(brokerMem?.rssMiB ?? NaN, 0)} MiB.`,
+      `CPU seconds per ${MB} MiB (median; broker / fake Nextcloud / this process / CLI) — GET: ${cpuLine(cpu.get, ROUNDS)}; fetch: ${cpuLine(cpu.fetch, ROUNDS)}; PUT: ${cpuLine(cpu.put, ROUNDS)}; push: ${cpuLine(cpu.push, ROUNDS)}.`,
+      `The fake Nextcloud, the broker, the CLI and this process share ${cpus().length} CPUs; load average at the end ${loadavg()
+        .map((x) => x.toFixed(1))
+        .join(' / ')} (other work on the machine included).`,
+    );
+    // Sanity: the agent surface still answers after the transfers.
+    const check = await callTool(agent, 'check_access', {});
+    if (check.status !== 'ok') throw new Error('check_access failed after the transfers');
+    return {
+      title: `Transfers of ${MB} MiB: broker fetch/push (CLI subprocess) vs direct GET/PUT`,
+      rows,
+      notes,
+    };
+  } finally {
+    await agent.close().catch(() => undefined);
+    dav.close();
+    await broker.stop();
+    await fake.stop();
+    rmSync(tmp, { recursive: true, force: true });
+  }
+};
+
+export default bench;
