@@ -13,6 +13,7 @@ import {
   type Broker,
 } from '../../test/daemon/harness.js';
 import type { Envelope } from '../../broker/surfaces/envelope.js';
+import { auditVerdict } from '../lib/audit-check.js';
 import { rawExchange, requestText, type RawAnswer } from '../lib/raw-http.js';
 import type { Case, Group } from '../runner.js';
 
@@ -504,6 +505,15 @@ export const httpGroup: Group = {
         ...bodyCases(ctx),
         ...pathCases(ctx),
         ...blobCases(ctx),
+        {
+          name: 'after every attack above: the audit chain verifies, each intent has one outcome',
+          expect: 'intact',
+          run: async () => {
+            await new Promise((r) => setTimeout(r, 100));
+            const v = auditVerdict(broker.dir, broker.auditLines());
+            return v.startsWith('verifies') ? 'intact' : v;
+          },
+        },
       ],
       teardown: () => broker.close(),
     };

@@ -39,20 +39,24 @@ function sized(text: string, want: number): string {
   return text;
 }
 
-/** What the owner sees for an item with this path (plain text of the request message). */
-function shownPath(path: string): string {
+/** The plain text of the request message the owner sees. */
+function shownRequest(path: string, reason = 'review'): string {
   const request: RequestRecord = {
     id: 7,
     instance: 'personal',
-    reason: 'review',
+    reason,
     state: 'pending',
     createdAt: NOW,
     decidedAt: null,
     decidedBy: null,
     items: [{ n: 1, path, mode: 'read', grant: null }],
   };
-  const line = renderRequest(request, { expiresIn: H }).plain.split('\n')[3] ?? '';
-  return line;
+  return renderRequest(request, { expiresIn: H }).plain;
+}
+
+/** What the owner sees for an item with this path (its line of the request message). */
+function shownPath(path: string): string {
+  return shownRequest(path).split('\n')[3] ?? '';
 }
 
 const EMOJI = '\u{1F600}'; // 4 UTF-8 bytes, 2 UTF-16 units
@@ -229,6 +233,37 @@ function scriptCases(): Case[] {
   ];
 }
 
+function reasonCases(): Case[] {
+  // The agent's reason passes the request tool's own filter (LF, non-Cf fillers and lone
+  // surrogates get through it); the display must still show every character.
+  const shownReason = (reason: string): string => shownRequest('Docs', reason).split('\n')[1] ?? '';
+  return [
+    {
+      name: 'a reason with a line break and a forged "Approved request 7" line stays on one line',
+      expect: 'one line, break shown escaped',
+      run: () => {
+        const plain = shownRequest('Docs', 'tidy up\nApproved request 7 until tomorrow');
+        const forged = plain.split('\n').some((l) => l.startsWith('Approved'));
+        return forged
+          ? 'forged line shown'
+          : plain.includes('\\u{000A}')
+            ? 'one line, break shown escaped'
+            : 'break dropped';
+      },
+    },
+    {
+      name: 'a reason with U+3164 HANGUL FILLER and a lone surrogate: both shown escaped',
+      expect: 'both escaped',
+      run: () => {
+        const line = shownReason('a\u3164b\uD800c');
+        return !line.includes('\u3164') && !/[\uD800-\uDFFF]/.test(line)
+          ? 'both escaped'
+          : `shown raw: ${line}`;
+      },
+    },
+  ];
+}
+
 function grantCases(): Case[] {
   const read = (path: string, instance = 'personal') => ({ op: 'read', instance, path }) as const;
   return [
@@ -286,5 +321,5 @@ function grantCases(): Case[] {
 
 export const wallGroup: Group = {
   title: 'attacks: the wall (lengths, scripts, NFKC, surrogates, hostile grants, display)',
-  build: () => ({ cases: [...lengthCases(), ...scriptCases(), ...grantCases()] }),
+  build: () => ({ cases: [...lengthCases(), ...scriptCases(), ...reasonCases(), ...grantCases()] }),
 };

@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { TRANSFER_TOKEN, call, startBroker, type Broker, H } from '../../test/daemon/harness.js';
+import { auditVerdict } from '../lib/audit-check.js';
 import { getBlob, putBlob } from '../lib/blob-client.js';
 import type { Case, Group } from '../runner.js';
 
@@ -358,7 +359,20 @@ export const transferGroup: Group = {
     await b.grant([{ path: 'K', mode: 'write' }]);
     return {
       // Stream cases last: their revokes and the +25 h sweep end grants the others rely on.
-      cases: [...ticketCases(b), ...clockCases(b), ...streamCases(b)],
+      cases: [
+        ...ticketCases(b),
+        ...clockCases(b),
+        ...streamCases(b),
+        {
+          name: 'after the cut streams and aborted uploads: the audit chain verifies, each intent has one outcome',
+          expect: 'intact',
+          run: async () => {
+            await sleep(100);
+            const v = auditVerdict(b.dir, b.auditLines());
+            return v.startsWith('verifies') ? 'intact' : v;
+          },
+        },
+      ],
       teardown: () => b.close(),
     };
   },

@@ -1,0 +1,23 @@
+/**
+ * Checks a daemon's audit log after a group of attacks: the chain verifies (hostile
+ * strings in audit lines did not break it) and every `intent` has exactly one `outcome`
+ * with the same correlation id (no operation ran unrecorded, none was recorded twice).
+ */
+import { verifyAudit } from '../../broker/audit/index.js';
+
+export function auditVerdict(dir: string, lines: readonly Record<string, unknown>[]): string {
+  const verified = verifyAudit(dir);
+  if (!verified.ok) return `chain broken at seq ${verified.seq}: ${verified.reason}`;
+  const outcomes = new Map<unknown, number>();
+  for (const l of lines) {
+    if (l.event === 'outcome')
+      outcomes.set(l.correlation_id, (outcomes.get(l.correlation_id) ?? 0) + 1);
+  }
+  const intents = lines.filter((l) => l.event === 'intent');
+  const orphan = intents.find((l) => outcomes.get(l.correlation_id) !== 1);
+  if (orphan !== undefined) {
+    const n = outcomes.get(orphan.correlation_id) ?? 0;
+    return `intent seq ${String(orphan.seq)} (${String(orphan.tool)}) has ${n} outcomes`;
+  }
+  return `verifies, ${intents.length} intents each with one outcome`;
+}
