@@ -235,6 +235,10 @@ export function createServer(deps: ServerDeps): BrokerServer {
   app.all('/mcp', methodNotAllowed);
   app.post('/transfer', transferAuth, ...mcpBody, serveMcp(transfer));
   app.all('/transfer', methodNotAllowed);
+  // HEAD would spend the ticket without streaming; it is not part of the protocol.
+  app.head(BLOB_ROUTE, (_req, res) => {
+    res.status(405).set('Allow', 'GET, PUT').end();
+  });
   app.get(BLOB_ROUTE, transferAuth, (req, res) =>
     blobs.download(req, res, String(req.params.ticket)),
   );

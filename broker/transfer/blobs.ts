@@ -107,10 +107,17 @@ export class BlobEndpoint {
       async (client, allowed) => {
         const source = await client.readStream(allowed.paths[0] ?? ticket.path);
         const hasher = new HashingStream();
+        // Trailers need chunked encoding (HTTP/1.1). An HTTP/1.0 client gets the bytes with
+        // a Content-Length (a cut stream shows as short) and no sha256 trailer.
+        const chunked = req.httpVersionMajor === 1 && req.httpVersionMinor >= 1;
         res.writeHead(200, {
           'content-type': 'application/octet-stream',
           'cache-control': 'no-store',
-          trailer: 'x-broker-sha256, x-broker-size',
+          ...(chunked
+            ? { trailer: 'x-broker-sha256, x-broker-size' }
+            : source.size === null
+              ? {}
+              : { 'content-length': String(source.size) }),
           ...(source.size === null ? {} : { 'x-broker-size': String(source.size) }),
           ...(source.etag === null ? {} : { etag: source.etag }),
         });
@@ -131,7 +138,8 @@ export class BlobEndpoint {
           );
         }
         const sha256 = hasher.sha256();
-        res.addTrailers({ 'x-broker-sha256': sha256, 'x-broker-size': String(hasher.bytes) });
+        if (chunked)
+          res.addTrailers({ 'x-broker-sha256': sha256, 'x-broker-size': String(hasher.bytes) });
         res.end();
         return { sha256, size: hasher.bytes, etag: source.etag };
       },

@@ -319,3 +319,24 @@ export async function raw(
     req.end(opts.body);
   });
 }
+
+/** Sends bytes as they are (malformed requests Node's client would never write); returns the reply. */
+export async function rawExchange(
+  url: string,
+  text: string,
+): Promise<{ status: number; reply: string }> {
+  const { connect: netConnect } = await import('node:net');
+  const target = new URL(url);
+  return new Promise((resolve, reject) => {
+    // Write without half-closing: the server ends the exchange (Connection: close, HTTP/1.0).
+    const socket = netConnect(Number(target.port), target.hostname, () => socket.write(text));
+    socket.setTimeout(5_000, () => socket.destroy());
+    const chunks: Buffer[] = [];
+    socket.on('data', (c: Buffer) => chunks.push(c));
+    socket.on('error', reject);
+    socket.on('close', () => {
+      const reply = Buffer.concat(chunks).toString('latin1');
+      resolve({ status: Number(/^HTTP\/1\.[01] (\d{3})/.exec(reply)?.[1] ?? 0), reply });
+    });
+  });
+}

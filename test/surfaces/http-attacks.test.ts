@@ -13,6 +13,7 @@ import {
   INIT,
   TRANSFER_TOKEN,
   raw,
+  rawExchange,
   startBroker,
   type Broker,
 } from '../daemon/harness.js';
@@ -64,6 +65,24 @@ describe('DNS rebinding: Host allow-list before anything else', () => {
       expect(res.status).toBe(403);
     }
     expect((await raw(broker.url, { path: '/health', headers: { host } })).status).toBe(403);
+  });
+
+  it('refuses two Host lines, even with the allowed one first (RFC 9112 §3.2)', async () => {
+    const res = await rawExchange(
+      broker.url,
+      `GET /health HTTP/1.1\r\nHost: localhost\r\nHost: evil.example.com\r\nConnection: close\r\n\r\n`,
+    );
+    expect(res.status).toBe(400);
+  });
+
+  it('refuses an absolute-form target naming another host (RFC 9112 §3.2.2)', async () => {
+    const res = await rawExchange(
+      broker.url,
+      `POST http://evil.example/mcp HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${AGENT_TOKEN}\r\n` +
+        `Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n` +
+        `Content-Length: ${Buffer.byteLength(INIT)}\r\nConnection: close\r\n\r\n${INIT}`,
+    );
+    expect(res.status).toBe(400);
   });
 
   it('refuses a request without a Host header', async () => {

@@ -7,7 +7,14 @@ import { createHash, randomBytes } from 'node:crypto';
 import { request } from 'node:http';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { AGENT_TOKEN, TRANSFER_TOKEN, call, startBroker, type Broker } from '../daemon/harness.js';
+import {
+  AGENT_TOKEN,
+  TRANSFER_TOKEN,
+  call,
+  rawExchange,
+  startBroker,
+  type Broker,
+} from '../daemon/harness.js';
 
 const sha256 = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
 
@@ -163,6 +170,27 @@ describe('read: a round trip with sha256', () => {
     } finally {
       broker.clock.offset -= 61_000;
     }
+  });
+
+  it('HEAD is 405 and spends nothing; an HTTP/1.0 client gets the bytes with a Content-Length', async () => {
+    await broker.fake.writeFile('Old/a.txt', 'hello');
+    await broker.grant([{ path: 'Old', mode: 'read' }]);
+    const answer = await call(transfer, 'read', { instance: 'personal', path: 'Old/a.txt' });
+    broker.fake.requests.length = 0;
+    const auth = `Authorization: Bearer ${TRANSFER_TOKEN}`;
+    const head = await rawExchange(
+      broker.url,
+      `HEAD ${answer.blob_url as string} HTTP/1.1\r\nHost: localhost\r\n${auth}\r\nConnection: close\r\n\r\n`,
+    );
+    expect(head.status).toBe(405);
+    expect(broker.fake.requests).toEqual([]);
+    const old = await rawExchange(
+      broker.url,
+      `GET ${answer.blob_url as string} HTTP/1.0\r\nHost: localhost\r\n${auth}\r\n\r\n`,
+    );
+    expect(old.status).toBe(200);
+    expect(old.reply).toMatch(/content-length: 5\r\n/i);
+    expect(old.reply.endsWith('\r\n\r\nhello')).toBe(true);
   });
 
   it('a forged or malformed ticket is refused', async () => {

@@ -58,7 +58,18 @@ export function allowedHostSet(allowed: readonly string[]): ReadonlySet<string> 
   return new Set(allowed.map(normalise));
 }
 
-/** Express adapter: 403 with a JSON body for a host that is not allowed. */
+/** How many `Host` lines a request carried (Node keeps only the first in `headers`). */
+export function hostLineCount(rawHeaders: readonly string[]): number {
+  let count = 0;
+  for (let i = 0; i < rawHeaders.length; i += 2)
+    if (rawHeaders[i]?.toLowerCase() === 'host') count += 1;
+  return count;
+}
+
+/**
+ * Express adapter: 400 for a request whose authority is ambiguous (not exactly one Host
+ * line, or an absolute-form target), 403 for a host that is not allowed.
+ */
 export function hostCheck(
   allowed: readonly string[],
   onRejected: (host: string | undefined) => void,
@@ -66,10 +77,21 @@ export function hostCheck(
   const set = allowedHostSet(allowed);
   return (req, res, next) => {
     const host = req.headers.host;
-    const origin = req.headers.origin;
+    // Security: RFC 9112 §3.2 — more than one Host line must be refused (a proxy in front
+    // may route on another copy than the one we check); §3.2.2 — an absolute-form target
+    // names the authority itself and Host is ignored, so the Host we check would not be
+    // the one that counts. Origin servers only ever get origin-form targets ("/…").
+    if (hostLineCount(req.rawHeaders) !== 1 || !req.url.startsWith('/')) {
+      onRejected(host);
+      res.status(400).json({
+        status: 'refused',
+        message: 'bad request: one Host header and an origin-form target',
+      });
+      return;
+    }
     // Security: DNS rebinding — a page on evil.example resolving to 127.0.0.1 reaches us
     // with its own name in Host (and Origin); only the configured names are served.
-    if (!hostAllowed(host, origin, set)) {
+    if (!hostAllowed(host, req.headers.origin, set)) {
       onRejected(host);
       res.status(403).json({ status: 'refused', message: 'host not allowed' });
       return;
