@@ -139,6 +139,27 @@ function hostCases(ctx: Ctx): Case[] {
   ];
 }
 
+/** Three requests pipelined on one kept-alive connection; the statuses in order. */
+async function pipelined(ctx: Ctx): Promise<string> {
+  const one = (path: string, headers: string[], last = false): string =>
+    [
+      `POST ${path} HTTP/1.1`,
+      ...headers,
+      ...JSON_HEADERS,
+      `Content-Length: ${Buffer.byteLength(PING)}`,
+      ...(last ? ['Connection: close'] : []),
+      '',
+      PING,
+    ].join('\r\n');
+  const text =
+    one('/transfer', ['Host: localhost', transferAuth]) +
+    one('/mcp', ['Host: localhost']) +
+    one('/mcp', ['Host: evil.example', agentAuth], true);
+  const answer = await rawExchange(ctx.port, text);
+  const all = `${answer.head}\r\n\r\n${answer.body}`;
+  return [...all.matchAll(/HTTP\/1\.1 (\d{3})/g)].map((m) => m[1]).join('/');
+}
+
 function tokenCases(ctx: Ctx): Case[] {
   const withAuth = async (auth: string[], path = '/mcp') =>
     String(
@@ -199,6 +220,11 @@ function tokenCases(ctx: Ctx): Case[] {
         ]);
         return `${a}/${b.status}`;
       },
+    },
+    {
+      name: 'pipelined on one connection: a good transfer call, then /mcp with no token, then a foreign Host',
+      expect: '200/401/403',
+      run: () => pipelined(ctx),
     },
     {
       name: 'the agent token on "/mcp/../transfer" (no normalisation into the other surface)',

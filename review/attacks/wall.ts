@@ -283,6 +283,14 @@ function grantCases(): Case[] {
       },
     },
     {
+      name: 'a grant on "q" never covers "q" + COMBINING ACUTE (no precomposed form: the mark stays in the name)',
+      expect: 'no_grant/no_grant',
+      run: () => {
+        const g = [grant('q')];
+        return `${decision(decide(read('q\u0301'), g, closed, NOW))}/${decision(decide(read('q\u0301/x'), g, closed, NOW))}`;
+      },
+    },
+    {
       name: 'a grant of mode "write " (trailing space) allows nothing',
       expect: 'no_grant',
       run: () => decision(decide(read('Docs'), [grant('Docs', { mode: 'write ' })], closed, NOW)),

@@ -204,6 +204,33 @@ function ticketCases(b: Broker): Case[] {
       },
     },
     {
+      name: 'revoke while the checkout LOCK is on its way to Nextcloud: refused, no lock left behind',
+      expect: 'refused grant_ended, no lock left',
+      run: async () => {
+        await b.fake.writeFile('L/doc.txt', 'x');
+        const id = await b.grant([{ path: 'L', mode: 'write' }]);
+        const transfer = await b.transfer();
+        const seen = b.fake.requests.length;
+        b.fake.faults.slowMs = 300;
+        try {
+          const answer = call(transfer, 'checkout', { instance: 'personal', path: 'L/doc.txt' });
+          const deadline = Date.now() + 5_000;
+          while (!b.fake.requests.slice(seen).some((r) => r.method === 'LOCK')) {
+            if (Date.now() > deadline) throw new Error('no LOCK was sent');
+            await sleep(5);
+          }
+          await b.gateway.decide(`revoke ${id}`);
+          const out = await answer;
+          b.fake.faults.slowMs = 0;
+          await sleep(100);
+          const lock = b.fake.lockOf('L/doc.txt');
+          return `${out.status} ${out.code ?? ''}, ${lock === undefined ? 'no lock left' : 'lock left behind'}`;
+        } finally {
+          b.fake.faults.slowMs = 0;
+        }
+      },
+    },
+    {
       name: 'a ticket with one character changed, and in upper case',
       expect: '404/404',
       run: async () => {
