@@ -266,8 +266,9 @@ function allows(
   // Cheap filters first: most grants are on other instances or paths.
   if (grant?.instance !== instance) return false;
   // Security: expiry is exclusive (allowed only while now < expiresAt); NaN compares
-  // false, and a non-number is never coerced.
-  if (typeof grant.expiresAt !== 'number' || !(now < grant.expiresAt)) return false;
+  // false, a non-number is never coerced, and a grant that never expires (Infinity)
+  // does not exist: every grant ends.
+  if (!Number.isFinite(grant.expiresAt) || !(now < grant.expiresAt)) return false;
   if (grant.mode !== 'write' && (needWrite || grant.mode !== 'read')) return false;
   // Security: a grant whose path is not a string (an array would be coerced by
   // startsWith) or whose id is not an integer covers nothing. A grant path that is

@@ -345,6 +345,16 @@ describe('hostile grants', () => {
     }
   });
 
+  it('a grant that never expires (Infinity, or a non-number) covers nothing', () => {
+    for (const expiresAt of [Number.POSITIVE_INFINITY, Number.NaN, '9999999999999', null]) {
+      const g = grant('Docs', 'write', { expiresAt: expiresAt as number });
+      expect(refused(decide(read('Docs'), [g], closed, NOW)).code).toBe('no_grant');
+      expect(
+        refused(decide(read('Docs'), Object.freeze([Object.freeze(g)]), closed, NOW)).code,
+      ).toBe('no_grant');
+    }
+  });
+
   it('a grant with an unknown mode or a non-integer id covers nothing', () => {
     for (const mode of ['admin', 'WRITE', 'Read', '', undefined]) {
       const g = grant('Docs', 'write', { mode: mode as unknown as Mode });
