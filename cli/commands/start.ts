@@ -8,7 +8,7 @@ import { resolve } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import type { StartCloud } from '../../broker/demo/run.js';
 import { type Command, ExitCode } from '../command.js';
-import { serveCommand } from './serve.js';
+import { createServeCommand } from './serve.js';
 
 const HELP = `Usage: broker start [--config FILE]
 
@@ -96,27 +96,53 @@ export function createStartCommand(io: StartIo): Command {
   };
 }
 
-const processSignal = (): Promise<string> =>
-  new Promise((done) => {
+/**
+ * Resolves on the first SIGTERM/SIGINT. The handlers stay installed: under `npm start`
+ * a Ctrl-C reaches this process twice (from the terminal's process group and forwarded
+ * by npm), and a default-handled second signal would kill it mid-shutdown. A repeat
+ * within a second is ignored; a later one forces the exit (the audit log recovers a torn
+ * tail on its next start).
+ */
+export function stopOnSignal(
+  proc: Pick<NodeJS.Process, 'on'> = process,
+  now: () => number = Date.now,
+  forceExit: (code: number) => void = (code) => process.exit(code),
+  stderr: (text: string) => void = (text) => process.stderr.write(text),
+): Promise<string> {
+  return new Promise((resolve) => {
+    let first: number | undefined;
     const on = (signal: string) => () => {
-      process.off('SIGTERM', term);
-      process.off('SIGINT', int);
-      done(signal);
+      if (first === undefined) {
+        first = now();
+        resolve(signal);
+      } else if (now() - first > 1_000) {
+        stderr(`broker: ${signal} again, exiting without finishing the shutdown\n`);
+        forceExit(130);
+      }
     };
-    const term = on('SIGTERM');
-    const int = on('SIGINT');
-    process.once('SIGTERM', term);
-    process.once('SIGINT', int);
+    proc.on('SIGTERM', on('SIGTERM'));
+    proc.on('SIGINT', on('SIGINT'));
   });
+}
+
+const stderr = (text: string): void => {
+  process.stderr.write(text);
+};
 
 export const startCommand: Command = createStartCommand({
   env: process.env,
   cwd: () => process.cwd(),
   stdin: () => process.stdin,
   stdout: () => process.stdout,
-  stderr: (text) => process.stderr.write(text),
-  stopSignal: processSignal,
-  serve: serveCommand,
+  stderr,
+  stopSignal: () => stopOnSignal(),
+  // `broker serve` itself, only with the repeat-tolerant signal handling above.
+  serve: createServeCommand({
+    env: process.env,
+    cwd: () => process.cwd(),
+    stderr,
+    stopSignal: () => stopOnSignal(),
+  }),
   loadCloud: async () => {
     const { startFakeNextcloud } = await import('../../test/fakes/nextcloud.js');
     return (opts) => startFakeNextcloud(opts);
