@@ -8,7 +8,14 @@ import { CliError } from './errors.js';
 import { Manifest } from './manifest.js';
 import type { Outcome } from './output.js';
 import { progressFor } from './progress.js';
-import { checkTarget, digestFile, planLocal, prepareFolders, stageFile } from './staging.js';
+import {
+  checkTarget,
+  digestFile,
+  planLocal,
+  prepareFolders,
+  recheckFolders,
+  stageFile,
+} from './staging.js';
 import type { RemoteTarget } from './target.js';
 
 export interface DownloadOptions {
@@ -25,7 +32,7 @@ const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 export async function download(opts: DownloadOptions): Promise<Outcome> {
   const { client, target } = opts;
   const plan = await planLocal(target, opts.stageRoot, opts.local);
-  await prepareFolders(plan);
+  const folder = await prepareFolders(plan);
   const manifest = await Manifest.load(plan.root);
   const entry = manifest.get(target.instance, target.path);
   const existing = await checkTarget(plan.file);
@@ -106,6 +113,7 @@ export async function download(opts: DownloadOptions): Promise<Outcome> {
         }
       },
       (n) => progress.add(n),
+      () => recheckFolders(plan, folder),
     );
     progress.stop();
     const etag = remoteEtag ?? result.etag;

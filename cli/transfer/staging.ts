@@ -14,6 +14,7 @@ import { Writable, type Readable } from 'node:stream';
 import { CliError, usageError } from './errors.js';
 import { ExitCode } from '../command.js';
 import type { RemoteTarget } from './target.js';
+import { MANIFEST_NAME } from './manifest.js';
 
 export interface LocalPlan {
   /** Folder holding the manifest. */
@@ -36,6 +37,13 @@ export async function planLocal(
     const st = await fs.lstat(file).catch(() => undefined);
     if (local.endsWith('/') || (st?.isDirectory() ?? false)) {
       file = join(file, target.components[target.components.length - 1] ?? '');
+    }
+    // Security: the manifest vouches for staged files; a remote file must never land on it.
+    if (basename(file) === MANIFEST_NAME) {
+      throw usageError(
+        `the local name ${MANIFEST_NAME} is reserved for the staging manifest`,
+        'pass another local file name as LOCAL',
+      );
     }
     return { root: dirname(file), file };
   }
@@ -67,11 +75,18 @@ function symlinkRefused(path: string): CliError {
   );
 }
 
+/** The target folder as prepared: its path and the identity of the folder there. */
+export interface PreparedFolder {
+  readonly path: string;
+  readonly dev: number;
+  readonly ino: number;
+}
+
 /**
  * Creates the folders from the root down to the target's folder, one at a time,
  * refusing any symlink or non-folder on the way. Returns the target folder.
  */
-export async function prepareFolders(plan: LocalPlan): Promise<string> {
+export async function prepareFolders(plan: LocalPlan): Promise<PreparedFolder> {
   await fs.mkdir(plan.root, { recursive: true, mode: 0o700 });
   const rootStat = await fs.stat(plan.root);
   if (!rootStat.isDirectory())
@@ -95,7 +110,36 @@ export async function prepareFolders(plan: LocalPlan): Promise<string> {
       throw usageError(`${current} is not a folder`, 'move it away, then retry');
   }
   await checkTarget(plan.file);
-  return dirname(plan.file);
+  const st = await fs.lstat(current);
+  return { path: current, dev: st.dev, ino: st.ino };
+}
+
+/**
+ * Re-walks the folders from the root to the prepared folder just before a rename.
+ * Security: a folder on the way swapped for a symlink (or another folder) while the
+ * bytes streamed would carry the rename outside the root; refuse instead. What is left
+ * is the instant between this check and the rename, which Node cannot close (no
+ * renameat); the check after the rename reports that case.
+ */
+export async function recheckFolders(plan: LocalPlan, prepared: PreparedFolder): Promise<void> {
+  const parts = relative(plan.root, prepared.path)
+    .split(sep)
+    .filter((p) => p !== '');
+  let current = plan.root;
+  for (const part of parts) {
+    current = join(current, part);
+    const st = await lstatOrUndefined(current);
+    if (st === undefined || st.isSymbolicLink() || !st.isDirectory()) throw folderChanged(current);
+  }
+  const st = await fs.lstat(prepared.path);
+  if (st.dev !== prepared.dev || st.ino !== prepared.ino) throw folderChanged(prepared.path);
+}
+
+function folderChanged(path: string): CliError {
+  return usageError(
+    `the staging folder changed while the file was transferred (${path} was moved or replaced)`,
+    'find out what else writes to the staging folder, then fetch again; nothing was staged',
+  );
 }
 
 /** The target may be absent or a regular file; never a symlink or anything else. */
@@ -151,6 +195,7 @@ export async function stageFile<T>(
   fill: (sink: Writable) => Promise<T>,
   verify: (digest: Digest, result: T) => void,
   onBytes?: (n: number) => void,
+  beforeRename?: () => Promise<void>,
 ): Promise<{ digest: Digest; result: T }> {
   const temp = join(
     dirname(file),
@@ -172,6 +217,7 @@ export async function stageFile<T>(
     const digest = sink.digest();
     verify(digest, result);
     await handle.close();
+    await beforeRename?.();
     await checkTarget(file);
     await fs.rename(temp, file);
     renamed = true;

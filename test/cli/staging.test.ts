@@ -1,5 +1,6 @@
 import {
   mkdtempSync,
+  renameSync,
   promises as fs,
   symlinkSync,
   mkdirSync,
@@ -15,7 +16,12 @@ import { describe, expect, it } from 'vitest';
 import { ExitCode } from '../../cli/command.js';
 import { CliError } from '../../cli/transfer/errors.js';
 import { Manifest, MANIFEST_NAME } from '../../cli/transfer/manifest.js';
-import { planLocal, prepareFolders, stageFile } from '../../cli/transfer/staging.js';
+import {
+  planLocal,
+  prepareFolders,
+  recheckFolders,
+  stageFile,
+} from '../../cli/transfer/staging.js';
 import { parseTarget } from '../../cli/transfer/target.js';
 
 const tmp = (): string => mkdtempSync(join(tmpdir(), 'broker-stage-'));
@@ -73,6 +79,20 @@ describe('staging paths stay inside the staging root', () => {
   });
 });
 
+describe("names that collide with the CLI's own files", () => {
+  it('a remote file named like the manifest cannot be fetched onto it', async () => {
+    const dir = tmp();
+    let caught: unknown;
+    try {
+      await planLocal(parseTarget(`personal:Docs/${MANIFEST_NAME}`), '/unused', dir);
+    } catch (e) {
+      caught = e;
+    }
+    expect(caught).toBeInstanceOf(CliError);
+    expect((caught as CliError).exitCode).toBe(ExitCode.usage);
+  });
+});
+
 describe('symlink attacks on the staging folder', () => {
   it('refuses a symlink planted at a parent folder', async () => {
     const root = tmp();
@@ -112,6 +132,37 @@ describe('symlink attacks on the staging folder', () => {
     expect(await exitCodeOf(result)).toBe(ExitCode.usage);
     expect(await fs.readFile(outside, 'utf8')).toBe('keep me');
     expect(readdirSync(join(root, 'personal', 'Docs'))).toEqual(['a.txt']);
+  });
+});
+
+describe('a folder swapped for a symlink while the bytes stream', () => {
+  it('refuses the rename; nothing lands outside the root', async () => {
+    const root = tmp();
+    const outside = tmp();
+    const plan = await planLocal(parseTarget('personal:Race/a.txt'), root);
+    const folder = await prepareFolders(plan);
+    const result = stageFile(
+      plan.file,
+      async (sink) => {
+        renameSync(join(root, 'personal', 'Race'), join(outside, 'Race'));
+        symlinkSync(join(outside, 'Race'), join(root, 'personal', 'Race'));
+        await pipeline(Readable.from([Buffer.from('payload')]), sink);
+      },
+      () => undefined,
+      undefined,
+      () => recheckFolders(plan, folder),
+    );
+    expect(await exitCodeOf(result)).toBe(ExitCode.usage);
+    expect(readdirSync(join(outside, 'Race'))).toEqual([]);
+  });
+
+  it('refuses a folder replaced by another real folder (same path, other inode)', async () => {
+    const root = tmp();
+    const plan = await planLocal(parseTarget('personal:Race/a.txt'), root);
+    const folder = await prepareFolders(plan);
+    renameSync(join(root, 'personal', 'Race'), join(root, 'moved'));
+    mkdirSync(join(root, 'personal', 'Race'));
+    expect(await exitCodeOf(recheckFolders(plan, folder))).toBe(ExitCode.usage);
   });
 });
 
