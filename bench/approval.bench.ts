@@ -12,14 +12,14 @@
 import { loadavg } from 'node:os';
 import type { Bench } from './harness.js';
 import { callTool } from './lib/mcp.js';
-import { OWNER, ROOM, startMatrixBroker } from './lib/matrix-broker.js';
+import { OWNER, ROOM, startRig } from './lib/rig.js';
 import { latency, round } from './lib/stats.js';
 
 const SAMPLES = Number(process.env.BENCH_APPROVAL_SAMPLES ?? 30);
 const TARGET_MS = 500;
 
 const bench: Bench = async () => {
-  const rig = await startMatrixBroker();
+  const rig = await startRig();
   try {
     const agent = await rig.agent();
     const approval: number[] = [];

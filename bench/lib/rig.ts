@@ -1,22 +1,25 @@
 /**
- * The whole broker in this process with Matrix approval, built from the real parts as
- * broker/main.ts wires them — createServer, GrantStore (SQLite file), AuditLog (temp
- * dir), ApprovalEngine, MatrixGateway — against the fake homeserver and the fake
- * Nextcloud on loopback. Used by bench/approval.bench.ts and the homeserver fault test.
+ * The whole broker in this process, built from the real parts as broker/main.ts wires
+ * them — createServer, GrantStore (SQLite file), AuditLog (temp dir), ApprovalEngine and
+ * either the MatrixGateway against the fake homeserver or the InMemoryGateway — with
+ * the fake Nextcloud on loopback. Unlike test/daemon/harness.ts it lets a caller choose
+ * the Nextcloud client's timeout and the audit log's file system (to make it fail).
+ * Used by bench/approval.bench.ts and the fault tests in test/faults/.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { createServer, type BrokerServer } from '../../broker/app.js';
 import { ApprovalEngine } from '../../broker/approval/engine.js';
+import { InMemoryGateway } from '../../broker/approval/gateway.js';
 import {
   MatrixGateway,
   REQUEST_ID_KEY,
   type HandledEvent,
   type MatrixGatewayOptions,
 } from '../../broker/approval/matrix/gateway.js';
-import { AuditLog } from '../../broker/audit/index.js';
+import { AuditLog, type AuditFs } from '../../broker/audit/index.js';
 import { configSecrets, type BrokerConfig } from '../../broker/config.js';
 import { GrantStore } from '../../broker/grants/index.js';
 import { memoryLogger } from '../../broker/log.js';
@@ -36,12 +39,26 @@ const USERS = {
 };
 const H = 3_600_000;
 
-export interface MatrixBroker {
+export interface RigOptions {
+  /** 'matrix' (default): MatrixGateway + fake homeserver; 'memory': InMemoryGateway. */
+  approval?: 'matrix' | 'memory';
+  gatewayOptions?: MatrixGatewayOptions;
+  /** The Nextcloud client's timeout (default 10 s). */
+  nextcloudTimeoutMs?: number;
+  /** The audit log's file system (default: node's). */
+  auditFs?: AuditFs;
+}
+
+export interface Rig {
   url: string;
+  /** Present with approval 'matrix'. */
   hs: FakeHomeserver;
   fake: FakeNextcloud;
   store: GrantStore;
-  gateway: MatrixGateway;
+  audit: AuditLog;
+  server: BrokerServer;
+  /** The MatrixGateway, or the InMemoryGateway with approval 'memory'. */
+  gateway: MatrixGateway | InMemoryGateway;
   logger: ReturnType<typeof memoryLogger>;
   dir: string;
   /** Resolves when the gateway has handled the event (from its onHandled hook). */
@@ -49,14 +66,17 @@ export interface MatrixBroker {
   /** The bot's message for request `id`, once posted. */
   requestMessage(id: number): string | undefined;
   agent(): Promise<Client>;
+  transfer(): Promise<Client>;
+  /** The audit records written so far, read back from the file. */
+  auditLines(): Record<string, unknown>[];
   /** request_access from `agent`; returns the request number (throws unless pending). */
   request(agent: Client, items: { path: string; mode: 'read' | 'write' }[]): Promise<number>;
+  /** With approval 'memory': request and approve as the owner; returns the request number. */
+  grant(items: { path: string; mode: 'read' | 'write' }[]): Promise<number>;
   close(): Promise<void>;
 }
 
-export async function startMatrixBroker(
-  opts: { gatewayOptions?: MatrixGatewayOptions } = {},
-): Promise<MatrixBroker> {
+export async function startRig(opts: RigOptions = {}): Promise<Rig> {
   const dir = mkdtempSync(join(tmpdir(), 'broker-matrix-'));
   const fake = await startFakeNextcloud({ password: APP_PASSWORD });
   const hs = await startFakeHomeserver({ users: USERS });
@@ -78,7 +98,7 @@ export async function startMatrixBroker(
       room_id: ROOM,
       approver: OWNER,
     },
-    approval: 'matrix',
+    approval: opts.approval === 'memory' ? 'console' : 'matrix',
     lifecycle: { pending_timeout: 12 * H, default_grant: 24 * H, max_grant: 7 * 24 * H },
     data_dir: dir,
     logging: { level: 'info' },
@@ -97,7 +117,7 @@ export async function startMatrixBroker(
   };
   const scrub = createScrubber(configSecrets(config), [[fake.user, APP_PASSWORD]]);
   const logger = memoryLogger(scrub);
-  const audit = await AuditLog.open(dir, { now });
+  const audit = await AuditLog.open(dir, { now, ...(opts.auditFs ? { fs: opts.auditFs } : {}) });
   const store = GrantStore.open(join(dir, 'grants.db'), {
     now,
     pendingTimeoutMs: config.lifecycle.pending_timeout,
@@ -105,7 +125,7 @@ export async function startMatrixBroker(
   const clients = new Map(
     [...config.instances].map(([name, inst]) => [
       name,
-      new NextcloudClient(inst, { now, logger, timeoutMs: 10_000 }),
+      new NextcloudClient(inst, { now, logger, timeoutMs: opts.nextcloudTimeoutMs ?? 10_000 }),
     ]),
   );
   const hook: { server?: BrokerServer } = {};
@@ -119,18 +139,21 @@ export async function startMatrixBroker(
   });
   const waiters = new Map<string, (e: HandledEvent) => void>();
   const seen = new Map<string, HandledEvent>();
-  const gateway = new MatrixGateway({
-    config,
-    engine,
-    logger,
-    now,
-    audit,
-    ...(opts.gatewayOptions ? { options: opts.gatewayOptions } : {}),
-    onHandled: (e) => {
-      seen.set(e.eventId, e);
-      waiters.get(e.eventId)?.(e);
-    },
-  });
+  const gateway =
+    opts.approval === 'memory'
+      ? new InMemoryGateway({ engine, actor: OWNER })
+      : new MatrixGateway({
+          config,
+          engine,
+          logger,
+          now,
+          audit,
+          ...(opts.gatewayOptions ? { options: opts.gatewayOptions } : {}),
+          onHandled: (e) => {
+            seen.set(e.eventId, e);
+            waiters.get(e.eventId)?.(e);
+          },
+        });
   const server = createServer({
     config,
     grants: store,
@@ -145,11 +168,13 @@ export async function startMatrixBroker(
   hook.server = server;
   const { url } = await server.start();
   const opened: Client[] = [];
-  return {
+  const rig: Rig = {
     url,
     hs,
     fake,
     store,
+    audit,
+    server,
     gateway,
     logger,
     dir,
@@ -175,6 +200,16 @@ export async function startMatrixBroker(
       opened.push(c);
       return c;
     },
+    auditLines: () =>
+      readFileSync(join(dir, 'audit.log'), 'utf8')
+        .split('\n')
+        .filter((l) => l !== '')
+        .map((l) => JSON.parse(l) as Record<string, unknown>),
+    transfer: async () => {
+      const c = await connectMcp(`${url}/transfer`, TRANSFER_TOKEN);
+      opened.push(c);
+      return c;
+    },
     request: async (agent, items) => {
       const answer: Envelope = await callTool(agent, 'request_access', {
         instance: 'personal',
@@ -184,6 +219,12 @@ export async function startMatrixBroker(
       if (answer.status !== 'pending')
         throw new Error(`request not pending: ${JSON.stringify(answer)}`);
       return answer.request as number;
+    },
+    grant: async (items) => {
+      if (!(gateway instanceof InMemoryGateway)) throw new Error('grant() needs approval: memory');
+      const id = await rig.request(await rig.agent(), items);
+      await gateway.decide(`approve ${id}`);
+      return id;
     },
     close: async () => {
       for (const c of opened) await c.close().catch(() => undefined);
@@ -196,4 +237,5 @@ export async function startMatrixBroker(
       rmSync(dir, { recursive: true, force: true });
     },
   };
+  return rig;
 }

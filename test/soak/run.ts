@@ -1,0 +1,240 @@
+/**
+ * `npm run soak`: 64 concurrent agents against the whole broker (real HTTP, MCP SDK
+ * clients, SQLite, fsynced audit log, fake Nextcloud on loopback) mixing list, mkdir,
+ * move, trash and transfers (read/write tickets and blob streams) across several
+ * grants, for a fixed number of operations, while an owner loop keeps revoking grants
+ * and approving new ones (some with a few seconds' expiry, so grants also run out).
+ *
+ * Then it checks: no HTTP 5xx and no `error` envelope; every request Nextcloud received
+ * has an intent line for its path that was durable before the request arrived; no
+ * operation that reached Nextcloud ran on a revoked or expired grant; what was read is
+ * what was written; the audit chain verifies. Prints `N passed, M failed`; exits 1 on
+ * any failure. Bounded: finishes by itself (SOAK_OPS operations; a 4.5-minute guard).
+ *
+ *   SOAK_OPS (default 6000)  SOAK_AGENTS (64)  SOAK_FOLDERS (6)  SOAK_SEED (1)
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { verifyAudit } from '../../broker/audit/index.js';
+import { callTool } from '../../bench/lib/mcp.js';
+import { startBroker, TRANSFER_TOKEN } from '../daemon/harness.js';
+import {
+  intentsPrecedeRequests,
+  intentsWithoutOutcome,
+  operationsInsideLiveGrants,
+  type ArrivedRequest,
+  type AuditLine,
+} from './checks.js';
+import { newTally, SoakAgent } from './workload.js';
+
+const OPS = Number(process.env.SOAK_OPS ?? 6000);
+const AGENTS = Number(process.env.SOAK_AGENTS ?? 64);
+const FOLDERS = Number(process.env.SOAK_FOLDERS ?? 6);
+const SEED = Number(process.env.SOAK_SEED ?? 1);
+const GUARD_MS = 270_000;
+
+function lcg(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (Math.imul(state, 1_664_525) + 1_013_904_223) >>> 0;
+    return state / 2 ** 32;
+  };
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+async function main(): Promise<number> {
+  const started = performance.now();
+  const guard = setTimeout(() => {
+    process.stderr.write(
+      `soak: still running after ${GUARD_MS / 1000} s; giving up\n0 passed, 1 failed\n`,
+    );
+    process.exit(1);
+  }, GUARD_MS);
+  guard.unref();
+
+  const broker = await startBroker({ sweepIntervalMs: 250 });
+  const rand = lcg(SEED);
+  const results: { name: string; ok: boolean; detail: string }[] = [];
+  const check = (name: string, ok: boolean, detail: string): void => {
+    results.push({ name, ok, detail });
+  };
+  try {
+    for (let k = 0; k < FOLDERS; k += 1)
+      for (let a = 0; a < AGENTS; a += 1) await broker.fake.mkdir(`Soak/G${k}/a${a}`);
+
+    // Each request Nextcloud receives is stamped with the audit log's durable head.
+    const arrived: ArrivedRequest[] = [];
+    const requests = broker.fake.requests;
+    const push = requests.push.bind(requests);
+    requests.push = (...items) => {
+      for (const item of items)
+        arrived.push({ method: item.method, path: item.path, durableSeq: broker.audit.head.seq });
+      return push(...items);
+    };
+
+    const owner = await broker.agent();
+    const current = new Map<number, number>();
+    const approve = async (k: number, short: boolean): Promise<void> => {
+      const answer = await callTool(owner, 'request_access', {
+        instance: 'personal',
+        reason: `soak folder ${k}`,
+        items: [{ path: `Soak/G${k}`, mode: 'write' }],
+      });
+      if (answer.status !== 'pending') throw new Error(`request_access: ${JSON.stringify(answer)}`);
+      const id = answer.request as number;
+      await broker.gateway.decide(short ? `approve ${id} 2s` : `approve ${id}`);
+      current.set(k, id);
+    };
+    for (let k = 0; k < FOLDERS; k += 1) await approve(k, false);
+
+    const tally = newTally();
+    const agents: SoakAgent[] = [];
+    for (let a = 0; a < AGENTS; a += 1) {
+      agents.push(
+        new SoakAgent({
+          id: a,
+          agent: await broker.agent(),
+          transfer: await broker.transfer(),
+          brokerUrl: broker.url,
+          transferToken: TRANSFER_TOKEN,
+          folders: FOLDERS,
+          rand: lcg(SEED * 1_000 + a),
+          tally,
+        }),
+      );
+    }
+
+    let issued = 0;
+    let done = false;
+    let revokes = 0;
+    let approvals = 0;
+    // The owner: revoke a folder's grant, then approve a new request for it (one in four
+    // with a 2 s expiry, so grants also end by expiry while agents work).
+    const churnErrors: string[] = [];
+    const churn = (async () => {
+      while (!done) {
+        await sleep(100 + Math.floor(rand() * 150));
+        if (done) break;
+        const k = Math.floor(rand() * FOLDERS);
+        const id = current.get(k);
+        if (id !== undefined) {
+          await broker.gateway.decide(`revoke ${id}`);
+          revokes += 1;
+        }
+        await sleep(30 + Math.floor(rand() * 70));
+        await approve(k, rand() < 0.25);
+        approvals += 1;
+      }
+    })().catch((error: unknown) => {
+      churnErrors.push(error instanceof Error ? error.message : String(error));
+    });
+    await Promise.all(
+      agents.map(async (agent) => {
+        while (issued < OPS) {
+          issued += 1;
+          await agent.step();
+        }
+      }),
+    );
+    done = true;
+    await churn;
+    const seconds = (performance.now() - started) / 1000;
+
+    // Stop the daemon and close the log before reading it back.
+    await broker.server.close();
+    await broker.audit.close();
+    const records = readFileSync(join(broker.dir, 'audit.log'), 'utf8')
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((l) => JSON.parse(l) as AuditLine);
+
+    check(
+      'the owner could revoke and approve throughout',
+      churnErrors.length === 0,
+      churnErrors.join('; '),
+    );
+    check('no HTTP 5xx', tally.http5xx.length === 0, tally.http5xx.slice(0, 5).join('; '));
+    check(
+      'no error envelope or transport failure',
+      tally.errors.length === 0,
+      tally.errors.slice(0, 5).join('; '),
+    );
+    check(
+      'reads return what was written',
+      tally.corrupt.length === 0,
+      tally.corrupt.slice(0, 5).join('; '),
+    );
+    const order = intentsPrecedeRequests(arrived, records, broker.fake.user);
+    check(
+      `every Nextcloud request (${arrived.length}) has an earlier durable intent for its path`,
+      order.violations.length === 0 && arrived.length > 0,
+      order.violations
+        .slice(0, 5)
+        .map((v) => v.detail)
+        .join('; '),
+    );
+    const live = operationsInsideLiveGrants(arrived, order.matched, records);
+    check(
+      'no operation ran on a revoked or expired grant',
+      live.length === 0,
+      live
+        .slice(0, 5)
+        .map((v) => v.detail)
+        .join('; '),
+    );
+    const unpaired = intentsWithoutOutcome(records);
+    check(
+      'every intent has exactly one outcome, none an internal error',
+      unpaired.length === 0,
+      unpaired.slice(0, 5).join('; '),
+    );
+    const verdict = verifyAudit(broker.dir);
+    check(
+      `the audit chain verifies (${records.length} records)`,
+      verdict.ok,
+      verdict.ok ? '' : `seq ${verdict.seq}: ${verdict.reason}`,
+    );
+    const refusedForGrant = [...tally.statuses]
+      .filter(([k]) => /refused:(no_grant|grant_ended)/.test(k))
+      .reduce((n, [, v]) => n + v, 0);
+    check(
+      'revocations took effect (some operations were refused for lack of a grant)',
+      revokes > 0 && refusedForGrant > 0,
+      `revokes ${revokes}, refusals ${refusedForGrant}`,
+    );
+
+    process.stdout.write(
+      [
+        `soak: ${OPS} operations by ${AGENTS} agents over ${FOLDERS} grants in ${seconds.toFixed(1)} s (${(OPS / seconds).toFixed(0)} ops/s); ${revokes} revokes, ${approvals} new approvals; ${arrived.length} Nextcloud requests; ${records.length} audit records`,
+        `ops: ${Object.entries(tally.ops)
+          .map(([k, v]) => `${k} ${v}`)
+          .join(', ')}`,
+        `answers: ${[...tally.statuses]
+          .sort()
+          .map(([k, v]) => `${k} ${v}`)
+          .join(', ')}`,
+        ...results.map(
+          (r) =>
+            `${r.ok ? 'ok  ' : 'FAIL'} ${r.name}${r.ok || r.detail === '' ? '' : `: ${r.detail}`}`,
+        ),
+        '',
+      ].join('\n'),
+    );
+  } catch (error) {
+    check(
+      'soak ran to completion',
+      false,
+      error instanceof Error ? (error.stack ?? error.message) : String(error),
+    );
+    process.stdout.write(`FAIL soak ran to completion: ${results.at(-1)?.detail}\n`);
+  } finally {
+    await broker.close().catch(() => undefined);
+    clearTimeout(guard);
+  }
+  const failed = results.filter((r) => !r.ok).length;
+  process.stdout.write(`${results.length - failed} passed, ${failed} failed\n`);
+  return failed === 0 ? 0 : 1;
+}
+
+process.exitCode = await main();
