@@ -2,6 +2,9 @@
 export {
   GrantStore,
   GrantStoreError,
+  type ApprovalReaction,
+  type ApprovalReactionLink,
+  type ReactionWithdrawal,
   type DecideRefusal,
   type DecideResult,
   type Decision,

@@ -8,7 +8,9 @@
  * - a request leaves `pending` once and never returns to it; items never change;
  * - a grant leaves `active` once (revoked or expired) and never becomes active again;
  *   its instance, path, mode and expiry never change (grants never renew);
- * - nothing is deleted (the database is part of the record of what was allowed).
+ * - nothing is deleted (the database is part of the record of what was allowed);
+ * - the link from the approver's 👍 to the approval it made never changes, and is
+ *   marked undone at most once.
  */
 import type { Database } from 'better-sqlite3';
 
@@ -91,6 +93,33 @@ export const MIGRATIONS: readonly string[] = [
       OR (SELECT mode FROM items WHERE request_id = NEW.request_id AND n = NEW.item_no)
          IS NOT NEW.mode
     BEGIN SELECT RAISE(ABORT, 'a grant is made only from an approved item, as requested'); END;
+  `,
+  // 2: which chat reaction (the approver's 👍) made which approval, so that withdrawing
+  // it revokes what it granted even after a restart (DESIGN §6). `undone_at` is set
+  // once, when the withdrawal was acted on: one reaction undoes at most once.
+  `
+  CREATE TABLE approval_reactions (
+    event_id    TEXT    PRIMARY KEY CHECK (length(event_id) > 0),
+    request_id  INTEGER NOT NULL REFERENCES requests (id),
+    room_id     TEXT    NOT NULL CHECK (length(room_id) > 0),
+    approver    TEXT    NOT NULL CHECK (length(approver) > 0),
+    created_at  INTEGER NOT NULL,
+    undone_at   INTEGER
+  ) STRICT;
+
+  CREATE TRIGGER approval_reactions_fixed BEFORE UPDATE OF
+      event_id, request_id, room_id, approver, created_at ON approval_reactions
+    BEGIN SELECT RAISE(ABORT, 'an approval reaction is never rewritten'); END;
+  CREATE TRIGGER approval_reactions_undone_once BEFORE UPDATE OF undone_at ON approval_reactions
+    WHEN OLD.undone_at IS NOT NULL OR NEW.undone_at IS NULL
+    BEGIN SELECT RAISE(ABORT, 'an approval reaction is undone once'); END;
+  CREATE TRIGGER approval_reactions_kept BEFORE DELETE ON approval_reactions
+    BEGIN SELECT RAISE(ABORT, 'approval reactions are never deleted'); END;
+  CREATE TRIGGER approval_reactions_from_approval BEFORE INSERT ON approval_reactions
+    WHEN COALESCE((SELECT state FROM requests WHERE id = NEW.request_id), '')
+         NOT IN ('approved', 'partially_approved')
+      OR NEW.undone_at IS NOT NULL
+    BEGIN SELECT RAISE(ABORT, 'a reaction is linked only to an approved request'); END;
   `,
 ];
 

@@ -40,6 +40,26 @@ export const GrantRowSchema = z.strictObject({
   ended_at: time.nullable(),
 });
 
+export const ApprovalReactionRowSchema = z.strictObject({
+  event_id: z.string().min(1),
+  request_id: id,
+  room_id: z.string().min(1),
+  approver: z.string().min(1),
+  created_at: time,
+  undone_at: time.nullable(),
+});
+
+/** The approver's 👍 that approved a request (a chat event), as recorded. */
+export interface ApprovalReaction {
+  eventId: string;
+  requestId: number;
+  roomId: string;
+  approver: string;
+  createdAt: number;
+  /** When its withdrawal was acted on; null while it still stands. */
+  undoneAt: number | null;
+}
+
 export class GrantStoreError extends Error {
   override readonly name = 'GrantStoreError';
   constructor(
@@ -98,5 +118,17 @@ export function toRequest(
     decidedAt: r.decided_at,
     decidedBy: r.decided_by,
     items,
+  };
+}
+
+export function toApprovalReaction(row: unknown): ApprovalReaction {
+  const r = parse(ApprovalReactionRowSchema, row, 'approval_reactions');
+  return {
+    eventId: r.event_id,
+    requestId: r.request_id,
+    roomId: r.room_id,
+    approver: r.approver,
+    createdAt: r.created_at,
+    undoneAt: r.undone_at,
   };
 }

@@ -18,9 +18,15 @@ import Database from 'better-sqlite3';
 import type { Clock, GrantRecord, Mode, RequestRecord } from '../domain.js';
 import { canonicalPath } from '../wall.js';
 import { migrate } from './migrations.js';
-import { GrantStoreError, toGrant, toRequest } from './rows.js';
+import {
+  GrantStoreError,
+  toApprovalReaction,
+  toGrant,
+  toRequest,
+  type ApprovalReaction,
+} from './rows.js';
 
-export { GrantStoreError } from './rows.js';
+export { GrantStoreError, type ApprovalReaction } from './rows.js';
 
 export type DecideRefusal =
   | 'unknown_request'
@@ -37,6 +43,26 @@ export type DecideResult =
 export type Decision =
   | { kind: 'approve'; items?: number[]; durationMs: number; maxMs: number; by: string }
   | { kind: 'deny'; by: string };
+
+/** The approver's 👍 (a chat event in `roomId`) that approved `requestId`. */
+export interface ApprovalReactionLink {
+  eventId: string;
+  requestId: number;
+  roomId: string;
+  approver: string;
+}
+
+/** Who withdrew a reaction, and where: both must match the recorded link. */
+export interface ReactionWithdrawal {
+  roomId: string;
+  approver: string;
+}
+
+/** Matrix ids are at most 255 bytes; anything longer is not one. */
+const MAX_CHAT_ID_LENGTH = 255;
+
+const isChatId = (v: unknown): v is string =>
+  typeof v === 'string' && v.length > 0 && v.length <= MAX_CHAT_ID_LENGTH;
 
 export interface NewRequest {
   instance: string;
@@ -377,6 +403,62 @@ export class GrantStore {
       )
       .immediate()
       .sort((a, b) => a.id - b.id);
+  }
+
+  // ---- approval reactions ----------------------------------------------------------
+
+  /**
+   * Remembers that the approver's reaction `eventId` approved `requestId`, so that
+   * withdrawing it can revoke what it granted, across restarts (DESIGN §6). Only for a
+   * request that was approved. False when the event was already recorded (unchanged).
+   */
+  recordApprovalReaction(link: ApprovalReactionLink): boolean {
+    if (!isChatId(link.eventId) || !isChatId(link.roomId) || !isChatId(link.approver)) {
+      throw invalid('an approval reaction needs an event id, a room id and an approver');
+    }
+    const state = this.getRequest(link.requestId)?.state;
+    if (state !== 'approved' && state !== 'partially_approved') {
+      throw invalid(`request ${String(link.requestId)} was not approved; no reaction approved it`);
+    }
+    const info = this.db
+      .prepare(
+        `INSERT INTO approval_reactions (event_id, request_id, room_id, approver, created_at)
+         VALUES (?, ?, ?, ?, ?) ON CONFLICT (event_id) DO NOTHING`,
+      )
+      .run(link.eventId, link.requestId, link.roomId, link.approver, this.now());
+    return info.changes === 1;
+  }
+
+  /** The recorded reaction `eventId`, undone or not. */
+  approvalReaction(eventId: string): ApprovalReaction | undefined {
+    if (!isChatId(eventId)) return undefined;
+    const row = this.db.prepare('SELECT * FROM approval_reactions WHERE event_id = ?').get(eventId);
+    return row === undefined ? undefined : toApprovalReaction(row);
+  }
+
+  /** The request whose approval the reaction `eventId` made and has not yet been undone. */
+  approvalReactionRequest(eventId: string): number | undefined {
+    const r = this.approvalReaction(eventId);
+    return r === undefined || r.undoneAt !== null ? undefined : r.requestId;
+  }
+
+  /**
+   * The reaction `eventId` was withdrawn: marks it undone and returns the request it had
+   * approved, or undefined (not an approving reaction, already undone, or withdrawn
+   * elsewhere or by someone else). The caller then revokes that request's grants.
+   */
+  takeApprovalReaction(eventId: string, by: ReactionWithdrawal): number | undefined {
+    if (!isChatId(eventId) || !isChatId(by.roomId) || !isChatId(by.approver)) return undefined;
+    // Security: only the approver who reacted, in the room where they did, undoes their
+    // approval, and only once (a replayed redaction finds the link already undone).
+    const row = this.db
+      .prepare(
+        `UPDATE approval_reactions SET undone_at = ?
+         WHERE event_id = ? AND room_id = ? AND approver = ? AND undone_at IS NULL
+         RETURNING *`,
+      )
+      .get(this.now(), eventId, by.roomId, by.approver);
+    return row === undefined ? undefined : toApprovalReaction(row).requestId;
   }
 
   // ---- helpers ---------------------------------------------------------------------

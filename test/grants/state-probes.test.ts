@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { GrantStore, GrantStoreError } from '../../broker/grants/index.js';
+import { GrantStore, GrantStoreError, SCHEMA_VERSION } from '../../broker/grants/index.js';
 import {
   DAY,
   HOUR,
@@ -244,7 +244,7 @@ describe('attack: restart', () => {
     const raw = new Database(file, { readonly: true });
     cleanups.unshift(() => raw.close());
     expect(raw.pragma('journal_mode', { simple: true })).toBe('wal');
-    expect(raw.pragma('user_version', { simple: true })).toBe(1);
+    expect(raw.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);
   });
 });
 
@@ -315,6 +315,8 @@ describe('attack: editing the database behind the store’s back', () => {
     const raw = new Database(file);
     raw.pragma('user_version = 99');
     raw.close();
-    expect(() => open()).toThrow(/schema version 99, newer than this broker's 1/);
+    expect(() => open()).toThrow(
+      new RegExp(`schema version 99, newer than this broker's ${SCHEMA_VERSION}`),
+    );
   });
 });
