@@ -22,8 +22,13 @@ export interface CheckSection {
 const MARK: Record<CheckStatus, string> = { pass: '✓', fail: '✗', warn: '!', skip: '–' };
 
 export const pass = (label: string): Check => ({ status: 'pass', label });
-export const fail = (label: string, fix: string, detail?: string): Check =>
-  detail === undefined ? { status: 'fail', label, fix } : { status: 'fail', label, fix, detail };
+/** `fix` may be left out only when the label already says what to do (config errors). */
+export const fail = (label: string, fix?: string, detail?: string): Check => ({
+  status: 'fail',
+  label,
+  ...(fix === undefined ? {} : { fix }),
+  ...(detail === undefined ? {} : { detail }),
+});
 export const warn = (label: string, fix?: string): Check =>
   fix === undefined ? { status: 'warn', label } : { status: 'warn', label, fix };
 export const skip = (label: string): Check => ({ status: 'skip', label });

@@ -42,13 +42,12 @@ export interface DoctorReport {
 
 function configFailure(path: string, error: unknown): CheckSection {
   if (error instanceof ConfigError) {
-    const fix =
-      error.code === 'missing'
-        ? 'copy config.yaml.example to config.yaml and fill it in, or pass --config FILE'
-        : 'fix the key as described, then run doctor again';
+    // Each issue's message already names the key, the problem and the fix.
+    const other =
+      error.code === 'missing' ? 'or pass --config FILE (or set $BROKER_CONFIG)' : undefined;
     return {
       title: `Configuration ${path}`,
-      checks: error.issues.map((i) => fail(`${i.key}: ${i.message}`, fix)),
+      checks: error.issues.map((i) => fail(`${i.key}: ${i.message}`, other)),
     };
   }
   const detail = error instanceof Error ? error.name : 'unknown error';
