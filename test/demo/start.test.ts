@@ -170,6 +170,13 @@ describe('broker start without a config: the demo', () => {
       expect(fetched.json).toMatchObject({ status: 'fetched', local_path: dest });
       expect(readFileSync(dest, 'utf8')).toBe(DEMO_FILES.get('Documents/welcome.md'));
 
+      // `revoke all` on the console ends it: the same fetch is refused (exit 3).
+      const mark = broker.stdout().length;
+      broker.type('revoke all');
+      await broker.waitFor(/Revoked/i, { from: mark });
+      const after = await runCli(['fetch', 'demo:Documents/welcome.md', dest], cliEnv);
+      expect(after.code, after.stderr).toBe(3);
+
       stopped = true;
       expect(await broker.stop('SIGTERM')).toBe(0);
     } finally {
