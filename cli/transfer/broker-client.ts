@@ -38,52 +38,61 @@ const CLOBBER_CODES = new Set([
   'changed',
 ]);
 
+interface FailureRule {
+  readonly matches: (env: Envelope) => boolean;
+  readonly exitCode: ExitCode;
+  readonly prefix: string;
+  readonly nextStep: (env: Envelope) => string;
+}
+
+/** Any other failure: infrastructure (exit 2), with the broker's retry advice. */
+const INFRASTRUCTURE_RULE: FailureRule = {
+  matches: () => true,
+  exitCode: ExitCode.infrastructure,
+  prefix: '',
+  nextStep: (e) => (e.retry === false ? 'do not retry; see the message' : 'retry later'),
+};
+
+/** How a non-ok envelope maps to DESIGN §9's exit codes; the first matching rule wins. */
+const FAILURE_RULES: readonly FailureRule[] = [
+  {
+    matches: (e) => e.status === 'refused' && e.code !== undefined && CLOBBER_CODES.has(e.code),
+    exitCode: ExitCode.clobber,
+    prefix: 'clobber refused: ',
+    nextStep: () => 'fetch the current version, merge your change, then push again',
+  },
+  {
+    matches: (e) => e.code === 'verification_failed',
+    exitCode: ExitCode.verification,
+    prefix: 'verification failed: ',
+    nextStep: () => 'treat the remote copy as corrupt: fetch it to inspect, then try again',
+  },
+  {
+    // The broker could not record the operation: an infrastructure failure, not a verdict.
+    matches: (e) => e.code === 'audit_unavailable',
+    exitCode: ExitCode.infrastructure,
+    prefix: '',
+    nextStep: () => 'retry later; the broker owner must fix its audit log',
+  },
+  {
+    matches: (e) => e.status === 'refused' || e.status === 'pending',
+    exitCode: ExitCode.refused,
+    prefix: 'refused: ',
+    nextStep: (e) =>
+      e.code === undefined || ACCESS_CODES.has(e.code)
+        ? 'ask for access with request_access (and wait for the owner); do not retry as is'
+        : 'change what the message names; do not retry as is',
+  },
+];
+
 /** Turns a non-ok envelope into the CLI failure with the contract's exit code. */
 export function envelopeFailure(env: Envelope, what: string): CliError {
   const detail = env.message !== '' ? env.message : `${what} failed`;
-  if (env.status === 'refused' && env.code !== undefined && CLOBBER_CODES.has(env.code)) {
-    return new CliError(
-      ExitCode.clobber,
-      `clobber refused: ${detail}`,
-      env.hint ?? 'fetch the current version, merge your change, then push again',
-      { code: env.code },
-    );
-  }
-  if (env.code === 'verification_failed') {
-    return new CliError(
-      ExitCode.verification,
-      `verification failed: ${detail}`,
-      env.hint ?? 'treat the remote copy as corrupt: fetch it to inspect, then try again',
-      { code: env.code },
-    );
-  }
-  // The broker could not record the operation: an infrastructure failure, not a verdict.
-  if (env.code === 'audit_unavailable') {
-    return new CliError(
-      ExitCode.infrastructure,
-      detail,
-      'retry later; the broker owner must fix its audit log',
-      {
-        code: env.code,
-      },
-    );
-  }
-  if (env.status === 'refused' || env.status === 'pending') {
-    const needsGrant = env.code === undefined || ACCESS_CODES.has(env.code);
-    return new CliError(
-      ExitCode.refused,
-      `refused: ${detail}`,
-      env.hint ??
-        (needsGrant
-          ? 'ask for access with request_access (and wait for the owner); do not retry as is'
-          : 'change what the message names; do not retry as is'),
-      env.code === undefined ? {} : { code: env.code },
-    );
-  }
+  const rule = FAILURE_RULES.find((r) => r.matches(env)) ?? INFRASTRUCTURE_RULE;
   return new CliError(
-    ExitCode.infrastructure,
-    detail,
-    env.hint ?? (env.retry === false ? 'do not retry; see the message' : 'retry later'),
+    rule.exitCode,
+    `${rule.prefix}${detail}`,
+    env.hint ?? rule.nextStep(env),
     env.code === undefined ? {} : { code: env.code },
   );
 }

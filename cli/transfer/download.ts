@@ -5,7 +5,7 @@
 import { ExitCode } from '../command.js';
 import type { TransferClient } from './broker-client.js';
 import { CliError } from './errors.js';
-import { Manifest } from './manifest.js';
+import { Manifest, recordStaged } from './manifest.js';
 import type { Outcome } from './output.js';
 import { progressFor } from './progress.js';
 import {
@@ -117,25 +117,20 @@ export async function download(opts: DownloadOptions): Promise<Outcome> {
     );
     progress.stop();
     const etag = remoteEtag ?? result.etag;
-    manifest.set({
-      instance: target.instance,
-      path: target.path,
-      local_path: plan.file,
-      size: digest.size,
-      sha256: digest.sha256,
-      etag,
-      fetched_at: new Date().toISOString(),
-      ...(lockToken !== null ? { lock_token: lockToken } : {}),
-    });
-    await manifest.save();
-    return {
-      status: opts.mode === 'checkout' ? 'checked_out' : 'fetched',
-      local_path: plan.file,
-      sha256: digest.sha256,
-      size: digest.size,
-      etag,
-      ...(opts.mode === 'checkout' ? { locked: true } : {}),
-    };
+    const staged = await recordStaged(
+      manifest,
+      {
+        instance: target.instance,
+        path: target.path,
+        local_path: plan.file,
+        sha256: digest.sha256,
+        size: digest.size,
+        etag,
+        ...(lockToken !== null ? { lock_token: lockToken } : {}),
+      },
+      opts.mode === 'checkout' ? 'checked_out' : 'fetched',
+    );
+    return opts.mode === 'checkout' ? { ...staged, locked: true } : staged;
   } catch (err) {
     progress.stop();
     if (opts.mode === 'checkout' && lockToken !== null) {

@@ -88,3 +88,34 @@ export class Manifest {
     await fs.rename(temp, this.file);
   }
 }
+
+/** What a successful transfer leaves behind: the manifest entry and the command's result. */
+export async function recordStaged(
+  manifest: Manifest,
+  staged: {
+    instance: string;
+    path: string;
+    local_path: string;
+    sha256: string;
+    size: number;
+    etag: string | null;
+    lock_token?: string;
+  },
+  status: string,
+): Promise<{
+  status: string;
+  local_path: string;
+  sha256: string;
+  size: number;
+  etag: string | null;
+}> {
+  manifest.set({ ...staged, fetched_at: new Date().toISOString() });
+  await manifest.save();
+  return {
+    status,
+    local_path: staged.local_path,
+    sha256: staged.sha256,
+    size: staged.size,
+    etag: staged.etag,
+  };
+}

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { ExitCode } from '../command.js';
 import type { TransferClient } from './broker-client.js';
 import { CliError, usageError } from './errors.js';
-import { Manifest } from './manifest.js';
+import { Manifest, recordStaged } from './manifest.js';
 import type { Outcome } from './output.js';
 import { progressFor } from './progress.js';
 import { checkTarget, digestFile, openLocalFile, planLocal } from './staging.js';
@@ -131,21 +131,16 @@ export async function upload(opts: UploadOptions): Promise<Outcome> {
     );
   }
   const etag = str(stored.etag);
-  manifest.set({
-    instance: target.instance,
-    path: target.path,
-    local_path: plan.file,
-    size: local.size,
-    sha256: local.sha256,
-    etag,
-    fetched_at: new Date().toISOString(),
-  });
-  await manifest.save();
-  return {
-    status: opts.mode === 'checkin' ? 'checked_in' : 'pushed',
-    local_path: plan.file,
-    sha256: local.sha256,
-    size: local.size,
-    etag,
-  };
+  return recordStaged(
+    manifest,
+    {
+      instance: target.instance,
+      path: target.path,
+      local_path: plan.file,
+      sha256: local.sha256,
+      size: local.size,
+      etag,
+    },
+    opts.mode === 'checkin' ? 'checked_in' : 'pushed',
+  );
 }
