@@ -15,6 +15,7 @@ import type { Logger } from '../log.js';
 import { formatDuration } from '../config.js';
 import { reactionCommand } from './emoji.js';
 import {
+  escapeHtml,
   formatInstant,
   grantLine,
   renderLines,
@@ -66,6 +67,21 @@ export interface ApprovalStore {
   revokeGrants(ids: number[]): GrantRecord[];
   /** Optional: pending requests, oldest first, for `status`. */
   pendingRequests?(): RequestRecord[];
+  /**
+   * Optional (the real store has them): persist which 👍 made which approval, so a
+   * withdrawn 👍 is honoured after a restart. Without them the engine remembers in memory.
+   */
+  recordApprovalReaction?(link: ReactionRef & { requestId: number; approver: string }): boolean;
+  takeApprovalReaction?(
+    eventId: string,
+    by: { roomId: string; approver: string },
+  ): number | undefined;
+}
+
+/** A chat reaction event, and the room it is in (the gateway fills it in). */
+export interface ReactionRef {
+  eventId: string;
+  roomId: string;
 }
 
 /** What the engine uses of broker/audit's AuditLog. */
@@ -92,6 +108,9 @@ export type ApprovalEngineDeps = PolicyDeps & {
   onRevoked?: (grants: GrantRecord[]) => Promise<void>;
   logger?: Logger;
 };
+
+/** The in-memory fallback remembers this many approving reactions. */
+const REMEMBERED_REACTIONS = 10_000;
 
 const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
 
@@ -128,6 +147,11 @@ export class ApprovalEngine {
   private readonly onRevoked: ((grants: GrantRecord[]) => Promise<void>) | undefined;
   private readonly logger: Logger;
   private queue: Promise<unknown> = Promise.resolve();
+  /** Approving reactions, when the store cannot persist them (oldest first). */
+  private readonly reactions = new Map<
+    string,
+    { requestId: number; roomId: string; approver: string }
+  >();
 
   constructor(deps: ApprovalEngineDeps) {
     this.store = deps.store;
@@ -153,10 +177,25 @@ export class ApprovalEngine {
     return this.apply(parsed.command, actor);
   }
 
-  /** Applies an allow-listed reaction on request `requestId`'s message; else `null`. */
-  async handleReaction(key: string, requestId: number, actor: string): Promise<Reply | null> {
+  /**
+   * Applies an allow-listed reaction on request `requestId`'s message; else `null`.
+   * With `reaction` (the event), a 👍 that granted something is remembered, so that
+   * withdrawing it later undoes that approval (`undoApprovalReaction`).
+   */
+  async handleReaction(
+    key: string,
+    requestId: number,
+    actor: string,
+    reaction?: ReactionRef,
+  ): Promise<Reply | null> {
     const command = reactionCommand(key, requestId);
-    return command === null ? null : this.apply(command, actor);
+    if (command === null) return null;
+    return this.serially(async () => {
+      const answer = await this.applyNow(command, actor);
+      if (reaction === undefined || command.kind !== 'approve') return answer;
+      if ((answer.granted?.length ?? 0) === 0) return answer;
+      return this.linkReaction(answer, reaction, requestId, actor);
+    });
   }
 
   /** Applies one command on behalf of `actor` (already verified by the gateway). */
@@ -165,13 +204,84 @@ export class ApprovalEngine {
   }
 
   /**
-   * The approver withdrew their 👍: end what that request granted. The gateway calls
-   * this only when that reaction is what approved the request (it tracks the event).
+   * The approver withdrew their 👍: end what request `requestId` granted. For callers
+   * that track the reaction themselves; `undoApprovalReaction` looks it up.
    */
   undoApproval(requestId: number, actor: string): Promise<Reply> {
     return this.serially(() =>
       this.guarded('undo', () => this.revoke({ request: requestId }, actor, 'approval_withdrawn')),
     );
+  }
+
+  /**
+   * The approver withdrew the reaction `reaction`: when it is the 👍 that approved a
+   * request, end what that request granted and say so; `null` when it approved nothing
+   * (another reaction, a message, or an approval already withdrawn).
+   */
+  undoApprovalReaction(reaction: ReactionRef, actor: string): Promise<Reply | null> {
+    return this.serially(async () => {
+      let requestId: number | undefined;
+      try {
+        requestId = this.takeReaction(reaction, actor);
+      } catch (err) {
+        this.logger.error('looking up a withdrawn reaction failed', { error: errorMessage(err) });
+        return say(
+          'The broker could not tell whether the removed reaction approved a request; nothing was revoked.',
+          'Use "revoke N" to withdraw an approval.',
+        );
+      }
+      if (requestId === undefined) return null;
+      const id = requestId;
+      return this.guarded('undo', () => this.revoke({ request: id }, actor, 'approval_withdrawn'));
+    });
+  }
+
+  private linkReaction(
+    answer: Reply,
+    reaction: ReactionRef,
+    requestId: number,
+    actor: string,
+  ): Reply {
+    const link = { ...reaction, requestId, approver: actor };
+    try {
+      if (this.store.recordApprovalReaction !== undefined) {
+        this.store.recordApprovalReaction(link);
+      } else {
+        this.reactions.delete(reaction.eventId);
+        this.reactions.set(reaction.eventId, link);
+        const oldest = this.reactions.keys().next();
+        if (this.reactions.size > REMEMBERED_REACTIONS && !oldest.done) {
+          this.reactions.delete(oldest.value);
+        }
+      }
+      return answer;
+    } catch (err) {
+      // The approval stands (it is recorded and audited); only the shortcut is lost.
+      this.logger.error('could not record which reaction approved the request', {
+        request: requestId,
+        error: errorMessage(err),
+      });
+      const extra = `(Removing the 👍 will not undo this; use "revoke ${requestId}".)`;
+      return {
+        ...answer,
+        text: `${answer.text}\n${extra}`,
+        html: `${answer.html}<br>${escapeHtml(extra)}`,
+      };
+    }
+  }
+
+  private takeReaction(reaction: ReactionRef, actor: string): number | undefined {
+    const by = { roomId: reaction.roomId, approver: actor };
+    if (this.store.takeApprovalReaction !== undefined) {
+      return this.store.takeApprovalReaction(reaction.eventId, by);
+    }
+    const link = this.reactions.get(reaction.eventId);
+    // Security: only the approver who reacted, in that room, and only once.
+    if (link === undefined || link.roomId !== by.roomId || link.approver !== by.approver) {
+      return undefined;
+    }
+    this.reactions.delete(reaction.eventId);
+    return link.requestId;
   }
 
   private serially<T>(task: () => Promise<T>): Promise<T> {

@@ -30,10 +30,9 @@ import type { MatrixConfig } from '../../config.js';
 import type { Clock, RequestRecord } from '../../domain.js';
 import type { Logger } from '../../log.js';
 import type { ApprovalAudit, ApprovalEngine, Reply } from '../engine.js';
-import { APPROVE_KEY, REACTION_KEYS } from '../emoji.js';
+import { REACTION_KEYS } from '../emoji.js';
 import { renderRequest } from '../format.js';
 import { ApprovalUnavailableError, type ApprovalGateway } from '../gateway.js';
-import { normaliseEmoji } from '../parser.js';
 import { BoundedSet } from './bounded-set.js';
 import { classify, type Classified, type IncomingEvent } from './classify.js';
 import { createBotClient, errorSummary, sendContent, type EventContent } from './client.js';
@@ -78,7 +77,10 @@ export interface MatrixGatewayOptions {
 }
 
 /** What the gateway uses of the engine. */
-export type MatrixEngine = Pick<ApprovalEngine, 'handleText' | 'handleReaction' | 'undoApproval'>;
+export type MatrixEngine = Pick<
+  ApprovalEngine,
+  'handleText' | 'handleReaction' | 'undoApprovalReaction'
+>;
 
 /** Reported after each live event is handled (tests and the latency bench wait on it). */
 export interface HandledEvent {
@@ -484,11 +486,13 @@ export class MatrixGateway implements ApprovalGateway {
       case 'reaction': {
         const requestId = await this.requests.requestOf(c.target);
         if (requestId === undefined) return done('unknown_target');
-        const reply = await this.deps.engine.handleReaction(c.key, requestId, actor);
+        // The engine records a 👍 that granted something (in the grant store), so that
+        // withdrawing it undoes the approval, after a restart too (DESIGN §6).
+        const reply = await this.deps.engine.handleReaction(c.key, requestId, actor, {
+          eventId: ev.eventId,
+          roomId: this.cfg.room_id,
+        });
         if (reply === null) return done('not_a_command');
-        if (normaliseEmoji(c.key) === APPROVE_KEY && (reply.granted?.length ?? 0) > 0) {
-          this.requests.approvedBy(ev.eventId, requestId);
-        }
         await this.reply(reply, c.target);
         return done('reaction', reply);
       }
@@ -499,10 +503,15 @@ export class MatrixGateway implements ApprovalGateway {
         return done('text', reply);
       }
       case 'redaction': {
-        const requestId = this.requests.takeApproval(c.target);
-        if (requestId === undefined) return done('unknown_target');
-        // Removing the 👍 that approved a request withdraws that approval.
-        const reply = await this.deps.engine.undoApproval(requestId, actor);
+        // Security: classify() passes only the approver's own redactions in this room
+        // (a moderator removing the approver's 👍 is not the approver withdrawing it);
+        // the store also requires the redacting approver and room to be the 👍's own,
+        // and undoes each 👍 at most once.
+        const reply = await this.deps.engine.undoApprovalReaction(
+          { eventId: c.target, roomId: this.cfg.room_id },
+          actor,
+        );
+        if (reply === null) return done('unknown_target');
         await this.reply(reply, undefined);
         return done('redaction', reply);
       }

@@ -1,7 +1,7 @@
 /**
- * Which bot message stands for which request, and which of the approver's 👍 made
- * which approval. Bounded maps; a message posted before a restart is looked up on the
- * homeserver and trusted only when the bot sent it.
+ * Which bot message stands for which request. A bounded map; a message posted before a
+ * restart is looked up on the homeserver and trusted only when the bot sent it. (Which
+ * 👍 made which approval is kept in the grant store, through the engine.)
  */
 import { z } from 'zod';
 import { errorSummary } from './client.js';
@@ -31,8 +31,6 @@ function remember<V>(map: Map<string, V>, key: string, value: V, limit: number):
 export class RequestIndex {
   /** Request message event id → request id. */
   private readonly byMessage = new Map<string, number>();
-  /** The approver's 👍 reaction event id → the request it approved. */
-  private readonly byApproval = new Map<string, number>();
 
   constructor(
     private readonly deps: {
@@ -66,17 +64,6 @@ export class RequestIndex {
     if (!parsed.success || parsed.data.sender !== this.deps.bot) return undefined;
     const id = parsed.data.content[REQUEST_ID_KEY];
     this.posted(messageId, id);
-    return id;
-  }
-
-  approvedBy(reactionId: string, requestId: number): void {
-    remember(this.byApproval, reactionId, requestId, this.deps.limit);
-  }
-
-  /** The request a withdrawn 👍 had approved (forgotten once taken), or undefined. */
-  takeApproval(reactionId: string): number | undefined {
-    const id = this.byApproval.get(reactionId);
-    this.byApproval.delete(reactionId);
     return id;
   }
 }
