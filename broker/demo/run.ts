@@ -135,8 +135,16 @@ export async function startDemo(deps: DemoDeps): Promise<RunningDemo> {
       }),
     );
     consoleOut.pipe(deps.stdout, { end: false });
-
     let stopped: Promise<void> | undefined;
+    // Without input nobody can approve (e.g. `npm start < /dev/null`, or a service
+    // manager); the console gateway then refuses requests, and the owner should know why.
+    deps.stdin.once('end', () => {
+      if (stopped === undefined)
+        deps.stderr(
+          'broker start: the terminal input has closed, so requests can no longer be approved here; run the demo in an interactive terminal\n',
+        );
+    });
+
     return {
       brokerUrl,
       mcpUrl: `${brokerUrl}/mcp`,

@@ -90,6 +90,17 @@ describe('startDemo', () => {
       expect(grants).toMatchObject({ status: 'ok', state: 'approved' });
       // The expected loopback-http config warning is not shown; nothing else went wrong.
       expect(err).toBe('');
+      // Input closed: the owner is told that nobody can approve any more.
+      stdin.end();
+      await until('the closed-input notice', () => err.includes('input has closed'));
+      const late = await connect(demo.mcpUrl, demo.agentToken);
+      const refused = await call(late, 'request_access', {
+        instance: 'demo',
+        reason: 'more',
+        items: [{ path: 'Projects', mode: 'read' }],
+      });
+      await late.close();
+      expect(refused).toMatchObject({ status: 'error', code: 'approval_unavailable' });
     } finally {
       await demo.stop();
     }
