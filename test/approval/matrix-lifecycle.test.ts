@@ -107,21 +107,21 @@ describe('refusing to start', () => {
     expect(e.code).toBe('approver_not_member');
   });
 
-  it('when the homeserver is unreachable', async () => {
+  it('when the homeserver is unreachable, with startWhileUnreachable off', async () => {
     rig = await matrixRig();
     await rig.hs.outage(true);
     const err = await rig
-      .gateway()
+      .gateway({ options: { startWhileUnreachable: false } })
       .start()
       .catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'unreachable' });
   });
 
-  it('when the first sync never completes (bounded wait)', async () => {
+  it('when the first sync never completes (bounded wait), with startWhileUnreachable off', async () => {
     rig = await matrixRig();
     rig.hs.failRoute(/\/sync$/);
     const err = await rig
-      .gateway({ options: { preparedTimeoutMs: 400 } })
+      .gateway({ options: { preparedTimeoutMs: 400, startWhileUnreachable: false } })
       .start()
       .catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'sync_timeout' });
@@ -153,7 +153,51 @@ describe('starting', () => {
   });
 });
 
-describe('starting while the homeserver is unreachable (startWhileUnreachable)', () => {
+describe('starting while the homeserver is unreachable (startWhileUnreachable, the default)', () => {
+  it.each([
+    ['refusing connections', async (r: MatrixRig) => r.hs.outage(true, 'refuse'), 'cannot reach'],
+    ['answering 502', async (r: MatrixRig) => r.hs.outage(true, '502'), 'HTTP 502'],
+    ['answering 503 to whoami', (r: MatrixRig) => r.hs.failRoute(/\/whoami$/, 503), '503'],
+    ['rate-limiting (429)', (r: MatrixRig) => r.hs.failRoute(/\/whoami$/, 429), 'rate-limiting'],
+  ])(
+    'by default start() resolves when the homeserver is %s, and connects about a second after it is back',
+    async (_name, down, says) => {
+      rig = await matrixRig();
+      await down(rig);
+      const gw = rig.gateway();
+      await gw.start();
+      expect(gw.healthy()).toBe(false);
+      await expect(gw.postRequest(newRequest(rig))).rejects.toMatchObject({
+        code: 'unhealthy',
+        message: UNAVAILABLE_MESSAGE,
+      });
+      await rig.hs.outage(false);
+      rig.hs.failRoute(undefined);
+      // Default retries start at 1 s (then back off to startRetryMs, 30 s).
+      await until('connected', () => gw.healthy(), 4_000);
+      const waiting = rig.logger.lines.find((l) => l.includes('retrying in the background'));
+      expect(waiting).toContain('"retry_ms":1000');
+      expect(waiting).toContain(says);
+      expect(rig.logger.lines.join('\n')).not.toContain(TOKENS[BOT]);
+    },
+  );
+
+  it('retries back off, doubling up to startRetryMs', async () => {
+    rig = await matrixRig();
+    await rig.hs.outage(true);
+    const gw = await rig.start({ options: { startRetryFirstMs: 50, startRetryMs: 200 } });
+    await until(
+      'four failed retries',
+      () => (rig?.logger.lines.filter((l) => l.includes('still cannot start')).length ?? 0) >= 4,
+    );
+    await gw.stop();
+    const delays = rig.logger.lines
+      .map((l) => JSON.parse(l) as { retry_ms?: number })
+      .flatMap((l) => (l.retry_ms === undefined ? [] : [l.retry_ms]));
+    // The first line announces the first wait; each failed retry announces the next.
+    expect(delays.slice(0, 5)).toEqual([50, 100, 200, 200, 200]);
+  });
+
   it('start() resolves with the channel unavailable, and the gateway connects once the server is back', async () => {
     rig = await matrixRig();
     await rig.hs.outage(true);

@@ -14,9 +14,11 @@
  * broker's clock (DESIGN §4).
  *
  * Refuses to start unless the token is the bot's, the bot and the approver are joined,
- * the room is invite-only and not encrypted (preflight.ts). While the homeserver is
+ * the room is invite-only and not encrypted (preflight.ts). A homeserver that is merely
+ * unreachable at start does not stop the broker: start() resolves with the channel
+ * unavailable and keeps retrying (startWhileUnreachable). While the homeserver is
  * unreachable `healthy()` is false and `postRequest` throws ApprovalUnavailableError;
- * matrix-js-sdk reconnects by itself (keep-alive with backoff).
+ * once running, matrix-js-sdk reconnects by itself (keep-alive with backoff).
  */
 import {
   ClientEvent,
@@ -67,13 +69,17 @@ export interface MatrixGatewayOptions {
   /** Device id for the access token, when the homeserver needs it. */
   deviceId?: string;
   /**
-   * When the homeserver cannot be reached at start (unreachable, or no first sync in
-   * time), resolve start() anyway with the channel unavailable, and retry every
-   * `startRetryMs`. Configuration problems (token, room rules) still throw. Default false.
+   * When the homeserver cannot be reached at start (network error, 5xx, 429, or no
+   * first sync in time), resolve start() anyway with the channel unavailable, and keep
+   * retrying in the background (DESIGN §6: approval down ⇒ request_access answers
+   * error; existing grants keep working). Configuration problems (token, membership,
+   * room rules) still throw. Default true.
    */
   startWhileUnreachable?: boolean;
-  /** Default 30 s. */
+  /** Longest wait between those retries. Default 30 s. */
   startRetryMs?: number;
+  /** First wait; it doubles after each failed retry, up to startRetryMs. Default 1 s. */
+  startRetryFirstMs?: number;
 }
 
 /** What the gateway uses of the engine. */
@@ -120,6 +126,7 @@ export class MatrixGateway implements ApprovalGateway {
   private work: Promise<void> = Promise.resolve();
   private nudgeTimer: NodeJS.Timeout | undefined;
   private retryTimer: NodeJS.Timeout | undefined;
+  private retryDelayMs = 0;
   private preparedWaiter: (() => void) | undefined;
 
   constructor(private readonly deps: MatrixGatewayDeps) {
@@ -135,8 +142,9 @@ export class MatrixGateway implements ApprovalGateway {
       requestTimeoutMs: o.requestTimeoutMs ?? 20_000,
       sendFailureWindowMs: o.sendFailureWindowMs ?? 60_000,
       handledLimit: o.handledLimit ?? 10_000,
-      startWhileUnreachable: o.startWhileUnreachable ?? false,
+      startWhileUnreachable: o.startWhileUnreachable ?? true,
       startRetryMs: o.startRetryMs ?? 30_000,
+      startRetryFirstMs: o.startRetryFirstMs ?? 1_000,
       deviceId: o.deviceId,
       reconnectNudgeMs: o.reconnectNudgeMs,
     };
@@ -169,9 +177,10 @@ export class MatrixGateway implements ApprovalGateway {
         // Existing grants must keep working while the approval plane is down, so the
         // daemon may run without it; nothing is posted until the room checks pass.
         this.phase = 'waiting';
+        this.retryDelayMs = Math.min(this.opts.startRetryFirstMs, this.opts.startRetryMs);
         this.deps.logger.warn(
           'starting without the Matrix approval channel; retrying in the background',
-          { error: err.message, retry_ms: this.opts.startRetryMs },
+          { error: err.message, retry_ms: this.retryDelayMs },
         );
         this.scheduleRetry();
         return;
@@ -183,6 +192,9 @@ export class MatrixGateway implements ApprovalGateway {
   }
 
   private scheduleRetry(): void {
+    const delay = this.retryDelayMs;
+    // Quick first retries (a homeserver starting next to the broker), then back off.
+    this.retryDelayMs = Math.min(delay * 2, this.opts.startRetryMs);
     this.retryTimer = setTimeout(() => {
       this.retryTimer = undefined;
       this.connect().then(
@@ -195,11 +207,12 @@ export class MatrixGateway implements ApprovalGateway {
           this.deps.logger.warn('the Matrix approval channel still cannot start', {
             code: err instanceof MatrixGatewayError ? err.code : 'unknown',
             error: err instanceof Error ? err.message : 'unknown error',
+            retry_ms: this.retryDelayMs,
           });
           this.scheduleRetry();
         },
       );
-    }, this.opts.startRetryMs);
+    }, delay);
     this.retryTimer.unref();
   }
 

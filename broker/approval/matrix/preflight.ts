@@ -52,13 +52,24 @@ function short(err: unknown): string {
   return err instanceof Error ? err.name : 'unknown error';
 }
 
-/** Maps a failure that is not about the room to unreachable/unauthorized. */
+/**
+ * Maps a failure that is not about the room to unauthorized (a configuration problem)
+ * or unreachable (network error, 5xx, 429: transient; the gateway may start and retry).
+ */
 function transportError(err: unknown, cfg: MatrixConfig): MatrixGatewayError | undefined {
   const code = errcodeOf(err);
   if (code === 'M_UNKNOWN_TOKEN' || code === 'M_MISSING_TOKEN' || statusOf(err) === 401) {
     return new MatrixGatewayError(
       'unauthorized',
       `the homeserver refused matrix.bot_token (${short(err)}); create a new access token for ${cfg.bot_user}`,
+      { cause: err },
+    );
+  }
+  // A rate limit is the server being busy, not a wrong setup: retried like an outage.
+  if (code === 'M_LIMIT_EXCEEDED' || statusOf(err) === 429) {
+    return new MatrixGatewayError(
+      'unreachable',
+      `the Matrix homeserver ${cfg.homeserver} is rate-limiting the bot (${short(err)}); wait, or exempt ${cfg.bot_user} from rate limits`,
       { cause: err },
     );
   }
