@@ -4,12 +4,9 @@
  * joined, the room is not encrypted and is invite-only. Preflight stops at the first
  * problem; the steps after it are shown as not checked.
  */
-import { createClient, MatrixScheduler } from 'matrix-js-sdk';
 import type { MatrixConfig } from '../config.js';
 import { MatrixGatewayError, type MatrixGatewayErrorCode } from '../approval/matrix/errors.js';
 import { preflight, type PreflightClient } from '../approval/matrix/preflight.js';
-import { toSdkLogger } from '../approval/matrix/sdk-log.js';
-import type { Logger } from '../log.js';
 import { type Check, fail, pass, skip, warn } from './checklist.js';
 
 type Step = 'token' | 'bot' | 'approver' | 'encryption' | 'join_rule';
@@ -36,20 +33,6 @@ function labels(cfg: MatrixConfig): Record<Step, string> {
     encryption: 'room is not encrypted',
     join_rule: 'room is invite-only (join rule "invite")',
   };
-}
-
-const silent: Logger = { debug() {}, info() {}, warn() {}, error() {} };
-
-/** A matrix-js-sdk client that is never started: preflight only makes plain API calls. */
-export function sdkPreflightClient(cfg: MatrixConfig, timeoutMs: number): PreflightClient {
-  return createClient({
-    baseUrl: cfg.homeserver,
-    accessToken: cfg.bot_token,
-    userId: cfg.bot_user,
-    scheduler: new MatrixScheduler(() => -1),
-    localTimeoutMs: timeoutMs,
-    logger: toSdkLogger(silent),
-  });
 }
 
 export async function checkMatrix(cfg: MatrixConfig, client: PreflightClient): Promise<Check[]> {

@@ -19,14 +19,15 @@ import {
   warn,
 } from './checklist.js';
 import { checkAuditLog, checkDataDir } from './local.js';
-import { checkMatrix, sdkPreflightClient } from './matrix.js';
+import { checkMatrix } from './matrix.js';
+import { fetchPreflightClient } from './matrix-client.js';
 import { checkInstance } from './nextcloud.js';
 
 export interface DoctorDeps {
   env: NodeJS.ProcessEnv;
   /** Per network request. Default 10 s. */
   timeoutMs?: number;
-  /** The Matrix client preflight runs on (default: matrix-js-sdk, never started). */
+  /** The Matrix client preflight runs on (default: fetch, see matrix-client.ts). */
   matrixClient?: (
     matrix: NonNullable<BrokerConfig['matrix']>,
     timeoutMs: number,
@@ -92,7 +93,7 @@ export async function runDoctor(configPath: string, deps: DoctorDeps): Promise<D
   );
   sections.push(...instances);
   if (config.approval === 'matrix' && config.matrix !== undefined) {
-    const client = (deps.matrixClient ?? sdkPreflightClient)(config.matrix, timeoutMs);
+    const client = (deps.matrixClient ?? fetchPreflightClient)(config.matrix, timeoutMs);
     sections.push({
       title: 'Matrix approval room',
       checks: await checkMatrix(config.matrix, client),

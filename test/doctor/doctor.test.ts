@@ -114,6 +114,17 @@ function only(report: DoctorReport, status: Check['status']): Check[] {
   return report.sections.flatMap((s) => s.checks).filter((c) => c.status === status);
 }
 
+/** A port nothing listens on (bound, then released). */
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const p = (s.address() as { port: number }).port;
+      s.close(() => resolve(p));
+    });
+  });
+}
+
 const authenticated = (): number =>
   fake.requests.filter((r) => r.headers.authorization !== undefined).length;
 
@@ -185,13 +196,7 @@ describe('Nextcloud problems (exit 2, ✗ with the fix)', () => {
   });
 
   it('unreachable server: names the URL key, the rest not checked', async () => {
-    const port = await new Promise<number>((resolve) => {
-      const s = createServer();
-      s.listen(0, '127.0.0.1', () => {
-        const p = (s.address() as { port: number }).port;
-        s.close(() => resolve(p));
-      });
-    });
+    const port = await freePort();
     const report = await doctor({ approval: 'console', url: `http://127.0.0.1:${port}` });
     expect(report.exitCode).toBe(2);
     const nc = section(report, /Nextcloud/).checks;
@@ -287,6 +292,16 @@ describe('Matrix room problems (exit 2, ✗ on the failing step)', () => {
     } finally {
       await hs.outage(false);
     }
+  });
+
+  it('homeserver not listening at all', async () => {
+    const port = await freePort();
+    const file = writeConfig({});
+    writeFileSync(file, readFileSync(file, 'utf8').replace(hs.url, `http://127.0.0.1:${port}`));
+    const report = await runDoctor(file, { env: env(), timeoutMs: 3_000 });
+    const checks = section(report, /Matrix/).checks;
+    expect(checks.map((c) => c.status)).toEqual(['fail', 'skip', 'skip', 'skip', 'skip']);
+    expect(checks[0]?.detail).toContain('cannot reach the Matrix homeserver');
   });
 
   it('other members are a warning, not a failure', async () => {

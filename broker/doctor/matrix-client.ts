@@ -1,0 +1,67 @@
+/**
+ * The three Client-Server API calls the gateway's preflight makes, over fetch, for the
+ * doctor. Not matrix-js-sdk: its per-request timeout timers are never cleared, which
+ * would keep a one-shot command alive for the whole timeout after it has finished.
+ * Failures carry `errcode` and `httpStatus` like the SDK's errors, which is what
+ * preflight classifies.
+ */
+import type { MatrixConfig } from '../config.js';
+import type { PreflightClient } from '../approval/matrix/preflight.js';
+
+export class MatrixCallError extends Error {
+  override readonly name = 'MatrixCallError';
+  constructor(
+    message: string,
+    readonly httpStatus?: number,
+    readonly errcode?: string,
+  ) {
+    super(message);
+  }
+}
+
+async function get(cfg: MatrixConfig, path: string, timeoutMs: number): Promise<unknown> {
+  const url = new URL(`${cfg.homeserver.replace(/\/+$/, '')}/_matrix/client/v3/${path}`);
+  let res: Response;
+  try {
+    res = await fetch(url, {
+      headers: { authorization: `Bearer ${cfg.bot_token}`, accept: 'application/json' },
+      // Security: the token goes only to the configured homeserver, never to a redirect.
+      redirect: 'manual',
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+  } catch (error) {
+    const code = (error as { cause?: { code?: unknown } } | null)?.cause?.code;
+    // No httpStatus: preflight reports the homeserver as unreachable.
+    throw new MatrixCallError(typeof code === 'string' ? code : 'network error');
+  }
+  const text = await res.text();
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    body = undefined;
+  }
+  if (!res.ok) {
+    const errcode = (body as { errcode?: unknown } | undefined)?.errcode;
+    throw new MatrixCallError(
+      `HTTP ${res.status}`,
+      res.status,
+      typeof errcode === 'string' ? errcode : undefined,
+    );
+  }
+  return body;
+}
+
+export function fetchPreflightClient(cfg: MatrixConfig, timeoutMs: number): PreflightClient {
+  const room = (roomId: string) => `rooms/${encodeURIComponent(roomId)}`;
+  return {
+    whoami: () => get(cfg, 'account/whoami', timeoutMs),
+    getJoinedRoomMembers: (roomId) => get(cfg, `${room(roomId)}/joined_members`, timeoutMs),
+    getStateEvent: (roomId, type, key) =>
+      get(
+        cfg,
+        `${room(roomId)}/state/${encodeURIComponent(type)}/${encodeURIComponent(key)}`,
+        timeoutMs,
+      ),
+  };
+}
