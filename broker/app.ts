@@ -274,13 +274,18 @@ export function createServer(deps: ServerDeps): BrokerServer {
     grantsEnded: (grants) => grantsEnded(grants, 'revoked'),
     sweep: () => lifecycle.sweep(),
     async start() {
+      // Security: a gateway that cannot start safely (wrong bot token or user, the room
+      // encrypted, joinable by anyone, or without the approver) refuses the daemon's
+      // start: the owner must see the problem, not find out later that nobody can
+      // approve. An unreachable homeserver is not such a problem; the gateway starts
+      // unhealthy and reconnects (existing grants keep working, request_access says so).
       try {
         await deps.gateway.start();
       } catch (error) {
-        // Existing grants keep working without the approval plane; request_access says so.
-        logger.error('approval gateway did not start; new requests are refused', {
+        logger.error('approval gateway refused to start; fix the configuration and restart', {
           error: describeError(error),
         });
+        throw error;
       }
       await lifecycle.onStart();
       const http = createHttpServer(app);

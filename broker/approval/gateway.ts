@@ -7,6 +7,11 @@ import type { RequestRecord } from '../domain.js';
 import type { ApprovalEngine, Reply } from './engine.js';
 
 export interface ApprovalGateway {
+  /**
+   * Rejects only for problems that a restart with a fixed configuration solves (the
+   * daemon then refuses to start); an outage of the approval plane is handled inside:
+   * the gateway starts unhealthy and recovers by itself.
+   */
   start(): Promise<void>;
   stop(): Promise<void>;
   /** False => request_access answers error. */

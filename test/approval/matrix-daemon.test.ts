@@ -178,3 +178,18 @@ describe('the homeserver is down when the broker starts (DESIGN §6)', () => {
     expect(log.join('')).not.toContain(TOKENS[BOT]);
   }, 30_000);
 });
+
+describe('a room the bot must not use refuses the start (issue 5)', () => {
+  it('an encrypted room: startBroker rejects with the reason, nothing listens', async () => {
+    await hs.close();
+    hs = await startFakeHomeserver({ users: TOKENS });
+    hs.createRoom({ id: ROOM, members: [OWNER, BOT], encrypted: true });
+    const started = boot().then(
+      () => 'started',
+      (error: unknown) => String(error),
+    );
+    expect(await started).toMatch(/encrypted/);
+    expect(broker).toBeUndefined();
+    expect(log.some((l) => l.includes('approval gateway refused to start'))).toBe(true);
+  });
+});
