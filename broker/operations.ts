@@ -107,7 +107,7 @@ export class Pipeline {
   check(op: WallOp): WallDecision {
     return decide(
       op,
-      this.deps.grants.activeGrants(),
+      this.deps.grants.grantsInForce(),
       this.deps.instances.get(op.instance),
       this.deps.now(),
     );
@@ -289,7 +289,9 @@ export class Pipeline {
   earliestExpiry(ids: readonly number[]): number | undefined {
     const wanted = new Set(ids);
     let earliest: number | undefined;
-    for (const g of this.deps.grants.activeGrants()) {
+    const now = this.deps.now();
+    for (const g of this.deps.grants.grantsInForce()) {
+      if (!(now < g.expiresAt)) continue;
       if (wanted.has(g.id) && (earliest === undefined || g.expiresAt < earliest))
         earliest = g.expiresAt;
     }
@@ -304,9 +306,9 @@ export class Pipeline {
   grantsLive(ids: readonly number[]): boolean {
     if (ids.length === 0) return true;
     const now = this.deps.now();
-    const active = new Map(this.deps.grants.activeGrants().map((g) => [g.id, g]));
+    const inForce = this.deps.grants.grantsInForce();
     return ids.every((id) => {
-      const g = active.get(id);
+      const g = inForce.find((grant) => grant.id === id);
       return g !== undefined && g.state === 'active' && now < g.expiresAt;
     });
   }

@@ -102,6 +102,7 @@ export class GrantStore {
   private readonly db: Database.Database;
   private readonly now: Clock;
   private readonly pendingTimeoutMs: number;
+  private snapshot: { key: string; grants: readonly GrantRecord[] } | undefined;
 
   private constructor(db: Database.Database, deps: GrantStoreDeps) {
     this.db = db;
@@ -345,6 +346,28 @@ export class GrantStore {
     if (!isPositiveInt(id)) return undefined;
     const row = this.db.prepare('SELECT * FROM grants WHERE id = ?').get(id);
     return row === undefined ? undefined : toGrant(row);
+  }
+
+  /**
+   * Every grant in state `active`, expired or not, as one frozen snapshot for the wall
+   * (which checks `now < expiresAt` itself and indexes a frozen list once). The snapshot
+   * is rebuilt whenever this connection or any other has written to the database since.
+   * Security: never stale — SQLite's data_version changes on another connection's commit
+   * and total_changes() on this connection's own writes, and both are read every call.
+   */
+  grantsInForce(): readonly GrantRecord[] {
+    const version = this.db
+      .prepare('SELECT (SELECT data_version FROM pragma_data_version()) AS d, total_changes() AS t')
+      .get() as { d: number; t: number };
+    const key = `${version.d}:${version.t}`;
+    if (this.snapshot === undefined || this.snapshot.key !== key) {
+      const grants = this.db
+        .prepare(`SELECT * FROM grants WHERE state = 'active' ORDER BY id`)
+        .all()
+        .map((row) => Object.freeze(toGrant(row)));
+      this.snapshot = { key, grants: Object.freeze(grants) };
+    }
+    return this.snapshot.grants;
   }
 
   /** Grants in force now: state active and `now < expiresAt` (the expiry instant is out). */

@@ -8,6 +8,8 @@ import type { GrantRecord, Mode, RequestRecord } from '../domain.js';
 
 export interface GrantsPort {
   activeGrants(): GrantRecord[];
+  /** State-active grants, expired or not, as a frozen snapshot (the wall checks expiry). */
+  grantsInForce(): readonly GrantRecord[];
   grant(id: number): GrantRecord | undefined;
   getRequest(id: number): RequestRecord | undefined;
   createRequest(input: {

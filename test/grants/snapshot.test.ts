@@ -1,0 +1,73 @@
+/**
+ * grantsInForce(): the frozen snapshot the wall decides on. A cache is only safe if it
+ * can never show a grant that was revoked, on this connection or any other.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { GrantStore } from '../../broker/grants/index.js';
+import { decide } from '../../broker/wall.js';
+import { DAY, HOUR, manualClock, memoryStore, tempDir } from './helpers.js';
+
+function approve(store: GrantStore, path: string): number {
+  const r = store.createRequest({
+    instance: 'personal',
+    reason: 'r',
+    items: [{ path, mode: 'read' }],
+  });
+  const d = store.decide(r.id, { kind: 'approve', durationMs: HOUR, maxMs: DAY, by: '@o:x' });
+  if (!d.ok) throw new Error(d.message);
+  return r.id;
+}
+
+const cleanups: (() => void)[] = [];
+afterEach(() => {
+  for (const c of cleanups.splice(0)) c();
+});
+
+describe('stale snapshot attacks', () => {
+  it('a revoke on the same connection is seen by the very next call', () => {
+    const { store } = memoryStore();
+    const id = approve(store, 'Docs');
+    expect(store.grantsInForce().map((g) => g.path)).toEqual(['Docs']);
+    store.revokeRequest(id);
+    expect(store.grantsInForce()).toEqual([]);
+  });
+
+  it('a revoke committed by another connection is seen by the very next call', () => {
+    const { file, cleanup } = tempDir();
+    cleanups.push(cleanup);
+    const clock = manualClock();
+    const daemon = GrantStore.open(file, { now: clock.now });
+    const other = GrantStore.open(file, { now: clock.now });
+    cleanups.unshift(() => {
+      daemon.close();
+      other.close();
+    });
+    const id = approve(daemon, 'Docs');
+    const before = daemon.grantsInForce();
+    expect(before).toHaveLength(1);
+    other.revokeRequest(id);
+    expect(daemon.grantsInForce()).toEqual([]);
+    approve(other, 'Photos');
+    expect(daemon.grantsInForce().map((g) => g.path)).toEqual(['Photos']);
+  });
+
+  it('is frozen all the way down, so the wall may index it', () => {
+    const { store } = memoryStore();
+    approve(store, 'Docs');
+    const snapshot = store.grantsInForce();
+    expect(Object.isFrozen(snapshot)).toBe(true);
+    expect(snapshot.every((g) => Object.isFrozen(g))).toBe(true);
+    expect(store.grantsInForce()).toBe(snapshot);
+  });
+
+  it('holds expired-but-unmarked grants; the wall refuses them at the expiry instant', () => {
+    const { store, clock } = memoryStore();
+    approve(store, 'Docs');
+    const op = { op: 'read', instance: 'personal', path: 'Docs/a' } as const;
+    expect(decide(op, store.grantsInForce(), { discovery: false }, clock.now()).ok).toBe(true);
+    clock.advance(HOUR);
+    expect(store.grantsInForce()).toHaveLength(1);
+    expect(decide(op, store.grantsInForce(), { discovery: false }, clock.now()).ok).toBe(false);
+    expect(store.activeGrants()).toEqual([]);
+  });
+});
