@@ -10,10 +10,11 @@
  * Both are warmed up, then measured in interleaved rounds so drift hits both alike.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Bench, BenchRow } from './harness.js';
+import { compiledCli } from './lib/build.js';
 import { callTool, connectMcp, grantViaConsole } from './lib/mcp.js';
 import {
   AGENT_TOKEN,
@@ -23,6 +24,7 @@ import {
   spawnFakeNextcloud,
   writeBrokerConfig,
 } from './lib/processes.js';
+import { BROKER_CATEGORIES, describeSummary, summariseProfile } from './lib/profile.js';
 import { closedLoop, latency, median, round } from './lib/stats.js';
 import { davClient } from './lib/webdav.js';
 
@@ -33,6 +35,43 @@ const CALLS_1 = Number(process.env.BENCH_LIST_CALLS ?? 1500);
 const CALLS_32 = Number(process.env.BENCH_LIST_CALLS_32 ?? 4000);
 const AGENTS = 32;
 const ROUNDS = 3;
+const PROFILED_CALLS = Number(process.env.BENCH_LIST_PROFILED ?? 2000);
+
+/** Where the broker's CPU goes per `list` call: a separate, profiled pass (1 agent). */
+async function profilePass(
+  tmp: string,
+  config: string,
+  compiled: string | undefined,
+): Promise<string> {
+  const dir = join(tmp, 'profile');
+  const broker = await spawnBroker(config, {
+    nodeArgs: ['--cpu-prof', '--cpu-prof-dir', dir],
+    ...(compiled === undefined ? {} : { compiledMain: compiled }),
+  });
+  const agent = await connectMcp(`${broker.url}/mcp`, AGENT_TOKEN);
+  try {
+    for (let i = 0; i < PROFILED_CALLS; i += 1)
+      await callTool(agent, 'list', { instance: 'personal', path: FOLDER });
+    await agent.close();
+    await broker.stop();
+    const summary = summariseProfile(dir, PROFILED_CALLS, BROKER_CATEGORIES, [
+      ['parseMultistatus (fast-xml-parser)', /^parseMultistatus /],
+      [
+        'new MCP Server per request: new Ajv instance (SDK createDefaultAjvInstance)',
+        /^createDefaultAjvInstance /,
+      ],
+      [
+        'GrantStore.activeGrants (prepares its statement per call)',
+        /^activeGrants .*grants\/store/,
+      ],
+      ['audit checkpoint writes', /^writeCheckpoint /],
+      ['hono Response → node res (SDK transport)', /^responseViaResponseObject /],
+    ]);
+    return `Profile of ${PROFILED_CALLS} list calls (1 agent; broker start-up included): ${describeSummary(summary)}`;
+  } finally {
+    await broker.stop();
+  }
+}
 
 function seed(root: string): void {
   const dir = join(root, FOLDER);
@@ -50,8 +89,13 @@ const bench: Bench = async () => {
   const root = join(tmp, 'nextcloud');
   mkdirSync(root);
   seed(root);
+  const compiled = compiledCli();
   const fake = await spawnFakeNextcloud({ root });
-  const broker = await spawnBroker(writeBrokerConfig(tmp, { instances: { personal: fake.url } }));
+  const config = writeBrokerConfig(tmp, { instances: { personal: fake.url } });
+  const broker = await spawnBroker(
+    config,
+    compiled === undefined ? {} : { compiledMain: compiled },
+  );
   const dav = davClient(fake.url, 'alice', APP_PASSWORD, AGENTS);
   const agents: Client[] = [];
   try {
@@ -95,7 +139,20 @@ const bench: Bench = async () => {
       many.directRate.push(d.perSecond);
       many.brokerRate.push(b.perSecond);
     }
+    // A decomposition: an MCP round trip that touches neither Nextcloud nor the audit log.
+    const mcpOnly = latency(
+      (
+        await closedLoop(1, 500, async () => {
+          await callTool(first, 'list_instances', {});
+        })
+      ).samples,
+    );
     const mem = memoryOf(broker.pid);
+    for (const a of agents) await a.close().catch(() => undefined);
+    agents.length = 0;
+    await broker.stop();
+    // The grant persists in the data folder: the profiled broker serves the same folder.
+    const profile = await profilePass(tmp, config, compiled);
     const b1 = latency(one.broker);
     const d1 = latency(one.direct);
     const b32 = latency(many.broker);
@@ -152,6 +209,11 @@ const bench: Bench = async () => {
         `Throughput per round, broker: ${many.brokerRate.map((x) => round(x, 0)).join(', ')}; direct: ${many.directRate.map((x) => round(x, 0)).join(', ')} calls/s.`,
         `Three processes share the machine's CPUs: the agents (this process, ${AGENTS} MCP SDK clients), the broker and the fake Nextcloud; the direct baseline has no broker process competing. Broker RSS after the run: ${mem ? round(mem.rssMiB, 0) : '?'} MiB (peak ${mem ? round(mem.peakMiB, 0) : '?'} MiB).`,
         'Every broker call pays two durable audit appends (intent before the PROPFIND, outcome before the answer), each an fsync unless shared with concurrent calls (group commit).',
+        `For comparison, an MCP round trip that touches neither Nextcloud nor the audit log (list_instances, 1 agent) takes p50 ${mcpOnly.p50.toFixed(2)} ms, p99 ${mcpOnly.p99.toFixed(2)} ms.`,
+        profile,
+        `The broker ran ${compiled === undefined ? 'from source (tsx; the build failed)' : 'compiled (as shipped)'}; load average at the end ${loadavg()
+          .map((x) => x.toFixed(1))
+          .join(' / ')} on ${cpus().length} CPUs shared with other work.`,
       ],
     };
   } finally {

@@ -1,6 +1,7 @@
 /**
- * Runs the real `broker` CLI as a subprocess and measures it: wall time, exit code,
- * its one-JSON-object stdout, and its peak RSS (getrusage, via report-max-rss.mjs).
+ * Runs the real `broker` CLI (or the direct baseline client) as a subprocess and
+ * measures it: wall time, exit code, its one-JSON-object stdout, its peak RSS and CPU
+ * time (getrusage, via report-max-rss.mjs).
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -19,29 +20,45 @@ export interface MeasuredRun {
   cpuSeconds: number;
 }
 
-export async function runCliMeasured(
+export function runCliMeasured(
   args: readonly string[],
   env: NodeJS.ProcessEnv,
   compiledMain?: string,
+): Promise<MeasuredRun> {
+  return runNodeMeasured([...cliArgs(compiledMain), ...args], env);
+}
+
+/** The direct baseline client (direct-transfer.mjs) as its own process, measured alike. */
+export function runDirectMeasured(
+  method: 'GET' | 'PUT',
+  url: string,
+  file: string,
+  user: string,
+  password: string,
+): Promise<MeasuredRun> {
+  return runNodeMeasured([DIRECT_CLIENT, method, url, file, user, password], {});
+}
+
+const DIRECT_CLIENT = join(ROOT, 'bench', 'lib', 'direct-transfer.mjs');
+
+async function runNodeMeasured(
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
 ): Promise<MeasuredRun> {
   const dir = mkdtempSync(join(tmpdir(), 'broker-cli-rss-'));
   const rssFile = join(dir, 'maxrss');
   try {
     const started = performance.now();
-    const child = spawn(
-      process.execPath,
-      ['--import', MAX_RSS_PRELOAD, ...cliArgs(compiledMain), ...args],
-      {
-        cwd: ROOT,
-        env: {
-          PATH: process.env.PATH,
-          HOME: process.env.HOME,
-          ...env,
-          BENCH_MAX_RSS_FILE: rssFile,
-        },
-        stdio: ['ignore', 'pipe', 'pipe'],
+    const child = spawn(process.execPath, ['--import', MAX_RSS_PRELOAD, ...args], {
+      cwd: ROOT,
+      env: {
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        ...env,
+        BENCH_MAX_RSS_FILE: rssFile,
       },
-    );
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
