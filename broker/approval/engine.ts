@@ -51,6 +51,11 @@ export type DecideRefusalCode =
 
 /** What the engine uses of broker/grants' GrantStore (the real class satisfies it). */
 export interface ApprovalStore {
+  /**
+   * Optional (the real store has it): the database's random identity. Chat messages
+   * carry it next to the request number; see `ApprovalEngine.storeId`.
+   */
+  readonly storeId?: string;
   getRequest(id: number): RequestRecord | undefined;
   decide(
     id: number,
@@ -139,6 +144,12 @@ function auditGrant(g: GrantRecord): Record<string, unknown> {
 }
 
 export class ApprovalEngine {
+  /**
+   * The grant database's identity (undefined when the store has none). Request numbers
+   * restart at 1 in a new database, so a gateway that finds a request number in an old
+   * message must also find this id there before acting on it.
+   */
+  readonly storeId: string | undefined;
   private readonly store: ApprovalStore;
   private readonly audit: ApprovalAudit;
   private readonly now: Clock;
@@ -155,6 +166,7 @@ export class ApprovalEngine {
 
   constructor(deps: ApprovalEngineDeps) {
     this.store = deps.store;
+    this.storeId = deps.store.storeId;
     this.audit = deps.audit;
     this.now = deps.now;
     this.onRevoked = deps.onRevoked;

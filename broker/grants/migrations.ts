@@ -121,6 +121,25 @@ export const MIGRATIONS: readonly string[] = [
       OR NEW.undone_at IS NOT NULL
     BEGIN SELECT RAISE(ABORT, 'a reaction is linked only to an approved request'); END;
   `,
+  // 3: this database's identity: 16 random bytes (hex), made once when the migration
+  // runs, so a new database (the file deleted or replaced) has a different one. Request
+  // numbers restart at 1 in a new database; chat messages carry the store id next to
+  // the request number, so a 👍 on a message about an old database's request 3 is not
+  // taken for the new request 3. It needs only to differ between databases, so
+  // SQLite's randomblob() is enough. One row, never changed, never deleted.
+  `
+  CREATE TABLE store_meta (
+    only_row    INTEGER PRIMARY KEY CHECK (only_row = 1),
+    store_id    TEXT    NOT NULL CHECK (length(store_id) = 32 AND store_id NOT GLOB '*[^0-9a-f]*')
+  ) STRICT;
+
+  INSERT INTO store_meta (only_row, store_id) VALUES (1, lower(hex(randomblob(16))));
+
+  CREATE TRIGGER store_meta_fixed BEFORE UPDATE ON store_meta
+    BEGIN SELECT RAISE(ABORT, 'the store id is never rewritten'); END;
+  CREATE TRIGGER store_meta_kept BEFORE DELETE ON store_meta
+    BEGIN SELECT RAISE(ABORT, 'the store id is never deleted'); END;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

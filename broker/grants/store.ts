@@ -98,14 +98,35 @@ function invalid(message: string): GrantStoreError {
   return new GrantStoreError('invalid_input', message);
 }
 
+/** 16 bytes as lowercase hex: what migration 3 writes. */
+const STORE_ID = /^[0-9a-f]{32}$/;
+
+function readStoreId(db: Database.Database): string {
+  const row = db.prepare('SELECT store_id FROM store_meta WHERE only_row = 1').get() as
+    { store_id?: unknown } | undefined;
+  const id = row?.store_id;
+  if (typeof id !== 'string' || !STORE_ID.test(id)) {
+    throw new GrantStoreError('corrupt', 'the grant database has no valid store id');
+  }
+  return id;
+}
+
 export class GrantStore {
+  /**
+   * This database's random identity (32 hex digits), made once when it was created or
+   * upgraded. Request numbers are unique only within one database; chat messages carry
+   * this id too, so a message about another database's request N is never taken for
+   * this one's.
+   */
+  readonly storeId: string;
   private readonly db: Database.Database;
   private readonly now: Clock;
   private readonly pendingTimeoutMs: number;
   private snapshot: { key: string; grants: readonly GrantRecord[] } | undefined;
 
-  private constructor(db: Database.Database, deps: GrantStoreDeps) {
+  private constructor(db: Database.Database, deps: GrantStoreDeps, storeId: string) {
     this.db = db;
+    this.storeId = storeId;
     this.now = deps.now;
     this.pendingTimeoutMs = deps.pendingTimeoutMs ?? DEFAULT_PENDING_TIMEOUT_MS;
   }
@@ -116,6 +137,7 @@ export class GrantStore {
       throw invalid('pendingTimeoutMs must be a positive whole number of milliseconds');
     }
     const db = new Database(file, { timeout: deps.busyTimeoutMs ?? 5000 });
+    let storeId: string;
     try {
       const journal = db.pragma('journal_mode = WAL', { simple: true });
       // Security: durability of decisions; a crash must not lose a revoke the owner saw.
@@ -138,11 +160,12 @@ export class GrantStore {
           cause: e,
         });
       }
+      storeId = readStoreId(db);
     } catch (e) {
       db.close();
       throw e;
     }
-    return new GrantStore(db, deps);
+    return new GrantStore(db, deps, storeId);
   }
 
   close(): void {

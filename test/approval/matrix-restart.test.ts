@@ -8,7 +8,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ApprovalEngine } from '../../broker/approval/engine.js';
-import { MatrixGateway, type HandledEvent } from '../../broker/approval/matrix/gateway.js';
+import {
+  MatrixGateway,
+  REQUEST_ID_KEY,
+  STORE_ID_KEY,
+  type HandledEvent,
+} from '../../broker/approval/matrix/gateway.js';
 import { AuditLog } from '../../broker/audit/index.js';
 import { GrantStore } from '../../broker/grants/index.js';
 import { memoryLogger } from '../../broker/log.js';
@@ -117,6 +122,30 @@ async function boot(): Promise<Broker> {
 async function restart(b: Broker): Promise<Broker> {
   await b.stop();
   return boot();
+}
+
+/** The owner deletes data/grants.db (and its WAL files) while the broker is down. */
+async function restartWithNewDatabase(b: Broker): Promise<Broker> {
+  await b.stop();
+  for (const f of ['grants.db', 'grants.db-wal', 'grants.db-shm'])
+    rmSync(join(dir, f), { force: true });
+  return boot();
+}
+
+/** A pending request posted to the room; returns its number and the message's event id. */
+async function posted(b: Broker, path: string) {
+  const request = b.store.createRequest({
+    instance: 'personal',
+    reason: 'summarise',
+    items: [{ path, mode: 'read' }],
+  });
+  await b.gw.postRequest(request);
+  const message = rig.hs
+    .timeline(ROOM)
+    .filter((e) => e.sender === BOT && e.content[REQUEST_ID_KEY] === request.id)
+    .at(-1);
+  if (message === undefined) throw new Error('request not posted');
+  return { id: request.id, messageId: message.event_id, content: message.content };
 }
 
 /** A request approved by the approver's 👍 in the first process. */
@@ -258,5 +287,64 @@ describe("attack: undoing the approver's 👍 without being the approver, after 
     const handled = await second.handledOf(rig.hs.redactAs(OWNER, ROOM, strangers));
     expect(handled.kind).toBe('unknown_target');
     expect(activeFor(second, id)).toHaveLength(1);
+  });
+});
+
+describe('a 👍 on a request message posted before a normal restart (same database)', () => {
+  it('approves that request: the message names this database', async () => {
+    const first = await boot();
+    const { id, messageId, content } = await posted(first, 'Reports');
+    expect(content[STORE_ID_KEY]).toBe(first.store.storeId);
+    const second = await restart(first);
+    const handled = await second.handledOf(rig.hs.reactAs(OWNER, ROOM, messageId, THUMBS));
+    expect(handled.kind).toBe('reaction');
+    expect(second.store.getRequest(id)?.state).toBe('approved');
+    expect(activeFor(second, id)).toHaveLength(1);
+  });
+});
+
+describe('attack: a 👍 on a request message from a previous grant database', () => {
+  it('does not approve the new request with the same number; it stays pending', async () => {
+    const first = await boot();
+    const old = await posted(first, 'Old/Harmless');
+    const second = await restartWithNewDatabase(first);
+    const fresh = await posted(second, 'Private/Taxes');
+    expect(fresh.id).toBe(old.id);
+    expect(second.store.storeId).not.toBe(first.store.storeId);
+    const notices = rig.botNotices().length;
+
+    const handled = await second.handledOf(rig.hs.reactAs(OWNER, ROOM, old.messageId, THUMBS));
+    expect(handled.kind).toBe('unknown_target');
+    expect(second.store.getRequest(fresh.id)?.state).toBe('pending');
+    expect(second.store.activeGrants()).toEqual([]);
+    expect(rig.botNotices()).toHaveLength(notices);
+    // The new request's own message still works.
+    await second.handledOf(rig.hs.reactAs(OWNER, ROOM, fresh.messageId, THUMBS));
+    expect(second.store.getRequest(fresh.id)?.state).toBe('approved');
+  });
+
+  it('a 👎 on the old message does not deny the new request either', async () => {
+    const first = await boot();
+    const old = await posted(first, 'Old');
+    const second = await restartWithNewDatabase(first);
+    const fresh = await posted(second, 'New');
+    const handled = await second.handledOf(rig.hs.reactAs(OWNER, ROOM, old.messageId, '👎'));
+    expect(handled.kind).toBe('unknown_target');
+    expect(second.store.getRequest(fresh.id)?.state).toBe('pending');
+  });
+
+  it('a request message without the store key (posted by an older broker) is not trusted', async () => {
+    const first = await boot();
+    const { id, content } = await posted(first, 'Reports');
+    const second = await restart(first);
+    // The bot's own message, as a broker before the store key would have posted it.
+    const legacy = rig.hs.sendAs(BOT, ROOM, 'm.room.message', {
+      msgtype: 'm.text',
+      body: content['body'],
+      [REQUEST_ID_KEY]: id,
+    });
+    const handled = await second.handledOf(rig.hs.reactAs(OWNER, ROOM, legacy, THUMBS));
+    expect(handled.kind).toBe('unknown_target');
+    expect(second.store.getRequest(id)?.state).toBe('pending');
   });
 });

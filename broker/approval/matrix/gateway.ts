@@ -40,11 +40,11 @@ import { classify, type Classified, type IncomingEvent } from './classify.js';
 import { createBotClient, errorSummary, sendContent, type EventContent } from './client.js';
 import { MatrixGatewayError } from './errors.js';
 import { checkSyncedRoom, preflight } from './preflight.js';
-import { REQUEST_ID_KEY, RequestIndex } from './request-index.js';
+import { REQUEST_ID_KEY, RequestIndex, STORE_ID_KEY } from './request-index.js';
 import { RoomWatch } from './room-watch.js';
 import { routeSdkGlobalLogs } from './sdk-log.js';
 
-export { REQUEST_ID_KEY };
+export { REQUEST_ID_KEY, STORE_ID_KEY };
 
 export const UNAVAILABLE_MESSAGE = 'approval channel unavailable; existing grants still work';
 
@@ -85,7 +85,7 @@ export interface MatrixGatewayOptions {
 /** What the gateway uses of the engine. */
 export type MatrixEngine = Pick<
   ApprovalEngine,
-  'handleText' | 'handleReaction' | 'undoApprovalReaction'
+  'handleText' | 'handleReaction' | 'undoApprovalReaction' | 'storeId'
 >;
 
 /** Reported after each live event is handled (tests and the latency bench wait on it). */
@@ -151,6 +151,7 @@ export class MatrixGateway implements ApprovalGateway {
     this.handled = new BoundedSet(this.opts.handledLimit);
     this.requests = new RequestIndex({
       bot: this.cfg.bot_user,
+      storeId: deps.engine.storeId,
       limit: this.opts.handledLimit,
       logger: deps.logger,
       fetchEvent: async (eventId) => {
@@ -363,6 +364,7 @@ export class MatrixGateway implements ApprovalGateway {
 
   async postRequest(request: RequestRecord): Promise<void> {
     const { lifecycle } = this.deps.config;
+    const storeId = this.deps.engine.storeId;
     const rendered = renderRequest(request, {
       expiresIn: request.createdAt + lifecycle.pending_timeout - this.deps.now(),
       defaultGrant: lifecycle.default_grant,
@@ -375,6 +377,8 @@ export class MatrixGateway implements ApprovalGateway {
         format: 'org.matrix.custom.html',
         formatted_body: rendered.html,
         [REQUEST_ID_KEY]: request.id,
+        // The number is only unique within one grant database (see RequestIndex).
+        ...(storeId === undefined ? {} : { [STORE_ID_KEY]: storeId }),
       },
       'request',
     );

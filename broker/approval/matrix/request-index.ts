@@ -1,7 +1,8 @@
 /**
  * Which bot message stands for which request. A bounded map; a message posted before a
- * restart is looked up on the homeserver and trusted only when the bot sent it. (Which
- * 👍 made which approval is kept in the grant store, through the engine.)
+ * restart is looked up on the homeserver and trusted only when the bot sent it for the
+ * current grant database. (Which 👍 made which approval is kept in the grant store,
+ * through the engine.)
  */
 import { z } from 'zod';
 import { errorSummary } from './client.js';
@@ -10,11 +11,15 @@ import type { Logger } from '../../log.js';
 /** Marks a bot message as the post of a request; read back only from the bot's events. */
 export const REQUEST_ID_KEY = 'org.nextcloud_access_broker.request';
 
+/** Which grant database the request number belongs to (GrantStore.storeId). */
+export const STORE_ID_KEY = 'org.nextcloud_access_broker.store';
+
 const BotRequestEvent = z.object({
   sender: z.string(),
   type: z.literal('m.room.message'),
   content: z.object({
     [REQUEST_ID_KEY]: z.number().int().positive().max(Number.MAX_SAFE_INTEGER),
+    [STORE_ID_KEY]: z.string().optional(),
   }),
 });
 
@@ -35,6 +40,11 @@ export class RequestIndex {
   constructor(
     private readonly deps: {
       bot: string;
+      /**
+       * The current grant database's id (GrantStore.storeId); undefined when the store
+       * has none, and then no message fetched from the homeserver is trusted.
+       */
+      storeId: string | undefined;
       limit: number;
       logger: Logger;
       /** Fetches an event of the approval room from the homeserver. */
@@ -62,6 +72,19 @@ export class RequestIndex {
     // Security: only the bot's own messages name requests. The homeserver vouches for
     // `sender`, so nobody else can forge the request marker.
     if (!parsed.success || parsed.data.sender !== this.deps.bot) return undefined;
+    // Security: request numbers restart at 1 when the grant database is replaced, so the
+    // number alone could approve a different request than the one the owner saw (a 👍
+    // on the old request 3 approving the new request 3). Trust the message only when it
+    // names the current database. Fail closed: a message without the store key (posted
+    // by an older broker) or a store without an id is not trusted; the owner can type
+    // the command instead.
+    const store = parsed.data.content[STORE_ID_KEY];
+    if (this.deps.storeId === undefined || store !== this.deps.storeId) {
+      this.deps.logger.debug('reaction on a request message from another grant database', {
+        message: messageId,
+      });
+      return undefined;
+    }
     const id = parsed.data.content[REQUEST_ID_KEY];
     this.posted(messageId, id);
     return id;
