@@ -87,6 +87,8 @@ export class ConsoleGateway implements ApprovalGateway {
     const rendered = renderRequest(request, {
       expiresIn: request.createdAt + pending_timeout - this.deps.now(),
       defaultGrant: default_grant,
+      // No reactions on a terminal: show only the commands to type.
+      reactions: false,
     });
     this.write(`\n${rendered.plain}\n${this.prompt}`);
   }

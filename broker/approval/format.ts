@@ -173,12 +173,29 @@ export function formatInstant(ms: number): string {
 
 const modeSpan = (mode: string): Span => (mode === 'write' ? { strong: 'write' } : 'read');
 
-/** The message the approver decides on. Readable on a phone: short lines, numbered. */
+/**
+ * The message the approver decides on. Readable on a phone: short lines, numbered.
+ * `reactions` (default true): it offers 👍/👎 (Matrix) and the typed commands; false
+ * where there are no reactions (the console): only the typed commands.
+ */
 export function renderRequest(
   request: RequestRecord,
-  opts: { expiresIn: number; defaultGrant?: number },
+  opts: { expiresIn: number; defaultGrant?: number; reactions?: boolean },
 ): Rendered {
   const n = request.id;
+  const grant = opts.defaultGrant === undefined ? '' : formatDuration(opts.defaultGrant);
+  const some = `approve ${n} ${request.items.length > 1 ? '1,2 ' : ''}8h`;
+  const howToDecide: Line[] =
+    opts.reactions === false
+      ? [
+          [
+            `Type "approve ${n}" (all items${grant === '' ? '' : `, ${grant}`}), "${some}" or "deny ${n}".`,
+          ],
+        ]
+      : [
+          ['👍 approve all', grant === '' ? '' : ` (${grant})`, ' · 👎 deny'],
+          [`Or type: approve ${n} · ${some} · deny ${n}`],
+        ];
   const lines: Line[] = [
     [{ strong: `Request ${n}` }, ' · instance ', { text: request.instance }],
     ['Reason: ', { text: request.reason }],
@@ -189,14 +206,7 @@ export function renderRequest(
       ' ',
       { code: item.path },
     ]),
-    [
-      '👍 approve all',
-      opts.defaultGrant === undefined ? '' : ` (${formatDuration(opts.defaultGrant)})`,
-      ' · 👎 deny',
-    ],
-    [
-      `Or type: approve ${n} · approve ${n} ${request.items.length > 1 ? '1,2 ' : ''}8h · deny ${n}`,
-    ],
+    ...howToDecide,
     [`Undecided, it expires in ${formatTimeLeft(opts.expiresIn)}.`],
   ];
   return renderLines(lines);

@@ -70,6 +70,11 @@ describe('ConsoleGateway', () => {
     expect(printed).toContain(`Request ${n} · instance personal`);
     expect(printed).toContain('2. write `Documents/Taxes/summary.md`');
     expect(printed).toContain('Undecided, it expires in 12h.');
+    // A terminal has no reactions: only the commands to type are offered.
+    expect(printed).toContain(
+      `Type "approve ${n}" (all items, 1d), "approve ${n} 1,2 8h" or "deny ${n}".`,
+    );
+    expect(printed).not.toMatch(/👍|👎/);
 
     const approved = await type(`approve ${n} 2 2h`);
     expect(approved).toContain(

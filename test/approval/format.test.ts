@@ -79,6 +79,30 @@ describe('renderRequest', () => {
     expect(r.html.split('<br>')).toHaveLength(8);
   });
 
+  it('without reactions (the console) offers only the typed commands, no emoji', () => {
+    const two = request([
+      { path: 'a', mode: 'read' },
+      { path: 'b', mode: 'write' },
+    ]);
+    const r = renderRequest(two, { expiresIn: H, defaultGrant: 24 * H, reactions: false });
+    const lines = r.plain.split('\n');
+    expect(lines.slice(-2)).toEqual([
+      'Type "approve 3" (all items, 1d), "approve 3 1,2 8h" or "deny 3".',
+      'Undecided, it expires in 1h.',
+    ]);
+    expect(r.plain).not.toMatch(/👍|👎|react/);
+    expect(r.html).not.toMatch(/👍|👎/);
+    const one = renderRequest(request([{ path: 'a', mode: 'read' }]), {
+      expiresIn: H,
+      reactions: false,
+    });
+    expect(one.plain).toContain('Type "approve 3" (all items), "approve 3 8h" or "deny 3".');
+    // The default (and reactions: true) is the Matrix message.
+    const matrix = renderRequest(two, { expiresIn: H, defaultGrant: 24 * H, reactions: true });
+    expect(matrix).toEqual(renderRequest(two, { expiresIn: H, defaultGrant: 24 * H }));
+    expect(matrix.plain).toContain('👍 approve all (1d) · 👎 deny');
+  });
+
   it('keeps lines short for a phone (only paths may be long)', () => {
     const r = renderRequest(request([{ path: 'a', mode: 'read' }]), { expiresIn: H });
     for (const line of r.plain.split('\n')) expect(line.length).toBeLessThanOrEqual(60);
