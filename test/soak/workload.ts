@@ -8,8 +8,16 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { getBlob, putBlob } from '../../bench/lib/blobs.js';
 import { callTool, type Envelope } from '../../bench/lib/mcp.js';
 
-export type OpKind = 'list' | 'mkdir' | 'move' | 'trash' | 'write' | 'read';
-export const OP_KINDS: readonly OpKind[] = ['list', 'mkdir', 'move', 'trash', 'write', 'read'];
+export type OpKind = 'list' | 'mkdir' | 'move' | 'trash' | 'write' | 'read' | 'checkout';
+export const OP_KINDS: readonly OpKind[] = [
+  'list',
+  'mkdir',
+  'move',
+  'trash',
+  'write',
+  'read',
+  'checkout',
+];
 
 export interface Tally {
   ops: Record<OpKind, number>;
@@ -18,15 +26,22 @@ export interface Tally {
   errors: string[];
   /** Reads whose bytes or sha256 did not match what was written. */
   corrupt: string[];
+  /**
+   * Uploads answered with something other than ok (refused, cut) whose bytes Nextcloud
+   * nevertheless holds: the grant ended after the PUT had landed. Not an operation
+   * outside a grant (it started inside one), but the answer hides that the file changed.
+   */
+  storedDespiteAnswer: string[];
 }
 
 export function newTally(): Tally {
   return {
-    ops: { list: 0, mkdir: 0, move: 0, trash: 0, write: 0, read: 0 },
+    ops: { list: 0, mkdir: 0, move: 0, trash: 0, write: 0, read: 0, checkout: 0 },
     statuses: new Map(),
     http5xx: [],
     errors: [],
     corrupt: [],
+    storedDespiteAnswer: [],
   };
 }
 
@@ -47,11 +62,19 @@ export interface AgentDeps {
   tally: Tally;
 }
 
+function answerOf(put: { status: number; json: Record<string, unknown> }): string {
+  return put.status === 0
+    ? `cut (${String(put.json.cut)})`
+    : `${String(put.json.status ?? put.status)}${typeof put.json.code === 'string' ? `/${put.json.code}` : ''}`;
+}
+
 /** Files this agent wrote and still believes exist, with their content. */
 type Files = Map<string, Buffer>;
 
 export class SoakAgent {
   private readonly files: Files = new Map();
+  /** Uploads not answered ok: the bytes and the answer, until the path is read or written. */
+  readonly unconfirmed = new Map<string, { body: Buffer; answer: string }>();
   private n = 0;
 
   constructor(private readonly d: AgentDeps) {}
@@ -85,7 +108,7 @@ export class SoakAgent {
     const k = Math.floor(this.d.rand() * this.d.folders);
     const mine = [...this.files.keys()].filter((p) => p.startsWith(`${this.base(k)}/`));
     let op = this.pick(OP_KINDS);
-    if ((op === 'move' || op === 'trash' || op === 'read') && mine.length === 0) op = 'write';
+    if (op !== 'list' && op !== 'mkdir' && op !== 'write' && mine.length === 0) op = 'write';
     this.d.tally.ops[op] += 1;
     this.n += 1;
     const t = this.d.tally;
@@ -142,6 +165,59 @@ export class SoakAgent {
           ...(typeof put.json.code === 'string' ? { code: put.json.code } : {}),
         });
         if (put.status === 200) this.files.set(path, body);
+        else this.unconfirmed.set(path, { body, answer: answerOf(put) });
+        return;
+      }
+      case 'checkout': {
+        // Lock + read, then check in new content under the lock (or give the lock back).
+        const path = this.pick(mine);
+        const out = await this.call(this.d.transfer, 'checkout', { instance, path });
+        count(t, 'checkout', out);
+        if (out.status !== 'ok') return;
+        const lock = String(out.lock_token);
+        const got = await getBlob(this.d.brokerUrl, String(out.blob_url), this.d.transferToken);
+        const body = Buffer.from(`checked in by agent ${this.d.id} at op ${this.n}\n`);
+        const ticket =
+          got.status === 200 && got.complete
+            ? await this.call(this.d.transfer, 'checkin', {
+                instance,
+                path,
+                lock_token: lock,
+                size: body.length,
+              })
+            : ({ status: 'skipped' } as Envelope);
+        count(t, 'checkin-ticket', ticket);
+        if (ticket.status === 'ok') {
+          const put = await putBlob(
+            this.d.brokerUrl,
+            String(ticket.blob_url),
+            this.d.transferToken,
+            body,
+          );
+          if (put.status >= 500) this.d.tally.http5xx.push(`checkin PUT ${path}: ${put.status}`);
+          count(t, 'checkin-blob', {
+            status: put.status === 0 ? 'cut' : String(put.json.status ?? put.status),
+            ...(typeof put.json.code === 'string' ? { code: put.json.code } : {}),
+          });
+          if (put.status === 200) {
+            this.files.set(path, body);
+            this.unconfirmed.delete(path);
+            return;
+          }
+          this.unconfirmed.set(path, { body, answer: answerOf(put) });
+        }
+        // Not checked in: give the lock back (refused if the grant already ended, in
+        // which case the broker released it itself).
+        count(
+          t,
+          'checkin-abandon',
+          await this.call(this.d.transfer, 'checkin', {
+            instance,
+            path,
+            lock_token: lock,
+            abandon: true,
+          }),
+        );
         return;
       }
       case 'read': {
@@ -155,6 +231,15 @@ export class SoakAgent {
         t.statuses.set(key, (t.statuses.get(key) ?? 0) + 1);
         if (got.status === 200 && got.complete) {
           const expected = this.files.get(path);
+          const attempt = this.unconfirmed.get(path);
+          this.unconfirmed.delete(path);
+          if (attempt !== undefined && expected !== undefined && !expected.equals(got.body)) {
+            if (attempt.body.equals(got.body)) {
+              this.d.tally.storedDespiteAnswer.push(`${path} (answered ${attempt.answer})`);
+              this.files.set(path, got.body);
+              return;
+            }
+          }
           const sha = createHash('sha256').update(got.body).digest('hex');
           if (expected !== undefined && !expected.equals(got.body))
             this.d.tally.corrupt.push(
