@@ -35,13 +35,43 @@ import {
   TRANSFER_TOKEN,
   writeBrokerConfig,
 } from './lib/processes.js';
+import { topFunctions } from './lib/profile.js';
 import { median, round } from './lib/stats.js';
 
 const MB = Number(process.env.BENCH_TRANSFER_MB ?? 1024);
 const BYTES = MB * 1024 * 1024;
-const ROUNDS = Number(process.env.BENCH_TRANSFER_ROUNDS ?? 2);
+const ROUNDS = Number(process.env.BENCH_TRANSFER_ROUNDS ?? 3);
 const RSS_LIMIT_MIB = 150;
 const SMALL_YOUNG_GEN = '--max-semi-space-size=1';
+
+async function profileTransfers(
+  tmp: string,
+  config: string,
+  compiled: string | undefined,
+  env: Record<string, string>,
+  source: string,
+): Promise<string> {
+  const dir = join(tmp, 'profile');
+  const broker = await spawnBroker(config, {
+    nodeArgs: ['--cpu-prof', '--cpu-prof-dir', dir],
+    ...(compiled === undefined ? {} : { compiledMain: compiled }),
+  });
+  try {
+    const brokerEnv = { ...env, BROKER_URL: broker.url };
+    const fetched = await runCliMeasured(['fetch', 'personal:Bench/big.bin'], brokerEnv, compiled);
+    const pushed = await runCliMeasured(
+      ['push', 'personal:Bench/profiled.bin', source],
+      brokerEnv,
+      compiled,
+    );
+    if (fetched.code !== 0 || pushed.code !== 0) throw new Error('profiled transfers failed');
+  } finally {
+    await broker.stop();
+  }
+  const top = topFunctions(dir, 8);
+  const busy = top.reduce((sum, f) => sum + f.ms, 0);
+  return `Broker CPU profile of one fetch and one push (start-up included), top self time: ${top.map((f) => `${f.name} ${round(f.ms / 1000, 2)} s`).join('; ')} (these ${round(busy / 1000, 1)} s). \`update\` is sha256 (broker/transfer/hashing.ts HashingStream, and the verifying re-read in broker/transfer/blobs.ts); \`writev\`/\`writeBuffer\` are socket writes.`;
+}
 
 /** Median per process of the [broker, fake, client] triples recorded per round. */
 function cpuLine(values: readonly number[], rounds: number): string {
@@ -94,7 +124,8 @@ const bench: Bench = async () => {
   await writeBigFile(join(root, 'Bench', 'big.bin'), BYTES);
 
   const fake = await spawnFakeNextcloud({ root });
-  const broker = await spawnBroker(writeBrokerConfig(tmp, { instances: { personal: fake.url } }), {
+  const config = writeBrokerConfig(tmp, { instances: { personal: fake.url } });
+  const broker = await spawnBroker(config, {
     ...(compiled === undefined ? {} : { compiledMain: compiled }),
   });
   const fileUrl = (path: string): string =>
@@ -276,6 +307,11 @@ const bench: Bench = async () => {
     // Sanity: the agent surface still answers after the transfers.
     const check = await callTool(agent, 'check_access', {});
     if (check.status !== 'ok') throw new Error('check_access failed after the transfers');
+    // Where the broker's CPU goes while streaming: a profiled broker on the same data
+    // folder (the grant persists) serves one fetch and one push.
+    await agent.close();
+    await broker.stop();
+    notes.push(await profileTransfers(tmp, config, compiled, env, source));
     return {
       title: `Transfers of ${MB} MiB: broker fetch/push (CLI subprocess) vs direct GET/PUT`,
       rows,

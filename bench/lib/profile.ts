@@ -126,3 +126,25 @@ export function describeSummary(s: ProfileSummary, top = 7): string {
   const named = s.inclusive.map((c) => `${c.label} ${c.ms.toFixed(2)}`).join('; ');
   return `${s.busyMs.toFixed(2)} ms of broker CPU per call (${s.syscallMs.toFixed(2)} ms of it in system calls: socket and file writes, fsync, open/close) — by where it is spent: ${cats}.${named === '' ? '' : ` Inclusive: ${named} (ms per call).`}`;
 }
+
+/** The functions with the most self time (idle excluded), in ms, with their module. */
+export function topFunctions(dir: string, n: number): { name: string; ms: number }[] {
+  const p = load(dir).sort((a, b) => b.samples.length - a.samples.length)[0];
+  if (p === undefined) throw new Error(`no .cpuprofile in ${dir}`);
+  const byId = new Map(p.nodes.map((node) => [node.id, node]));
+  const self = new Map<string, number>();
+  p.samples.forEach((id, i) => {
+    const node = byId.get(id);
+    if (node === undefined || node.callFrame.functionName === '(idle)') return;
+    const module = node.callFrame.url.replace(
+      /^.*node_modules\/(?:\.cache\/broker-bench-dist\/)?/,
+      '',
+    );
+    const name = `${node.callFrame.functionName || '(anonymous)'}${module === '' ? '' : ` (${module})`}`;
+    self.set(name, (self.get(name) ?? 0) + (p.timeDeltas[i] ?? 0) / 1000);
+  });
+  return [...self]
+    .map(([name, ms]) => ({ name, ms }))
+    .sort((a, b) => b.ms - a.ms)
+    .slice(0, n);
+}
