@@ -216,7 +216,11 @@ export class Pipeline {
       const { signal: _signal, ...rest } = allowed;
       return { ok: true, value, allowed: rest, warnings };
     } catch (error) {
-      const envelope = this.envelopeFor(ctx, handle.signal.aborted ? handle.signal.reason : error);
+      // A step's own refusal tells the precise story (e.g. "stored, but not verified");
+      // otherwise an abort means the grant ended under the operation.
+      const cause =
+        error instanceof OperationRefusal || !handle.signal.aborted ? error : handle.signal.reason;
+      const envelope = this.envelopeFor(ctx, cause);
       await this.auditBestEffort('outcome', {
         ...decided,
         outcome: envelope.status,

@@ -14,7 +14,14 @@ import { pipeline as pipe } from 'node:stream/promises';
 import { OperationRefusal, type Pipeline } from '../operations.js';
 import { isNextcloudError } from '../operations/nextcloud-errors.js';
 import type { Logger } from '../log.js';
-import { failure, ok, scrubDeep, withWarnings, type Envelope } from '../surfaces/envelope.js';
+import {
+  failure,
+  ok,
+  refused,
+  scrubDeep,
+  withWarnings,
+  type Envelope,
+} from '../surfaces/envelope.js';
 import type { CallContext } from '../surfaces/tool.js';
 import type { CheckoutTable } from './checkouts.js';
 import { digestStream, HashingStream } from './hashing.js';
@@ -196,8 +203,29 @@ export class BlobEndpoint {
         if (hasher.bytes !== ticket.size) throw clientGone();
         const sent = { sha256: hasher.sha256(), size: hasher.bytes };
         // Verify what Nextcloud now holds, by reading it back through the same hash.
-        const back = await client.readStream(path);
-        const stored = await digestStream(back.stream, allowed.signal);
+        let back: Awaited<ReturnType<typeof client.readStream>>;
+        let stored: { sha256: string; size: number };
+        try {
+          back = await client.readStream(path);
+          stored = await digestStream(back.stream, allowed.signal);
+        } catch (error) {
+          if (!allowed.signal.aborted) throw error;
+          // Nothing is lost silently: the bytes are on Nextcloud, so the answer says so,
+          // even though the grant ended before they could be read back.
+          throw new OperationRefusal(
+            refused(
+              'grant_ended',
+              `"${path}" was stored on Nextcloud (${sent.size} bytes), but the grant ended before the broker could verify it; the remote file has changed`,
+              {
+                hint: 'request access again, then fetch the file to see what Nextcloud holds',
+                stored: true,
+                sha256: sent.sha256,
+                size: sent.size,
+                etag: written.etag,
+              },
+            ),
+          );
+        }
         if (stored.size !== sent.size || stored.sha256 !== sent.sha256) {
           throw new OperationRefusal(
             failure(

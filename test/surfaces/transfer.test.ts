@@ -598,3 +598,43 @@ describe('revocation aborts an in-flight upload', () => {
     expect(broker.server.inFlight.size).toBe(0);
   });
 });
+
+describe('revocation during the verifying read-back of an upload', () => {
+  it('says the file was stored (never "refused, nothing happened")', async () => {
+    await broker.fake.mkdir('Late');
+    const id = await broker.grant([{ path: 'Late', mode: 'write' }]);
+    const content = Buffer.from('landed before the revoke');
+    const answer = await call(transfer, 'write', {
+      instance: 'personal',
+      path: 'Late/f.txt',
+      size: content.length,
+      if_none_match: '*',
+    });
+    // Every Nextcloud answer takes 300 ms: the revoke lands while the read-back waits.
+    broker.fake.faults.slowMs = 300;
+    const seen = broker.fake.requests.length;
+    const watcher = setInterval(() => {
+      const readBack = broker.fake.requests
+        .slice(seen)
+        .some((r) => r.method === 'GET' && r.path.includes('/Late/f.txt'));
+      if (readBack) {
+        clearInterval(watcher);
+        void broker.gateway.decide(`revoke ${id}`);
+      }
+    }, 5);
+    try {
+      const put = await putBlob(broker.url, answer.blob_url as string, content);
+      expect(put.json).toMatchObject({
+        status: 'refused',
+        code: 'grant_ended',
+        stored: true,
+        sha256: sha256(content),
+      });
+      expect(String((put.json as { message: string }).message)).toContain('was stored');
+    } finally {
+      clearInterval(watcher);
+      broker.fake.faults.slowMs = 0;
+    }
+    expect((await broker.fake.readFile('Late/f.txt'))?.toString()).toBe(content.toString());
+  });
+});
