@@ -2,7 +2,7 @@
  * `broker doctor [--config FILE]`: checks a configuration against the real world
  * (data folder, audit log, each Nextcloud, the Matrix room) and prints a checklist.
  */
-import { resolve } from 'node:path';
+import { configFile, parseConfigArg } from '../config-arg.js';
 import type { DoctorDeps } from '../../broker/doctor/run.js';
 import { type Command, ExitCode } from '../command.js';
 
@@ -38,39 +38,18 @@ export interface DoctorIo {
   deps?: Partial<Omit<DoctorDeps, 'env'>>;
 }
 
-function parseArgs(
-  args: readonly string[],
-): { ok: true; config?: string } | { ok: false; error: string } {
-  let config: string | undefined;
-  for (let i = 0; i < args.length; i += 1) {
-    const arg = args[i] ?? '';
-    if (arg === '--config') {
-      const value = args[i + 1];
-      if (value === undefined || value.startsWith('--'))
-        return { ok: false, error: '--config needs a file' };
-      config = value;
-      i += 1;
-    } else if (arg.startsWith('--config=')) {
-      config = arg.slice('--config='.length);
-    } else {
-      return { ok: false, error: `unknown argument "${arg}"` };
-    }
-  }
-  return config === undefined ? { ok: true } : { ok: true, config };
-}
-
 export function createDoctorCommand(io: DoctorIo): Command {
   return {
     name: 'doctor',
     summary: 'check a configuration against the servers (doctor [--config FILE])',
     help: HELP,
     async run(args) {
-      const parsed = parseArgs(args);
+      const parsed = parseConfigArg(args);
       if (!parsed.ok) {
         io.stderr(`broker doctor: ${parsed.error}; run \`broker doctor --help\`\n`);
         return ExitCode.usage;
       }
-      const file = resolve(io.cwd(), parsed.config ?? io.env.BROKER_CONFIG ?? 'config.yaml');
+      const file = configFile(io.cwd(), io.env, parsed.config);
       const { runDoctor } = await import('../../broker/doctor/run.js');
       const report = await runDoctor(file, { ...io.deps, env: io.env });
       io.stdout(report.text);

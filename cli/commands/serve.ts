@@ -4,7 +4,7 @@
  * Logs are JSON lines on stderr; the approval console (approval: console) uses stdin
  * and stdout.
  */
-import { resolve } from 'node:path';
+import { configFile, parseConfigArg } from '../config-arg.js';
 import { ConfigError } from '../../broker/config.js';
 import { type Command, ExitCode } from '../command.js';
 
@@ -32,27 +32,6 @@ export interface ServeIo {
   stopSignal: () => Promise<string>;
 }
 
-function parseArgs(
-  args: readonly string[],
-): { ok: true; config?: string } | { ok: false; error: string } {
-  let config: string | undefined;
-  for (let i = 0; i < args.length; i += 1) {
-    const arg = args[i];
-    if (arg === '--config') {
-      const value = args[i + 1];
-      if (value === undefined || value.startsWith('--'))
-        return { ok: false, error: '--config needs a file' };
-      config = value;
-      i += 1;
-    } else if (arg?.startsWith('--config=') === true) {
-      config = arg.slice('--config='.length);
-    } else {
-      return { ok: false, error: `unknown argument "${arg ?? ''}"` };
-    }
-  }
-  return config === undefined ? { ok: true } : { ok: true, config };
-}
-
 const processSignal = (): Promise<string> =>
   new Promise((done) => {
     const on = (signal: string) => () => {
@@ -72,12 +51,12 @@ export function createServeCommand(io: ServeIo): Command {
     summary: 'run the broker daemon (serve [--config FILE])',
     help: HELP,
     async run(args) {
-      const parsed = parseArgs(args);
+      const parsed = parseConfigArg(args);
       if (!parsed.ok) {
         io.stderr(`broker serve: ${parsed.error}; run \`broker serve --help\`\n`);
         return ExitCode.usage;
       }
-      const file = resolve(io.cwd(), parsed.config ?? io.env.BROKER_CONFIG ?? 'config.yaml');
+      const file = configFile(io.cwd(), io.env, parsed.config);
       // Listen for the signal before starting, so a stop during start-up is not lost.
       const stopping = io.stopSignal();
       const { startBroker } = await import('../../broker/main.js');
