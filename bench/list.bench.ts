@@ -60,10 +60,7 @@ async function profilePass(
         'new MCP Server per request: new Ajv instance (SDK createDefaultAjvInstance)',
         /^createDefaultAjvInstance /,
       ],
-      [
-        'GrantStore.activeGrants (prepares its statement per call)',
-        /^activeGrants .*grants\/store/,
-      ],
+      ['GrantStore.activeGrants', /^activeGrants .*grants\/store/],
       ['audit checkpoint writes', /^writeCheckpoint /],
       ['hono Response → node res (SDK transport)', /^responseViaResponseObject /],
     ]);
@@ -211,6 +208,7 @@ const bench: Bench = async () => {
         'Every broker call pays two durable audit appends (intent before the PROPFIND, outcome before the answer), each an fsync unless shared with concurrent calls (group commit).',
         `For comparison, an MCP round trip that touches neither Nextcloud nor the audit log (list_instances, 1 agent) takes p50 ${mcpOnly.p50.toFixed(2)} ms, p99 ${mcpOnly.p99.toFixed(2)} ms.`,
         profile,
+        "What limits it: the broker is one thread and spends the CPU above on every call, on 2 CPUs that also run the agents and the fake; at 32 agents it is saturated (throughput ≈ 1000 ÷ its ms per call), while the direct path only pays the fake. Owner-side fixes, largest first: broker/nextcloud/multistatus.ts parseMultistatus (fast-xml-parser with a separate validate pass and a full object tree for every reply: parse once, only the props used); broker/surfaces/mcp-endpoint.ts build() makes a new SDK Server per request, and each one constructs a new Ajv instance (pass one shared jsonSchemaValidator in the Server options); broker/audit (each call appends intent and outcome, each its own write + fsync on the critical path, plus checkpoint rewrites); the SDK's hono adapter (Web Response → node response) per request. At 1 agent the overhead also holds the MCP round trip itself (list_instances above) and the two fsyncs DESIGN §2 puts before the PROPFIND and before the answer.",
         `The broker ran ${compiled === undefined ? 'from source (tsx; the build failed)' : 'compiled (as shipped)'}; load average at the end ${loadavg()
           .map((x) => x.toFixed(1))
           .join(' / ')} on ${cpus().length} CPUs shared with other work.`,
