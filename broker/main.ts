@@ -8,7 +8,6 @@ import type { Readable, Writable } from 'node:stream';
 import { createServer, type ApprovalGatewayPort } from './app.js';
 import { ConsoleGateway } from './approval/console.js';
 import { ApprovalEngine } from './approval/engine.js';
-import { MatrixGateway } from './approval/matrix/gateway.js';
 import { AuditLog } from './audit/index.js';
 import { configSecrets, loadConfig, type BrokerConfig } from './config.js';
 import type { GrantRecord } from './domain.js';
@@ -78,7 +77,14 @@ export async function startBroker(configPath: string, io: DaemonIo): Promise<Run
             lifecycle: config.lifecycle,
             logger,
           })
-        : new MatrixGateway({ config, engine, logger, now, audit });
+        : // Loaded only when used: matrix-js-sdk is a third of the idle memory.
+          new (await import('./approval/matrix/gateway.js')).MatrixGateway({
+            config,
+            engine,
+            logger,
+            now,
+            audit,
+          });
     const server = createServer({
       config,
       grants: store,
