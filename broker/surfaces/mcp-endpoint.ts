@@ -9,6 +9,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import {
   CallToolRequestSchema,
@@ -101,10 +102,13 @@ export function createMcpSurface(
     return envelope;
   };
 
+  // One validator for every per-request Server: the SDK otherwise compiles a new Ajv
+  // instance for each request (the server never validates anything with it here).
+  const jsonSchemaValidator = new AjvJsonSchemaValidator();
   const build = (): Server => {
     const server = new Server(
       { name: `nextcloud-access-broker-${name}`, version: BROKER_VERSION },
-      { capabilities: { tools: { listChanged: false } }, instructions },
+      { capabilities: { tools: { listChanged: false } }, instructions, jsonSchemaValidator },
     );
     server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listing }));
     server.setRequestHandler(CallToolRequestSchema, async (request) => {
