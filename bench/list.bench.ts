@@ -24,7 +24,12 @@ import {
   spawnFakeNextcloud,
   writeBrokerConfig,
 } from './lib/processes.js';
-import { BROKER_CATEGORIES, describeSummary, summariseProfile } from './lib/profile.js';
+import {
+  BROKER_CATEGORIES,
+  describeSummary,
+  summariseProfile,
+  type ProfileSummary,
+} from './lib/profile.js';
 import { closedLoop, latency, median, round } from './lib/stats.js';
 import { davClient } from './lib/webdav.js';
 
@@ -37,12 +42,42 @@ const AGENTS = 32;
 const ROUNDS = 3;
 const PROFILED_CALLS = Number(process.env.BENCH_LIST_PROFILED ?? 2000);
 
+/** What limits the figures, naming the code an owner would change (from the profile). */
+function limits(p: ProfileSummary): string {
+  const ms = (label: RegExp): number =>
+    p.inclusive.find((x) => label.test(x.label))?.ms ??
+    p.perCategory.find((x) => label.test(x.label))?.ms ??
+    0;
+  const items: [number, string][] = [
+    [
+      ms(/^parseMultistatus/),
+      'broker/nextcloud/multistatus.ts parseMultistatus (XMLValidator.validate, then a full fast-xml-parser object tree of every reply: parse once, keep only the props used)',
+    ],
+    [
+      ms(/^new MCP Server/),
+      'broker/surfaces/mcp-endpoint.ts: a new Ajv per per-request SDK Server (share one jsonSchemaValidator)',
+    ],
+    [
+      ms(/^audit log/),
+      'broker/audit (intent and outcome are each a write + fsync on the critical path, plus checkpoint rewrites)',
+    ],
+    [ms(/^hono Response/), "the MCP SDK's hono adapter (Web Response → node response) per request"],
+    [ms(/^express/), 'express routing and body parsing (broker/app.ts, surfaces/http)'],
+  ];
+  const named = items
+    .filter(([v]) => v >= 0.05)
+    .sort((a, b) => b[0] - a[0])
+    .map(([v, text]) => `${text}: ${v.toFixed(2)} ms`)
+    .join('; ');
+  return `What limits it: the broker is one thread and spends ${p.busyMs.toFixed(1)} ms of CPU per call, on 2 CPUs that also run the agents and the fake; at 32 agents it is saturated (throughput ≈ 1000 ÷ its ms per call) while the direct path only pays the fake. Largest owner-side items per call: ${named}. At 1 agent the overhead also holds the MCP round trip itself (list_instances above) and the two fsyncs DESIGN §2 puts before the PROPFIND and before the answer.`;
+}
+
 /** Where the broker's CPU goes per `list` call: a separate, profiled pass (1 agent). */
 async function profilePass(
   tmp: string,
   config: string,
   compiled: string | undefined,
-): Promise<string> {
+): Promise<{ text: string; summary: ProfileSummary }> {
   const dir = join(tmp, 'profile');
   const broker = await spawnBroker(config, {
     nodeArgs: ['--cpu-prof', '--cpu-prof-dir', dir],
@@ -64,7 +99,10 @@ async function profilePass(
       ['audit checkpoint writes', /^writeCheckpoint /],
       ['hono Response → node res (SDK transport)', /^responseViaResponseObject /],
     ]);
-    return `Profile of ${PROFILED_CALLS} list calls (1 agent; broker start-up included): ${describeSummary(summary)}`;
+    return {
+      text: `Profile of ${PROFILED_CALLS} list calls (1 agent; broker start-up included): ${describeSummary(summary)}`,
+      summary,
+    };
   } finally {
     await broker.stop();
   }
@@ -207,8 +245,8 @@ const bench: Bench = async () => {
         `Three processes share the machine's CPUs: the agents (this process, ${AGENTS} MCP SDK clients), the broker and the fake Nextcloud; the direct baseline has no broker process competing. Broker RSS after the run: ${mem ? round(mem.rssMiB, 0) : '?'} MiB (peak ${mem ? round(mem.peakMiB, 0) : '?'} MiB).`,
         'Every broker call pays two durable audit appends (intent before the PROPFIND, outcome before the answer), each an fsync unless shared with concurrent calls (group commit).',
         `For comparison, an MCP round trip that touches neither Nextcloud nor the audit log (list_instances, 1 agent) takes p50 ${mcpOnly.p50.toFixed(2)} ms, p99 ${mcpOnly.p99.toFixed(2)} ms.`,
-        profile,
-        "What limits it: the broker is one thread and spends the CPU above on every call, on 2 CPUs that also run the agents and the fake; at 32 agents it is saturated (throughput ≈ 1000 ÷ its ms per call), while the direct path only pays the fake. Owner-side fixes, largest first: broker/nextcloud/multistatus.ts parseMultistatus (fast-xml-parser with a separate validate pass and a full object tree for every reply: parse once, only the props used); broker/surfaces/mcp-endpoint.ts build() makes a new SDK Server per request, and each one constructs a new Ajv instance (pass one shared jsonSchemaValidator in the Server options); broker/audit (each call appends intent and outcome, each its own write + fsync on the critical path, plus checkpoint rewrites); the SDK's hono adapter (Web Response → node response) per request. At 1 agent the overhead also holds the MCP round trip itself (list_instances above) and the two fsyncs DESIGN §2 puts before the PROPFIND and before the answer.",
+        profile.text,
+        limits(profile.summary),
         `The broker ran ${compiled === undefined ? 'from source (tsx; the build failed)' : 'compiled (as shipped)'}; load average at the end ${loadavg()
           .map((x) => x.toFixed(1))
           .join(' / ')} on ${cpus().length} CPUs shared with other work.`,

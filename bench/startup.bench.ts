@@ -164,8 +164,8 @@ const bench: Bench = async () => {
       notes: [
         `Medians of ${RUNS} runs${compiled === undefined ? ' (from source via tsx: the compiled build failed)' : ' of the compiled build'}. Start-up per run: ${runs.map((r) => round(r.ms, 0)).join(', ')} ms; node -e '': ${floor.map((x) => round(x, 0)).join(', ')} ms; idle RSS: ${runs.map((r) => round(r.rssMiB, 0)).join(', ')} MiB (start-up peak ${round(median(runs.map((r) => r.peakMiB)), 0)} MiB).`,
         `From source through tsx (development only): ${fromSource.map((x) => round(x, 0)).join(', ')} ms.`,
-        `RSS of a fresh node process after importing (MiB): ${sizes.join('; ')}. The broker imports matrix-js-sdk through broker/main.ts (MatrixGateway) even with approval: console; the rest of the idle figure is V8's young generation grown during start-up (${SMALL_YOUNG_GEN} caps it).`,
-        "What limits idle memory: broker/main.ts imports MatrixGateway (matrix-js-sdk) statically, so it loads even with approval: console (a dynamic import for approval: matrix saves ~25 MiB there); the rest is express, the MCP SDK (with Ajv and zod) and V8's young generation. Launching node with --max-semi-space-size=1 (row above) meets the target with no code change.",
+        `RSS of a fresh node process after importing (MiB): ${sizes.join('; ')}.`,
+        `What limits idle memory: the modules the daemon loads (footprints above) and V8's young generation grown during start-up; ${SMALL_YOUNG_GEN} caps the latter (row above) with no code change.`,
         `Load average at the end ${loadavg()
           .map((x) => x.toFixed(1))
           .join(' / ')} (the machine is shared).`,

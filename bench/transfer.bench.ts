@@ -306,7 +306,7 @@ const bench: Bench = async () => {
     );
     notes.push(
       'What limits throughput: CPU (the line above): the broker path spends 3-6× the CPU per byte of the direct path, on 2 CPUs shared by four processes. push also moves every byte twice between broker and Nextcloud and hashes it a third time: broker/transfer/blobs.ts upload() re-reads the stored file to verify size and sha256 (a contract requirement); the CLI hashes and writes each 64 KiB chunk with an awaited FileHandle.write (cli/transfer/staging.ts stageFile/hashingSink) and fsyncs the staged file.',
-      "What limits memory: peak RSS does not grow with the file (compare the 1 KiB baseline); it is the modules loaded (broker ~105 MiB idle, see the start-up section; CLI ~105 MiB with the MCP SDK) plus V8's young generation growing under streaming allocation. NODE_OPTIONS=--max-semi-space-size=1 (bin/broker.js shebang or the Dockerfile ENV) keeps the CLI under the target (row above) and the idle broker under 100 MiB; lazy-loading matrix-js-sdk in broker/main.ts when approval is console saves ~25 MiB more.",
+      `What limits memory: peak RSS does not grow with the file (compare the 1 KiB baseline); it is the modules loaded (broker ${round(brokerIdle, 0)} MiB idle, CLI ${round(small.peakMiB, 0)} MiB for a 1 KiB fetch: the MCP SDK, zod, Ajv) plus V8's young generation growing under streaming allocation. NODE_OPTIONS=${SMALL_YOUNG_GEN} (bin/broker.js shebang or the Dockerfile ENV) keeps the CLI under the target (row above) and the idle broker lower (start-up section).`,
     );
     // Sanity: the agent surface still answers after the transfers.
     const check = await callTool(agent, 'check_access', {});
