@@ -11,7 +11,7 @@
  * what was written; the audit chain verifies. Prints `N passed, M failed`; exits 1 on
  * any failure. Bounded: finishes by itself (SOAK_OPS operations; a 4.5-minute guard).
  *
- *   SOAK_OPS (default 6000)  SOAK_AGENTS (64)  SOAK_FOLDERS (6)  SOAK_SEED (1)
+ *   SOAK_OPS (default 8000)  SOAK_AGENTS (64)  SOAK_FOLDERS (6)  SOAK_SEED (1)
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -27,7 +27,7 @@ import {
 } from './checks.js';
 import { newTally, SoakAgent } from './workload.js';
 
-const OPS = Number(process.env.SOAK_OPS ?? 6000);
+const OPS = Number(process.env.SOAK_OPS ?? 8000);
 const AGENTS = Number(process.env.SOAK_AGENTS ?? 64);
 const FOLDERS = Number(process.env.SOAK_FOLDERS ?? 6);
 const SEED = Number(process.env.SOAK_SEED ?? 1);

@@ -131,6 +131,9 @@ export class SoakAgent {
         if (env.status === 'ok') {
           this.files.set(to, this.files.get(from) ?? Buffer.alloc(0));
           this.files.delete(from);
+          const attempt = this.unconfirmed.get(from);
+          this.unconfirmed.delete(from);
+          if (attempt !== undefined) this.unconfirmed.set(to, attempt);
         }
         return;
       }
@@ -138,7 +141,10 @@ export class SoakAgent {
         const path = this.pick(mine);
         const env = await this.call(this.d.agent, 'trash', { instance, path });
         count(t, op, env);
-        if (env.status === 'ok') this.files.delete(path);
+        if (env.status === 'ok') {
+          this.files.delete(path);
+          this.unconfirmed.delete(path);
+        }
         return;
       }
       case 'write': {
