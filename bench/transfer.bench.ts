@@ -43,6 +43,13 @@ const BYTES = MB * 1024 * 1024;
 const ROUNDS = Number(process.env.BENCH_TRANSFER_ROUNDS ?? 3);
 const RSS_LIMIT_MIB = 150;
 const SMALL_YOUNG_GEN = '--max-semi-space-size=1';
+/**
+ * Node flags for the broker process: by default the ones it ships with (npm start, the
+ * Dockerfile, the runbook's systemd unit); BENCH_BROKER_NODE_ARGS='' measures without.
+ */
+const BROKER_NODE_ARGS = (process.env.BENCH_BROKER_NODE_ARGS ?? SMALL_YOUNG_GEN)
+  .split(' ')
+  .filter((a) => a !== '');
 
 async function profileTransfers(
   tmp: string,
@@ -127,6 +134,7 @@ const bench: Bench = async () => {
   const config = writeBrokerConfig(tmp, { instances: { personal: fake.url } });
   const broker = await spawnBroker(config, {
     ...(compiled === undefined ? {} : { compiledMain: compiled }),
+    nodeArgs: BROKER_NODE_ARGS,
   });
   const fileUrl = (path: string): string =>
     `${fake.url}/remote.php/dav/files/alice/${path.split('/').map(encodeURIComponent).join('/')}`;

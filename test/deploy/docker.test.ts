@@ -43,6 +43,10 @@ describe('Dockerfile', () => {
     expect(user?.args).toMatch(/^1000(:1000)?$/);
   });
 
+  it('starts the daemon with the small young generation the memory bench measured', () => {
+    expect(runtime.find((s) => s.op === 'ENTRYPOINT')?.args).toContain('--max-semi-space-size=1');
+  });
+
   it('has a HEALTHCHECK on /health and a data volume', () => {
     expect(runtime.find((s) => s.op === 'HEALTHCHECK')?.args).toContain('/health');
     expect(runtime.find((s) => s.op === 'VOLUME')?.args).toContain('/app/data');
