@@ -6,13 +6,9 @@
 import Database from 'better-sqlite3';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  GrantStore,
-  GrantStoreError,
-  MIGRATIONS,
-  SCHEMA_VERSION,
-} from '../../broker/grants/index.js';
-import { HOUR, approveAll, manualClock, memoryStore, tempDir, twoItems } from './helpers.js';
+import type { GrantStore } from '../../broker/grants/index.js';
+import { GrantStoreError, MIGRATIONS, SCHEMA_VERSION } from '../../broker/grants/index.js';
+import { approveAll, fileStore as tempFileStore, memoryStore, twoItems } from './helpers.js';
 
 const ROOM = '!approvals:hs.test';
 const OWNER = '@owner:hs.test';
@@ -32,21 +28,7 @@ function approved(store: GrantStore): number {
   return r.id;
 }
 
-function fileStore() {
-  const tmp = tempDir();
-  const clock = manualClock();
-  const opened: GrantStore[] = [];
-  const open = () => {
-    const s = GrantStore.open(tmp.file, { now: clock.now, pendingTimeoutMs: 12 * HOUR });
-    opened.push(s);
-    return s;
-  };
-  cleanups.push(() => {
-    for (const s of opened) s.close();
-    tmp.cleanup();
-  });
-  return { open, clock, file: tmp.file };
-}
+const fileStore = () => tempFileStore(cleanups);
 
 describe('recording which 👍 approved a request', () => {
   it('is looked up by event id, with who, where and when', () => {

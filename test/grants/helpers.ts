@@ -57,3 +57,23 @@ export const approveAll = {
   maxMs: 7 * DAY,
   by: '@owner:example.org',
 };
+
+/**
+ * A store on a temporary file that tests can open several times (as several
+ * connections, or across a restart). Everything opened is closed, and the file
+ * removed, by the cleanups the caller runs after each test.
+ */
+export function fileStore(cleanups: (() => void)[], clock = manualClock()) {
+  const tmp = tempDir();
+  const opened: GrantStore[] = [];
+  const open = (): GrantStore => {
+    const s = GrantStore.open(tmp.file, { now: clock.now, pendingTimeoutMs: 12 * HOUR });
+    opened.push(s);
+    return s;
+  };
+  cleanups.push(() => {
+    for (const s of opened) s.close();
+    tmp.cleanup();
+  });
+  return { open, clock, file: tmp.file };
+}

@@ -8,7 +8,7 @@ import {
   approveAll,
   manualClock,
   memoryStore,
-  tempDir,
+  fileStore as tempFileStore,
   twoItems,
 } from './helpers.js';
 
@@ -18,20 +18,7 @@ afterEach(() => {
   cleanups = [];
 });
 
-function fileStore(clock = manualClock()) {
-  const tmp = tempDir();
-  const opened: GrantStore[] = [];
-  const open = () => {
-    const s = GrantStore.open(tmp.file, { now: clock.now, pendingTimeoutMs: 12 * HOUR });
-    opened.push(s);
-    return s;
-  };
-  cleanups.push(() => {
-    for (const s of opened) s.close();
-    tmp.cleanup();
-  });
-  return { open, clock, file: tmp.file };
-}
+const fileStore = (clock = manualClock()) => tempFileStore(cleanups, clock);
 
 describe('attack: approving a request that can no longer be decided', () => {
   it('a request swept as expired is refused as expired, and grants nothing', () => {

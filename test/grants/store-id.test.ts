@@ -5,8 +5,8 @@
  */
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { GrantStore, MIGRATIONS, SCHEMA_VERSION } from '../../broker/grants/index.js';
-import { HOUR, approveAll, manualClock, memoryStore, tempDir, twoItems } from './helpers.js';
+import { MIGRATIONS, SCHEMA_VERSION } from '../../broker/grants/index.js';
+import { approveAll, fileStore as tempFileStore, memoryStore, twoItems } from './helpers.js';
 
 const HEX32 = /^[0-9a-f]{32}$/;
 
@@ -17,24 +17,13 @@ afterEach(() => {
 });
 
 function fileStore() {
-  const tmp = tempDir();
-  const clock = manualClock();
-  const opened: GrantStore[] = [];
-  const open = () => {
-    const s = GrantStore.open(tmp.file, { now: clock.now, pendingTimeoutMs: 12 * HOUR });
-    opened.push(s);
-    return s;
-  };
+  const base = tempFileStore(cleanups);
   const raw = () => {
-    const db = new Database(tmp.file);
+    const db = new Database(base.file);
     cleanups.unshift(() => db.close());
     return db;
   };
-  cleanups.push(() => {
-    for (const s of opened) s.close();
-    tmp.cleanup();
-  });
-  return { open, raw, file: tmp.file, dir: tmp.dir };
+  return { ...base, raw };
 }
 
 describe('the store id', () => {
