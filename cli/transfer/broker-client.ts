@@ -97,6 +97,36 @@ export function envelopeFailure(env: Envelope, what: string): CliError {
   );
 }
 
+/** A broker answer body as an envelope; read at most 64 KiB (an answer is one short line). */
+async function readEnvelope(
+  res: IncomingMessage,
+): Promise<ReturnType<typeof EnvelopeSchema.safeParse>> {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  for await (const chunk of res as AsyncIterable<Buffer>) {
+    total += chunk.length;
+    if (total > 65_536) break;
+    chunks.push(chunk);
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+  } catch {
+    body = undefined;
+  }
+  return EnvelopeSchema.safeParse(body);
+}
+
+/** The blob URL of a ticket answer; its absence means the CLI and broker disagree. */
+export function blobUrlOf(ticket: Record<string, unknown>): string {
+  if (typeof ticket.blob_url === 'string') return ticket.blob_url;
+  throw new CliError(
+    ExitCode.infrastructure,
+    'the broker gave no blob URL',
+    'check that the CLI and broker versions match',
+  );
+}
+
 function unreachable(env: ClientEnv, cause: unknown): CliError {
   const code =
     (cause as { cause?: { code?: string } }).cause?.code ?? (cause as { code?: string }).code;
@@ -206,20 +236,7 @@ export class TransferClient {
   /** Reads a non-2xx blob answer (bounded) into a failure. */
   private async blobFailure(res: IncomingMessage): Promise<CliError> {
     if (res.statusCode === 401) return authFailure();
-    const chunks: Buffer[] = [];
-    let total = 0;
-    for await (const chunk of res as AsyncIterable<Buffer>) {
-      total += chunk.length;
-      if (total > 65_536) break;
-      chunks.push(chunk);
-    }
-    let body: unknown;
-    try {
-      body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-    } catch {
-      body = undefined;
-    }
-    const env = EnvelopeSchema.safeParse(body);
+    const env = await readEnvelope(res);
     if (env.success) return envelopeFailure(env.data, 'transfer');
     return new CliError(
       ExitCode.infrastructure,
@@ -299,15 +316,7 @@ export class TransferClient {
       throw unreachable(this.env, (await sent) ?? err);
     }
     if (res.statusCode === 401) throw authFailure();
-    const chunks: Buffer[] = [];
-    for await (const chunk of res as AsyncIterable<Buffer>) chunks.push(chunk);
-    let body: unknown;
-    try {
-      body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-    } catch {
-      body = undefined;
-    }
-    const env = EnvelopeSchema.safeParse(body);
+    const env = await readEnvelope(res);
     if (!env.success) {
       throw new CliError(
         ExitCode.infrastructure,

@@ -3,7 +3,7 @@
  * streamed, and record it in the manifest.
  */
 import { ExitCode } from '../command.js';
-import type { TransferClient } from './broker-client.js';
+import { blobUrlOf, type TransferClient } from './broker-client.js';
 import { CliError } from './errors.js';
 import { Manifest, recordStaged } from './manifest.js';
 import type { Outcome } from './output.js';
@@ -84,14 +84,7 @@ export async function download(opts: DownloadOptions): Promise<Outcome> {
     };
   }
 
-  const blobUrl = str(ticket.blob_url);
-  if (blobUrl === null) {
-    throw new CliError(
-      ExitCode.infrastructure,
-      'the broker gave no blob URL',
-      'check that the CLI and broker versions match',
-    );
-  }
+  const blobUrl = blobUrlOf(ticket);
   const expectedSize = typeof ticket.size === 'number' ? ticket.size : null;
   const progress = progressFor(opts.mode === 'checkout' ? 'checkout' : 'fetch', expectedSize);
   try {

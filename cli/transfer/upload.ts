@@ -5,7 +5,7 @@
 import { Transform } from 'node:stream';
 import { createHash } from 'node:crypto';
 import { ExitCode } from '../command.js';
-import type { TransferClient } from './broker-client.js';
+import { blobUrlOf, type TransferClient } from './broker-client.js';
 import { CliError, usageError } from './errors.js';
 import { Manifest, recordStaged } from './manifest.js';
 import type { Outcome } from './output.js';
@@ -84,14 +84,7 @@ export async function upload(opts: UploadOptions): Promise<Outcome> {
     size: local.size,
     ...condition,
   });
-  const blobUrl = str(ticket.blob_url);
-  if (blobUrl === null) {
-    throw new CliError(
-      ExitCode.infrastructure,
-      'the broker gave no blob URL',
-      'check that the CLI and broker versions match',
-    );
-  }
+  const blobUrl = blobUrlOf(ticket);
 
   const sentHash = createHash('sha256');
   let sentSize = 0;
