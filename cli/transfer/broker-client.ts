@@ -6,13 +6,12 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { z } from 'zod';
 import { ExitCode } from '../command.js';
 import { CliError } from './errors.js';
 import type { ClientEnv } from './env.js';
 import { BROKER_VERSION } from '../../broker/version.js';
+import { McpCallError, McpHttpClient } from './mcp-http.js';
 
 /** A DESIGN §7 result envelope, as much of it as the CLI reads. */
 export const EnvelopeSchema = z
@@ -146,36 +145,41 @@ function authFailure(): CliError {
 }
 
 export class TransferClient {
-  private client: Client | undefined;
+  private readonly mcp: McpHttpClient;
 
-  constructor(private readonly env: ClientEnv) {}
-
-  private async connect(): Promise<Client> {
-    if (this.client !== undefined) return this.client;
-    const transport = new StreamableHTTPClientTransport(new URL('/transfer', this.env.brokerUrl), {
-      requestInit: { headers: { authorization: `Bearer ${this.env.token}` } },
+  constructor(private readonly env: ClientEnv) {
+    this.mcp = new McpHttpClient(new URL('/transfer', env.brokerUrl), `Bearer ${env.token}`, {
+      name: 'broker-cli',
+      version: BROKER_VERSION,
     });
-    const client = new Client({ name: 'broker-cli', version: BROKER_VERSION });
-    try {
-      await client.connect(transport);
-    } catch (err) {
-      throw this.mapTransportError(err);
-    }
-    this.client = client;
-    return client;
   }
 
-  private mapTransportError(err: unknown): CliError {
-    const status = (err as { code?: unknown }).code;
-    if (status === 401) return authFailure();
-    if (typeof status === 'number' && status >= 400) {
-      return new CliError(
-        ExitCode.infrastructure,
-        `broker answered HTTP ${status}`,
-        'retry later; see the broker log',
-      );
+  private mapCallError(err: unknown, tool: string): CliError {
+    if (!(err instanceof McpCallError)) return unreachable(this.env, err);
+    const { failure } = err;
+    switch (failure.kind) {
+      case 'http':
+        if (failure.status === 401) return authFailure();
+        return new CliError(
+          ExitCode.infrastructure,
+          `broker answered HTTP ${failure.status}`,
+          'retry later; see the broker log',
+        );
+      case 'network':
+        return unreachable(this.env, failure);
+      case 'timeout':
+        return new CliError(
+          ExitCode.infrastructure,
+          `the broker did not answer ${tool} within a minute`,
+          'retry later; see the broker log',
+        );
+      case 'protocol':
+        return new CliError(
+          ExitCode.infrastructure,
+          `the broker's ${tool} answer was not understood: ${failure.detail}`,
+          'check that the CLI and broker versions match',
+        );
     }
-    return unreachable(this.env, err);
   }
 
   /** Calls a transfer tool; resolves only for an `ok` envelope. */
@@ -183,23 +187,12 @@ export class TransferClient {
     tool: string,
     args: Record<string, unknown>,
   ): Promise<Envelope & Record<string, unknown>> {
-    const client = await this.connect();
-    let result: Awaited<ReturnType<Client['callTool']>>;
+    let raw: unknown;
     try {
-      result = await client.callTool({ name: tool, arguments: args });
+      raw = await this.mcp.callTool(tool, args);
     } catch (err) {
-      throw this.mapTransportError(err);
+      throw this.mapCallError(err, tool);
     }
-    const raw =
-      result.structuredContent ??
-      (() => {
-        const first = (result.content as { type: string; text?: string }[] | undefined)?.[0];
-        try {
-          return first?.text !== undefined ? (JSON.parse(first.text) as unknown) : undefined;
-        } catch {
-          return undefined;
-        }
-      })();
     const parsed = EnvelopeSchema.safeParse(raw);
     if (!parsed.success) {
       throw new CliError(
@@ -210,10 +203,6 @@ export class TransferClient {
     }
     if (parsed.data.status !== 'ok') throw envelopeFailure(parsed.data, tool);
     return parsed.data as Envelope & Record<string, unknown>;
-  }
-
-  async close(): Promise<void> {
-    await this.client?.close().catch(() => undefined);
   }
 
   private blobRequest(blobUrl: string, method: 'GET' | 'PUT', headers: Record<string, string>) {

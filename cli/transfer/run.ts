@@ -28,17 +28,12 @@ export function runClientCommand(
     const { positional, flags } = parseArgs(args, allowedFlags, command);
     const target = parseTarget(positional[0]);
     const clientEnv = readClientEnv(env);
-    const client = new TransferClient(clientEnv);
-    try {
-      return await body({
-        client,
-        stageRoot: clientEnv.stageRoot,
-        target,
-        local: positional[1],
-        flags,
-      });
-    } finally {
-      await client.close();
-    }
+    return body({
+      client: new TransferClient(clientEnv),
+      stageRoot: clientEnv.stageRoot,
+      target,
+      local: positional[1],
+      flags,
+    });
   });
 }

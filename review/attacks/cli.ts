@@ -36,7 +36,6 @@ const sha = (b: string | Buffer): string => createHash('sha256').update(b).diges
 interface Ctx {
   broker: Broker;
   dirs: string[];
-  clients: TransferClient[];
 }
 
 function tempDir(ctx: Ctx, label: string): string {
@@ -46,13 +45,11 @@ function tempDir(ctx: Ctx, label: string): string {
 }
 
 function clientFor(ctx: Ctx, stageRoot: string): TransferClient {
-  const c = new TransferClient({
+  return new TransferClient({
     brokerUrl: new URL(ctx.broker.url),
     token: TRANSFER_TOKEN,
     stageRoot,
   });
-  ctx.clients.push(c);
-  return c;
 }
 
 /** `exit N` for a CLI failure; the outcome's status otherwise. */
@@ -359,7 +356,7 @@ export const cliGroup: Group = {
   title: 'attacks: the CLI staging (races, planted manifests, links, special files)',
   async build() {
     const broker = await startBroker();
-    const ctx: Ctx = { broker, dirs: [], clients: [] };
+    const ctx: Ctx = { broker, dirs: [] };
     const { fake } = broker;
     await fake.writeFile('Cli/race/a.txt', 'remote bytes of a.txt');
     await fake.writeFile(
@@ -378,7 +375,6 @@ export const cliGroup: Group = {
     return {
       cases: cases(ctx),
       teardown: async () => {
-        for (const c of ctx.clients) await c.close();
         await broker.close();
         for (const d of ctx.dirs) rmSync(d, { recursive: true, force: true });
       },

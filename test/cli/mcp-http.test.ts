@@ -1,0 +1,191 @@
+/**
+ * The CLI's own MCP client (cli/transfer/mcp-http.ts) against the SDK's real
+ * Streamable HTTP server (stateless, answering as JSON and as an event stream), and
+ * against servers that answer wrongly: each wrong answer must become a named failure,
+ * never a hang or a misread result.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Server as McpServer } from '@modelcontextprotocol/sdk/server/index.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import {
+  CallToolRequestSchema,
+  ListToolsRequestSchema,
+  McpError,
+  ErrorCode,
+} from '@modelcontextprotocol/sdk/types.js';
+import { McpCallError, McpHttpClient, type McpFailure } from '../../cli/transfer/mcp-http.js';
+
+const TOKEN = 'Bearer test-transfer-token-0123456789abcdef';
+const servers: Server[] = [];
+
+afterEach(async () => {
+  await Promise.all(
+    servers.splice(0).map(
+      (s) =>
+        new Promise<void>((done) => {
+          s.closeAllConnections();
+          s.close(() => done());
+        }),
+    ),
+  );
+});
+
+async function listen(handler: (req: IncomingMessage, res: ServerResponse) => void) {
+  const server = createServer(handler);
+  servers.push(server);
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  return new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}/transfer`);
+}
+
+/** The SDK's server, stateless as the broker runs it; `echo` answers with structured content. */
+function sdkSurface(jsonResponse: boolean, seen: string[] = []) {
+  return listen((req, res) => {
+    if (req.headers.authorization !== TOKEN) {
+      res.writeHead(401).end();
+      return;
+    }
+    seen.push(String(req.headers['mcp-protocol-version'] ?? '-'));
+    const server = new McpServer(
+      { name: 'test-surface', version: '1' },
+      { capabilities: { tools: {} } },
+    );
+    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [] }));
+    server.setRequestHandler(CallToolRequestSchema, (request) => {
+      if (request.params.name !== 'echo')
+        throw new McpError(ErrorCode.InvalidParams, 'no such tool');
+      const envelope = { status: 'ok', message: 'echoed', args: request.params.arguments };
+      return {
+        content: [{ type: 'text', text: JSON.stringify(envelope) }],
+        structuredContent: envelope,
+      };
+    });
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: jsonResponse,
+    });
+    res.on('close', () => {
+      void transport.close();
+      void server.close();
+    });
+    void server.connect(transport).then(() => transport.handleRequest(req, res));
+  });
+}
+
+const client = (url: URL, timeoutMs?: number): McpHttpClient =>
+  new McpHttpClient(url, TOKEN, { name: 'broker-cli-test', version: '0' }, timeoutMs);
+
+async function failureOf(call: Promise<unknown>): Promise<McpFailure> {
+  const error = await call.then(
+    () => undefined,
+    (err: unknown) => err,
+  );
+  expect(error).toBeInstanceOf(McpCallError);
+  return (error as McpCallError).failure;
+}
+
+describe('the CLI MCP client against the SDK server', () => {
+  for (const jsonResponse of [true, false]) {
+    it(`calls a tool and reads its structured result (${jsonResponse ? 'JSON' : 'event-stream'} answers)`, async () => {
+      const seen: string[] = [];
+      const url = await sdkSurface(jsonResponse, seen);
+      const result = await client(url).callTool('echo', { path: 'a/b.txt', n: 1 });
+      expect(result).toEqual({ status: 'ok', message: 'echoed', args: { path: 'a/b.txt', n: 1 } });
+      // initialize without a version header; the initialized notification and the call
+      // carry the negotiated one.
+      expect(seen).toEqual(['-', '2025-06-18', '2025-06-18']);
+    });
+  }
+
+  it('makes the handshake once for several calls', async () => {
+    const seen: string[] = [];
+    const url = await sdkSurface(true, seen);
+    const c = client(url);
+    await c.callTool('echo', { n: 1 });
+    await c.callTool('echo', { n: 2 });
+    expect(seen).toHaveLength(4);
+  });
+
+  it('a JSON-RPC error (unknown tool) is a protocol failure carrying its message', async () => {
+    const url = await sdkSurface(true);
+    const failure = await failureOf(client(url).callTool('nope', {}));
+    expect(failure.kind).toBe('protocol');
+    expect(failure.kind === 'protocol' && failure.detail).toMatch(/no such tool/);
+  });
+
+  it('a wrong token is HTTP 401', async () => {
+    const url = await sdkSurface(true);
+    const wrong = new McpHttpClient(url, 'Bearer wrong', { name: 'x', version: '0' });
+    expect(await failureOf(wrong.callTool('echo', {}))).toEqual({ kind: 'http', status: 401 });
+  });
+});
+
+describe('the CLI MCP client against wrong answers', () => {
+  it('a protocol version it does not understand is refused before any tool call', async () => {
+    const methods: string[] = [];
+    const url = await listen((req, res) => {
+      let body = '';
+      req.on('data', (d: Buffer) => (body += d.toString()));
+      req.on('end', () => {
+        const msg = JSON.parse(body) as { id: number; method: string };
+        methods.push(msg.method);
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(
+          JSON.stringify({ jsonrpc: '2.0', id: msg.id, result: { protocolVersion: '1999-01-01' } }),
+        );
+      });
+    });
+    const failure = await failureOf(client(url).callTool('echo', {}));
+    expect(failure.kind === 'protocol' && failure.detail).toMatch(/1999-01-01/);
+    expect(methods).toEqual(['initialize']);
+  });
+
+  it('an answer larger than any control answer is cut off as a protocol failure', async () => {
+    const url = await listen((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(`{"jsonrpc":"2.0","id":1,"result":"${'x'.repeat(2 * 1024 * 1024)}"}`);
+    });
+    const failure = await failureOf(client(url).callTool('echo', {}));
+    expect(failure.kind === 'protocol' && failure.detail).toMatch(/longer/);
+  });
+
+  it('an answer that is not JSON, or answers another id, is a protocol failure', async () => {
+    const notJson = await listen((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('<html>proxy error</html>');
+    });
+    expect((await failureOf(client(notJson).callTool('echo', {}))).kind).toBe('protocol');
+    const otherId = await listen((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(
+        JSON.stringify({ jsonrpc: '2.0', id: 99, result: { protocolVersion: '2025-06-18' } }),
+      );
+    });
+    const failure = await failureOf(client(otherId).callTool('echo', {}));
+    expect(failure.kind === 'protocol' && failure.detail).toMatch(/no reply/);
+  });
+
+  it('a server that never answers times out', async () => {
+    const url = await listen(() => undefined);
+    expect(await failureOf(client(url, 100).callTool('echo', {}))).toEqual({ kind: 'timeout' });
+  });
+
+  it('nothing listening is a network failure naming the code', async () => {
+    const url = await listen(() => undefined);
+    const server = servers.pop();
+    await new Promise<void>((done) => server?.close(() => done()));
+    expect(await failureOf(client(url).callTool('echo', {}))).toEqual({
+      kind: 'network',
+      code: 'ECONNREFUSED',
+    });
+  });
+
+  it('an HTTP error status is reported as such', async () => {
+    const url = await listen((_req, res) => res.writeHead(503).end('busy'));
+    expect(await failureOf(client(url).callTool('echo', {}))).toEqual({
+      kind: 'http',
+      status: 503,
+    });
+  });
+});
