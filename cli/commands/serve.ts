@@ -5,7 +5,6 @@
  * and stdout.
  */
 import { configFile, parseConfigArg } from '../config-arg.js';
-import { ConfigError } from '../../broker/config.js';
 import { type Command, ExitCode } from '../command.js';
 
 const HELP = `Usage: broker serve [--config FILE]
@@ -60,6 +59,7 @@ export function createServeCommand(io: ServeIo): Command {
       // Listen for the signal before starting, so a stop during start-up is not lost.
       const stopping = io.stopSignal();
       const { startBroker } = await import('../../broker/main.js');
+      const { ConfigError } = await import('../../broker/config.js');
       let running: Awaited<ReturnType<typeof startBroker>>;
       try {
         running = await startBroker(file, {

@@ -1,4 +1,9 @@
-import cliProgress from 'cli-progress';
+import { createRequire } from 'node:module';
+import type CliProgress from 'cli-progress';
+
+/** cli-progress, loaded only when a bar is drawn (most runs draw none). */
+const loadCliProgress = (): typeof CliProgress =>
+  createRequire(import.meta.url)('cli-progress') as typeof CliProgress;
 
 /** Transfers smaller than this finish too fast for a bar to help. */
 export const PROGRESS_MIN_BYTES = 4 * 1024 * 1024;
@@ -20,6 +25,7 @@ export function progressFor(
   if (!stream.isTTY || total === null || total < PROGRESS_MIN_BYTES) {
     return { add: () => undefined, stop: () => undefined };
   }
+  const cliProgress = loadCliProgress();
   const bar = new cliProgress.SingleBar(
     {
       stream,
