@@ -30,7 +30,7 @@ export function runCliMeasured(
 
 /** The direct baseline client (direct-transfer.mjs) as its own process, measured alike. */
 export function runDirectMeasured(
-  method: 'GET' | 'PUT',
+  method: 'GET' | 'GET-SHA256' | 'PUT',
   url: string,
   file: string,
   user: string,

@@ -129,6 +129,29 @@ export async function spawnFakeNextcloud(opts: {
   return { ...c, url };
 }
 
+export const FLOOR_RELAY_MAIN = join(ROOT, 'bench', 'lib', 'floor-relay.mjs');
+
+/** The contract-floor relay (floor-relay.mjs) in its own process, relaying `fileUrl`. */
+export async function spawnFloorRelay(
+  fileUrl: string,
+  user: string,
+  password: string,
+): Promise<Child & { readonly url: string }> {
+  const c = wrap(
+    spawn(process.execPath, [FLOOR_RELAY_MAIN, fileUrl, user, password], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  );
+  const url = await waitFor(
+    c,
+    'floor relay',
+    () => /listening on (http:\/\/\S+)/.exec(c.stdout())?.[1],
+    10_000,
+  );
+  return { ...c, url };
+}
+
 export interface BrokerConfigOptions {
   /** Instance name → Nextcloud URL. */
   instances: Record<string, string>;
