@@ -248,12 +248,17 @@ export function idleStream(
   // Our own idle timer replaces the socket timeout, which would fire under backpressure.
   res.request.setTimeout(0);
 
+  // One timer, re-armed with refresh() on progress: a new timer per 64 KiB chunk cost
+  // an allocation and a timer-list insertion each.
   const stopTimer = (): void => {
     if (timer !== undefined) clearTimeout(timer);
     timer = undefined;
   };
   const startTimer = (): void => {
-    stopTimer();
+    if (timer !== undefined) {
+      timer.refresh();
+      return;
+    }
     timer = setTimeout(() => {
       res.state.timedOut = true;
       out.destroy(toError('timeout'));

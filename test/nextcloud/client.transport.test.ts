@@ -69,6 +69,25 @@ describe('download stall attack: a server that stops sending mid-body', () => {
     expect(Date.now() - started).toBeLessThan(2000);
   });
 
+  it('a slow but steady download is not idle: each chunk re-arms the timer', async () => {
+    const url = await serve((_req, res) => {
+      res.writeHead(200, { 'content-length': '100', etag: '"e1"' });
+      let sent = 0;
+      const tick = setInterval(() => {
+        res.write(Buffer.alloc(10, 2));
+        sent += 10;
+        if (sent === 100) {
+          clearInterval(tick);
+          res.end();
+        }
+      }, 60);
+    }, 1000);
+    // 10 chunks 60 ms apart take ~600 ms, three times the 200 ms idle limit.
+    const { stream } = await client(url, 200).readStream('f.bin');
+    const body = await readAll(stream);
+    expect(body.length).toBe(100);
+  });
+
   it('a connection cut mid-body fails the stream (unreachable), never a silent short file', async () => {
     const url = await serve((req, res) => {
       res.writeHead(200, { 'content-length': '1000' });
