@@ -22,6 +22,18 @@ export const processIo: Io = {
 };
 
 /**
+ * Text for a terminal: control characters (escape sequences, carriage returns,
+ * newlines), format characters (bidi overrides, zero-width) and line separators become a
+ * visible `\u{XXXX}`; everything else, non-ASCII names included, stays as it is.
+ */
+export function forTerminal(text: string): string {
+  return text.replace(
+    /[\p{Cc}\p{Cf}\u2028\u2029]/gu,
+    (ch) => `\\u{${(ch.codePointAt(0) ?? 0).toString(16).toUpperCase()}}`,
+  );
+}
+
+/**
  * Runs a client command body and turns its result or failure into the contract's
  * output: one JSON object on stdout, human text on stderr, and the exit code.
  */
@@ -42,7 +54,12 @@ export async function report(io: Io, body: () => Promise<Outcome>): Promise<numb
     io.stdout(
       `${JSON.stringify({ status: 'failed', ...failure.fields, error: failure.message, next_step: failure.nextStep })}\n`,
     );
-    io.stderr(`broker: ${failure.message}\n  next: ${failure.nextStep}\n`);
+    // Security: messages carry remote file names and the broker's words; an escape
+    // sequence or bidi override in a name must not repaint or reorder what the user reads
+    // (stdout is JSON, where JSON.stringify already escapes them).
+    io.stderr(
+      `broker: ${forTerminal(failure.message)}\n  next: ${forTerminal(failure.nextStep)}\n`,
+    );
     return failure.exitCode;
   }
 }
