@@ -170,7 +170,7 @@ export class TransferClient {
       case 'timeout':
         return new CliError(
           ExitCode.infrastructure,
-          `the broker did not answer ${tool} within a minute`,
+          `the broker did not answer within a minute (calling ${tool})`,
           'retry later; see the broker log',
         );
       case 'protocol':

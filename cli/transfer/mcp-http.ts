@@ -10,6 +10,7 @@
  */
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
+import { StringDecoder } from 'node:string_decoder';
 
 /** The version this client asks for; the broker's SDK server speaks it. */
 export const MCP_PROTOCOL_VERSION = '2025-06-18';
@@ -46,7 +47,7 @@ export class McpCallError extends Error {
 interface JsonRpcAnswer {
   readonly id?: unknown;
   readonly result?: unknown;
-  readonly error?: { readonly code?: unknown; readonly message?: unknown };
+  readonly error?: unknown;
 }
 
 const protocolError = (detail: string): McpCallError =>
@@ -55,9 +56,40 @@ const protocolError = (detail: string): McpCallError =>
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** Reads a body of at most MAX_ANSWER_BYTES; longer is a protocol error. */
-async function readBody(res: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw protocolError('the answer was not JSON');
+  }
+}
+
+/** The reply to `id` among parsed JSON-RPC messages (one, or a batch). */
+function replyIn(value: unknown, id: number): JsonRpcAnswer | undefined {
+  const messages = Array.isArray(value) ? (value as unknown[]) : [value];
+  return messages.find((m): m is JsonRpcAnswer => isObject(m) && m.id === id);
+}
+
+/** The data of one server-sent event: its `data:` lines joined by newlines. */
+function eventData(event: string): string {
+  return event
+    .split('\n')
+    .filter((line) => line.startsWith('data:'))
+    .map((line) => line.slice(line.startsWith('data: ') ? 6 : 5))
+    .join('\n');
+}
+
+/**
+ * Reads the reply to request `id`: from one JSON body, or from server-sent events as
+ * they arrive, stopping at the reply (a server may keep an event stream open after it).
+ * At most MAX_ANSWER_BYTES are read.
+ */
+async function readReply(res: IncomingMessage, id: number): Promise<JsonRpcAnswer | undefined> {
+  const contentType = String(res.headers['content-type'] ?? '').toLowerCase();
+  const eventStream = contentType.startsWith('text/event-stream');
+  const decoder = new StringDecoder('utf8');
+  let text = '';
+  let heldCr = false;
   let total = 0;
   for await (const chunk of res as AsyncIterable<Buffer>) {
     total += chunk.length;
@@ -65,41 +97,48 @@ async function readBody(res: IncomingMessage): Promise<string> {
       res.destroy();
       throw protocolError('the answer was longer than any control answer can be');
     }
-    chunks.push(chunk);
+    const decoded = decoder.write(chunk);
+    if (!eventStream) {
+      text += decoded;
+      continue;
+    }
+    // Event streams end lines with CRLF, LF or CR; a CR at the end of a chunk may be the
+    // first half of a CRLF, so it waits for the next chunk.
+    let incoming: string = (heldCr ? '\r' : '') + decoded;
+    heldCr = incoming.endsWith('\r');
+    if (heldCr) incoming = incoming.slice(0, -1);
+    text += incoming.replace(/\r\n?/g, '\n');
+    if (total === chunk.length) text = text.replace(/^\uFEFF/, '');
+    for (let cut = text.indexOf('\n\n'); cut !== -1; cut = text.indexOf('\n\n')) {
+      const data = eventData(text.slice(0, cut));
+      text = text.slice(cut + 2);
+      const reply = data === '' ? undefined : replyIn(parseJson(data), id);
+      if (reply !== undefined) {
+        res.destroy();
+        return reply;
+      }
+    }
   }
-  return Buffer.concat(chunks).toString('utf8');
+  // An event stream that ends without the reply has none (an unfinished event is
+  // discarded, as the event-stream format says).
+  return eventStream ? undefined : replyIn(parseJson(text + decoder.end()), id);
 }
 
-/** The JSON-RPC messages of a body: one JSON value, or the `data` of each SSE event. */
-function messagesOf(body: string, contentType: string): unknown[] {
-  const parse = (text: string): unknown => {
-    try {
-      return JSON.parse(text) as unknown;
-    } catch {
-      throw protocolError('the answer was not JSON');
-    }
-  };
-  if (!contentType.startsWith('text/event-stream')) {
-    const value = parse(body);
-    return Array.isArray(value) ? value : [value];
-  }
-  // Server-sent events: events are separated by a blank line; an event's data is its
-  // `data:` lines joined by newlines (HTML living standard, "event stream").
-  return body
-    .split(/\r?\n\r?\n/)
-    .map((event) =>
-      event
-        .split(/\r?\n/)
-        .filter((line) => line.startsWith('data:'))
-        .map((line) => line.slice(line.startsWith('data: ') ? 6 : 5))
-        .join('\n'),
-    )
-    .filter((data) => data !== '')
-    .map(parse);
+/**
+ * The session a server assigned at initialize (MCP 2025-06-18: visible ASCII), to send
+ * back on every later request; the broker runs stateless and assigns none.
+ */
+function sessionIdOf(res: IncomingMessage): string | undefined {
+  const id = res.headers['mcp-session-id'];
+  if (id === undefined) return undefined;
+  if (typeof id !== 'string' || !/^[\x21-\x7e]{1,256}$/.test(id))
+    throw protocolError('the session id the broker assigned is malformed');
+  return id;
 }
 
 export class McpHttpClient {
   #protocolVersion: string | undefined;
+  #sessionId: string | undefined;
   #nextId = 1;
 
   /** `endpoint` is the surface's URL; `authorization` goes with every request. */
@@ -110,12 +149,17 @@ export class McpHttpClient {
     private readonly timeoutMs = REQUEST_TIMEOUT_MS,
   ) {}
 
-  /** One POST; resolves with the answer for `id` (undefined for a notification). */
-  private async post(message: Record<string, unknown>): Promise<JsonRpcAnswer | undefined> {
+  /** One POST; resolves with the reply to `id` (undefined for a notification). */
+  private async post(message: {
+    readonly id?: number;
+    readonly method: string;
+    readonly params?: Record<string, unknown>;
+  }): Promise<JsonRpcAnswer | undefined> {
     const send = this.endpoint.protocol === 'https:' ? httpsRequest : httpRequest;
+    const signal = AbortSignal.timeout(this.timeoutMs);
     const req = send(this.endpoint, {
       method: 'POST',
-      signal: AbortSignal.timeout(this.timeoutMs),
+      signal,
       headers: {
         authorization: this.authorization,
         'content-type': 'application/json',
@@ -123,39 +167,45 @@ export class McpHttpClient {
         ...(this.#protocolVersion === undefined
           ? {}
           : { 'mcp-protocol-version': this.#protocolVersion }),
+        ...(this.#sessionId === undefined ? {} : { 'mcp-session-id': this.#sessionId }),
       },
     });
-    const res = await new Promise<IncomingMessage>((resolve, reject) => {
-      req.on('response', resolve);
-      req.on('error', reject);
-      req.end(JSON.stringify({ jsonrpc: '2.0', ...message }));
-    }).catch((err: unknown) => {
-      const error = err as { name?: string; code?: string };
-      throw new McpCallError(
-        error.name === 'AbortError' || error.code === 'ABORT_ERR'
-          ? { kind: 'timeout' }
-          : { kind: 'network', code: error.code },
-      );
-    });
-    const status = res.statusCode ?? 0;
-    if (status < 200 || status > 299) {
-      res.resume();
-      throw new McpCallError({ kind: 'http', status });
+    // A timeout is a timeout whether it cut the request, the wait or the body.
+    const failed = (err: unknown): McpCallError => {
+      if (err instanceof McpCallError) return err;
+      if (signal.aborted) return new McpCallError({ kind: 'timeout' });
+      return new McpCallError({ kind: 'network', code: (err as { code?: string }).code });
+    };
+    try {
+      const res = await new Promise<IncomingMessage>((resolve, reject) => {
+        req.on('response', resolve);
+        req.on('error', reject);
+        req.end(JSON.stringify({ jsonrpc: '2.0', ...message }));
+      });
+      const status = res.statusCode ?? 0;
+      if (status < 200 || status > 299) {
+        // The body of a failure is not read: it may be long, or never end.
+        res.destroy();
+        throw new McpCallError({ kind: 'http', status });
+      }
+      if (message.method === 'initialize') this.#sessionId = sessionIdOf(res);
+      if (message.id === undefined) {
+        res.destroy();
+        return undefined;
+      }
+      const answer = await readReply(res, message.id);
+      if (answer === undefined) throw protocolError('the answer carried no reply to the request');
+      if (answer.error !== undefined) {
+        const text =
+          isObject(answer.error) && typeof answer.error.message === 'string'
+            ? answer.error.message
+            : 'an error';
+        throw protocolError(`the broker answered with a JSON-RPC error: ${text.slice(0, 300)}`);
+      }
+      return answer;
+    } catch (err) {
+      throw failed(err);
     }
-    if (message.id === undefined) {
-      res.resume();
-      return undefined;
-    }
-    const body = await readBody(res);
-    const answer = messagesOf(body, String(res.headers['content-type'] ?? '')).find(
-      (m): m is JsonRpcAnswer => isObject(m) && m.id === message.id,
-    );
-    if (answer === undefined) throw protocolError('the answer carried no reply to the request');
-    if (answer.error !== undefined) {
-      const text = typeof answer.error.message === 'string' ? answer.error.message : 'an error';
-      throw protocolError(`the broker answered with a JSON-RPC error: ${text.slice(0, 300)}`);
-    }
-    return answer;
   }
 
   private async request(method: string, params: Record<string, unknown>): Promise<unknown> {

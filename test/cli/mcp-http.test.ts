@@ -189,3 +189,98 @@ describe('the CLI MCP client against wrong answers', () => {
     });
   });
 });
+
+interface Rpc {
+  readonly id?: number;
+  readonly method: string;
+  readonly headers: IncomingMessage['headers'];
+}
+
+/** A server that completes the handshake normally and lets `onCall` answer tools/call. */
+function handshakeThen(onCall: (msg: Rpc, res: ServerResponse) => void, seen: Rpc[] = []) {
+  return listen((req, res) => {
+    let body = '';
+    req.on('data', (d: Buffer) => (body += d.toString()));
+    req.on('end', () => {
+      const parsed = JSON.parse(body) as { id?: number; method: string };
+      const msg: Rpc = { ...parsed, headers: req.headers };
+      seen.push(msg);
+      if (msg.method === 'initialize') {
+        res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': 'sess-42' });
+        res.end(
+          JSON.stringify({ jsonrpc: '2.0', id: msg.id, result: { protocolVersion: '2025-06-18' } }),
+        );
+      } else if (msg.id === undefined) res.writeHead(202).end();
+      else onCall(msg, res);
+    });
+  });
+}
+
+const reply = (id: number | undefined, result: unknown): string =>
+  JSON.stringify({ jsonrpc: '2.0', id, result: { structuredContent: result } });
+
+describe('the CLI MCP client against servers that bend the protocol', () => {
+  it('sends the session id the server assigned at initialize on every later request', async () => {
+    const seen: Rpc[] = [];
+    const url = await handshakeThen((msg, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(reply(msg.id, { status: 'ok' }));
+    }, seen);
+    await client(url).callTool('echo', {});
+    expect(seen.map((m) => [m.method, m.headers['mcp-session-id']])).toEqual([
+      ['initialize', undefined],
+      ['notifications/initialized', 'sess-42'],
+      ['tools/call', 'sess-42'],
+    ]);
+  });
+
+  it('an event stream kept open after the reply still resolves at once', async () => {
+    const url = await handshakeThen((msg, res) => {
+      res.writeHead(200, { 'content-type': 'Text/Event-Stream' });
+      // A progress notification first (CR-only line ends), then the reply as two data
+      // lines whose CRLF is split across writes; the stream is never ended.
+      res.write(
+        '\uFEFFevent: message\rdata: {"jsonrpc":"2.0","method":"notifications/progress"}\r\r',
+      );
+      const json = reply(msg.id, { status: 'ok', via: 'sse' });
+      const half = json.indexOf('"result"');
+      res.write(`data: ${json.slice(0, half)}\r`);
+      setTimeout(() => res.write(`\ndata: ${json.slice(half)}\r\n\r\n`), 20);
+    });
+    const started = Date.now();
+    const result = await client(url, 5_000).callTool('echo', {});
+    expect(result).toEqual({ status: 'ok', via: 'sse' });
+    expect(Date.now() - started).toBeLessThan(4_000);
+  });
+
+  it('headers and then silence is a timeout, not an unreachable broker', async () => {
+    const url = await handshakeThen((_msg, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"jsonrpc":"2.0",');
+    });
+    expect(await failureOf(client(url, 300).callTool('echo', {}))).toEqual({ kind: 'timeout' });
+  });
+
+  it('"error": null is a protocol failure, not a crash', async () => {
+    const url = await handshakeThen((msg, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ jsonrpc: '2.0', id: msg.id, error: null }));
+    });
+    const failure = await failureOf(client(url).callTool('echo', {}));
+    expect(failure.kind === 'protocol' && failure.detail).toMatch(/JSON-RPC error/);
+  });
+
+  it('an error status with an endless body is reported without reading it', async () => {
+    const url = await handshakeThen((_msg, res) => {
+      res.writeHead(503, { 'content-type': 'text/plain' });
+      const more = setInterval(() => res.write('busy '.repeat(1000)), 5);
+      res.on('close', () => clearInterval(more));
+    });
+    const started = Date.now();
+    expect(await failureOf(client(url, 5_000).callTool('echo', {}))).toEqual({
+      kind: 'http',
+      status: 503,
+    });
+    expect(Date.now() - started).toBeLessThan(4_000);
+  });
+});
