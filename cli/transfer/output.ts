@@ -34,13 +34,28 @@ export function forTerminal(text: string): string {
 }
 
 /**
+ * One JSON line for stdout. JSON.stringify escapes only U+0000–U+001F; DEL, C1 controls,
+ * format characters and line separators are escaped here too (`\uXXXX` per UTF-16 code
+ * unit, so the line parses to the same value) for a person reading it in a terminal.
+ */
+export function jsonLine(value: unknown): string {
+  const json = JSON.stringify(value).replace(/[\u007f-\u009f\p{Cf}\u2028\u2029]/gu, (ch) =>
+    Array.from(
+      { length: ch.length },
+      (_, i) => `\\u${ch.charCodeAt(i).toString(16).padStart(4, '0')}`,
+    ).join(''),
+  );
+  return `${json}\n`;
+}
+
+/**
  * Runs a client command body and turns its result or failure into the contract's
  * output: one JSON object on stdout, human text on stderr, and the exit code.
  */
 export async function report(io: Io, body: () => Promise<Outcome>): Promise<number> {
   try {
     const outcome = await body();
-    io.stdout(`${JSON.stringify(outcome)}\n`);
+    io.stdout(jsonLine(outcome));
     return ExitCode.ok;
   } catch (err) {
     const failure =
@@ -52,11 +67,16 @@ export async function report(io: Io, body: () => Promise<Outcome>): Promise<numb
             'this is a bug in the broker CLI; please report it with the command you ran',
           );
     io.stdout(
-      `${JSON.stringify({ status: 'failed', ...failure.fields, error: failure.message, next_step: failure.nextStep })}\n`,
+      jsonLine({
+        status: 'failed',
+        ...failure.fields,
+        error: failure.message,
+        next_step: failure.nextStep,
+      }),
     );
     // Security: messages carry remote file names and the broker's words; an escape
     // sequence or bidi override in a name must not repaint or reorder what the user reads
-    // (stdout is JSON, where JSON.stringify already escapes them).
+    // (on stdout too: jsonLine).
     io.stderr(
       `broker: ${forTerminal(failure.message)}\n  next: ${forTerminal(failure.nextStep)}\n`,
     );

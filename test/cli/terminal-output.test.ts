@@ -11,7 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExitCode } from '../../cli/command.js';
-import { forTerminal } from '../../cli/transfer/output.js';
+import fc from 'fast-check';
+import { forTerminal, jsonLine } from '../../cli/transfer/output.js';
 import { runCli } from './run-cli.js';
 
 const HOSTILE = 'no grant for \x1b[2J\x1b[1;1Hreport\r\u202Efdp.exe\u200B\u2028done';
@@ -61,8 +62,10 @@ describe('terminal injection through a broker message', () => {
     });
     expect(run.code).toBe(ExitCode.refused);
     expect(run.json.error).toBe(`refused: ${HOSTILE}`);
-    for (const raw of ['\x1b', '\r', '\u202E', '\u200B', '\u2028'])
+    for (const raw of ['\x1b', '\r', '\u202E', '\u200B', '\u2028']) {
       expect(run.stderr.includes(raw)).toBe(false);
+      expect(run.stdout.includes(raw)).toBe(false);
+    }
     expect(run.stderr).toContain(
       '\\u{1B}[2J\\u{1B}[1;1Hreport\\u{D}\\u{202E}fdp.exe\\u{200B}\\u{2028}done',
     );
@@ -71,5 +74,21 @@ describe('terminal injection through a broker message', () => {
   it('forTerminal keeps ordinary non-ASCII names as they are', () => {
     expect(forTerminal('Übersicht – 報告 🚀.odt')).toBe('Übersicht – 報告 🚀.odt');
     expect(forTerminal('a\tb\nc')).toBe('a\\u{9}b\\u{A}c');
+  });
+
+  it('jsonLine parses back to the same value and holds no raw control, format or separator character', () => {
+    const dangerous = /[\p{Cc}\p{Cf}\u2028\u2029]/u;
+    fc.assert(
+      fc.property(
+        fc.dictionary(fc.string({ unit: 'binary' }), fc.string({ unit: 'binary' })),
+        (value) => {
+          const line = jsonLine(value);
+          expect(line.endsWith('\n')).toBe(true);
+          expect(dangerous.test(line.slice(0, -1))).toBe(false);
+          expect(JSON.parse(line)).toEqual(value);
+        },
+      ),
+      { numRuns: 500 },
+    );
   });
 });
