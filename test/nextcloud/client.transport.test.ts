@@ -71,21 +71,22 @@ describe('download stall attack: a server that stops sending mid-body', () => {
 
   it('a slow but steady download is not idle: each chunk re-arms the timer', async () => {
     const url = await serve((_req, res) => {
-      res.writeHead(200, { 'content-length': '100', etag: '"e1"' });
+      res.writeHead(200, { 'content-length': '400', etag: '"e1"' });
       let sent = 0;
       const tick = setInterval(() => {
         res.write(Buffer.alloc(10, 2));
         sent += 10;
-        if (sent === 100) {
+        if (sent === 400) {
           clearInterval(tick);
           res.end();
         }
-      }, 60);
+      }, 25);
     }, 1000);
-    // 10 chunks 60 ms apart take ~600 ms, three times the 200 ms idle limit.
-    const { stream } = await client(url, 200).readStream('f.bin');
+    // 40 chunks 25 ms apart take ~1 s, twice the 500 ms idle limit; the gap between
+    // chunks leaves a loaded machine 475 ms of slack.
+    const { stream } = await client(url, 500).readStream('f.bin');
     const body = await readAll(stream);
-    expect(body.length).toBe(100);
+    expect(body.length).toBe(400);
   });
 
   it('a connection cut mid-body fails the stream (unreachable), never a silent short file', async () => {
