@@ -8,12 +8,6 @@ export class HashingStream extends Transform {
   #bytes = 0;
   #digest: string | undefined;
 
-  constructor() {
-    // Room for several 64 KiB socket reads on each side: with Node 20's 16 KiB default
-    // every chunk overflowed the buffer and paused and resumed the source.
-    super({ highWaterMark: 1024 * 1024 });
-  }
-
   override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
     this.#hash.update(chunk);
     this.#bytes += chunk.length;
