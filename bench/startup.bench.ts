@@ -16,11 +16,13 @@ import { pathToFileURL } from 'node:url';
 import type { Bench } from './harness.js';
 import { compiledCli } from './lib/build.js';
 import { brokerEnv, cliArgs, memoryOf, ROOT, writeBrokerConfig } from './lib/processes.js';
+import { shippedNodeFlags } from './lib/node-flags.js';
 import { median, round } from './lib/stats.js';
 
 const RUNS = Number(process.env.BENCH_STARTUP_RUNS ?? 7);
 /** A smaller V8 young generation: what the idle figure would be with this node flag. */
-const SMALL_YOUNG_GEN = '--max-semi-space-size=1';
+/** The flags `npm start`, the Dockerfile and the runbook run the daemon with. */
+const SHIPPED_FLAGS = shippedNodeFlags(ROOT);
 
 /** RSS (MiB) of a fresh node process after importing `specifier` (nothing when ''). */
 async function importFootprint(specifier: string): Promise<number> {
@@ -109,7 +111,7 @@ const bench: Bench = async () => {
       fromSource.push((await brokerStart(dir, PORT_BASE + 100 + i, undefined)).ms);
     const small: number[] = [];
     for (let i = 0; i < 3; i += 1)
-      small.push((await brokerStart(dir, PORT_BASE + 200 + i, compiled, [SMALL_YOUNG_GEN])).rssMiB);
+      small.push((await brokerStart(dir, PORT_BASE + 200 + i, compiled, SHIPPED_FLAGS)).rssMiB);
     // What the idle figure is made of: a fresh node importing one thing at a time.
     const built = compiled === undefined ? undefined : join(compiled, '..', '..');
     const footprints: [string, string][] = [
@@ -153,7 +155,7 @@ const bench: Bench = async () => {
           met: rss < 100,
         },
         {
-          metric: `idle RSS with node ${SMALL_YOUNG_GEN}`,
+          metric: `idle RSS with node ${SHIPPED_FLAGS.join(' ')} (as shipped)`,
           value: median(small),
           unit: 'MiB',
           baseline: { name: 'default flags', value: rss },
@@ -165,7 +167,7 @@ const bench: Bench = async () => {
         `Medians of ${RUNS} runs${compiled === undefined ? ' (from source via tsx: the compiled build failed)' : ' of the compiled build'}. Start-up per run: ${runs.map((r) => round(r.ms, 0)).join(', ')} ms; node -e '': ${floor.map((x) => round(x, 0)).join(', ')} ms; idle RSS: ${runs.map((r) => round(r.rssMiB, 0)).join(', ')} MiB (start-up peak ${round(median(runs.map((r) => r.peakMiB)), 0)} MiB).`,
         `From source through tsx (development only): ${fromSource.map((x) => round(x, 0)).join(', ')} ms.`,
         `RSS of a fresh node process after importing (MiB): ${sizes.join('; ')}.`,
-        `What limits idle memory: the modules the daemon loads (footprints above) and V8's young generation grown during start-up; ${SMALL_YOUNG_GEN} caps the latter (row above) with no code change.`,
+        `What limits idle memory: the modules the daemon loads (footprints above) and V8's young generation grown during start-up; --max-semi-space-size=1 caps the latter (row above, with the shipped flags) with no code change.`,
         `Load average at the end ${loadavg()
           .map((x) => x.toFixed(1))
           .join(' / ')} (the machine is shared).`,

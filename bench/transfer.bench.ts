@@ -37,12 +37,14 @@ import {
   APP_PASSWORD,
   cpuSecondsOf,
   memoryOf,
+  ROOT,
   spawnBroker,
   spawnFakeNextcloud,
   spawnFloorRelay,
   TRANSFER_TOKEN,
   writeBrokerConfig,
 } from './lib/processes.js';
+import { shippedNodeFlags } from './lib/node-flags.js';
 import { topFunctions } from './lib/profile.js';
 import { median, round } from './lib/stats.js';
 
@@ -55,9 +57,10 @@ const SMALL_YOUNG_GEN = '--max-semi-space-size=1';
  * Node flags for the broker process: by default the ones it ships with (npm start, the
  * Dockerfile, the runbook's systemd unit); BENCH_BROKER_NODE_ARGS='' measures without.
  */
-const BROKER_NODE_ARGS = (process.env.BENCH_BROKER_NODE_ARGS ?? SMALL_YOUNG_GEN)
-  .split(' ')
-  .filter((a) => a !== '');
+const BROKER_NODE_ARGS =
+  process.env.BENCH_BROKER_NODE_ARGS === undefined
+    ? shippedNodeFlags(ROOT)
+    : process.env.BENCH_BROKER_NODE_ARGS.split(' ').filter((a) => a !== '');
 
 async function profileTransfers(
   tmp: string,
@@ -68,7 +71,7 @@ async function profileTransfers(
 ): Promise<string> {
   const dir = join(tmp, 'profile');
   const broker = await spawnBroker(config, {
-    nodeArgs: ['--cpu-prof', '--cpu-prof-dir', dir],
+    nodeArgs: [...BROKER_NODE_ARGS, '--cpu-prof', '--cpu-prof-dir', dir],
     ...(compiled === undefined ? {} : { compiledMain: compiled }),
   });
   try {
@@ -355,7 +358,7 @@ const bench: Bench = async () => {
     );
     notes.push(
       `What limits throughput: CPU (the line above), on ${cpus().length} CPUs shared by the fake Nextcloud, the broker and the CLI. DESIGN §9 has both sides compute the sha256 while streaming, so every byte is hashed twice and crosses one more process than a direct GET; the contract-floor row measures exactly that work with nothing else (${(floorRate / getRate).toFixed(2)}× direct): a fetch target above the floor cannot be met on this machine by any implementation of the contract. On top of the floor the broker path pays its ticket call, the CLI's staging checks and its fsync before the rename. push also moves every byte twice between broker and Nextcloud and hashes it a third time: broker/transfer/blobs.ts upload() re-reads the stored file to verify size and sha256 (a contract requirement).`,
-      `What limits memory: peak RSS does not grow with the file (compare the 1 KiB baseline); it is the modules loaded (broker ${round(brokerIdle, 0)} MiB idle, CLI ${round(small.peakMiB, 0)} MiB for a 1 KiB fetch; the broker's are the MCP SDK, express, zod, Ajv, SQLite) plus V8's young generation growing under streaming allocation. NODE_OPTIONS=${SMALL_YOUNG_GEN} (bin/broker.js shebang or the Dockerfile ENV) keeps the CLI under the target (row above) and the idle broker lower (start-up section).`,
+      `What limits memory: peak RSS does not grow with the file (compare the 1 KiB baseline); it is the modules loaded (broker ${round(brokerIdle, 0)} MiB idle, CLI ${round(small.peakMiB, 0)} MiB for a 1 KiB fetch; the broker's are the MCP SDK, express, zod, Ajv, SQLite) plus V8's young generation growing under streaming allocation. The CLI stays under the target with no flags (it loads no MCP SDK); NODE_OPTIONS=${SMALL_YOUNG_GEN} lowers it a little more (row above). The broker ran with ${BROKER_NODE_ARGS.join(' ') || 'no node flags'}: --max-semi-space-size=1 caps its young generation, and --no-memory-reducer keeps V8 from shrinking the heap while the broker idles between transfers, after which each GiB cost ~2.9 instead of ~1.2 CPU-seconds, mostly mark-compacts forced by the external memory of the 64 KiB socket buffers (BENCH_BROKER_NODE_ARGS='--max-semi-space-size=1' shows it).`,
     );
     // Sanity: the agent surface still answers after the transfers.
     const check = await callTool(agent, 'check_access', {});

@@ -5,6 +5,10 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { nodeFlagsOf, shippedNodeFlags } from '../../bench/lib/node-flags.js';
+
+/** The flags `npm start` runs the daemon with: the memory and GC settings we measured. */
+const SHIPPED = shippedNodeFlags(new URL('../..', import.meta.url).pathname);
 
 const dockerfile = readFileSync(new URL('../../Dockerfile', import.meta.url), 'utf8');
 
@@ -43,8 +47,11 @@ describe('Dockerfile', () => {
     expect(user?.args).toMatch(/^1000(:1000)?$/);
   });
 
-  it('starts the daemon with the small young generation the memory bench measured', () => {
-    expect(runtime.find((s) => s.op === 'ENTRYPOINT')?.args).toContain('--max-semi-space-size=1');
+  it('starts the daemon with the node flags of npm start, which the benchmarks measure', () => {
+    const entrypoint = JSON.parse(
+      runtime.find((s) => s.op === 'ENTRYPOINT')?.args ?? '[]',
+    ) as string[];
+    expect(nodeFlagsOf(entrypoint.join(' '))).toEqual(SHIPPED);
   });
 
   it('has a HEALTHCHECK on /health and a data volume', () => {
@@ -82,5 +89,17 @@ describe('docker-compose.yml', () => {
     expect(broker.user).toBe('1000:1000');
     expect(broker.cap_drop).toEqual(['ALL']);
     expect(broker.security_opt).toContain('no-new-privileges:true');
+  });
+});
+
+describe('every documented way to run the daemon uses the same node flags', () => {
+  it('npm start carries the young-generation cap and turns off the memory reducer', () => {
+    expect(SHIPPED).toEqual(['--max-semi-space-size=1', '--no-memory-reducer']);
+  });
+
+  it("the runbook's systemd unit carries the flags of npm start", () => {
+    const runbook = readFileSync(new URL('../../docs/runbook.md', import.meta.url), 'utf8');
+    const execStart = /^ExecStart=(.*)$/m.exec(runbook)?.[1] ?? '';
+    expect(nodeFlagsOf(execStart)).toEqual(SHIPPED);
   });
 });
