@@ -11,7 +11,8 @@
  * each CLI run's maxRSS from getrusage.
  *
  * The contract floor: what any implementation of DESIGN §9's fetch must do per byte on
- * this machine, with nothing else — a minimal relay process (lib/floor-relay.mjs) that
+ * this machine, with nothing else — a minimal relay process (lib/floor-relay.mjs, run
+ * with the broker's node flags) that
  * streams the file from the fake Nextcloud while computing its sha256, and the direct
  * client computing the sha256 of what it writes (GET-SHA256); no broker, no fsync. If
  * the floor itself is under a ratio target, no broker can meet that target here.
@@ -150,7 +151,12 @@ const bench: Bench = async () => {
   const fileUrl = (path: string): string =>
     `${fake.url}/remote.php/dav/files/alice/${path.split('/').map(encodeURIComponent).join('/')}`;
   const agent = await connectMcp(`${broker.url}/mcp`, AGENT_TOKEN);
-  const floor = await spawnFloorRelay(fileUrl('Bench/big.bin'), 'alice', APP_PASSWORD);
+  const floor = await spawnFloorRelay(
+    fileUrl('Bench/big.bin'),
+    'alice',
+    APP_PASSWORD,
+    BROKER_NODE_ARGS,
+  );
   try {
     await grantViaConsole(agent, broker.type, 'personal', [{ path: 'Bench', mode: 'write' }]);
     const env = {

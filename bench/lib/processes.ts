@@ -131,14 +131,18 @@ export async function spawnFakeNextcloud(opts: {
 
 export const FLOOR_RELAY_MAIN = join(ROOT, 'bench', 'lib', 'floor-relay.mjs');
 
-/** The contract-floor relay (floor-relay.mjs) in its own process, relaying `fileUrl`. */
+/**
+ * The contract-floor relay (floor-relay.mjs) in its own process, relaying `fileUrl`;
+ * `nodeArgs` are the broker's, so the floor runs under the same V8 settings.
+ */
 export async function spawnFloorRelay(
   fileUrl: string,
   user: string,
   password: string,
+  nodeArgs: readonly string[] = [],
 ): Promise<Child & { readonly url: string }> {
   const c = wrap(
-    spawn(process.execPath, [FLOOR_RELAY_MAIN, fileUrl, user, password], {
+    spawn(process.execPath, [...nodeArgs, FLOOR_RELAY_MAIN, fileUrl, user, password], {
       cwd: ROOT,
       stdio: ['ignore', 'pipe', 'pipe'],
     }),
