@@ -12,10 +12,10 @@
  *
  * The contract floor: what any implementation of DESIGN §9's fetch must do per byte on
  * this machine, with nothing else — a minimal relay process (lib/floor-relay.mjs, run
- * with the broker's node flags) that
- * streams the file from the fake Nextcloud while computing its sha256, and the direct
- * client computing the sha256 of what it writes (GET-SHA256); no broker, no fsync. If
- * the floor itself is under a ratio target, no broker can meet that target here.
+ * with the broker's node flags) that streams the file from the fake Nextcloud while
+ * computing its sha256, and the direct client computing the sha256 of what it writes
+ * (GET-SHA256); no broker, no fsync. If the floor itself is under a ratio target, no
+ * broker can meet that target here.
  *
  * What the broker path does on top: fetch — the broker streams Nextcloud → CLI while
  * hashing; the CLI hashes while staging to a temp file, compares, renames, writes the
