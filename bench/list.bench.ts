@@ -20,6 +20,7 @@ import {
   AGENT_TOKEN,
   APP_PASSWORD,
   memoryOf,
+  ROOT,
   spawnBroker,
   spawnFakeNextcloud,
   writeBrokerConfig,
@@ -30,9 +31,12 @@ import {
   summariseProfile,
   type ProfileSummary,
 } from './lib/profile.js';
+import { shippedNodeFlags } from './lib/node-flags.js';
 import { closedLoop, latency, median, round } from './lib/stats.js';
 import { davClient } from './lib/webdav.js';
 
+/** The node flags the daemon ships with (npm start, Dockerfile, runbook). */
+const SHIPPED_FLAGS = shippedNodeFlags(ROOT);
 const FOLDER = 'Bench/Listing';
 const ENTRIES = 50;
 const WARMUP = Number(process.env.BENCH_LIST_WARMUP ?? 300);
@@ -80,7 +84,7 @@ async function profilePass(
 ): Promise<{ text: string; summary: ProfileSummary }> {
   const dir = join(tmp, 'profile');
   const broker = await spawnBroker(config, {
-    nodeArgs: ['--cpu-prof', '--cpu-prof-dir', dir],
+    nodeArgs: [...SHIPPED_FLAGS, '--cpu-prof', '--cpu-prof-dir', dir],
     ...(compiled === undefined ? {} : { compiledMain: compiled }),
   });
   const agent = await connectMcp(`${broker.url}/mcp`, AGENT_TOKEN);
@@ -127,10 +131,10 @@ const bench: Bench = async () => {
   const compiled = compiledCli();
   const fake = await spawnFakeNextcloud({ root });
   const config = writeBrokerConfig(tmp, { instances: { personal: fake.url } });
-  const broker = await spawnBroker(
-    config,
-    compiled === undefined ? {} : { compiledMain: compiled },
-  );
+  const broker = await spawnBroker(config, {
+    nodeArgs: SHIPPED_FLAGS,
+    ...(compiled === undefined ? {} : { compiledMain: compiled }),
+  });
   const dav = davClient(fake.url, 'alice', APP_PASSWORD, AGENTS);
   const agents: Client[] = [];
   try {
@@ -247,7 +251,7 @@ const bench: Bench = async () => {
         `For comparison, an MCP round trip that touches neither Nextcloud nor the audit log (list_instances, 1 agent) takes p50 ${mcpOnly.p50.toFixed(2)} ms, p99 ${mcpOnly.p99.toFixed(2)} ms.`,
         profile.text,
         limits(profile.summary),
-        `The broker ran ${compiled === undefined ? 'from source (tsx; the build failed)' : 'compiled (as shipped)'}; load average at the end ${loadavg()
+        `The broker ran ${compiled === undefined ? 'from source (tsx; the build failed)' : `compiled, with the shipped node flags (${SHIPPED_FLAGS.join(' ')})`}; load average at the end ${loadavg()
           .map((x) => x.toFixed(1))
           .join(' / ')} on ${cpus().length} CPUs shared with other work.`,
       ],
