@@ -78,6 +78,39 @@ function fetchInto(
   });
 }
 
+/** Writes a staging manifest holding one planted `entry` under `key`. */
+function plantManifest(stage: string, key: string, entry: Record<string, unknown>): void {
+  writeFileSync(
+    join(stage, MANIFEST_NAME),
+    JSON.stringify({ version: 1, files: { [key]: entry } }),
+  );
+}
+
+/**
+ * Stages an edited CliW/doc.txt under a planted manifest `entry`, then pushes or checks
+ * it in; reports the outcome and whether the owner's remote copy changed.
+ */
+async function uploadOverPlanted(
+  ctx: Ctx,
+  entry: Record<string, unknown>,
+  mode: 'push' | 'checkin',
+): Promise<string> {
+  const stage = tempDir(ctx, 'stage');
+  mkdirSync(join(stage, 'personal', 'CliW'), { recursive: true });
+  writeFileSync(join(stage, 'personal', 'CliW', 'doc.txt'), 'agent version');
+  plantManifest(stage, 'personal:CliW/doc.txt', entry);
+  const status = await attempt(() =>
+    upload({
+      client: clientFor(ctx, stage),
+      stageRoot: stage,
+      target: parseTarget('personal:CliW/doc.txt'),
+      mode,
+    }),
+  );
+  const remote = (await ctx.broker.fake.readFile('CliW/doc.txt'))?.toString();
+  return `${status}, remote ${remote === 'owner version' ? 'unchanged' : 'changed'}`;
+}
+
 function cases(ctx: Ctx): Case[] {
   const { broker } = ctx;
   return [
@@ -234,10 +267,7 @@ function cases(ctx: Ctx): Case[] {
           etag: '"stale"',
           fetched_at: 'now',
         };
-        writeFileSync(
-          join(stage, MANIFEST_NAME),
-          JSON.stringify({ version: 1, files: { 'personal:Cli/plain.txt': entry } }),
-        );
+        plantManifest(stage, 'personal:Cli/plain.txt', entry);
         const status = await attempt(() => fetchInto(ctx, stage, 'Cli/plain.txt'));
         return `${status}, outside ${readFileSync(victim, 'utf8') === 'victim' ? 'untouched' : 'overwritten'}`;
       },
@@ -245,34 +275,20 @@ function cases(ctx: Ctx): Case[] {
     {
       name: 'planted manifest: etag "*" for a file never fetched, then push (If-Match: * would clobber)',
       expect: 'exit 5, remote unchanged',
-      run: async () => {
-        const stage = tempDir(ctx, 'stage');
-        mkdirSync(join(stage, 'personal', 'CliW'), { recursive: true });
-        writeFileSync(join(stage, 'personal', 'CliW', 'doc.txt'), 'agent version');
-        const entry = {
-          instance: 'personal',
-          path: 'CliW/doc.txt',
-          local_path: 'x',
-          size: 1,
-          sha256: sha('x'),
-          etag: '*',
-          fetched_at: 'now',
-        };
-        writeFileSync(
-          join(stage, MANIFEST_NAME),
-          JSON.stringify({ version: 1, files: { 'personal:CliW/doc.txt': entry } }),
-        );
-        const status = await attempt(() =>
-          upload({
-            client: clientFor(ctx, stage),
-            stageRoot: stage,
-            target: parseTarget('personal:CliW/doc.txt'),
-            mode: 'push',
-          }),
-        );
-        const remote = (await broker.fake.readFile('CliW/doc.txt'))?.toString();
-        return `${status}, remote ${remote === 'owner version' ? 'unchanged' : 'changed'}`;
-      },
+      run: () =>
+        uploadOverPlanted(
+          ctx,
+          {
+            instance: 'personal',
+            path: 'CliW/doc.txt',
+            local_path: 'x',
+            size: 1,
+            sha256: sha('x'),
+            etag: '*',
+            fetched_at: 'now',
+          },
+          'push',
+        ),
     },
     {
       name: "planted manifest: another file's lock token, then checkin",
@@ -283,33 +299,20 @@ function cases(ctx: Ctx): Case[] {
           instance: 'personal',
           path: 'CliW/locked.txt',
         });
-        const stage = tempDir(ctx, 'stage');
-        mkdirSync(join(stage, 'personal', 'CliW'), { recursive: true });
-        writeFileSync(join(stage, 'personal', 'CliW', 'doc.txt'), 'agent version');
-        const entry = {
-          instance: 'personal',
-          path: 'CliW/doc.txt',
-          local_path: 'x',
-          size: 1,
-          sha256: sha('x'),
-          etag: null,
-          fetched_at: 'now',
-          lock_token: other.lock_token,
-        };
-        writeFileSync(
-          join(stage, MANIFEST_NAME),
-          JSON.stringify({ version: 1, files: { 'personal:CliW/doc.txt': entry } }),
+        return uploadOverPlanted(
+          ctx,
+          {
+            instance: 'personal',
+            path: 'CliW/doc.txt',
+            local_path: 'x',
+            size: 1,
+            sha256: sha('x'),
+            etag: null,
+            fetched_at: 'now',
+            lock_token: other.lock_token,
+          },
+          'checkin',
         );
-        const status = await attempt(() =>
-          upload({
-            client: clientFor(ctx, stage),
-            stageRoot: stage,
-            target: parseTarget('personal:CliW/doc.txt'),
-            mode: 'checkin',
-          }),
-        );
-        const remote = (await broker.fake.readFile('CliW/doc.txt'))?.toString();
-        return `${status}, remote ${remote === 'owner version' ? 'unchanged' : 'changed'}`;
       },
     },
     {
