@@ -20,7 +20,6 @@ import { shippedNodeFlags } from './lib/node-flags.js';
 import { median, round } from './lib/stats.js';
 
 const RUNS = Number(process.env.BENCH_STARTUP_RUNS ?? 7);
-/** A smaller V8 young generation: what the idle figure would be with this node flag. */
 /** The flags `npm start`, the Dockerfile and the runbook run the daemon with. */
 const SHIPPED_FLAGS = shippedNodeFlags(ROOT);
 

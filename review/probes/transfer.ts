@@ -281,19 +281,24 @@ function clockCases(b: Broker): Case[] {
     const e = await call(agent, 'list', { instance: 'personal', path });
     return `${e.status}${e.code === undefined ? '' : ` ${e.code}`}`;
   };
+  /** Asks for read access to `folder`; returns the request id, undecided. */
+  const requestRead = async (folder: string): Promise<number> => {
+    const agent = await b.agent();
+    const req = await call(agent, 'request_access', {
+      instance: 'personal',
+      reason: 'clock',
+      items: [{ path: folder, mode: 'read' }],
+    });
+    return req.request as number;
+  };
   return [
     {
       name: 'a grant the sweep marked expired stays dead when the clock goes back 2 h',
       expect: 'ok, then refused no_grant',
       run: async () => {
         await b.fake.writeFile('C1/a.txt', 'a');
-        const agent = await b.agent();
-        const req = await call(agent, 'request_access', {
-          instance: 'personal',
-          reason: 'clock',
-          items: [{ path: 'C1', mode: 'read' }],
-        });
-        await b.gateway.decide(`approve ${req.request as number} 1h`);
+        const id = await requestRead('C1');
+        await b.gateway.decide(`approve ${id} 1h`);
         const before = await agentList('C1');
         b.clock.offset += 2 * H;
         await b.server.sweep();
@@ -309,13 +314,7 @@ function clockCases(b: Broker): Case[] {
       name: 'a pending request the sweep expired cannot be approved after the clock goes back 13 h',
       expect: 'expired, nothing granted',
       run: async () => {
-        const agent = await b.agent();
-        const req = await call(agent, 'request_access', {
-          instance: 'personal',
-          reason: 'clock',
-          items: [{ path: 'C2', mode: 'read' }],
-        });
-        const id = req.request as number;
+        const id = await requestRead('C2');
         b.clock.offset += 13 * H;
         await b.server.sweep();
         b.clock.offset -= 13 * H;
@@ -361,15 +360,10 @@ function clockCases(b: Broker): Case[] {
       expect: 'refused no_grant',
       run: async () => {
         await b.fake.writeFile('C5/a.txt', 'a');
-        const agent = await b.agent();
-        const req = await call(agent, 'request_access', {
-          instance: 'personal',
-          reason: 'clock',
-          items: [{ path: 'C5', mode: 'read' }],
-        });
+        const id = await requestRead('C5');
         b.clock.offset -= 2 * H;
         try {
-          await b.gateway.decide(`approve ${req.request as number} 1h`);
+          await b.gateway.decide(`approve ${id} 1h`);
         } finally {
           b.clock.offset += 2 * H;
         }
