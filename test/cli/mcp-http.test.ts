@@ -234,6 +234,25 @@ describe('the CLI MCP client against servers that bend the protocol', () => {
     ]);
   });
 
+  it('a malformed session id is refused before it is sent back in a header', async () => {
+    const methods: string[] = [];
+    const url = await listen((req, res) => {
+      let body = '';
+      req.on('data', (d: Buffer) => (body += d.toString()));
+      req.on('end', () => {
+        const msg = JSON.parse(body) as { id: number; method: string };
+        methods.push(msg.method);
+        res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': 'two words' });
+        res.end(
+          JSON.stringify({ jsonrpc: '2.0', id: msg.id, result: { protocolVersion: '2025-06-18' } }),
+        );
+      });
+    });
+    const failure = await failureOf(client(url).callTool('echo', {}));
+    expect(failure.kind === 'protocol' && failure.detail).toMatch(/session id/);
+    expect(methods).toEqual(['initialize']);
+  });
+
   it('an event stream kept open after the reply still resolves at once', async () => {
     const url = await handshakeThen((msg, res) => {
       res.writeHead(200, { 'content-type': 'Text/Event-Stream' });
