@@ -1,9 +1,9 @@
 /**
- * The whole broker on 127.0.0.1:0, built from real parts: the fake Nextcloud, a real
- * NextcloudClient per instance, a GrantStore (SQLite in memory), an AuditLog in a temp
- * dir (its file system can be told to fail), the ApprovalEngine behind an
- * InMemoryGateway (tests approve by typing as the owner), and MCP clients speaking
- * Streamable HTTP with a bearer header.
+ * The whole broker on 127.0.0.1:0, built from real parts: the fake Nextcloud (or, with
+ * startBrokerOn, any Nextcloud account), a real NextcloudClient per instance, a
+ * GrantStore (SQLite in memory), an AuditLog in a temp dir (its file system can be told
+ * to fail), the ApprovalEngine behind an InMemoryGateway (tests approve by typing as the
+ * owner), and MCP clients speaking Streamable HTTP with a bearer header.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -113,23 +113,45 @@ export async function call(
   return structured;
 }
 
-export async function startBroker(
-  opts: {
-    discovery?: boolean;
-    sweepIntervalMs?: number;
-    maxBodyBytes?: number;
-    requestTimeoutMs?: number;
-  } = {},
-): Promise<Broker> {
+export interface BrokerOptions {
+  discovery?: boolean;
+  sweepIntervalMs?: number;
+  maxBodyBytes?: number;
+  requestTimeoutMs?: number;
+}
+
+/** Where the broker's two instances point: one Nextcloud account. */
+export interface NextcloudTarget {
+  url: string;
+  user: string;
+  password: string;
+}
+
+/** The broker on the fake Nextcloud. */
+export async function startBroker(opts: BrokerOptions = {}): Promise<Broker> {
   const fake = await startFakeNextcloud({ password: APP_PASSWORD });
+  const broker = await startBrokerOn(
+    { url: fake.url, user: fake.user, password: APP_PASSWORD },
+    opts,
+    () => fake.close(),
+  );
+  return Object.assign(broker, { fake });
+}
+
+/** The broker on any Nextcloud (the real-server suite passes a real one). */
+export async function startBrokerOn(
+  nextcloud: NextcloudTarget,
+  opts: BrokerOptions = {},
+  onClose: () => Promise<void> = () => Promise.resolve(),
+): Promise<Omit<Broker, 'fake'>> {
   const dir = mkdtempSync(join(tmpdir(), 'broker-daemon-'));
   const clock = { offset: 0 };
   const now = (): number => Date.now() + clock.offset;
   const instance = (name: string, discovery: boolean): InstanceConfig => ({
     name,
-    url: fake.url,
-    username: fake.user,
-    app_password: APP_PASSWORD,
+    url: nextcloud.url,
+    username: nextcloud.user,
+    app_password: nextcloud.password,
     discovery,
   });
   const config: BrokerConfig = {
@@ -151,7 +173,7 @@ export async function startBroker(
       ['shared', instance('shared', opts.discovery ?? true)],
     ]),
   };
-  const scrub = createScrubber(configSecrets(config), [[fake.user, APP_PASSWORD]]);
+  const scrub = createScrubber(configSecrets(config), [[nextcloud.user, nextcloud.password]]);
   const logger = memoryLogger(scrub);
   const faulty = faultyFs();
   const audit = await AuditLog.open(dir, { now, fs: faulty.fs });
@@ -191,9 +213,8 @@ export async function startBroker(
   const { url } = await server.start();
   const opened: Client[] = [];
   const started = server;
-  const broker: Broker = {
+  const broker: Omit<Broker, 'fake'> = {
     url,
-    fake,
     server: started,
     store,
     audit,
@@ -239,7 +260,7 @@ export async function startBroker(
       for (const c of clients.values()) c.close();
       await audit.close().catch(() => undefined);
       store.close();
-      await fake.close();
+      await onClose();
       rmSync(dir, { recursive: true, force: true });
     },
   };
