@@ -1,6 +1,6 @@
 /** Facts file, "## Files": one test per row, with plain fetch against the fake. */
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
-import { startFakeNextcloud, type FakeNextcloud } from '../fakes/nextcloud.js';
+import { nextSecond, startFakeNextcloud, type FakeNextcloud } from '../fakes/nextcloud.js';
 import { dav, davUrl, PROPFIND_BODY, propstat, responses, sabreException } from './helpers.js';
 
 let fake: FakeNextcloud;
@@ -100,11 +100,31 @@ describe('PUT new / existing', () => {
     expect(first.headers.get('oc-etag')).toBe(etag1);
     const fileId = first.headers.get('oc-fileid');
     expect(fileId).toMatch(/^\d{8}oc[0-9a-z]+$/);
+    await nextSecond();
     const second = await dav(fake, 'PUT', `${dir}/new.txt`, { body: 'two!' });
     expect(second.status).toBe(204);
     expect(second.headers.get('etag')).not.toBe(etag1);
     expect(second.headers.get('oc-fileid')).toBe(fileId);
     expect((await fake.readFile(`${dir}/new.txt`))?.toString()).toBe('two!');
+  });
+
+  it('keeps the etag for an overwrite within the same second, whatever the size', async () => {
+    await nextSecond();
+    const first = await dav(fake, 'PUT', `${dir}/same.txt`, { body: 'one' });
+    const etag1 = first.headers.get('etag') ?? '';
+    const second = await dav(fake, 'PUT', `${dir}/same.txt`, {
+      headers: { 'If-Match': etag1 },
+      body: 'three',
+    });
+    expect(second.status).toBe(204);
+    expect(second.headers.get('etag')).toBe(etag1);
+    // So a stale If-Match still matches within that second, as on Nextcloud.
+    const third = await dav(fake, 'PUT', `${dir}/same.txt`, {
+      headers: { 'If-Match': etag1 },
+      body: 'four',
+    });
+    expect(third.status).toBe(204);
+    expect((await fake.readFile(`${dir}/same.txt`))?.toString()).toBe('four');
   });
 });
 
@@ -130,6 +150,7 @@ describe('PUT with a stale If-Match', () => {
   it('is 412 and carries the current ETag; the current ETag succeeds', async () => {
     const created = await dav(fake, 'PUT', `${dir}/f.txt`, { body: 'v1' });
     const etag1 = created.headers.get('etag') ?? '';
+    await nextSecond();
     const updated = await dav(fake, 'PUT', `${dir}/f.txt`, {
       headers: { 'If-Match': etag1 },
       body: 'v2',
@@ -282,12 +303,23 @@ describe('MOVE into a missing folder / into its own subtree', () => {
 });
 
 describe('MOVE whose source and destination differ only in Unicode normalisation', () => {
-  it('is 404 and the source is already gone to the trashbin', async () => {
-    const nfc = 'Caf\u00e9.txt';
+  const nfc = 'Caf\u00e9.txt';
+  const nfdEncoded = encodeURIComponent('Cafe\u0301.txt');
+
+  it('with Overwrite: F is 412 (the target exists: it is the source) and moves nothing', async () => {
     await fake.writeFile(`${dir}/${nfc}`, 'coffee');
-    const nfdEncoded = encodeURIComponent('Cafe\u0301.txt');
     const res = await dav(fake, 'MOVE', `${dir}/${encodeURIComponent(nfc)}`, {
       headers: { Destination: destination(`${dir}/${nfdEncoded}`), Overwrite: 'F' },
+    });
+    expect(res.status).toBe(412);
+    expect((await fake.readFile(`${dir}/${nfc}`))?.toString()).toBe('coffee');
+    expect(fake.trashed()).not.toContain(`${dir}/${nfc}`);
+  });
+
+  it('without Overwrite is 404 and the source is already gone to the trashbin', async () => {
+    await fake.writeFile(`${dir}/${nfc}`, 'coffee');
+    const res = await dav(fake, 'MOVE', `${dir}/${encodeURIComponent(nfc)}`, {
+      headers: { Destination: destination(`${dir}/${nfdEncoded}`) },
     });
     expect(res.status).toBe(404);
     expect(await fake.exists(`${dir}/${nfc}`)).toBe(false);

@@ -129,13 +129,14 @@ describe('A token lock (RFC 4918 LOCK with a lockinfo body, Timeout: Second-N)',
     expect(put.status).toBe(204);
   });
 
-  it("a token that is not the lock's fails the If header (412)", async () => {
-    await tokenLock();
-    const put = await dav(fake, 'PUT', file, {
-      headers: { If: '(<opaquelocktoken:00000000-0000-0000-0000-000000000000>)' },
-      body: 'x',
-    });
-    expect(put.status).toBe(412);
+  it("a token that is not the lock's: 423 while the file is locked, 412 once it is not", async () => {
+    const token = tokenOf(await tokenLock());
+    const wrong = { If: '(<opaquelocktoken:00000000-0000-0000-0000-000000000000>)' };
+    const put = await dav(fake, 'PUT', file, { headers: wrong, body: 'x' });
+    expect(put.status).toBe(423);
+    const unlock = await dav(fake, 'UNLOCK', file, { headers: { 'Lock-Token': `<${token}>` } });
+    expect(unlock.status).toBe(204);
+    expect((await dav(fake, 'PUT', file, { headers: wrong, body: 'x' })).status).toBe(412);
   });
 
   it('a second exclusive LOCK is 423', async () => {

@@ -74,10 +74,10 @@ describe('cloud/user', () => {
 });
 
 describe('Wrong app password', () => {
-  it('is 401 with WWW-Authenticate: Basic realm="Nextcloud"', async () => {
+  it('is 401 with WWW-Authenticate: Basic realm="Nextcloud", charset="UTF-8"', async () => {
     const res = await dav(fake, 'PROPFIND', '', { auth: basic(fake.user, 'wrong') });
     expect(res.status).toBe(401);
-    expect(res.headers.get('www-authenticate')).toBe('Basic realm="Nextcloud"');
+    expect(res.headers.get('www-authenticate')).toBe('Basic realm="Nextcloud", charset="UTF-8"');
     expect(sabreException(await res.text())).toBe('Sabre\\DAV\\Exception\\NotAuthenticated');
   });
 

@@ -5,6 +5,7 @@
  * /work/shared/nextcloud-facts.md. Implementation in ./nextcloud/.
  */
 export { startFakeNextcloud } from './nextcloud/server.js';
+export { nextSecond } from './nextcloud/store.js';
 export type {
   FakeNextcloud,
   FakeNextcloudOptions,

@@ -4,6 +4,7 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { body, DAV, readAll, rejectsWith, startRig, type Rig } from './helpers.js';
+import { nextSecond } from '../fakes/nextcloud.js';
 
 let rig: Rig;
 beforeAll(async () => {
@@ -118,6 +119,8 @@ describe('F2-F5 PUT', () => {
     const created = await rig.client.writeStream('P/new.txt', body('one'), { ifNoneMatch: '*' }, 3);
     expect(created.etag).toMatch(/^"[0-9a-f]+"$/);
     expect((await rig.fake.readFile('P/new.txt'))?.toString()).toBe('one');
+    // An overwrite within the same second would keep the etag (as on Nextcloud).
+    await nextSecond();
     const replaced = await rig.client.writeStream(
       'P/new.txt',
       body('two!'),
@@ -407,16 +410,18 @@ describe('F18-F20 names the server refuses', () => {
     expect(rig.sent()).toEqual([]);
   });
 
-  it('F19 .htaccess is forbidden (403); a *.part name is locked (423)', async () => {
+  it('F19 .htaccess is forbidden (403); a *.part name exists to a create-only PUT (412)', async () => {
     await rig.fake.mkdir('R');
     await rejectsWith(
       rig.client.writeStream('R/.htaccess', body('x'), { ifNoneMatch: '*' }, 1),
       'forbidden',
       false,
     );
+    // Nextcloud treats any `*.part` path as an existing hidden file (the wall refuses
+    // such names before they get here).
     await rejectsWith(
       rig.client.writeStream('R/x.part', body('x'), { ifNoneMatch: '*' }, 1),
-      'locked',
+      'precondition_failed',
     );
   });
 
@@ -460,6 +465,7 @@ describe('F21 token locks', () => {
     await rejectsWith(rig.client.lock('K/doc.txt', 60), 'locked');
     await rejectsWith(rig.client.move('K/doc.txt', 'K/moved.txt'), 'locked');
 
+    await nextSecond();
     const written = await rig.client.writeStream(
       'K/doc.txt',
       body('v2'),
@@ -470,10 +476,11 @@ describe('F21 token locks', () => {
     expect(rig.fake.requests.at(-1)?.headers['if']).toBe(`(<${token}>)`);
     await rig.client.writeStream('K/doc.txt', body('v3'), { lockToken: token }, 2);
     expect((await rig.fake.readFile('K/doc.txt'))?.toString()).toBe('v3');
+    // A token that does not hold while the file is locked: 423, the file is locked.
     await rejectsWith(
       rig.client.writeStream('K/doc.txt', body('v4'), { lockToken: 'opaquelocktoken:stale' }, 2),
-      'bad_lock_token',
-      false,
+      'locked',
+      true,
     );
     expect((await rig.fake.readFile('K/doc.txt'))?.toString()).toBe('v3');
 
@@ -484,6 +491,12 @@ describe('F21 token locks', () => {
     );
     await rig.client.unlock('K/doc.txt', token);
     expect(rig.fake.lockOf('K/doc.txt')).toBeUndefined();
+    // Once nothing holds a lock, a stale token is 412: the lock no longer holds.
+    await rejectsWith(
+      rig.client.writeStream('K/doc.txt', body('v4'), { lockToken: token }, 2),
+      'bad_lock_token',
+      false,
+    );
   });
 
   it('a lock held by another client blocks our write (423 locked)', async () => {

@@ -13,7 +13,7 @@ export type AuthResult = { kind: 'ok'; user: string } | { kind: 'none' } | { kin
 /** Seconds Nextcloud waits after failure 1, 2, 3, … (facts). */
 const FAILURE_DELAYS_S = [1, 1.2, 1.6, 2.4, 4, 7.4, 13.6, 26];
 
-export const WWW_AUTHENTICATE = 'Basic realm="Nextcloud"';
+export const WWW_AUTHENTICATE = 'Basic realm="Nextcloud", charset="UTF-8"';
 
 export function checkBasic(req: IncomingMessage, state: FakeState): AuthResult {
   const header = req.headers.authorization;

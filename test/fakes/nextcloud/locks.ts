@@ -23,16 +23,20 @@ export interface LockRecord {
 export class LockTable {
   private readonly byFile = new Map<number, LockRecord>();
 
+  /** `changed` runs when a file is locked or unlocked: files_lock gives it a new etag. */
+  constructor(private readonly changed: (fileId: number) => void = () => undefined) {}
+
   get(fileId: number): LockRecord | undefined {
     return this.byFile.get(fileId);
   }
 
   set(lock: LockRecord): void {
     this.byFile.set(lock.fileId, lock);
+    this.changed(lock.fileId);
   }
 
   delete(fileId: number): void {
-    this.byFile.delete(fileId);
+    if (this.byFile.delete(fileId)) this.changed(fileId);
   }
 
   clear(): void {

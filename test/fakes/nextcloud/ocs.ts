@@ -46,16 +46,17 @@ function toXml(value: unknown, indent: string): string {
   );
 }
 
-/** An OCS v2 answer: the HTTP status mirrors the OCS status code. */
+/** An OCS v2 answer: the HTTP status mirrors the OCS status code, unless one is given. */
 export function ocsReply(
   ctx: Pick<OcsContext, 'reply' | 'req' | 'query'>,
   status: number,
   message: string,
   data: unknown,
+  statuscode = status,
 ): void {
   const meta = {
     status: status < 300 ? 'ok' : 'failure',
-    statuscode: status,
+    statuscode,
     message: status < 300 ? message : message + ctx.reply.leak(),
   };
   if (wantsJson(ctx as OcsContext)) {
@@ -63,6 +64,22 @@ export function ocsReply(
   } else {
     ctx.reply.xml(status, `<ocs>${toXml({ meta, data }, ' ')}</ocs>`);
   }
+}
+
+/**
+ * Wrong credentials on an OCS route (observed): 401 with its own realm and an XML
+ * envelope (even when JSON was asked for), OCS status 997.
+ */
+export function ocsUnauthorised(reply: Reply): void {
+  reply.send(
+    401,
+    '<?xml version="1.0"?>\n<ocs>\n <meta>\n  <status>failure</status>\n  <statuscode>997</statuscode>\n' +
+      `  <message>Unauthorised${escapeXml(reply.leak())}</message>\n </meta>\n <data/>\n</ocs>\n`,
+    {
+      'Content-Type': 'text/xml; charset=UTF-8',
+      'WWW-Authenticate': 'Basic realm="Authorisation Required"',
+    },
+  );
 }
 
 function capabilities(ctx: OcsContext): unknown {
@@ -156,7 +173,7 @@ export async function ocs(ctx: OcsContext): Promise<void> {
     return ocsReply(ctx, 200, 'OK', capabilities(ctx));
   }
   if (ctx.user === undefined) {
-    return ocsReply(ctx, 401, 'Current user is not logged in', []);
+    return ocsReply(ctx, 401, 'Current user is not logged in', [], 997);
   }
   if (ctx.req.method === 'GET' && route === 'cloud/user') {
     const used = await ctx.state.store.treeSize('');

@@ -13,7 +13,7 @@ import { moveOrCopy } from './dav/move.js';
 import { propfind } from './dav/propfind.js';
 import { put } from './dav/put.js';
 import { trashbin } from './dav/trashbin.js';
-import { ocs, ocsReply } from './ocs.js';
+import { ocs, ocsUnauthorised } from './ocs.js';
 import { apacheParse, checkName, decodeSegment, toUserPath } from './paths.js';
 import { EX, Reply } from './reply.js';
 import type { FakeState } from './state.js';
@@ -88,8 +88,7 @@ async function authenticate(state: FakeState, reply: Reply, ocsRoute: boolean): 
   if (result.kind === 'bad') await recordFailure(state);
   if (result.kind === 'none' && ocsRoute) return { user: undefined };
   if (ocsRoute) {
-    const query = new URLSearchParams((reply.req.url ?? '').split('?')[1] ?? '');
-    ocsReply({ reply, req: reply.req, query }, 401, 'Current user is not logged in', []);
+    ocsUnauthorised(reply);
     return 'answered';
   }
   reply.sabre(

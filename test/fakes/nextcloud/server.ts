@@ -48,7 +48,11 @@ export async function startFakeNextcloud(opts: FakeNextcloudOptions = {}): Promi
     requests: [],
     store,
     trash: new TrashBin(path.join(own, 'trash'), store, now),
-    locks: new LockTable(),
+    // Observed: locking and unlocking a file changes its etag.
+    locks: new LockTable((fileId) => {
+      const rel = store.relOfId(fileId);
+      if (rel !== undefined) store.touch(rel);
+    }),
     authFailures: 0,
     authDelayScale: opts.authDelayScale ?? 0,
     throttleAtFailure: opts.throttleAtFailure ?? 12,

@@ -2,6 +2,11 @@
  * The user's files on disk plus what Nextcloud keeps in its database: file ids
  * (kept across moves, like Nextcloud) and etags (change on every write, and
  * propagate to the parent folders).
+ *
+ * Like Nextcloud's scanner, a WebDAV overwrite keeps the file's etag when the file's
+ * modification time, in whole seconds, did not change: two writes within one second
+ * share an etag, whatever their sizes (observed on Nextcloud 29). Helper writes
+ * (`writeBuffer`) stand for a change made later by someone else and always change it.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
@@ -31,6 +36,14 @@ export function isHiddenName(name: string): boolean {
 function isMissing(e: unknown): boolean {
   const code = (e as NodeJS.ErrnoException).code;
   return code === 'ENOENT' || code === 'ENOTDIR';
+}
+
+/**
+ * Resolves just after the wall clock starts a new second, so that the next overwrite
+ * gets a new etag (see above). For tests that need an overwrite to change the etag.
+ */
+export function nextSecond(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 1000 - (Date.now() % 1000) + 20));
 }
 
 export class ShortBodyError extends Error {
@@ -124,8 +137,9 @@ export class DiskStore {
     if (!st.isFile() && !st.isDirectory()) return undefined;
     const fileId = this.fileId(rel);
     const gen = this.gens.get(rel) ?? 0;
+    // Whole seconds: Nextcloud reuses the etag while the storage mtime is unchanged.
     const etag = createHash('md5')
-      .update(`${fileId}:${gen}:${st.mtimeMs}:${st.size}:${st.ino}`)
+      .update(`${fileId}:${gen}:${Math.floor(st.mtimeMs / 1000)}`)
       .digest('hex')
       .slice(0, 13);
     return {
@@ -173,6 +187,7 @@ export class DiskStore {
    * the file. Never buffers the body.
    */
   async writeFrom(rel: string, body: Readable, expectedLength: number | undefined): Promise<void> {
+    const before = await this.info(rel);
     const staging = path.join(this.stagingDir, `upload-${randomUUID()}`);
     try {
       const out = createWriteStream(staging);
@@ -185,7 +200,14 @@ export class DiskStore {
       await fsp.rm(staging, { force: true });
     }
     this.fileId(rel);
-    this.touch(rel);
+    const after = await this.info(rel);
+    const sameSecond =
+      before?.kind === 'file' &&
+      after !== undefined &&
+      Math.floor(before.mtimeMs / 1000) === Math.floor(after.mtimeMs / 1000);
+    // The folders above always get a new etag; the file keeps its own within one second.
+    if (sameSecond) this.touch(parentRel(rel));
+    else this.touch(rel);
   }
 
   async writeBuffer(rel: string, content: Buffer): Promise<void> {

@@ -94,6 +94,14 @@ export async function checkPreconditions(
       }
     }
     if (!anyHeld) {
+      // Observed: a token that does not hold on a file someone has token-locked is
+      // 423 (the file is locked), not 412.
+      const lock =
+        node && ctx.state.faults.filesLock ? ctx.state.locks.get(node.fileId) : undefined;
+      if (node && lock?.type === 'token') {
+        lockedReply(ctx, node);
+        return undefined;
+      }
       ctx.reply.sabre(
         412,
         EX.preconditionFailed,
@@ -119,7 +127,8 @@ export async function checkPreconditions(
         412,
         EX.preconditionFailed,
         'An If-Match header was specified, but none of the specified ETags matched.',
-        { ETag: quoted(node.etag) },
+        // Observed: the current ETag comes back for a file, not for a folder.
+        node.kind === 'file' ? { ETag: quoted(node.etag) } : {},
       );
       return undefined;
     }
@@ -174,21 +183,29 @@ export function mayWrite(ctx: DavContext, node: NodeInfo, tokens: SubmittedToken
   if (!lock) return true;
   if (lock.type === 'token') {
     if (tokens.has(lock.token)) return true;
-    const href = hrefOf(
-      ctx.base,
-      node.rel === '' ? [] : node.rel.split('/'),
-      node.kind === 'folder',
-    );
-    ctx.reply.sabre(
-      423,
-      EX.locked,
-      '',
-      {},
-      `  <d:lock-token-submitted>\n    <d:href>${href}</d:href>\n  </d:lock-token-submitted>\n`,
-    );
+    lockedReply(ctx, node);
     return false;
   }
   if (lock.owner === ctx.user) return true;
   ctx.reply.sabre(423, EX.fileLocked, `"${node.name}" is locked`);
   return false;
+}
+
+/**
+ * Sabre's 423 for a token-locked node, naming the resource whose token was missing
+ * (observed: relative to the DAV root, `files/<user>/<path>`).
+ */
+function lockedReply(ctx: DavContext, node: NodeInfo): void {
+  const href = hrefOf(
+    ctx.base,
+    node.rel === '' ? [] : node.rel.split('/'),
+    node.kind === 'folder',
+  ).replace(/^\/remote\.php\/dav\//, '');
+  ctx.reply.sabre(
+    423,
+    EX.locked,
+    '',
+    {},
+    `  <d:lock-token-submitted>\n    <d:href>${href}</d:href>\n  </d:lock-token-submitted>\n`,
+  );
 }

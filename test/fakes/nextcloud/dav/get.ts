@@ -61,11 +61,13 @@ async function sendFile(ctx: DavContext, node: NodeInfo): Promise<void> {
   if (range !== undefined && ifRange !== undefined && ifRange !== `"${node.etag}"`)
     range = undefined;
   if (range === 'unsatisfiable') {
+    // Observed: the file's ETag and Last-Modified, and no Content-Range.
+    const start = /^bytes=(\d*)-/.exec(header(ctx, 'Range')?.trim() ?? '')?.[1] ?? '';
     ctx.reply.sabre(
       416,
       EX.rangeNotSatisfiable,
-      `The start offset exceeded the size of the entity (${node.size})`,
-      { 'Content-Range': `bytes */${node.size}` },
+      `The start offset (${start}) exceeded the size of the entity (${node.size})`,
+      { ETag: `"${node.etag}"`, 'Last-Modified': httpDate(node.mtimeMs) },
     );
     return;
   }

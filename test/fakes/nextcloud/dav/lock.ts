@@ -3,10 +3,12 @@
  * - `X-User-Lock: 1`: a user lock (200, `<d:prop>` with the nc:lock properties, no
  *   Lock-Token header); its owner keeps writing without a token.
  * - An RFC 4918 `<d:lockinfo>` body: a token lock (200, `Lock-Token` header,
- *   lockdiscovery); a missing path is created empty (201). A second exclusive LOCK is
- *   423; a body-less LOCK with `If: (<token>)` refreshes it.
+ *   lockdiscovery); a missing path is created empty (201, with its OC-FileId; in a
+ *   missing folder 404). A second exclusive LOCK is 423; a body-less LOCK with
+ *   `If: (<token>)` refreshes it.
  * - UNLOCK: 204; no Lock-Token header 400; a wrong token 500 with an empty body.
- * With files_lock off both methods are 501.
+ * Locking and unlocking give the file a new etag (LockTable). With files_lock off both
+ * methods are 501.
  */
 import { randomUUID } from 'node:crypto';
 import { parentRel } from '../paths.js';
@@ -147,11 +149,9 @@ export async function lock(ctx: DavContext): Promise<void> {
   let created = false;
   if (!node) {
     // Observed: an RFC LOCK on a missing path creates an empty file.
+    // Observed: in a missing folder this is 404, not 409.
     const parent = await store.info(parentRel(rel));
-    if (!parent || parent.kind !== 'folder') {
-      ctx.reply.sabre(409, EX.conflict, 'Parent node does not exist');
-      return;
-    }
+    if (!parent || parent.kind !== 'folder') return notFound(ctx, parentRel(rel));
     if (refusePartName(ctx.reply, rel)) return;
     await store.writeBuffer(rel, Buffer.alloc(0));
     node = await store.info(rel);
@@ -173,6 +173,7 @@ export async function lock(ctx: DavContext): Promise<void> {
   ctx.state.locks.set(record);
   ctx.reply.xml(created ? 201 : 200, discoveryBody(ctx, node, record), {
     'Lock-Token': `<${record.token}>`,
+    ...(created ? { 'OC-FileId': store.ocId(node.fileId) } : {}),
   });
 }
 

@@ -1,10 +1,10 @@
-/** MKCOL: 201 new, 405 existing, 409 missing parent. */
+/** MKCOL: 201 new, 405 existing (or a `*.part` name), 409 missing parent. */
 import { parentRel } from '../paths.js';
 import { EX } from '../reply.js';
 import { readSmallBody } from './body.js';
 import { checkPreconditions } from './conditions.js';
 import type { DavContext } from './context.js';
-import { refusePartName } from './write-checks.js';
+import { isPartName } from './write-checks.js';
 
 export async function mkcol(ctx: DavContext): Promise<void> {
   const { rel } = ctx.target;
@@ -20,7 +20,7 @@ export async function mkcol(ctx: DavContext): Promise<void> {
   }
   const node = await store.info(rel);
   if (!(await checkPreconditions(ctx, node))) return;
-  if (node) {
+  if (node || isPartName(rel)) {
     ctx.reply.sabre(405, EX.methodNotAllowed, 'The resource you tried to create already exists');
     return;
   }
@@ -29,7 +29,6 @@ export async function mkcol(ctx: DavContext): Promise<void> {
     ctx.reply.sabre(409, EX.conflict, 'Parent node does not exist');
     return;
   }
-  if (refusePartName(ctx.reply, rel)) return;
   await store.mkdir(rel);
   const created = await store.info(rel);
   ctx.reply.empty(201, created ? { 'OC-FileId': store.ocId(created.fileId) } : {});

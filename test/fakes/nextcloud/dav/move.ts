@@ -2,8 +2,9 @@
  * MOVE and COPY. Destination: absolute URL (or path) under this user's files.
  * Overwrite F onto an existing target: 412; T or absent: the old target goes to the
  * trashbin first. Missing target folder / own subtree: 409. A destination that
- * differs from the source only in Unicode normalisation: the source is trashed and
- * the answer is 404 (observed on Nextcloud 29).
+ * differs from the source only in Unicode normalisation exists (it is the source):
+ * with `Overwrite: F` 412, otherwise the source is trashed and the answer is 404
+ * (observed on Nextcloud 29).
  */
 import fsp from 'node:fs/promises';
 import { checkName, decodeSegment, parentRel, toUserPath, type UserPath } from '../paths.js';
@@ -11,7 +12,7 @@ import { EX } from '../reply.js';
 import { checkPreconditions, mayWrite } from './conditions.js';
 import { header, notFound, type DavContext } from './context.js';
 import { discard } from './delete.js';
-import { refusePartName } from './write-checks.js';
+import { isPartName, refusePartName } from './write-checks.js';
 
 const DAV_ROOT = '/remote.php/dav/';
 
@@ -84,7 +85,10 @@ export async function moveOrCopy(ctx: DavContext, kind: 'MOVE' | 'COPY'): Promis
     return;
   }
   if (from.rel === to.rel) {
-    // Observed: the "existing target" (the source itself) is deleted first, then the move fails.
+    // Observed: the target (the source itself, in another normalisation) exists, so with
+    // `Overwrite: F` the move is 412; otherwise that "existing target" is deleted first
+    // (the source goes to the trash bin) and then the move fails with 404.
+    if (!overwrite) return destinationExists(ctx);
     await discard(ctx, source.rel, source.kind, source.fileId);
     return notFound(ctx);
   }
@@ -101,17 +105,11 @@ export async function moveOrCopy(ctx: DavContext, kind: 'MOVE' | 'COPY'): Promis
     );
     return;
   }
-  if (refusePartName(ctx.reply, to.rel)) return;
   const existing = await store.info(to.rel);
+  if (!existing && isPartName(to.rel) && !overwrite) return destinationExists(ctx);
+  if (refusePartName(ctx.reply, to.rel)) return;
   if (existing) {
-    if (!overwrite) {
-      ctx.reply.sabre(
-        412,
-        EX.preconditionFailed,
-        'The destination node already exists, and the overwrite header is set to false',
-      );
-      return;
-    }
+    if (!overwrite) return destinationExists(ctx);
     if (!mayWrite(ctx, existing, tokens)) return;
     await discard(ctx, existing.rel, existing.kind, existing.fileId);
   }
@@ -121,5 +119,26 @@ export async function moveOrCopy(ctx: DavContext, kind: 'MOVE' | 'COPY'): Promis
     await fsp.cp(store.abs(from.rel), store.abs(to.rel), { recursive: true });
     store.touch(to.rel);
   }
-  ctx.reply.empty(existing ? 204 : 201);
+  const moved = await store.info(to.rel);
+  // Observed: a moved file comes back with its ETag, OC-ETag and OC-FileId; a folder
+  // with its OC-FileId only.
+  const headers =
+    moved === undefined
+      ? {}
+      : moved.kind === 'file'
+        ? {
+            ETag: `"${moved.etag}"`,
+            'OC-ETag': `"${moved.etag}"`,
+            'OC-FileId': store.ocId(moved.fileId),
+          }
+        : { 'OC-FileId': store.ocId(moved.fileId) };
+  ctx.reply.empty(existing ? 204 : 201, kind === 'MOVE' ? headers : {});
+}
+
+function destinationExists(ctx: DavContext): void {
+  ctx.reply.sabre(
+    412,
+    EX.preconditionFailed,
+    'The destination node already exists, and the overwrite header is set to false',
+  );
 }

@@ -1,6 +1,7 @@
 /**
- * PUT: 201 new / 204 existing with ETag, OC-ETag and OC-FileId; preconditions and
- * locks first; a missing parent is 404 (not 409). The body streams to disk.
+ * PUT: 201 new / 204 existing with ETag, OC-ETag and OC-FileId (and the stored file's
+ * hashes when `X-Hash` asks); preconditions and locks first; a missing parent is 404
+ * (not 409). The body streams to disk.
  */
 import { Buffer } from 'node:buffer';
 import { baseName, parentRel, PUT_PART_LIMIT_BYTES } from '../paths.js';
@@ -9,13 +10,22 @@ import { EX } from '../reply.js';
 import { ShortBodyError } from '../store.js';
 import { checkPreconditions, mayWrite } from './conditions.js';
 import { header, notFound, type DavContext } from './context.js';
-import { refusePartName } from './write-checks.js';
+import { isPartName, refusePartName } from './write-checks.js';
+import { hashHeaders } from './x-hash.js';
 
 export async function put(ctx: DavContext): Promise<void> {
   const { rel } = ctx.target;
   const store = ctx.state.store;
   if (rel === '') {
     ctx.reply.sabre(409, EX.conflict, 'PUT is not allowed on non-files.');
+    return;
+  }
+  if (isPartName(rel) && header(ctx, 'If-None-Match') !== undefined) {
+    ctx.reply.sabre(
+      412,
+      EX.preconditionFailed,
+      'An If-None-Match header was specified, but the ETag matched (or * was specified).',
+    );
     return;
   }
   if (refusePartName(ctx.reply, rel)) return;
@@ -65,5 +75,6 @@ export async function put(ctx: DavContext): Promise<void> {
     'OC-ETag': `"${written.etag}"`,
     'OC-FileId': store.ocId(written.fileId),
     ...(Number.isFinite(mtime) && mtime > 0 ? { 'X-OC-MTime': 'accepted' } : {}),
+    ...(await hashHeaders(header(ctx, 'X-Hash'), store.abs(rel))),
   });
 }

@@ -1,0 +1,28 @@
+/**
+ * `X-Hash` on a PUT (observed on Nextcloud 29.0.5): the server hashes the file it stored
+ * and answers `X-Hash-SHA256` / `X-Hash-MD5` / `X-Hash-SHA1`. The request value is
+ * case-sensitive and names one algorithm, or `all`; anything else gets no hash.
+ */
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+
+const HEADERS = { md5: 'X-Hash-MD5', sha1: 'X-Hash-SHA1', sha256: 'X-Hash-SHA256' } as const;
+type Algorithm = keyof typeof HEADERS;
+
+function algorithms(requested: string | undefined): Algorithm[] {
+  if (requested === 'all') return ['md5', 'sha1', 'sha256'];
+  return requested === 'md5' || requested === 'sha1' || requested === 'sha256' ? [requested] : [];
+}
+
+/** The hash headers for the stored file at `absPath`, as asked for by `requested`. */
+export async function hashHeaders(
+  requested: string | undefined,
+  absPath: string,
+): Promise<Record<string, string>> {
+  const wanted = algorithms(requested);
+  if (wanted.length === 0) return {};
+  const hashes = wanted.map((a) => createHash(a));
+  for await (const chunk of createReadStream(absPath) as AsyncIterable<Buffer>)
+    for (const h of hashes) h.update(chunk);
+  return Object.fromEntries(wanted.map((a, i) => [HEADERS[a], hashes[i]?.digest('hex') ?? '']));
+}
