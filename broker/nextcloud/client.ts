@@ -69,7 +69,8 @@ const MAX_ERROR_BODY_BYTES = 64 * 1024;
 const MAX_UPLOAD_NAME_BYTES = 227;
 const MAX_LOCK_SECONDS = 7 * 24 * 3600;
 
-const LOCK_BODY =
+/** The body of every checkout LOCK: an exclusive write lock (a token lock). */
+export const LOCK_BODY =
   '<?xml version="1.0" encoding="utf-8"?>' +
   '<d:lockinfo xmlns:d="DAV:"><d:lockscope><d:exclusive/></d:lockscope>' +
   '<d:locktype><d:write/></d:locktype><d:owner>nextcloud-access-broker</d:owner></d:lockinfo>';

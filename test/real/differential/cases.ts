@@ -1,0 +1,515 @@
+/**
+ * The request sequences the fake and the real server must answer alike: every request
+ * shape the broker's Nextcloud client (and its doctor) sends, with the exact headers and
+ * bodies it sends them with, plus the odd answers of Nextcloud the broker relies on or
+ * defends against (names, encodings, locks, the trash bin, same-second etags). Each
+ * case starts from empty homes. Second-wave request shapes join as they land.
+ */
+import { LOCK_BODY } from '../../../broker/nextcloud/client.js';
+import { PROPFIND_BODY } from '../../../broker/nextcloud/multistatus.js';
+import { NEXT_SECOND, type Case, type Step } from './steps.js';
+
+const XML = 'application/xml; charset=utf-8';
+
+// ---- the broker's request shapes ---------------------------------------------------
+
+/** NextcloudClient.list (Depth 1) and stat (Depth 0). */
+const propfind = (name: string, target: string, depth: '0' | '1' | 'infinity' = '1'): Step => ({
+  name,
+  method: 'PROPFIND',
+  target,
+  headers: { 'Content-Type': XML, Depth: depth },
+  body: PROPFIND_BODY,
+});
+
+/** NextcloudClient.readStream: If-Match the etag just read, optionally a Range. */
+const get = (name: string, target: string, headers: Record<string, string> = {}): Step => ({
+  name,
+  method: 'GET',
+  target,
+  headers,
+  read: { content: true },
+});
+
+/** NextcloudClient.writeStream: always one condition, octet-stream, Expect: 100-continue. */
+const put = (
+  name: string,
+  target: string,
+  body: string,
+  headers: Record<string, string>,
+  extra: Partial<Step> = {},
+): Step => ({
+  name,
+  method: 'PUT',
+  target,
+  headers: { 'Content-Type': 'application/octet-stream', Expect: '100-continue', ...headers },
+  body,
+  ...extra,
+});
+const create = (name: string, target: string, body: string, extra: Partial<Step> = {}): Step =>
+  put(name, target, body, { 'If-None-Match': '*' }, extra);
+
+/** A PUT asking Nextcloud to hash what it stored. */
+const hashed = (
+  name: string,
+  target: string,
+  body: string,
+  algorithm: string,
+  headers: Record<string, string> = {},
+): Step =>
+  put(
+    name,
+    target,
+    body,
+    { ...headers, 'X-Hash': algorithm },
+    {
+      read: { headers: ['x-hash-sha256', 'x-hash-md5', 'x-hash-sha1'] },
+    },
+  );
+
+const mkcol = (name: string, target: string): Step => ({ name, method: 'MKCOL', target });
+
+/** NextcloudClient.move: never overwrites. */
+const move = (name: string, from: string, to: string, overwrite: 'F' | undefined = 'F'): Step => ({
+  name,
+  method: 'MOVE',
+  target: from,
+  headers: { Destination: to, ...(overwrite === undefined ? {} : { Overwrite: overwrite }) },
+});
+
+const del = (name: string, target: string, headers: Record<string, string> = {}): Step => ({
+  name,
+  method: 'DELETE',
+  target,
+  headers,
+});
+
+/** NextcloudClient.lock: an RFC 4918 exclusive write lock, Depth 0, a timeout. */
+const lock = (name: string, target: string, as: string, headers: Record<string, string> = {}) =>
+  ({
+    name,
+    method: 'LOCK',
+    target,
+    headers: { 'Content-Type': XML, Depth: '0', Timeout: 'Second-600', ...headers },
+    body: LOCK_BODY,
+    lock: as,
+  }) satisfies Step;
+
+const unlock = (name: string, target: string, token: string | undefined): Step => ({
+  name,
+  method: 'UNLOCK',
+  target,
+  headers: token === undefined ? {} : { 'Lock-Token': `<${token}>` },
+});
+
+/** NextcloudClient capabilities (also the doctor's). */
+const capabilities = (name: string, auth: Step['auth'] = 'user'): Step => ({
+  name,
+  method: 'GET',
+  target: '/ocs/v2.php/cloud/capabilities?format=json',
+  headers: { 'OCS-APIRequest': 'true', Accept: 'application/json' },
+  auth,
+});
+
+const TRASH_PROPFIND =
+  '<?xml version="1.0"?><d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns" xmlns:nc="http://nextcloud.org/ns">' +
+  '<d:prop><d:resourcetype/><d:getcontentlength/><nc:trashbin-filename/><nc:trashbin-original-location/></d:prop></d:propfind>';
+
+/** What the owner sees in the trash bin. */
+const trashList = (name: string): Step => ({
+  name,
+  method: 'PROPFIND',
+  target: '/remote.php/dav/trashbin/{user}/trash/',
+  headers: { 'Content-Type': XML, Depth: '1' },
+  body: TRASH_PROPFIND,
+});
+
+// ---- the cases -----------------------------------------------------------------------
+
+const NFC = 'R\u00e9sum\u00e9';
+const NFD = NFC.normalize('NFD');
+const enc = encodeURIComponent;
+const LONG_OK = 'n'.repeat(220);
+const LONG_PUT_FAILS = 'p'.repeat(230);
+const LONG_REFUSED = 'r'.repeat(251);
+
+export const CASES: readonly Case[] = [
+  {
+    name: 'listing and stat (PROPFIND Depth 0 and 1)',
+    steps: [
+      mkcol('MKCOL a new folder', '~/T'),
+      create('PUT a new file', '~/T/a.txt', 'hello'),
+      mkcol('MKCOL a subfolder', '~/T/sub'),
+      propfind('PROPFIND Depth 1 of the home', '~/'),
+      propfind('PROPFIND Depth 1 of a folder', '~/T'),
+      propfind('PROPFIND Depth 1 of a folder with a trailing slash', '~/T/'),
+      propfind('PROPFIND Depth 0 of a file', '~/T/a.txt', '0'),
+      propfind('PROPFIND Depth 0 of a folder', '~/T', '0'),
+      propfind('PROPFIND Depth 1 of a file', '~/T/a.txt'),
+      propfind('PROPFIND Depth 0 of a missing path', '~/T/missing.txt', '0'),
+      propfind('PROPFIND Depth 1 of a missing folder', '~/Missing'),
+      propfind('PROPFIND Depth infinity (honoured)', '~/', 'infinity'),
+      {
+        name: "PROPFIND Depth 0 of the home (the doctor's credentials check)",
+        method: 'PROPFIND',
+        target: '~/',
+        headers: { Depth: '0', 'Content-Type': XML },
+        body: '<?xml version="1.0" encoding="utf-8"?><d:propfind xmlns:d="DAV:"><d:prop><d:resourcetype/></d:prop></d:propfind>',
+      },
+    ],
+  },
+  {
+    name: 'reading (GET with If-Match, Range, If-None-Match)',
+    steps: [
+      mkcol('MKCOL', '~/T'),
+      create('PUT a file', '~/T/a.txt', 'hello world', { etag: 'a' }),
+      get('GET with If-Match the current etag', '~/T/a.txt', { 'If-Match': '{etag:a}' }),
+      get('GET a range', '~/T/a.txt', { 'If-Match': '{etag:a}', Range: 'bytes=0-4' }),
+      get('GET an open-ended range', '~/T/a.txt', { 'If-Match': '{etag:a}', Range: 'bytes=6-' }),
+      get('GET a range past the end', '~/T/a.txt', { Range: 'bytes=100-200' }),
+      get('GET with If-None-Match the current etag', '~/T/a.txt', { 'If-None-Match': '{etag:a}' }),
+      get('GET with a stale If-Match', '~/T/a.txt', { 'If-Match': '"0123456789abc"' }),
+      get('GET of a folder', '~/T'),
+      get('GET of a missing file', '~/T/missing.txt'),
+      put('PUT an empty file', '~/T/empty.txt', '', { 'If-None-Match': '*' }),
+      get('GET of an empty file', '~/T/empty.txt'),
+    ],
+  },
+  {
+    name: 'writing never clobbers (If-None-Match, If-Match)',
+    steps: [
+      mkcol('MKCOL', '~/T'),
+      create('PUT create-only a new file', '~/T/a.txt', 'one', { etag: 'one' }),
+      create('PUT create-only onto an existing file', '~/T/a.txt', 'two'),
+      NEXT_SECOND,
+      put(
+        'PUT If-Match the current etag',
+        '~/T/a.txt',
+        'three',
+        { 'If-Match': '{etag:one}' },
+        { etag: 'three' },
+      ),
+      put('PUT If-Match a stale etag', '~/T/a.txt', 'four', { 'If-Match': '{etag:one}' }),
+      get('GET after the refused writes', '~/T/a.txt'),
+      put('PUT If-Match on a missing file', '~/T/missing.txt', 'x', { 'If-Match': '{etag:three}' }),
+      create('PUT into a missing folder', '~/T/nope/b.txt', 'x'),
+      create('PUT create-only onto a folder', '~/T', 'x'),
+      put('PUT If-Match onto a folder', '~/T', 'x', { 'If-Match': '{etag:three}' }),
+      NEXT_SECOND,
+      put('PUT with no condition (the owner\u2019s own client)', '~/T/a.txt', 'five', {}),
+      get('GET after the unconditional write', '~/T/a.txt'),
+    ],
+  },
+  {
+    name: 'an overwrite within the same second keeps the etag',
+    steps: [
+      mkcol('MKCOL', '~/T'),
+      NEXT_SECOND,
+      create('PUT a new file', '~/T/a.txt', 'one', { etag: 'one' }),
+      put('PUT If-Match, same second', '~/T/a.txt', 'two', { 'If-Match': '{etag:one}' }),
+      put('PUT If-Match the first etag, same second', '~/T/a.txt', 'three', {
+        'If-Match': '{etag:one}',
+      }),
+      get('GET after the same-second writes', '~/T/a.txt'),
+      NEXT_SECOND,
+      put(
+        'PUT If-Match in a later second',
+        '~/T/a.txt',
+        'four',
+        { 'If-Match': '{etag:one}' },
+        {
+          etag: 'four',
+        },
+      ),
+      put('PUT If-Match the first etag after that', '~/T/a.txt', 'five', {
+        'If-Match': '{etag:one}',
+      }),
+      get('GET at the end', '~/T/a.txt'),
+    ],
+  },
+  {
+    name: 'folders (MKCOL)',
+    steps: [
+      mkcol('MKCOL a new folder', '~/T'),
+      mkcol('MKCOL an existing folder', '~/T'),
+      mkcol('MKCOL in a missing folder', '~/Missing/T'),
+      create('PUT a file', '~/T/a.txt', 'x'),
+      mkcol('MKCOL over an existing file', '~/T/a.txt'),
+      mkcol('MKCOL under a file', '~/T/a.txt/sub'),
+      propfind('PROPFIND the folders', '~/T'),
+    ],
+  },
+  {
+    name: 'moving (MOVE with Overwrite: F)',
+    steps: [
+      mkcol('MKCOL', '~/T'),
+      mkcol('MKCOL a subfolder', '~/T/d'),
+      create('PUT a', '~/T/a.txt', 'a'),
+      create('PUT b', '~/T/b.txt', 'b'),
+      move('MOVE to a free name', '~/T/a.txt', '{files}/T/c.txt'),
+      move('MOVE onto an existing file', '~/T/c.txt', '{files}/T/b.txt'),
+      move('MOVE into a missing folder', '~/T/c.txt', '{files}/T/missing/c.txt'),
+      move('MOVE a folder into its own subtree', '~/T/d', '{files}/T/d/e'),
+      move('MOVE a file into a folder', '~/T/b.txt', '{files}/T/d/b.txt'),
+      move('MOVE a folder to a new name', '~/T/d', '{files}/T/e'),
+      move('MOVE a missing source', '~/T/missing.txt', '{files}/T/f.txt'),
+      propfind('PROPFIND after the moves', '~/T'),
+      propfind('PROPFIND the moved folder', '~/T/e'),
+      move(
+        'MOVE without Overwrite onto an existing file',
+        '~/T/c.txt',
+        '{files}/T/e/b.txt',
+        undefined,
+      ),
+      get('GET the overwritten target', '~/T/e/b.txt'),
+      trashList('the trash bin holds the overwritten target'),
+    ],
+  },
+  {
+    name: 'deleting into the trash bin, and restoring',
+    steps: [
+      mkcol('MKCOL', '~/T'),
+      mkcol('MKCOL a subfolder', '~/T/d'),
+      create('PUT a file', '~/T/a.txt', 'keep me'),
+      create('PUT a file in the subfolder', '~/T/d/x.txt', 'x'),
+      del('DELETE a file', '~/T/a.txt'),
+      del('DELETE it again', '~/T/a.txt'),
+      del('DELETE a folder', '~/T/d'),
+      del('DELETE a missing path', '~/T/missing'),
+      trashList('the trash bin lists both'),
+      {
+        name: 'MOVE a trash bin item to restore/',
+        method: 'MOVE',
+        target: '/remote.php/dav/trashbin/{user}/trash/{item:T/a.txt}',
+        headers: { Destination: '{trash}/restore/a.txt' },
+      },
+      get('GET the restored file', '~/T/a.txt'),
+      trashList('the trash bin after the restore'),
+      del('DELETE the home folder', '~/'),
+    ],
+  },
+  {
+    name: 'Unicode names (NFC stored, NFD requests)',
+    steps: [
+      mkcol('MKCOL an NFC folder', `~/${enc(NFC)}`),
+      create('PUT an NFC file', `~/${enc(NFC)}/${enc(NFC)}.txt`, 'nfc', { etag: 'nfc' }),
+      get('GET in NFD', `~/${enc(NFD)}/${enc(NFD)}.txt`),
+      propfind('PROPFIND Depth 1 in NFD', `~/${enc(NFD)}`),
+      propfind('PROPFIND Depth 1 in NFC', `~/${enc(NFC)}`),
+      propfind('PROPFIND Depth 0 in NFD', `~/${enc(NFD)}/${enc(NFD)}.txt`, '0'),
+      NEXT_SECOND,
+      put('PUT If-Match in NFD (overwrites the NFC file)', `~/${enc(NFD)}/${enc(NFD)}.txt`, 'nfd', {
+        'If-Match': '{etag:nfc}',
+      }),
+      create('PUT create-only in NFD onto the NFC file', `~/${enc(NFD)}/${enc(NFD)}.txt`, 'x'),
+      get('GET in NFC after the NFD write', `~/${enc(NFC)}/${enc(NFC)}.txt`),
+      move(
+        'MOVE between the NFC and NFD spellings of one name',
+        `~/${enc(NFC)}/${enc(NFC)}.txt`,
+        `{files}/${enc(NFC)}/${enc(NFD)}.txt`,
+      ),
+      propfind('PROPFIND after the NFC/NFD move', `~/${enc(NFC)}`),
+      move(
+        'MOVE between the NFC and NFD spellings without Overwrite',
+        `~/${enc(NFC)}/${enc(NFC)}.txt`,
+        `{files}/${enc(NFC)}/${enc(NFD)}.txt`,
+        undefined,
+      ),
+      propfind('PROPFIND after the NFC/NFD move without Overwrite', `~/${enc(NFC)}`),
+      trashList('the trash bin after the NFC/NFD moves'),
+    ],
+  },
+  {
+    name: 'odd names and encodings',
+    steps: [
+      mkcol('MKCOL', '~/T'),
+      create('PUT a name with + and :', `~/T/${enc('a+b:c.txt')}`, 'x'),
+      create('PUT a name with : unencoded', '~/T/d:e.txt', 'x'),
+      create('PUT a name with a space and brackets', `~/T/${enc('f (1) [2].txt')}`, 'x'),
+      create('PUT %FF', '~/T/%FF.txt', 'x'),
+      create('PUT a trailing space', `~/T/${enc('g ')}`, 'x'),
+      create('PUT a trailing dot', '~/T/h.', 'x'),
+      create('PUT a Windows-reserved name', '~/T/CON', 'x'),
+      propfind('PROPFIND the odd names', '~/T'),
+      create('PUT %2F inside a name', '~/T/a%2Fb.txt', 'x'),
+      create('PUT %5C inside a name', '~/T/a%5Cb.txt', 'x'),
+      create('PUT a newline inside a name', '~/T/a%0Ab.txt', 'x'),
+      create('PUT a control character inside a name', '~/T/a%01b.txt', 'x'),
+      get('GET through %2E%2E', '~/T/%2E%2E/T/d:e.txt'),
+      get('GET through a literal ..', '~/T/../T/d:e.txt'),
+      create('PUT .htaccess', '~/T/.htaccess', 'x'),
+      put('PUT a .part name', '~/T/x.part', 'x', {}),
+      create('PUT a .part name create-only', '~/T/x.part', 'x'),
+      mkcol('MKCOL a .part name', '~/T/y.part'),
+      move('MOVE onto a .part name', '~/T/CON', '{files}/T/z.part'),
+      create(`PUT a ${LONG_OK.length}-byte name`, `~/T/${LONG_OK}`, 'x'),
+      create(`PUT a ${LONG_PUT_FAILS.length}-byte name`, `~/T/${LONG_PUT_FAILS}`, 'x'),
+      mkcol(`MKCOL a ${LONG_PUT_FAILS.length}-byte name`, `~/T/${LONG_PUT_FAILS}`),
+      create(`PUT a ${LONG_REFUSED.length}-byte name`, `~/T/${LONG_REFUSED}`, 'x'),
+      get('GET a URL path over 4 KB', `~/T/${'v/'.repeat(2100)}w`),
+      propfind('PROPFIND after the odd names', '~/T'),
+    ],
+  },
+  {
+    name: 'checkout token locks (LOCK, If, UNLOCK)',
+    steps: [
+      mkcol('MKCOL', '~/T'),
+      create('PUT a file', '~/T/a.txt', 'v1', { etag: 'v1' }),
+      propfind('PROPFIND before the lock', '~/T/a.txt', '0'),
+      put('PUT with a token on an unlocked file', '~/T/a.txt', 'x', {
+        If: '(<opaquelocktoken:00000000-0000-0000-0000-000000000000>)',
+      }),
+      lock('LOCK (exclusive write, Depth 0, Timeout)', '~/T/a.txt', 'L'),
+      { ...propfind('PROPFIND of the locked file', '~/T/a.txt', '0'), etag: 'locked' },
+      put('PUT If-Match the current etag without the token', '~/T/a.txt', 'x', {
+        'If-Match': '{etag:locked}',
+      }),
+      lock('LOCK a locked file again', '~/T/a.txt', 'L2'),
+      put('PUT without the token (the owner\u2019s own client)', '~/T/a.txt', 'x', {}),
+      put('PUT If-Match without the token', '~/T/a.txt', 'x', { 'If-Match': '{etag:v1}' }),
+      del('DELETE without the token', '~/T/a.txt'),
+      move('MOVE without the token', '~/T/a.txt', '{files}/T/b.txt'),
+      put('PUT with a wrong token', '~/T/a.txt', 'x', {
+        If: '(<opaquelocktoken:00000000-0000-0000-0000-000000000000>)',
+      }),
+      NEXT_SECOND,
+      put(
+        'PUT with the token (checkin)',
+        '~/T/a.txt',
+        'v2',
+        { If: '(<{lock:L}>)' },
+        { etag: 'v2' },
+      ),
+      get('GET under the lock', '~/T/a.txt'),
+      propfind('PROPFIND after the checkin write', '~/T/a.txt', '0'),
+      {
+        name: 'LOCK refresh with If and no body',
+        method: 'LOCK',
+        target: '~/T/a.txt',
+        headers: { If: '(<{lock:L}>)', Timeout: 'Second-900' },
+      },
+      propfind('PROPFIND after the refresh', '~/T/a.txt', '0'),
+      unlock('UNLOCK without a Lock-Token header', '~/T/a.txt', undefined),
+      unlock(
+        'UNLOCK with a wrong token',
+        '~/T/a.txt',
+        'opaquelocktoken:00000000-0000-0000-0000-000000000000',
+      ),
+      unlock('UNLOCK with the token', '~/T/a.txt', '{lock:L}'),
+      propfind('PROPFIND after the unlock', '~/T/a.txt', '0'),
+      unlock('UNLOCK an unlocked file', '~/T/a.txt', '{lock:L}'),
+      NEXT_SECOND,
+      put('PUT without a token after the unlock', '~/T/a.txt', 'v3', {}),
+      lock('LOCK a missing path (creates it)', '~/T/new.txt', 'N'),
+      propfind('PROPFIND the file the LOCK created', '~/T/new.txt', '0'),
+      del('DELETE it under its token', '~/T/new.txt', { If: '(<{lock:N}>)' }),
+      propfind('PROPFIND after that DELETE', '~/T/new.txt', '0'),
+      lock('LOCK in a missing folder', '~/Missing/new.txt', 'M'),
+    ],
+  },
+  {
+    name: 'user locks (X-User-Lock, the OCS lock API)',
+    steps: [
+      mkcol('MKCOL', '~/T'),
+      create('PUT a file', '~/T/a.txt', 'v1', { fileid: 'a' }),
+      {
+        name: 'LOCK X-User-Lock: 1',
+        method: 'LOCK',
+        target: '~/T/a.txt',
+        headers: { 'X-User-Lock': '1' },
+      },
+      NEXT_SECOND,
+      put('PUT by the lock owner without a token', '~/T/a.txt', 'v2', {}),
+      {
+        name: 'UNLOCK X-User-Lock: 1',
+        method: 'UNLOCK',
+        target: '~/T/a.txt',
+        headers: { 'X-User-Lock': '1' },
+      },
+      {
+        name: 'OCS lock without OCS-APIRequest',
+        method: 'PUT',
+        target: '/ocs/v2.php/apps/files_lock/lock/{fileid:a}?format=json',
+        headers: { Accept: 'application/json' },
+      },
+      {
+        name: 'OCS lock',
+        method: 'PUT',
+        target: '/ocs/v2.php/apps/files_lock/lock/{fileid:a}?format=json',
+        headers: { 'OCS-APIRequest': 'true', Accept: 'application/json' },
+      },
+      NEXT_SECOND,
+      put('PUT by the lock owner under an OCS lock', '~/T/a.txt', 'v3', {}),
+      {
+        name: 'OCS unlock',
+        method: 'DELETE',
+        target: '/ocs/v2.php/apps/files_lock/lock/{fileid:a}?format=json',
+        headers: { 'OCS-APIRequest': 'true', Accept: 'application/json' },
+      },
+      {
+        name: 'OCS unlock of an unlocked file',
+        method: 'DELETE',
+        target: '/ocs/v2.php/apps/files_lock/lock/{fileid:a}?format=json',
+        headers: { 'OCS-APIRequest': 'true', Accept: 'application/json' },
+      },
+    ],
+  },
+  {
+    name: 'capabilities, status and authentication',
+    steps: [
+      capabilities('GET capabilities'),
+      capabilities('GET capabilities without credentials', 'none'),
+      {
+        name: 'GET cloud/user',
+        method: 'GET',
+        target: '/ocs/v2.php/cloud/user?format=json',
+        headers: { 'OCS-APIRequest': 'true' },
+      },
+      {
+        name: 'GET cloud/user without credentials',
+        method: 'GET',
+        target: '/ocs/v2.php/cloud/user?format=json',
+        headers: { 'OCS-APIRequest': 'true' },
+        auth: 'none',
+      },
+      {
+        name: "GET status.php (the doctor's reachability check)",
+        method: 'GET',
+        target: '/status.php',
+        headers: { Accept: 'application/json' },
+        auth: 'none',
+      },
+      { ...propfind('PROPFIND with a wrong app password', '~/', '0'), auth: 'wrong' },
+      capabilities('GET capabilities with a wrong app password', 'wrong'),
+      { ...propfind('PROPFIND without credentials', '~/', '0'), auth: 'none' },
+    ],
+  },
+  {
+    name: 'files_lock disabled',
+    filesLockOff: true,
+    steps: [
+      capabilities('GET capabilities'),
+      mkcol('MKCOL', '~/T'),
+      create('PUT a file', '~/T/a.txt', 'x'),
+      { ...lock('LOCK', '~/T/a.txt', 'L'), read: { headers: ['allow'] } },
+      unlock('UNLOCK', '~/T/a.txt', 'opaquelocktoken:00000000-0000-0000-0000-000000000000'),
+      NEXT_SECOND,
+      put('PUT without a token', '~/T/a.txt', 'y', {}),
+    ],
+  },
+  {
+    name: 'server-side hashes of uploads (X-Hash)',
+    steps: [
+      mkcol('MKCOL', '~/T'),
+      hashed('PUT X-Hash: sha256 (new file)', '~/T/a.txt', 'hash me', 'sha256', {
+        'If-None-Match': '*',
+      }),
+      NEXT_SECOND,
+      hashed('PUT X-Hash: sha256 (overwrite)', '~/T/a.txt', 'hash me too', 'sha256'),
+      hashed('PUT X-Hash: md5', '~/T/b.txt', 'md5', 'md5'),
+      hashed('PUT X-Hash: all', '~/T/c.txt', 'all', 'all'),
+      hashed('PUT X-Hash: SHA256 (the value is case-sensitive)', '~/T/d.txt', 'x', 'SHA256'),
+      hashed('PUT X-Hash: sha256,md5 (one algorithm only)', '~/T/e.txt', 'x', 'sha256,md5'),
+    ],
+  },
+];

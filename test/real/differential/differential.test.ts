@@ -1,0 +1,67 @@
+/**
+ * The fake cannot drift: every case of cases.ts runs on the fake Nextcloud and on the
+ * real one, from empty homes, and what the broker reads of each answer must be the same.
+ * A difference fails the case, naming each request that was answered differently. Where
+ * they differ, the fake is fixed to match the real server, never the other way round.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFakeNextcloud, type FakeNextcloud } from '../../fakes/nextcloud.js';
+import { realServer } from '../server.js';
+import { CASES } from './cases.js';
+import { differences, requestsOf, runCase, type Case } from './steps.js';
+
+const real = realServer();
+
+async function onFake(c: Case): Promise<ReturnType<typeof runCase>> {
+  const fake: FakeNextcloud = await startFakeNextcloud({
+    user: real.owner.user,
+    password: 'fake-app-password-0123456789abcdef',
+  });
+  try {
+    if (c.filesLockOff === true) fake.faults.filesLock = false;
+    return await runCase(
+      { url: fake.url, account: { user: fake.user, password: fake.password } },
+      c,
+    );
+  } finally {
+    await fake.close();
+  }
+}
+
+async function onReal(c: Case): Promise<ReturnType<typeof runCase>> {
+  if (c.filesLockOff !== true) return runCase({ url: real.url, account: real.owner }, c);
+  await real.occ('app:disable', 'files_lock');
+  try {
+    return await runCase({ url: real.url, account: real.owner }, c);
+  } finally {
+    await real.occ('app:enable', 'files_lock');
+  }
+}
+
+describe('the fake Nextcloud answers like the real one', () => {
+  beforeAll(async () => {
+    await real.reset();
+  });
+  afterAll(async () => {
+    await real.reset();
+  });
+
+  it('covers every request shape (the comparison is not vacuous)', () => {
+    const steps = CASES.flatMap(requestsOf);
+    expect(steps.length).toBeGreaterThan(100);
+    for (const method of ['PROPFIND', 'GET', 'PUT', 'MKCOL', 'MOVE', 'DELETE', 'LOCK', 'UNLOCK'])
+      expect(
+        steps.some((s) => s.method === method),
+        method,
+      ).toBe(true);
+  });
+
+  it.each(CASES)('$name', async (c) => {
+    await real.reset();
+    // Independent servers: the two runs go side by side (their pauses overlap).
+    const [fake, seen] = await Promise.all([onFake(c), onReal(c)]);
+    expect(seen.length).toBe(requestsOf(c).length);
+    const diff = differences(fake, seen);
+    expect(diff, `the fake answered differently:\n${diff.join('\n')}`).toHaveLength(0);
+  });
+});

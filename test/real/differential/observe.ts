@@ -1,0 +1,229 @@
+/**
+ * What the broker reads of a Nextcloud answer, reduced to a value two servers can be
+ * compared on: the status, the headers the broker (or its doctor) looks at, and the
+ * body as the broker understands it (a Sabre error's exception, a multistatus through
+ * the broker's own parser, a lock token, the capabilities, the bytes of a file).
+ *
+ * Values that are different on every server by nature (etags, file ids, lock tokens)
+ * become labels in order of first appearance within one run (`etag#1`, `etag#2`, …),
+ * so a comparison still sees when a value is new, reused or changed: an answer that
+ * keeps or changes an etag where the other server does not is a difference.
+ */
+import { createHash } from 'node:crypto';
+import { parseMultistatus } from '../../../broker/nextcloud/multistatus.js';
+import { headerOf, type RawResponse } from '../http.js';
+
+export class Labels {
+  readonly #seen = new Map<string, string>();
+  readonly #counts = new Map<string, number>();
+
+  of(kind: string, value: string): string {
+    const key = `${kind}\u0000${value}`;
+    const known = this.#seen.get(key);
+    if (known !== undefined) return known;
+    const n = (this.#counts.get(kind) ?? 0) + 1;
+    this.#counts.set(kind, n);
+    const label = `${kind}#${n}`;
+    this.#seen.set(key, label);
+    return label;
+  }
+}
+
+export type Observation = Record<string, unknown>;
+
+/** What one step asked to see, beyond the defaults. */
+export interface Reading {
+  /** Response headers compared verbatim (lower case). */
+  headers?: readonly string[];
+  /** Compare the body's bytes (GET of a file). */
+  content?: boolean;
+}
+
+function etagLabel(labels: Labels, value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  // The broker passes an etag back unchanged only when it is quoted.
+  return /^(W\/)?"[\x21\x23-\x7e]*"$/.test(value)
+    ? labels.of('etag', value.replace(/^W\//, ''))
+    : `unquoted:${value}`;
+}
+
+function lockLabel(labels: Labels, token: string | undefined): string | undefined {
+  if (token === undefined) return undefined;
+  return /^opaquelocktoken:[0-9a-f-]{36}$/.test(token)
+    ? labels.of('lock', token)
+    : /^files_lock\/[0-9a-f-]{36}$/.test(token)
+      ? labels.of('userlock', token)
+      : `other:${token}`;
+}
+
+function mime(res: RawResponse): string | undefined {
+  return headerOf(res, 'content-type')?.split(';')[0]?.trim().toLowerCase();
+}
+
+function text(value: unknown): string | undefined {
+  return typeof value === 'string' ? value : undefined;
+}
+
+function isFolder(props: ReadonlyMap<string, unknown>): boolean {
+  const type = props.get('resourcetype');
+  return typeof type === 'object' && type !== null && 'collection' in type;
+}
+
+function folderEtag(value: string | undefined): string {
+  return value !== undefined && /^"[\x21\x23-\x7e]+"$/.test(value) ? 'quoted' : `odd:${value}`;
+}
+
+function multistatus(body: string, labels: Labels): unknown {
+  let parsed;
+  try {
+    parsed = parseMultistatus(body);
+  } catch (error) {
+    return { unreadable: (error as Error).message };
+  }
+  // The requested resource comes first; the order of the rest is not kept (the broker sorts).
+  const [self, ...children] = parsed;
+  const ordered =
+    self === undefined ? [] : [self, ...children.sort((a, b) => (a.href < b.href ? -1 : 1))];
+  return ordered.map((r) => {
+    const props: Record<string, unknown> = {};
+    for (const [key, value] of [...r.props].sort(([a], [b]) => (a < b ? -1 : 1))) {
+      if (key === 'getetag')
+        // A folder's etag is only passed on to the agent; a file's goes back in If-Match.
+        props[key] = isFolder(r.props) ? folderEtag(text(value)) : etagLabel(labels, text(value));
+      else if (key === 'fileid') props[key] = labels.of('fileid', String(value));
+      else if (key === 'getlastmodified')
+        props[key] = Number.isFinite(Date.parse(String(value))) ? 'date' : value;
+      else if (key === 'resourcetype') props[key] = isFolder(r.props) ? 'collection' : 'file';
+      else if (key === 'lock-token') props[key] = lockLabel(labels, text(value));
+      else if (key === 'lock-time' || key === 'trashbin-deletion-time')
+        props[key] = /^\d+$/.test(String(value)) ? 'unix-time' : value;
+      else props[key] = value;
+    }
+    // Trash bin items are named `<name>.d<deletion time>`: the time differs by nature.
+    const href = r.href.includes('/trashbin/')
+      ? r.href.replace(/\.d\d+(\/?)$/, '.d<time>$1')
+      : r.href;
+    return { href, props };
+  });
+}
+
+/** An element's text, `''` for an empty element (`<x/>` or `<x></x>`), undefined if absent. */
+function elementText(body: string, tag: string): string | undefined {
+  const m = new RegExp(`<${tag}(?:\\s[^>]*)?(?:/>|>([^<]*)</${tag}>)`).exec(body);
+  return m === null ? undefined : (m[1] ?? '');
+}
+
+/** A LOCK answer: the broker takes the token (header first, then the body). */
+function lockAnswer(body: string, labels: Labels): unknown {
+  const token =
+    /<d:locktoken>\s*<d:href>([^<]*)<\/d:href>/.exec(body)?.[1] ??
+    elementText(body, 'nc:lock-token');
+  const userLock = elementText(body, 'nc:lock');
+  return {
+    token: lockLabel(labels, token === '' ? undefined : token),
+    ...(userLock === undefined ? {} : { 'nc:lock': userLock }),
+  };
+}
+
+interface OcsDoc {
+  ocs?: {
+    meta?: { statuscode?: unknown };
+    data?: { capabilities?: { files?: Record<string, unknown> }; id?: unknown };
+  };
+  installed?: unknown;
+  maintenance?: unknown;
+  versionstring?: unknown;
+}
+
+function json(body: string): unknown {
+  let doc: OcsDoc;
+  try {
+    doc = JSON.parse(body) as OcsDoc;
+  } catch {
+    return { unreadable: 'not JSON' };
+  }
+  if (doc.installed !== undefined) {
+    // status.php, as the doctor reads it.
+    return {
+      installed: doc.installed,
+      maintenance: doc.maintenance,
+      versionstring: /^29\.\d+\.\d+$/.test(String(doc.versionstring))
+        ? '29.x.y'
+        : doc.versionstring,
+    };
+  }
+  const files = doc.ocs?.data?.capabilities?.files;
+  return {
+    statuscode: doc.ocs?.meta?.statuscode,
+    ...(doc.ocs?.data?.capabilities === undefined
+      ? {}
+      : {
+          files:
+            files === undefined ? 'absent' : { undelete: files.undelete, locking: files.locking },
+        }),
+    // cloud/user: the user id; a lock answer's numeric id differs by nature.
+    ...(doc.ocs?.data?.id === undefined
+      ? {}
+      : { id: typeof doc.ocs.data.id === 'string' ? doc.ocs.data.id : typeof doc.ocs.data.id }),
+  };
+}
+
+function body(res: RawResponse, labels: Labels, reading: Reading): unknown {
+  const type = mime(res);
+  if (res.body.length === 0) return 'empty';
+  // Error pages and the WebDAV banner: their wording is never read.
+  if (type === 'text/html') return 'html';
+  if (type === 'application/xml' || type === 'text/xml') {
+    if (/<d:error\b/.test(res.text))
+      return { error: /<s:exception>([^<]*)<\/s:exception>/.exec(res.text)?.[1] ?? 'none' };
+    if (/<d:multistatus\b/.test(res.text)) return { multistatus: multistatus(res.text, labels) };
+    if (/<d:prop\b/.test(res.text)) return { lock: lockAnswer(res.text, labels) };
+    return { xml: 'other' };
+  }
+  if (type === 'application/json') return json(res.text);
+  if (reading.content)
+    return {
+      bytes: res.body.length,
+      sha256: createHash('sha256').update(res.body).digest('hex').slice(0, 16),
+    };
+  return `${type ?? 'untyped'} body`;
+}
+
+export function observe(
+  res: RawResponse,
+  labels: Labels,
+  target: string,
+  reading: Reading = {},
+): Observation {
+  const out: Observation = { status: res.status };
+  // File etags in headers (OCS answers carry an unrelated ETag of their own).
+  if (target.startsWith('/remote.php/dav/')) {
+    const etag = etagLabel(labels, headerOf(res, 'etag'));
+    if (etag !== undefined) out.etag = etag;
+    const ocEtag = etagLabel(labels, headerOf(res, 'oc-etag'));
+    if (ocEtag !== undefined) out['oc-etag'] = ocEtag;
+  }
+  const fileId = headerOf(res, 'oc-fileid');
+  if (fileId !== undefined) out['oc-fileid'] = /^\d+oc[a-z0-9]+$/.test(fileId) ? 'present' : fileId;
+  const lockToken = headerOf(res, 'lock-token');
+  if (lockToken !== undefined)
+    out['lock-token'] = lockLabel(labels, /^<(.*)>$/.exec(lockToken)?.[1] ?? lockToken);
+  for (const name of ['www-authenticate', 'content-range', ...(reading.headers ?? [])]) {
+    const v = headerOf(res, name);
+    if (v !== undefined) out[name] = v;
+  }
+  // The broker takes a download's size from Content-Length.
+  if (reading.content && res.status >= 200 && res.status < 300 && mime(res) !== 'text/html')
+    out['content-length'] = headerOf(res, 'content-length');
+  out.body = body(res, labels, reading);
+  return out;
+}
+
+/** The lock token of a LOCK answer (header first, then body), for later steps to send. */
+export function lockTokenOf(res: RawResponse): string | undefined {
+  return (
+    /^<(.*)>$/.exec(headerOf(res, 'lock-token') ?? '')?.[1] ??
+    /<d:locktoken>\s*<d:href>([^<]*)<\/d:href>/.exec(res.text)?.[1] ??
+    /<nc:lock-token>([^<]*)<\/nc:lock-token>/.exec(res.text)?.[1]
+  );
+}

@@ -1,0 +1,197 @@
+/**
+ * A differential case: a named sequence of requests, run from an empty home on one
+ * server, each answer reduced to what the broker reads (observe.ts).
+ *
+ * In a step's target and header values:
+ *   `~/`          at the start of the target: the user's files, `/remote.php/dav/files/<user>/`
+ *   `{user}`      the user name, encoded
+ *   `{files}`     the absolute URL of the user's files (for Destination headers)
+ *   `{trash}`     the absolute URL of the user's trash bin root
+ *   `{lock:X}`    the lock token step `lock: 'X'` received
+ *   `{etag:X}`    the etag step `etag: 'X'` received
+ *   `{fileid:X}`  the numeric file id (from OC-FileId) step `fileid: 'X'` received
+ *   `{item:X}`    the name (in the trash bin) of the item whose original path is X
+ */
+import { nextSecond } from '../../fakes/nextcloud.js';
+import { send, headerOf, type RawResponse } from '../http.js';
+import type { Account } from '../server.js';
+import { Labels, lockTokenOf, observe, type Observation, type Reading } from './observe.js';
+
+export interface Step {
+  /** Names the request in a failure. */
+  name: string;
+  method: string;
+  target: string;
+  headers?: Record<string, string>;
+  body?: string | Buffer;
+  /** Credentials: the user's (default), none, or a wrong app password. */
+  auth?: 'user' | 'none' | 'wrong';
+  read?: Reading;
+  /** Keep the answer's lock token under this name. */
+  lock?: string;
+  /** Keep the answer's ETag (header, else the first getetag of its body) under this name. */
+  etag?: string;
+  /** Keep the numeric file id of the answer's OC-FileId under this name. */
+  fileid?: string;
+}
+
+/**
+ * Wait until the wall clock starts a new second. Nextcloud keeps a file's etag when it
+ * is overwritten within the second of its last write (fake.ts's store does the same), so
+ * every overwrite in a case comes right after a pause: then it is either in a new second
+ * (a new etag) or, when two writes follow one pause, certainly in the same one.
+ */
+export const NEXT_SECOND = { pause: 'next second' } as const;
+
+export interface Case {
+  name: string;
+  steps: readonly (Step | typeof NEXT_SECOND)[];
+  /** Run with the files_lock app disabled. */
+  filesLockOff?: boolean;
+}
+
+export interface Server {
+  url: string;
+  account: Account;
+}
+
+export interface Observed {
+  step: string;
+  observation: Observation;
+}
+
+const TRASH_LIST =
+  '<?xml version="1.0"?><d:propfind xmlns:d="DAV:" xmlns:nc="http://nextcloud.org/ns">' +
+  '<d:prop><nc:trashbin-original-location/></d:prop></d:propfind>';
+
+class Vars {
+  readonly locks = new Map<string, string>();
+  readonly etags = new Map<string, string>();
+  readonly fileids = new Map<string, string>();
+
+  constructor(private readonly server: Server) {}
+
+  get user(): string {
+    return encodeURIComponent(this.server.account.user);
+  }
+
+  /** Trash bin item names by original location (the server names items `<name>.d<time>`). */
+  async trashItems(): Promise<Map<string, string>> {
+    const res = await send(this.server.url, {
+      method: 'PROPFIND',
+      target: `/remote.php/dav/trashbin/${this.user}/trash/`,
+      headers: { Depth: '1' },
+      body: TRASH_LIST,
+      auth: this.server.account,
+    });
+    const items = new Map<string, string>();
+    for (const m of res.text.matchAll(/<d:response>([\s\S]*?)<\/d:response>/g)) {
+      const href = /<d:href>([^<]*)<\/d:href>/.exec(m[1] ?? '')?.[1] ?? '';
+      const original = /<nc:trashbin-original-location>([^<]*)</.exec(m[1] ?? '')?.[1];
+      const name = href.replace(/\/$/, '').split('/').pop();
+      if (original !== undefined && name !== undefined) items.set(original, name);
+    }
+    return items;
+  }
+
+  async fill(value: string): Promise<string> {
+    let out = value
+      .replace(/^~\//, `/remote.php/dav/files/${this.user}/`)
+      .replace(/\{user\}/g, this.user)
+      .replace(/\{files\}/g, `${this.server.url}/remote.php/dav/files/${this.user}`)
+      .replace(/\{trash\}/g, `${this.server.url}/remote.php/dav/trashbin/${this.user}`)
+      .replace(/\{lock:(\w+)\}/g, (_, k: string) => this.need(this.locks, 'lock', k))
+      .replace(/\{etag:(\w+)\}/g, (_, k: string) => this.need(this.etags, 'etag', k))
+      .replace(/\{fileid:(\w+)\}/g, (_, k: string) => this.need(this.fileids, 'file id', k));
+    if (/\{item:/.test(out)) {
+      const items = await this.trashItems();
+      out = out.replace(/\{item:([^}]+)\}/g, (_, original: string) =>
+        encodeURIComponent(this.need(items, 'trash item', original)),
+      );
+    }
+    return out;
+  }
+
+  need(map: Map<string, string>, what: string, key: string): string {
+    const v = map.get(key);
+    if (v === undefined) throw new Error(`no ${what} named ${key} was received`);
+    return v;
+  }
+}
+
+async function sendStep(
+  server: Server,
+  vars: Vars,
+  step: Step,
+): Promise<{ res: RawResponse; target: string }> {
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(step.headers ?? {})) headers[k] = await vars.fill(v);
+  const target = await vars.fill(step.target);
+  const auth =
+    step.auth === 'none'
+      ? undefined
+      : step.auth === 'wrong'
+        ? { user: server.account.user, password: 'not-the-app-password-0123456789' }
+        : server.account;
+  const res = await send(server.url, {
+    method: step.method,
+    target,
+    headers,
+    ...(step.body === undefined ? {} : { body: step.body }),
+    auth,
+  });
+  return { res, target };
+}
+
+/** The requests of a case (without its pauses). */
+export function requestsOf(c: Case): Step[] {
+  return c.steps.filter((s): s is Step => !('pause' in s));
+}
+
+/** Runs every step in order on one server and returns what the broker would read of each. */
+export async function runCase(server: Server, c: Case): Promise<Observed[]> {
+  const vars = new Vars(server);
+  const labels = new Labels();
+  const out: Observed[] = [];
+  for (const step of c.steps) {
+    if ('pause' in step) {
+      await nextSecond();
+      continue;
+    }
+    const { res, target } = await sendStep(server, vars, step);
+    if (step.lock !== undefined) {
+      const token = lockTokenOf(res);
+      if (token !== undefined) vars.locks.set(step.lock, token);
+    }
+    if (step.etag !== undefined) {
+      const etag =
+        headerOf(res, 'etag') ??
+        /<d:getetag>([^<]*)<\/d:getetag>/.exec(res.text)?.[1]?.replace(/&quot;/g, '"');
+      if (etag !== undefined) vars.etags.set(step.etag, etag);
+    }
+    if (step.fileid !== undefined) {
+      const id = /^(\d+)oc/.exec(headerOf(res, 'oc-fileid') ?? '')?.[1];
+      if (id !== undefined) vars.fileids.set(step.fileid, String(Number(id)));
+    }
+    out.push({ step: step.name, observation: observe(res, labels, target, step.read) });
+  }
+  return out;
+}
+
+/** One line per step whose observations differ, naming the step and each differing field. */
+export function differences(fake: readonly Observed[], real: readonly Observed[]): string[] {
+  const lines: string[] = [];
+  for (let i = 0; i < Math.max(fake.length, real.length); i++) {
+    const f = fake[i]?.observation ?? {};
+    const r = real[i]?.observation ?? {};
+    const keys = [...new Set([...Object.keys(f), ...Object.keys(r)])];
+    const differing = keys.filter((k) => JSON.stringify(f[k]) !== JSON.stringify(r[k]));
+    if (differing.length === 0) continue;
+    const show = (o: Observation) =>
+      differing.map((k) => `${k}=${JSON.stringify(o[k]) ?? 'absent'}`).join(' ');
+    lines.push(
+      `${i + 1}. ${fake[i]?.step ?? real[i]?.step ?? '?'}\n     fake: ${show(f)}\n     real: ${show(r)}`,
+    );
+  }
+  return lines;
+}

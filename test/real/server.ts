@@ -1,0 +1,78 @@
+/**
+ * The real Nextcloud 29 the real-server suite runs against, described by the environment
+ * (`.ci/run` builds one and exports it; CONTRIBUTING.md says how to do it by hand):
+ *
+ *   NC_URL, NC_USER, NC_APP_PASSWORD      the owner (alice): the broker's instance account
+ *   NC_USER2, NC_APP_PASSWORD2            a second user (bob): "another writer"
+ *   NC_RESET                              a shell command that empties both users' homes,
+ *                                         trash bins and locks (the kit's `reset.sh --wipe`)
+ *   NC_OCC                                a shell command prefix that runs occ on the server
+ *
+ * The server must be disposable: every test file starts by resetting it.
+ */
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+
+export const REAL_ENV = [
+  'NC_URL',
+  'NC_USER',
+  'NC_APP_PASSWORD',
+  'NC_USER2',
+  'NC_APP_PASSWORD2',
+  'NC_RESET',
+  'NC_OCC',
+] as const;
+
+export interface Account {
+  user: string;
+  password: string;
+}
+
+export interface RealServer {
+  /** Base URL, no trailing slash. */
+  url: string;
+  owner: Account;
+  other: Account;
+  /** Empties both homes, trash bins and locks (about a second). */
+  reset(): Promise<void>;
+  /** Runs `occ` with these arguments; returns its stdout. */
+  occ(...args: string[]): Promise<string>;
+}
+
+function shellQuote(arg: string): string {
+  return /^[A-Za-z0-9_./:=@-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`;
+}
+
+async function shell(what: string, command: string): Promise<string> {
+  try {
+    const { stdout } = await run('sh', ['-c', command], { timeout: 120_000 });
+    return stdout;
+  } catch (error) {
+    const e = error as { stderr?: string; code?: unknown };
+    throw new Error(
+      `${what} failed (exit ${String(e.code)}): ${(e.stderr ?? '').trim().slice(-400)}`,
+    );
+  }
+}
+
+/** The server from the environment; throws naming every missing variable. */
+export function realServer(env: NodeJS.ProcessEnv = process.env): RealServer {
+  const missing = REAL_ENV.filter((k) => (env[k] ?? '') === '');
+  if (missing.length > 0)
+    throw new Error(
+      `the real-server suite needs ${missing.join(', ')} (see CONTRIBUTING.md, "The real-server suite")`,
+    );
+  const get = (k: (typeof REAL_ENV)[number]): string => env[k] as string;
+  return {
+    url: get('NC_URL').replace(/\/+$/, ''),
+    owner: { user: get('NC_USER'), password: get('NC_APP_PASSWORD') },
+    other: { user: get('NC_USER2'), password: get('NC_APP_PASSWORD2') },
+    reset: async () => {
+      await shell('NC_RESET', get('NC_RESET'));
+    },
+    occ: (...args) =>
+      shell(`occ ${args.join(' ')}`, `${get('NC_OCC')} ${args.map(shellQuote).join(' ')}`),
+  };
+}
