@@ -26,6 +26,7 @@ import type { CallContext } from '../surfaces/tool.js';
 import type { CheckoutTable } from './checkouts.js';
 import { digestStream, HashingStream } from './hashing.js';
 import type { Ticket, TicketBook } from './tickets.js';
+import { unlockWithEtag } from './unlock.js';
 
 export interface BlobDeps {
   readonly pipeline: Pipeline;
@@ -245,12 +246,14 @@ export class BlobEndpoint {
           );
         }
         let unlocked = false;
+        let etag = back.etag ?? written.etag;
         if (ticket.kind === 'checkin' && ticket.lockToken !== undefined) {
-          await client.unlock(path, ticket.lockToken);
+          // The UNLOCK gives the file a new etag: hand out that one (see unlock.ts).
+          etag = await unlockWithEtag(client, path, ticket.lockToken);
           checkouts.remove(ticket.lockToken);
           unlocked = true;
         }
-        return { ...sent, etag: back.etag ?? written.etag, unlocked, path };
+        return { ...sent, etag, unlocked, path };
       },
       {
         boundGrants: ticket.grantIds,

@@ -15,6 +15,7 @@ import type { CallContext } from '../surfaces/tool.js';
 import { isNotFound } from '../operations/nextcloud-errors.js';
 import type { CheckoutTable } from './checkouts.js';
 import type { Ticket, TicketBook } from './tickets.js';
+import { unlockWithEtag } from './unlock.js';
 
 export const BLOB_PATH = '/transfer/blobs/';
 /** Longest LOCK the broker asks for; it also never outlives the grant. */
@@ -202,11 +203,17 @@ export class TransferService {
           Math.min(args.timeout_s ?? MAX_LOCK_SECONDS, MAX_LOCK_SECONDS, grantLeft),
         );
         const { token } = await client.lock(path, seconds);
-        // Security: a revoke that landed while the LOCK was on its way must not leave a
-        // lock behind that nobody will release.
-        if (allowed.signal.aborted) {
+        let locked: typeof entry;
+        try {
+          // Security: a revoke that landed while the LOCK was on its way must not leave a
+          // lock behind that nobody will release.
+          if (allowed.signal.aborted) throw allowed.signal.reason;
+          // The LOCK gave the file a new etag (files_lock); under the lock nobody else can
+          // change it, so this read is the version the agent gets.
+          locked = await client.stat(path);
+        } catch (error) {
           await client.unlock(path, token).catch(() => undefined);
-          throw allowed.signal.reason;
+          throw error;
         }
         checkouts.add({
           instance: allowed.instance,
@@ -221,7 +228,7 @@ export class TransferService {
           kind: 'read',
           grantIds: allowed.grantIds,
         });
-        return { entry, token, seconds, ticket };
+        return { entry: locked, token, seconds, ticket };
       },
       { describe: (v) => ({ size: v.entry.size, etag: v.entry.etag, lock_seconds: v.seconds }) },
     );
@@ -270,9 +277,10 @@ export class TransferService {
           );
         }
         if (args.abandon === true) {
-          await client.unlock(path, args.lock_token);
+          // The UNLOCK gives the file a new etag: answer that one (see unlock.ts).
+          const etag = await unlockWithEtag(client, path, args.lock_token);
           checkouts.remove(args.lock_token);
-          return { kind: 'abandoned' as const, path };
+          return { kind: 'abandoned' as const, path, etag };
         }
         const entry = await client.stat(path);
         if (entry.kind !== 'file') throw notAFile(path);
@@ -302,6 +310,7 @@ export class TransferService {
         ok(`lock released on "${value.path}"; nothing was uploaded`, {
           path: value.path,
           unlocked: true,
+          etag: value.etag,
         }),
         all,
       );

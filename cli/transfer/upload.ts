@@ -43,21 +43,24 @@ export async function upload(opts: UploadOptions): Promise<Outcome> {
     );
   }
   if (opts.mode === 'checkin' && opts.abandon === true && entry?.lock_token !== undefined) {
-    await client.call('checkin', {
+    const released = await client.call('checkin', {
       instance: target.instance,
       path: target.path,
       lock_token: entry.lock_token,
       abandon: true,
     });
+    // The unlock changed the file's etag: keep the one the broker read after it (null
+    // when it could not tell the version, so a later push is refused rather than blind).
     const { lock_token: _released, ...rest } = entry;
-    manifest.set(rest);
+    const etag = 'etag' in released ? str(released.etag) : entry.etag;
+    manifest.set({ ...rest, etag });
     await manifest.save();
     return {
       status: 'abandoned',
       local_path: plan.file,
       sha256: entry.sha256,
       size: entry.size,
-      etag: entry.etag,
+      etag,
     };
   }
 

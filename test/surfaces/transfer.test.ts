@@ -378,12 +378,16 @@ describe('checkout and checkin', () => {
   it('locks, streams, checks in under the lock, verifies and unlocks', async () => {
     await broker.fake.writeFile('Co/doc.txt', 'version 1');
     await broker.grant([{ path: 'Co', mode: 'write' }]);
+    const before = await call(transfer, 'read', { instance: 'personal', path: 'Co/doc.txt' });
     const out = await call(transfer, 'checkout', { instance: 'personal', path: 'Co/doc.txt' });
     expect(out).toMatchObject({ status: 'ok', size: 9 });
+    // Locking gave the file a new etag: the checkout answers the one under the lock.
+    expect(out.etag).not.toBe(before.etag);
     const token = out.lock_token as string;
     expect(broker.fake.lockOf('Co/doc.txt')).toMatchObject({ type: 'token', token });
     const got = await getBlob(broker.url, out.blob_url as string);
     expect(got.body.toString()).toBe('version 1');
+    expect(got.headers.etag).toBe(out.etag);
 
     const next = Buffer.from('version 2, longer');
     const ticket = await call(transfer, 'checkin', {
@@ -402,6 +406,10 @@ describe('checkout and checkin', () => {
     });
     expect((await broker.fake.readFile('Co/doc.txt'))?.toString()).toBe('version 2, longer');
     expect(broker.fake.lockOf('Co/doc.txt')).toBeUndefined();
+    // Unlocking gave the file a new etag; the answer carries that one, not the one under
+    // the lock, so the agent can replace this version later.
+    const now = await call(transfer, 'read', { instance: 'personal', path: 'Co/doc.txt' });
+    expect(put.json.etag).toBe(now.etag);
     // The lock token is never written to the audit log.
     expect(JSON.stringify(broker.auditLines())).not.toContain(token);
   });
@@ -434,6 +442,9 @@ describe('checkout and checkin', () => {
     });
     expect(answer).toMatchObject({ status: 'ok', unlocked: true });
     expect(broker.fake.lockOf('Co2/doc.txt')).toBeUndefined();
+    const now = await call(transfer, 'read', { instance: 'personal', path: 'Co2/doc.txt' });
+    expect(answer.etag).toBe(now.etag);
+    expect(answer.etag).not.toBe(out.etag);
   });
 
   it('never locks a missing path (a LOCK would create it) or a folder; needs a write grant', async () => {

@@ -34,6 +34,7 @@ export const CheckinOutput = envelopeSchema({
   path: z.string().optional(),
   size: z.number().int().optional(),
   unlocked: z.boolean().optional(),
+  etag: z.string().nullable().optional(),
   ...TicketFields,
 });
 
