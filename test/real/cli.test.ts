@@ -1,0 +1,188 @@
+/**
+ * The real `broker` CLI (a subprocess) through the daemon on the real Nextcloud: fetch,
+ * push, checkout, checkin and audit verify, each checked on the server itself.
+ */
+import { createHash } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ExitCode } from '../../cli/command.js';
+import { nextSecond } from '../fakes/nextcloud.js';
+import { useRealRig } from './rig.js';
+
+const rig = useRealRig();
+const sha = (b: string): string => createHash('sha256').update(b).digest('hex');
+
+describe('fetch', () => {
+  it('stages the file the server holds, verified; a second fetch transfers nothing', async () => {
+    const etag = await rig.owner.writeFile('Fetch/a.txt', 'hello from a real nextcloud');
+    await rig.broker.grant([{ path: 'Fetch', mode: 'read' }]);
+    const stage = rig.stage();
+    const run = await rig.cli(['fetch', 'personal:Fetch/a.txt'], stage);
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(ExitCode.ok);
+    expect(run.json).toMatchObject({
+      status: 'fetched',
+      sha256: sha('hello from a real nextcloud'),
+      size: 27,
+      etag,
+    });
+    expect(readFileSync(join(stage, 'personal', 'Fetch', 'a.txt'), 'utf8')).toBe(
+      'hello from a real nextcloud',
+    );
+    const again = await rig.cli(['fetch', 'personal:Fetch/a.txt'], stage);
+    expect(again.json.status).toBe('unchanged');
+  });
+
+  it('a missing file is refused (exit 3), a folder is not a file', async () => {
+    await rig.owner.mkdirs('Fetch2/dir');
+    await rig.broker.grant([{ path: 'Fetch2', mode: 'read' }]);
+    const stage = rig.stage();
+    const missing = await rig.cli(['fetch', 'personal:Fetch2/nope.txt'], stage);
+    expect(missing.code).toBe(ExitCode.refused);
+    expect(missing.json.status).toBe('failed');
+    expect(String(missing.json.error)).toMatch(/does not exist/);
+    const folder = await rig.cli(['fetch', 'personal:Fetch2/dir'], stage);
+    expect(folder.code).toBe(ExitCode.refused);
+    expect(String(folder.json.error)).toMatch(/is a folder/);
+  });
+});
+
+describe('push', () => {
+  it('creates, replaces the fetched version, and never clobbers a change by the owner', async () => {
+    await rig.owner.mkdirs('Push');
+    await rig.broker.grant([{ path: 'Push', mode: 'write' }]);
+    const stage = rig.stage();
+    const src = join(stage, 'new.txt');
+    writeFileSync(src, 'created by the agent');
+    const created = await rig.cli(['push', 'personal:Push/new.txt', src], stage);
+    expect(created.code).toBe(ExitCode.ok);
+    expect(created.json).toMatchObject({ status: 'pushed', sha256: sha('created by the agent') });
+    expect(await rig.owner.read('Push/new.txt')).toBe('created by the agent');
+
+    await nextSecond();
+    writeFileSync(src, 'second version');
+    const replaced = await rig.cli(['push', 'personal:Push/new.txt', src], stage);
+    expect(replaced.code).toBe(ExitCode.ok);
+    expect(await rig.owner.read('Push/new.txt')).toBe('second version');
+
+    // The owner edits the file (in a later second: Nextcloud keeps an etag within one).
+    await nextSecond();
+    await rig.owner.put('Push/new.txt', 'changed by the owner');
+    writeFileSync(src, 'third version');
+    const clobber = await rig.cli(['push', 'personal:Push/new.txt', src], stage);
+    expect(clobber.code).toBe(ExitCode.clobber);
+    expect(await rig.owner.read('Push/new.txt')).toBe('changed by the owner');
+  });
+
+  it('never creates over a file it did not fetch (exit 5)', async () => {
+    await rig.owner.writeFile('Push2/exists.txt', 'owner data');
+    await rig.broker.grant([{ path: 'Push2', mode: 'write' }]);
+    const stage = rig.stage();
+    const src = join(stage, 'exists.txt');
+    writeFileSync(src, 'agent data');
+    const run = await rig.cli(['push', 'personal:Push2/exists.txt', src], stage);
+    expect(run.code).toBe(ExitCode.clobber);
+    expect(await rig.owner.read('Push2/exists.txt')).toBe('owner data');
+  });
+
+  it('into a missing folder: refused with the next step (exit 3), nothing created', async () => {
+    await rig.broker.grant([{ path: 'NoSuchFolder', mode: 'write' }]);
+    const stage = rig.stage();
+    const src = join(stage, 'x.txt');
+    writeFileSync(src, 'x');
+    const run = await rig.cli(['push', 'personal:NoSuchFolder/x.txt', src], stage);
+    expect(run.code).toBe(ExitCode.refused);
+    expect(String(run.json.error)).toMatch(/create it with mkdir first/);
+    expect(await rig.owner.exists('NoSuchFolder')).toBe(false);
+  });
+
+  it('a read grant is not enough (exit 3)', async () => {
+    await rig.owner.mkdirs('ReadOnly');
+    await rig.broker.grant([{ path: 'ReadOnly', mode: 'read' }]);
+    const stage = rig.stage();
+    const src = join(stage, 'x.txt');
+    writeFileSync(src, 'x');
+    const run = await rig.cli(['push', 'personal:ReadOnly/x.txt', src], stage);
+    expect(run.code).toBe(ExitCode.refused);
+    expect(await rig.owner.list('ReadOnly')).toEqual([]);
+  });
+});
+
+describe('checkout and checkin', () => {
+  it('checkout stages the file locked; checkin uploads, verifies and unlocks', async () => {
+    await rig.owner.writeFile('Co/doc.txt', 'v1');
+    await rig.broker.grant([{ path: 'Co', mode: 'write' }]);
+    const stage = rig.stage();
+    const co = await rig.cli(['checkout', 'personal:Co/doc.txt'], stage);
+    expect(co.code).toBe(ExitCode.ok);
+    expect(co.json).toMatchObject({ status: 'checked_out', locked: true, sha256: sha('v1') });
+    expect(await rig.owner.locked('Co/doc.txt')).toBe(true);
+    const local = join(stage, 'personal', 'Co', 'doc.txt');
+    expect(readFileSync(local, 'utf8')).toBe('v1');
+
+    writeFileSync(local, 'v2 from the agent');
+    const ci = await rig.cli(['checkin', 'personal:Co/doc.txt'], stage);
+    expect(ci.code).toBe(ExitCode.ok);
+    expect(ci.json).toMatchObject({ status: 'checked_in', sha256: sha('v2 from the agent') });
+    expect(await rig.owner.read('Co/doc.txt')).toBe('v2 from the agent');
+    expect(await rig.owner.locked('Co/doc.txt')).toBe(false);
+  });
+
+  it('after a checkin the staged version can be pushed again (its etag is current)', async () => {
+    await rig.owner.writeFile('Co2/doc.txt', 'v1');
+    await rig.broker.grant([{ path: 'Co2', mode: 'write' }]);
+    const stage = rig.stage();
+    expect((await rig.cli(['checkout', 'personal:Co2/doc.txt'], stage)).code).toBe(ExitCode.ok);
+    const local = join(stage, 'personal', 'Co2', 'doc.txt');
+    writeFileSync(local, 'v2');
+    const ci = await rig.cli(['checkin', 'personal:Co2/doc.txt'], stage);
+    expect(ci.code).toBe(ExitCode.ok);
+    expect(ci.json.etag).toBe(await rig.owner.etag('Co2/doc.txt'));
+    await nextSecond();
+    writeFileSync(local, 'v3');
+    const push = await rig.cli(['push', 'personal:Co2/doc.txt'], stage);
+    expect(push.code).toBe(ExitCode.ok);
+    expect(await rig.owner.read('Co2/doc.txt')).toBe('v3');
+  });
+
+  it('checkin --abandon unlocks, leaves the server copy, and a later push may replace it', async () => {
+    await rig.owner.writeFile('Co3/doc.txt', 'keep');
+    await rig.broker.grant([{ path: 'Co3', mode: 'write' }]);
+    const stage = rig.stage();
+    expect((await rig.cli(['checkout', 'personal:Co3/doc.txt'], stage)).code).toBe(ExitCode.ok);
+    writeFileSync(join(stage, 'personal', 'Co3', 'doc.txt'), 'discard me');
+    const run = await rig.cli(['checkin', 'personal:Co3/doc.txt', '--abandon'], stage);
+    expect(run.code).toBe(ExitCode.ok);
+    expect(run.json.status).toBe('abandoned');
+    expect(await rig.owner.locked('Co3/doc.txt')).toBe(false);
+    expect(await rig.owner.read('Co3/doc.txt')).toBe('keep');
+    // The manifest holds the etag after the unlock: the kept edit can still replace it.
+    const push = await rig.cli(['push', 'personal:Co3/doc.txt'], stage);
+    expect(push.code).toBe(ExitCode.ok);
+    expect(await rig.owner.read('Co3/doc.txt')).toBe('discard me');
+  });
+
+  it('a file someone else has locked cannot be checked out (exit 2, retry later)', async () => {
+    await rig.owner.writeFile('Co4/doc.txt', 'x');
+    const lock = await rig.owner.request(
+      'LOCK',
+      rig.owner.target('Co4/doc.txt'),
+      { Timeout: 'Second-600', 'Content-Type': 'application/xml' },
+      '<?xml version="1.0"?><d:lockinfo xmlns:d="DAV:"><d:lockscope><d:exclusive/></d:lockscope><d:locktype><d:write/></d:locktype></d:lockinfo>',
+    );
+    expect(lock.status).toBe(200);
+    await rig.broker.grant([{ path: 'Co4', mode: 'write' }]);
+    const run = await rig.cli(['checkout', 'personal:Co4/doc.txt'], rig.stage());
+    expect(run.code).toBe(ExitCode.infrastructure);
+    expect(String(run.json.error)).toMatch(/is locked/);
+  });
+});
+
+describe('audit verify', () => {
+  it('the audit log of everything above verifies (exit 0)', async () => {
+    const run = await rig.cli(['audit', 'verify', '--data-dir', rig.broker.dir], rig.stage());
+    expect(run.code).toBe(ExitCode.ok);
+    expect(rig.broker.auditLines().length).toBeGreaterThan(20);
+  });
+});

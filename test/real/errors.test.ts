@@ -1,0 +1,178 @@
+/**
+ * What the real server answers when an operation cannot be done, and what the broker
+ * makes of it: 404 (check the path), 409 (a missing parent folder), 412 (changed since
+ * read, or the target exists), 423 (locked: retry later), 401 (the app password: the
+ * instance is disabled). Races are staged for real: the server changes between the
+ * broker's check and its request, so the server's own answer is what decides.
+ */
+import { describe, expect, it } from 'vitest';
+import { call, startBrokerOn } from '../daemon/harness.js';
+import { nextSecond } from '../fakes/nextcloud.js';
+import { useRealRig } from './rig.js';
+
+const rig = useRealRig();
+
+const LOCKINFO =
+  '<?xml version="1.0"?><d:lockinfo xmlns:d="DAV:"><d:lockscope><d:exclusive/></d:lockscope>' +
+  '<d:locktype><d:write/></d:locktype></d:lockinfo>';
+
+async function putBlob(blobUrl: string, body: string): Promise<Record<string, unknown>> {
+  const res = await fetch(new URL(blobUrl, rig.broker.url), {
+    method: 'PUT',
+    headers: { authorization: `Bearer ${rig.broker.config.tokens.transfer}` },
+    body,
+  });
+  return (await res.json()) as Record<string, unknown>;
+}
+
+/** The owner's other client takes a token lock of its own. */
+async function lockedByOwnClient(path: string): Promise<void> {
+  const res = await rig.owner.request(
+    'LOCK',
+    rig.owner.target(path),
+    { Timeout: 'Second-600', 'Content-Type': 'application/xml' },
+    LOCKINFO,
+  );
+  expect(res.status).toBe(200);
+}
+
+describe('404: not found', () => {
+  it('list, read, move and trash of a missing path say to check the path', async () => {
+    await rig.owner.mkdirs('Nf');
+    await rig.broker.grant([{ path: 'Nf', mode: 'write' }]);
+    const answers = [
+      await call(rig.agent, 'list', { instance: 'personal', path: 'Nf/none' }),
+      await call(rig.transfer, 'read', { instance: 'personal', path: 'Nf/none.txt' }),
+      await call(rig.agent, 'move', { instance: 'personal', from: 'Nf/none', to: 'Nf/x' }),
+      await call(rig.agent, 'trash', { instance: 'personal', path: 'Nf/none' }),
+    ];
+    for (const answer of answers) {
+      expect(answer).toMatchObject({ status: 'refused', code: 'not_found' });
+      expect(answer.message).toMatch(/does not exist/);
+    }
+  });
+});
+
+describe('409: a missing parent folder', () => {
+  it('mkdir and move into a missing folder name the folder to create first', async () => {
+    await rig.owner.writeFile('Cf/a.txt', 'a');
+    await rig.broker.grant([{ path: 'Cf', mode: 'write' }]);
+    const mkdir = await call(rig.agent, 'mkdir', { instance: 'personal', path: 'Cf/no/new' });
+    expect(mkdir).toMatchObject({ status: 'refused', code: 'not_found' });
+    expect(mkdir.message).toMatch(/create it with mkdir first/);
+    const move = await call(rig.agent, 'move', {
+      instance: 'personal',
+      from: 'Cf/a.txt',
+      to: 'Cf/no/a.txt',
+    });
+    expect(move).toMatchObject({ status: 'refused', code: 'not_found' });
+    expect(move.message).toMatch(/target folder does not exist/);
+    expect(await rig.owner.read('Cf/a.txt')).toBe('a');
+  });
+});
+
+describe('412: changed since read, or the target exists', () => {
+  it('a replace whose file the owner changed after the ticket: nothing written', async () => {
+    await rig.owner.writeFile('Pf/a.txt', 'v1');
+    await rig.broker.grant([{ path: 'Pf', mode: 'write' }]);
+    const read = await call(rig.transfer, 'read', { instance: 'personal', path: 'Pf/a.txt' });
+    const ticket = await call(rig.transfer, 'write', {
+      instance: 'personal',
+      path: 'Pf/a.txt',
+      size: 5,
+      if_match: read.etag,
+    });
+    expect(ticket.status).toBe('ok');
+    await nextSecond();
+    expect((await rig.owner.put('Pf/a.txt', 'owner')).status).toBe(204);
+    const put = await putBlob(ticket.blob_url as string, 'agent');
+    expect(put).toMatchObject({ status: 'refused', code: 'conflict' });
+    expect(await rig.owner.read('Pf/a.txt')).toBe('owner');
+  });
+
+  it('a create whose name the owner took after the ticket: nothing written', async () => {
+    await rig.owner.mkdirs('Pf2');
+    await rig.broker.grant([{ path: 'Pf2', mode: 'write' }]);
+    const ticket = await call(rig.transfer, 'write', {
+      instance: 'personal',
+      path: 'Pf2/new.txt',
+      size: 5,
+      if_none_match: '*',
+    });
+    expect(ticket.status).toBe('ok');
+    await rig.owner.put('Pf2/new.txt', 'owner');
+    expect(await putBlob(ticket.blob_url as string, 'agent')).toMatchObject({
+      status: 'refused',
+      code: 'conflict',
+    });
+    expect(await rig.owner.read('Pf2/new.txt')).toBe('owner');
+  });
+
+  it('a move onto an existing name (Overwrite: F) is refused, the target kept', async () => {
+    await rig.owner.writeFile('Pf3/a.txt', 'a');
+    await rig.owner.writeFile('Pf3/b.txt', 'b');
+    await rig.broker.grant([{ path: 'Pf3', mode: 'write' }]);
+    const answer = await call(rig.agent, 'move', {
+      instance: 'personal',
+      from: 'Pf3/a.txt',
+      to: 'Pf3/b.txt',
+    });
+    expect(answer).toMatchObject({ status: 'refused', code: 'conflict' });
+    expect(answer.message).toMatch(/never overwrite/);
+    expect(await rig.owner.read('Pf3/b.txt')).toBe('b');
+  });
+});
+
+describe('423: locked by someone else', () => {
+  it('write, move and trash of a file the owner\u2019s own client locked: error, retry later', async () => {
+    await rig.owner.writeFile('Lk/a.txt', 'v1');
+    await rig.broker.grant([{ path: 'Lk', mode: 'write' }]);
+    const read = await call(rig.transfer, 'read', { instance: 'personal', path: 'Lk/a.txt' });
+    await lockedByOwnClient('Lk/a.txt');
+    const now = await call(rig.transfer, 'read', { instance: 'personal', path: 'Lk/a.txt' });
+    const ticket = await call(rig.transfer, 'write', {
+      instance: 'personal',
+      path: 'Lk/a.txt',
+      size: 5,
+      if_match: now.etag,
+    });
+    expect(ticket.status).toBe('ok');
+    expect(await putBlob(ticket.blob_url as string, 'agent')).toMatchObject({
+      status: 'error',
+      code: 'locked',
+      retry: true,
+    });
+    for (const answer of [
+      await call(rig.agent, 'move', { instance: 'personal', from: 'Lk/a.txt', to: 'Lk/b.txt' }),
+      await call(rig.agent, 'trash', { instance: 'personal', path: 'Lk/a.txt' }),
+    ])
+      expect(answer).toMatchObject({ status: 'error', code: 'locked', retry: true });
+    expect(await rig.owner.read('Lk/a.txt')).toBe('v1');
+    // The lock changed the etag: the version read before it no longer matches.
+    expect(now.etag).not.toBe(read.etag);
+  });
+});
+
+describe('401: a wrong app password', () => {
+  it('answers error naming the app password and stops using it; nothing is retried', async () => {
+    const wrong = await startBrokerOn({
+      url: rig.server.url,
+      user: rig.server.owner.user,
+      password: 'not-the-app-password-0123456789abcdef',
+    });
+    try {
+      await rig.owner.mkdirs('Auth');
+      await wrong.grant([{ path: 'Auth', mode: 'read' }]);
+      const agent = await wrong.agent();
+      const first = await call(agent, 'list', { instance: 'personal', path: 'Auth' });
+      expect(first).toMatchObject({ status: 'error', code: 'nextcloud_auth', retry: false });
+      expect(first.message).toMatch(/app password/);
+      const second = await call(agent, 'list', { instance: 'personal', path: 'Auth' });
+      expect(second).toMatchObject({ status: 'error', code: 'nextcloud_auth' });
+      expect(wrong.logger.lines.some((l) => l.includes('instance disabled'))).toBe(true);
+      expect(wrong.logger.lines.join('\n')).not.toContain('not-the-app-password');
+    } finally {
+      await wrong.close();
+    }
+  });
+});

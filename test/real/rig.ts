@@ -1,0 +1,92 @@
+/**
+ * What a real-server test file works with: the daemon (the test harness, in process)
+ * whose two instances (`personal`, and `shared` with discovery) are the owner's account
+ * on the real server, MCP clients for both surfaces, the real `broker` CLI as a
+ * subprocess, and direct WebDAV access as the owner (her own app password: "the owner's
+ * own clients") and as the second user. The server is reset before the file's tests.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { runCli, type CliRun } from '../cli/run-cli.js';
+import {
+  startBrokerOn,
+  TRANSFER_TOKEN,
+  type Broker,
+  type BrokerOptions,
+} from '../daemon/harness.js';
+import { afterAll, beforeAll } from 'vitest';
+import { Dav } from './dav.js';
+import { send } from './http.js';
+import { realServer, type RealServer } from './server.js';
+
+export type RealBroker = Omit<Broker, 'fake'>;
+
+export interface RealRig {
+  server: RealServer;
+  broker: RealBroker;
+  /** The owner (the broker's account) on WebDAV directly. */
+  owner: Dav;
+  /** The second user on WebDAV directly. */
+  other: Dav;
+  agent: Client;
+  transfer: Client;
+  /** A fresh staging folder for the CLI. */
+  stage(): string;
+  /** The `broker` CLI against this daemon, staging in `stage`. */
+  cli(args: readonly string[], stage: string): Promise<CliRun>;
+  /** The owner shares a folder with the second user, who may then write in it. */
+  share(path: string): Promise<void>;
+}
+
+/** Registers the file's hooks; the returned object is filled in before the first test. */
+export function useRealRig(opts: BrokerOptions = {}): RealRig {
+  const rig = {} as RealRig;
+  beforeAll(async () => {
+    const server = realServer();
+    await server.reset();
+    const broker = await startBrokerOn(
+      { url: server.url, user: server.owner.user, password: server.owner.password },
+      opts,
+    );
+    Object.assign(rig, {
+      server,
+      broker,
+      owner: new Dav(server.url, server.owner),
+      other: new Dav(server.url, server.other),
+      agent: await broker.agent(),
+      transfer: await broker.transfer(),
+      stage: () => mkdtempSync(join(tmpdir(), 'broker-real-stage-')),
+      cli: (args: readonly string[], stage: string) =>
+        runCli(args, {
+          BROKER_URL: broker.url,
+          BROKER_TRANSFER_TOKEN: TRANSFER_TOKEN,
+          BROKER_STAGE_DIR: stage,
+        }),
+      share: async (path: string) => {
+        const res = await send(server.url, {
+          method: 'POST',
+          target: '/ocs/v2.php/apps/files_sharing/api/v1/shares?format=json',
+          headers: {
+            'OCS-APIRequest': 'true',
+            'Content-Type': 'application/x-www-form-urlencoded',
+          },
+          body: new URLSearchParams({
+            path: `/${path}`,
+            shareType: '0',
+            shareWith: server.other.user,
+            permissions: '31',
+          }).toString(),
+          auth: server.owner,
+        });
+        if (res.status !== 200) throw new Error(`sharing ${path}: ${res.status} ${res.text}`);
+      },
+    } satisfies RealRig);
+  });
+  afterAll(async () => {
+    await rig.broker?.close();
+    await rig.server?.reset();
+  });
+  return rig;
+}
