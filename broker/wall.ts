@@ -437,7 +437,8 @@ export function decide(
       if (!from.ok) return invalidPath('from', from.reason);
       const to = canonicalPath(op.to);
       if (!to.ok) return invalidPath('to', to.reason);
-      // Security: a rename that differs only in normalisation makes Nextcloud trash the source.
+      // Security: a rename that differs only in normalisation can make Nextcloud trash the
+      // source (a MOVE without `Overwrite: F`); it is one name there anyway.
       if (from.path === to.path) {
         return {
           ok: false,

@@ -363,15 +363,16 @@ export class NextcloudClient {
       const target = this.#url(to);
       if (from === to)
         throw new NextcloudError('invalid_argument', 'the source and the target are the same path');
-      // Security: Nextcloud answers a move between NFC and NFD spellings of one name with
-      // 404 after already sending the source to the trash bin. The wall refuses it too.
+      // Security: NFC and NFD spellings are one name to Nextcloud. A move between them
+      // without `Overwrite: F` answers 404 after already sending the source to the trash
+      // bin (with it, 412). Never sent; the wall refuses it too.
       if (
         from.normalize('NFC') === to.normalize('NFC') ||
         from.normalize('NFD') === to.normalize('NFD')
       )
         throw new NextcloudError(
           'invalid_path',
-          `'${from}' and '${to}' differ only in Unicode normalisation: Nextcloud would trash the source; choose a different name`,
+          `'${from}' and '${to}' differ only in Unicode normalisation, which Nextcloud treats as one name: choose a different name`,
         );
       if (to.normalize('NFC').startsWith(`${from.normalize('NFC')}/`))
         throw new NextcloudError(
