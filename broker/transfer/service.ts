@@ -205,12 +205,13 @@ export class TransferService {
         const { token } = await client.lock(path, seconds);
         let locked: typeof entry;
         try {
-          // Security: a revoke that landed while the LOCK was on its way must not leave a
-          // lock behind that nobody will release.
-          if (allowed.signal.aborted) throw allowed.signal.reason;
           // The LOCK gave the file a new etag (files_lock); under the lock nobody else can
           // change it, so this read is the version the agent gets.
           locked = await client.stat(path);
+          // Security: a revoke that landed while the LOCK or that read was on its way must
+          // not leave a lock behind that nobody will release (the release has run already;
+          // nothing awaits between this check and recording the checkout).
+          if (allowed.signal.aborted) throw allowed.signal.reason;
         } catch (error) {
           await client.unlock(path, token).catch(() => undefined);
           throw error;
