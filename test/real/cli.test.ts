@@ -165,13 +165,7 @@ describe('checkout and checkin', () => {
 
   it('a file someone else has locked cannot be checked out (exit 2, retry later)', async () => {
     await rig.owner.writeFile('Co4/doc.txt', 'x');
-    const lock = await rig.owner.request(
-      'LOCK',
-      rig.owner.target('Co4/doc.txt'),
-      { Timeout: 'Second-600', 'Content-Type': 'application/xml' },
-      '<?xml version="1.0"?><d:lockinfo xmlns:d="DAV:"><d:lockscope><d:exclusive/></d:lockscope><d:locktype><d:write/></d:locktype></d:lockinfo>',
-    );
-    expect(lock.status).toBe(200);
+    await rig.owner.tokenLock('Co4/doc.txt');
     await rig.broker.grant([{ path: 'Co4', mode: 'write' }]);
     const run = await rig.cli(['checkout', 'personal:Co4/doc.txt'], rig.stage());
     expect(run.code).toBe(ExitCode.infrastructure);

@@ -13,6 +13,10 @@ const PROPS =
   '<nc:trashbin-filename/><nc:trashbin-original-location/>' +
   '</d:prop></d:propfind>';
 
+const LOCKINFO =
+  '<?xml version="1.0" encoding="utf-8"?><d:lockinfo xmlns:d="DAV:">' +
+  '<d:lockscope><d:exclusive/></d:lockscope><d:locktype><d:write/></d:locktype></d:lockinfo>';
+
 export interface TrashItem {
   /** The item's name inside the trash bin (`<name>.d<time>`), as the server spells it. */
   item: string;
@@ -92,6 +96,17 @@ export class Dav {
       if (res.status !== 201 && res.status !== 405)
         throw new Error(`MKCOL ${parts.slice(0, i).join('/')}: ${res.status}`);
     }
+  }
+
+  /** Takes an RFC 4918 token lock of this client's own (as a sync client or office app would). */
+  async tokenLock(path: string): Promise<void> {
+    const res = await this.request(
+      'LOCK',
+      this.target(path),
+      { Timeout: 'Second-600', 'Content-Type': 'application/xml; charset=utf-8' },
+      LOCKINFO,
+    );
+    if (res.status !== 200) throw new Error(`LOCK ${path}: ${res.status}`);
   }
 
   /** The file's bytes as text, or undefined when it does not exist. */

@@ -12,10 +12,6 @@ import { useRealRig } from './rig.js';
 
 const rig = useRealRig();
 
-const LOCKINFO =
-  '<?xml version="1.0"?><d:lockinfo xmlns:d="DAV:"><d:lockscope><d:exclusive/></d:lockscope>' +
-  '<d:locktype><d:write/></d:locktype></d:lockinfo>';
-
 async function putBlob(blobUrl: string, body: string): Promise<Record<string, unknown>> {
   const res = await fetch(new URL(blobUrl, rig.broker.url), {
     method: 'PUT',
@@ -25,15 +21,17 @@ async function putBlob(blobUrl: string, body: string): Promise<Record<string, un
   return (await res.json()) as Record<string, unknown>;
 }
 
-/** The owner's other client takes a token lock of its own. */
-async function lockedByOwnClient(path: string): Promise<void> {
-  const res = await rig.owner.request(
-    'LOCK',
-    rig.owner.target(path),
-    { Timeout: 'Second-600', 'Content-Type': 'application/xml' },
-    LOCKINFO,
-  );
-  expect(res.status).toBe(200);
+/** A write ticket for `path` replacing the version it has now. */
+async function replaceTicket(path: string, size: number): Promise<Record<string, unknown>> {
+  const read = await call(rig.transfer, 'read', { instance: 'personal', path });
+  const ticket = await call(rig.transfer, 'write', {
+    instance: 'personal',
+    path,
+    size,
+    if_match: read.etag,
+  });
+  expect(ticket.status).toBe('ok');
+  return { ...ticket, read_etag: read.etag };
 }
 
 describe('404: not found', () => {
@@ -75,14 +73,7 @@ describe('412: changed since read, or the target exists', () => {
   it('a replace whose file the owner changed after the ticket: nothing written', async () => {
     await rig.owner.writeFile('Pf/a.txt', 'v1');
     await rig.broker.grant([{ path: 'Pf', mode: 'write' }]);
-    const read = await call(rig.transfer, 'read', { instance: 'personal', path: 'Pf/a.txt' });
-    const ticket = await call(rig.transfer, 'write', {
-      instance: 'personal',
-      path: 'Pf/a.txt',
-      size: 5,
-      if_match: read.etag,
-    });
-    expect(ticket.status).toBe('ok');
+    const ticket = await replaceTicket('Pf/a.txt', 5);
     await nextSecond();
     expect((await rig.owner.put('Pf/a.txt', 'owner')).status).toBe(204);
     const put = await putBlob(ticket.blob_url as string, 'agent');
@@ -128,15 +119,8 @@ describe('423: locked by someone else', () => {
     await rig.owner.writeFile('Lk/a.txt', 'v1');
     await rig.broker.grant([{ path: 'Lk', mode: 'write' }]);
     const read = await call(rig.transfer, 'read', { instance: 'personal', path: 'Lk/a.txt' });
-    await lockedByOwnClient('Lk/a.txt');
-    const now = await call(rig.transfer, 'read', { instance: 'personal', path: 'Lk/a.txt' });
-    const ticket = await call(rig.transfer, 'write', {
-      instance: 'personal',
-      path: 'Lk/a.txt',
-      size: 5,
-      if_match: now.etag,
-    });
-    expect(ticket.status).toBe('ok');
+    await rig.owner.tokenLock('Lk/a.txt');
+    const ticket = await replaceTicket('Lk/a.txt', 5);
     expect(await putBlob(ticket.blob_url as string, 'agent')).toMatchObject({
       status: 'error',
       code: 'locked',
@@ -149,7 +133,7 @@ describe('423: locked by someone else', () => {
       expect(answer).toMatchObject({ status: 'error', code: 'locked', retry: true });
     expect(await rig.owner.read('Lk/a.txt')).toBe('v1');
     // The lock changed the etag: the version read before it no longer matches.
-    expect(now.etag).not.toBe(read.etag);
+    expect(ticket.read_etag).not.toBe(read.etag);
   });
 });
 
