@@ -13,9 +13,15 @@ if (!realServer) {
     throw new Error(
       'CI is set but NC_URL is not: the real-server suite cannot run. Run `bash .ci/run`, which builds a Nextcloud and exports it, or export NC_URL and the rest (CONTRIBUTING.md, "The real-server suite").',
     );
-  console.log(
-    'real-server suite skipped: NC_URL is not set (to run it, see CONTRIBUTING.md, "The real-server suite")',
-  );
+  // Vitest evaluates this file more than once per run (once per project); say it once.
+  const said = Symbol.for('nextcloud-access-broker.real-suite-skipped');
+  const seen = globalThis as { [said]?: true };
+  if (seen[said] !== true) {
+    seen[said] = true;
+    console.log(
+      'real-server suite skipped: NC_URL is not set (to run it, see CONTRIBUTING.md, "The real-server suite")',
+    );
+  }
 }
 
 export default defineConfig({
