@@ -372,6 +372,7 @@ export const CASES: readonly Case[] = [
       put('PUT with a wrong token', '~/T/a.txt', 'x', {
         If: '(<opaquelocktoken:00000000-0000-0000-0000-000000000000>)',
       }),
+      put('PUT with an If etag that does not match', '~/T/a.txt', 'x', { If: '(["0123abc"])' }),
       NEXT_SECOND,
       put(
         'PUT with the token (checkin)',

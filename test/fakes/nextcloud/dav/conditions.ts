@@ -94,8 +94,8 @@ export async function checkPreconditions(
       }
     }
     if (!anyHeld) {
-      // Observed: a token that does not hold on a file someone has token-locked is
-      // 423 (the file is locked), not 412.
+      // Observed: an If header that does not hold (a wrong token, or an etag that does
+      // not match) on a file someone has token-locked is 423 (the file is locked), not 412.
       const lock =
         node && ctx.state.faults.filesLock ? ctx.state.locks.get(node.fileId) : undefined;
       if (node && lock?.type === 'token') {
