@@ -1,6 +1,6 @@
 /**
  * Public types of the fake Nextcloud (test/fakes/nextcloud.ts re-exports them).
- * The fake answers like the Nextcloud 29 recorded in /work/shared/nextcloud-facts.md.
+ * The fake answers like a real Nextcloud 29 (see ../nextcloud.ts).
  */
 
 /** Behaviour switches; mutable at runtime (`fake.faults.down = true`). */
