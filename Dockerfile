@@ -15,7 +15,7 @@ RUN npm ci --ignore-scripts && npm rebuild better-sqlite3
 COPY tsconfig.json tsconfig.build.json ./
 COPY broker ./broker
 COPY cli ./cli
-COPY test/fakes ./test/fakes
+COPY fakes ./fakes
 RUN npm run build
 
 FROM ${NODE_IMAGE} AS deps

@@ -11,8 +11,8 @@
  */
 import { loadavg } from 'node:os';
 import type { Bench } from './harness.js';
-import { callTool } from './lib/mcp.js';
-import { OWNER, ROOM, startRig } from './lib/rig.js';
+import { callTool } from '../support/mcp.js';
+import { OWNER, ROOM, startRig } from '../support/rig.js';
 import { latency, round } from './lib/stats.js';
 
 const SAMPLES = Number(process.env.BENCH_APPROVAL_SAMPLES ?? 30);

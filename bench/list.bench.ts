@@ -15,25 +15,19 @@ import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Bench, BenchRow } from './harness.js';
 import { compiledCli } from './lib/build.js';
-import { callTool, connectMcp, grantViaConsole } from './lib/mcp.js';
-import {
-  AGENT_TOKEN,
-  APP_PASSWORD,
-  memoryOf,
-  ROOT,
-  spawnBroker,
-  spawnFakeNextcloud,
-  writeBrokerConfig,
-} from './lib/processes.js';
+import { callTool, connectMcp, grantViaConsole } from '../support/mcp.js';
+import { memoryOf } from './lib/processes.js';
 import {
   BROKER_CATEGORIES,
   describeSummary,
   summariseProfile,
   type ProfileSummary,
 } from './lib/profile.js';
-import { shippedNodeFlags } from './lib/node-flags.js';
+import { shippedNodeFlags } from '../support/node-flags.js';
 import { closedLoop, latency, median, round } from './lib/stats.js';
 import { davClient } from './lib/webdav.js';
+import { AGENT_TOKEN, APP_PASSWORD } from '../support/tokens.js';
+import { ROOT, spawnBroker, spawnFakeNextcloud, writeBrokerConfig } from '../support/processes.js';
 
 /** The node flags the daemon ships with (npm start, Dockerfile, runbook). */
 const SHIPPED_FLAGS = shippedNodeFlags(ROOT);

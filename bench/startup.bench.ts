@@ -15,9 +15,10 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Bench } from './harness.js';
 import { compiledCli } from './lib/build.js';
-import { brokerEnv, cliArgs, memoryOf, ROOT, writeBrokerConfig } from './lib/processes.js';
-import { shippedNodeFlags } from './lib/node-flags.js';
+import { memoryOf } from './lib/processes.js';
+import { shippedNodeFlags } from '../support/node-flags.js';
 import { median, round } from './lib/stats.js';
+import { brokerEnv, cliArgs, ROOT, writeBrokerConfig } from '../support/processes.js';
 
 const RUNS = Number(process.env.BENCH_STARTUP_RUNS ?? 7);
 /** The flags `npm start`, the Dockerfile and the runbook run the daemon with. */

@@ -32,22 +32,13 @@ import type { Bench, BenchRow } from './harness.js';
 import { compiledCli } from './lib/build.js';
 import { runCliMeasured, runDirectMeasured } from './lib/cli.js';
 import { writeBigFile } from './lib/files.js';
-import { callTool, connectMcp, grantViaConsole } from './lib/mcp.js';
-import {
-  AGENT_TOKEN,
-  APP_PASSWORD,
-  cpuSecondsOf,
-  memoryOf,
-  ROOT,
-  spawnBroker,
-  spawnFakeNextcloud,
-  spawnFloorRelay,
-  TRANSFER_TOKEN,
-  writeBrokerConfig,
-} from './lib/processes.js';
-import { shippedNodeFlags } from './lib/node-flags.js';
+import { callTool, connectMcp, grantViaConsole } from '../support/mcp.js';
+import { cpuSecondsOf, memoryOf, spawnFloorRelay } from './lib/processes.js';
+import { shippedNodeFlags } from '../support/node-flags.js';
 import { topFunctions } from './lib/profile.js';
 import { median, round } from './lib/stats.js';
+import { AGENT_TOKEN, APP_PASSWORD, TRANSFER_TOKEN } from '../support/tokens.js';
+import { ROOT, spawnBroker, spawnFakeNextcloud, writeBrokerConfig } from '../support/processes.js';
 
 const MB = Number(process.env.BENCH_TRANSFER_MB ?? 1024);
 const BYTES = MB * 1024 * 1024;

@@ -25,7 +25,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { startBroker } from '../broker/main.js';
-import { startFakeNextcloud } from '../test/fakes/nextcloud.js';
+import { startFakeNextcloud } from '../fakes/nextcloud.js';
 
 const SCENARIOS = ['server-initialize', 'ping', 'tools-list', 'dns-rebinding-protection'] as const;
 const ROOT = join(import.meta.dirname, '..');

@@ -7,7 +7,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { ROOT } from './processes.js';
+import { ROOT } from '../../support/processes.js';
 
 export const COMPILED_DIR = join(ROOT, 'node_modules', '.cache', 'broker-bench-dist');
 

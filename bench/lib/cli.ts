@@ -7,7 +7,8 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { cliArgs, MAX_RSS_PRELOAD, ROOT } from './processes.js';
+import { cliArgs, ROOT } from '../../support/processes.js';
+import { MAX_RSS_PRELOAD } from './processes.js';
 
 export interface MeasuredRun {
   code: number;

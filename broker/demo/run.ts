@@ -3,7 +3,7 @@
  * the broker on 127.0.0.1 with fresh tokens and its state in ./data/demo, and the
  * approval console on this terminal. Everything stays on loopback.
  *
- * The fake Nextcloud is injected (it lives in test/fakes, which the CLI imports), so
+ * The fake Nextcloud is injected (it lives in fakes/, which the CLI imports), so
  * the broker's own modules never depend on test code.
  */
 import { mkdir, rm, writeFile } from 'node:fs/promises';

@@ -42,7 +42,7 @@ export interface StartIo {
   stopSignal: () => Promise<string>;
   /** `broker serve`, run when a configuration is present. */
   serve: Command;
-  /** Loaded only for the demo (test/fakes, compiled into dist/ by the build). */
+  /** Loaded only for the demo (fakes/, compiled into dist/ by the build). */
   loadCloud: () => Promise<StartCloud>;
 }
 
@@ -144,7 +144,7 @@ export const startCommand: Command = createStartCommand({
     stopSignal: () => stopOnSignal(),
   }),
   loadCloud: async () => {
-    const { startFakeNextcloud } = await import('../../test/fakes/nextcloud.js');
+    const { startFakeNextcloud } = await import('../../fakes/nextcloud.js');
     return (opts) => startFakeNextcloud(opts);
   },
 });

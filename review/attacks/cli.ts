@@ -28,8 +28,10 @@ import { CliError } from '../../cli/transfer/errors.js';
 import { MANIFEST_NAME } from '../../cli/transfer/manifest.js';
 import { parseTarget } from '../../cli/transfer/target.js';
 import { upload } from '../../cli/transfer/upload.js';
-import { TRANSFER_TOKEN, call, startBroker, type Broker } from '../../test/daemon/harness.js';
+import { startBroker, type Broker } from '../../support/daemon.js';
 import type { Case, Group } from '../runner.js';
+import { TRANSFER_TOKEN } from '../../support/tokens.js';
+import { call } from '../../support/mcp.js';
 
 const sha = (b: string | Buffer): string => createHash('sha256').update(b).digest('hex');
 

@@ -1,21 +1,17 @@
 /**
- * Attacks on the HTTP layer of the real daemon (test/daemon/harness.ts startBroker):
+ * Attacks on the HTTP layer of the real daemon (support/daemon.ts startBroker):
  * Host header tricks, token tricks, body tricks, method and path tricks, and the blob
  * endpoint spoken to the way an odd client would. Requests go out byte-exact over a
  * socket where Node's client would normalise them.
  */
 import { gzipSync } from 'node:zlib';
-import {
-  AGENT_TOKEN,
-  TRANSFER_TOKEN,
-  call,
-  startBroker,
-  type Broker,
-} from '../../test/daemon/harness.js';
+import { startBroker, type Broker } from '../../support/daemon.js';
 import type { Envelope } from '../../broker/surfaces/envelope.js';
 import { auditVerdict } from '../lib/audit-check.js';
-import { rawExchange, requestText, type RawAnswer } from '../lib/raw-http.js';
+import { rawExchange, requestText, type RawAnswer } from '../../support/raw-http.js';
 import type { Case, Group } from '../runner.js';
+import { AGENT_TOKEN, TRANSFER_TOKEN } from '../../support/tokens.js';
+import { call } from '../../support/mcp.js';
 
 const JSON_HEADERS = [
   'Content-Type: application/json',

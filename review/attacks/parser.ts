@@ -1,11 +1,11 @@
 /**
  * Attacks on the approver's command language, end to end through the real
- * ApprovalEngine, GrantStore and AuditLog (test/approval/setup.ts): each case makes a
+ * ApprovalEngine, GrantStore and AuditLog (support/approval.ts): each case makes a
  * fresh two-item request N, sends one typed message or reaction as the approver, and
  * reports what happened to N: `approved`, `denied`, … (it changed), `answered,
  * nothing changed` (a refusal the owner sees), or `ignored` (chatter).
  */
-import { harness, type Harness } from '../../test/approval/setup.js';
+import { harness, type Harness } from '../../support/approval.js';
 import type { Case, Group } from '../runner.js';
 
 const OWNER = '@owner:hs.test';

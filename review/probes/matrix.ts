@@ -1,6 +1,6 @@
 /**
  * Replayed and rebound Matrix events against the real MatrixGateway (matrix-js-sdk)
- * and the fake homeserver (test/fake-homeserver/gateway-harness.ts), with a proxy in
+ * and the fake homeserver (support/matrix.ts), with a proxy in
  * between where a case needs the network to misbehave (review/lib/sync-proxy.ts).
  * The engine, store and audit log behind the gateway are the real ones.
  */
@@ -15,8 +15,9 @@ import {
   STRANGER,
   TOKENS,
   type MatrixRig,
-} from '../../test/fake-homeserver/gateway-harness.js';
-import { LIFECYCLE } from '../../test/approval/setup.js';
+} from '../../support/matrix.js';
+import { LIFECYCLE } from '../../support/approval.js';
+import { until } from '../../support/until.js';
 import { startSyncProxy, type SyncProxy } from '../lib/sync-proxy.js';
 import type { Case, Group } from '../runner.js';
 
@@ -42,14 +43,6 @@ function proxiedGateway(rig: MatrixRig, proxy: SyncProxy): MatrixGateway {
     options: FAST,
     onHandled: (e) => rig.handled.push(e),
   });
-}
-
-async function waitFor(what: string, check: () => boolean, ms = 8_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 function activeFor(rig: MatrixRig, requestId: number): number {
@@ -230,7 +223,7 @@ function cases(rig: MatrixRig): Case[] {
         try {
           proxy.holdSyncs();
           const starting = gw.start();
-          await waitFor('the first /sync', () => proxy.held() > 0);
+          await until('the first /sync', () => proxy.held() > 0);
           hs.reactAs(OWNER, ROOM, messageId, THUMBS);
           proxy.release();
           await starting;

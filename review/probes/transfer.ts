@@ -1,15 +1,18 @@
 /**
- * State probes on the real daemon (test/daemon/harness.ts): a grant ending while bytes
+ * State probes on the real daemon (support/daemon.ts): a grant ending while bytes
  * are moving (revoke by instance, expiry, an unrelated revoke), tickets used twice, the
  * wrong way, or after their grant or lock is gone, and the broker clock going backwards
  * (grants, pending requests, tickets).
  */
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { TRANSFER_TOKEN, call, startBroker, type Broker, H } from '../../test/daemon/harness.js';
+import { startBroker, type Broker, H } from '../../support/daemon.js';
 import { auditVerdict } from '../lib/audit-check.js';
-import { getBlob, putBlob } from '../lib/blob-client.js';
+import { getBlob, putBlob, type BlobDownload } from '../../support/blobs.js';
+import { until } from '../../support/until.js';
 import type { Case, Group } from '../runner.js';
+import { TRANSFER_TOKEN } from '../../support/tokens.js';
+import { call } from '../../support/mcp.js';
 
 const BIG = 16 * 1024 * 1024;
 
@@ -31,6 +34,10 @@ function lastBlobOutcome(b: Broker, tool: 'blob_get' | 'blob_put'): string {
     : `${String(line.outcome)} ${String(line.code ?? '')}`.trim();
 }
 
+/** The download ended normally, with the sha256 trailer. */
+const streamed = (r: BlobDownload): boolean =>
+  r.complete && typeof r.trailers['x-broker-sha256'] === 'string';
+
 async function settleAudit(): Promise<void> {
   await sleep(100);
 }
@@ -45,7 +52,7 @@ function streamCases(b: Broker): Case[] {
     const url = await ticket(b, 'read', { instance, path: `${folder}/big.bin` });
     const r = await getBlob(b.url, url, TRANSFER_TOKEN, { pauseAfter: 256 * 1024, midway: end });
     await settleAudit();
-    const cut = !r.complete && r.received < BIG ? 'cut' : `not cut (${r.received} bytes)`;
+    const cut = !streamed(r) && r.received < BIG ? 'cut' : `not cut (${r.received} bytes)`;
     return `${cut}, ${lastBlobOutcome(b, 'blob_get')}, ${b.server.inFlight.size} in flight`;
   };
   return [
@@ -78,7 +85,7 @@ function streamCases(b: Broker): Case[] {
           },
         });
         await settleAudit();
-        return `${r.complete ? 'complete' : 'cut'}, ${lastBlobOutcome(b, 'blob_get')}`;
+        return `${streamed(r) ? 'complete' : 'cut'}, ${lastBlobOutcome(b, 'blob_get')}`;
       },
     },
     {
@@ -188,7 +195,7 @@ function ticketCases(b: Broker): Case[] {
         await b.gateway.decide(`revoke ${id}`);
         await b.grant([{ path: 'K2', mode: 'read' }]);
         const r = await getBlob(b.url, url, TRANSFER_TOKEN);
-        return `${r.status} ${r.status === 404 ? ((JSON.parse(r.body) as { code?: string }).code ?? '') : ''}`.trim();
+        return `${r.status} ${r.status === 404 ? ((JSON.parse(r.body.toString()) as { code?: string }).code ?? '') : ''}`.trim();
       },
     },
     {
@@ -214,11 +221,12 @@ function ticketCases(b: Broker): Case[] {
         b.fake.faults.slowMs = 300;
         try {
           const answer = call(transfer, 'checkout', { instance: 'personal', path: 'L/doc.txt' });
-          const deadline = Date.now() + 5_000;
-          while (!b.fake.requests.slice(seen).some((r) => r.method === 'LOCK')) {
-            if (Date.now() > deadline) throw new Error('no LOCK was sent');
-            await sleep(5);
-          }
+          await until(
+            'the LOCK on its way to Nextcloud',
+            () => b.fake.requests.slice(seen).some((r) => r.method === 'LOCK'),
+            5_000,
+            5,
+          );
           await b.gateway.decide(`revoke ${id}`);
           const out = await answer;
           b.fake.faults.slowMs = 0;

@@ -4,7 +4,7 @@ import { ConsoleGateway } from '../../broker/approval/console.js';
 import { ApprovalUnavailableError } from '../../broker/approval/gateway.js';
 import { verifyAudit } from '../../broker/audit/index.js';
 import { memoryLogger } from '../../broker/log.js';
-import { harness, type Harness, H, LIFECYCLE, T0 } from './setup.js';
+import { harness, type Harness, H, LIFECYCLE, T0 } from '../../support/approval.js';
 
 let h: Harness;
 let input: PassThrough;

@@ -6,7 +6,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ApprovalEngine, type ApprovalStore } from '../../broker/approval/engine.js';
-import { harness, LIFECYCLE, type Harness } from './setup.js';
+import { harness, LIFECYCLE, type Harness } from '../../support/approval.js';
 
 const OWNER = '@owner:hs.test';
 const ROOM = '!approvals:hs.test';

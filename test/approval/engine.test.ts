@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ApprovalEngine } from '../../broker/approval/engine.js';
 import { parseConfig } from '../../broker/config.js';
-import { harness, type Harness, D, H, M, T0, LIFECYCLE } from './setup.js';
+import { harness, type Harness, D, H, M, T0, LIFECYCLE } from '../../support/approval.js';
 
 const OWNER = '@owner:example.org';
 

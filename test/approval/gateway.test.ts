@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ApprovalUnavailableError, InMemoryGateway } from '../../broker/approval/gateway.js';
 import { verifyAudit } from '../../broker/audit/index.js';
-import { harness, type Harness } from './setup.js';
+import { harness, type Harness } from '../../support/approval.js';
 
 let h: Harness;
 beforeEach(async () => {

@@ -14,7 +14,7 @@ import {
   ROOM,
   STRANGER,
   type MatrixRig,
-} from '../fake-homeserver/gateway-harness.js';
+} from '../../support/matrix.js';
 
 let rig: MatrixRig;
 let gw: MatrixGateway;

@@ -14,11 +14,12 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { REQUEST_ID_KEY } from '../../broker/approval/matrix/gateway.js';
 import { GrantStore } from '../../broker/grants/index.js';
 import { GRANTS_FILE, startBroker, type RunningBroker } from '../../broker/main.js';
-import type { Envelope } from '../../broker/surfaces/envelope.js';
-import { AGENT_TOKEN, APP_PASSWORD, TRANSFER_TOKEN, call, connect } from '../daemon/harness.js';
-import { startFakeHomeserver, type FakeHomeserver } from '../fakes/homeserver.js';
-import { startFakeNextcloud, type FakeNextcloud } from '../fakes/nextcloud.js';
-import { BOT, OWNER, ROOM, TOKENS } from '../fake-homeserver/gateway-harness.js';
+import { startFakeHomeserver, type FakeHomeserver } from '../../fakes/homeserver.js';
+import { startFakeNextcloud, type FakeNextcloud } from '../../fakes/nextcloud.js';
+import { BOT, OWNER, ROOM, TOKENS } from '../../support/matrix.js';
+import { AGENT_TOKEN, APP_PASSWORD, TRANSFER_TOKEN } from '../../support/tokens.js';
+import { call, connectMcp, type Envelope } from '../../support/mcp.js';
+import { until } from '../../support/until.js';
 
 let hs: FakeHomeserver;
 let nc: FakeNextcloud;
@@ -103,7 +104,7 @@ async function boot(): Promise<{ url: string; agent: Client }> {
     stdin: new PassThrough(),
     stdout: new PassThrough(),
   });
-  agent = await connect(`${broker.url}/mcp`, AGENT_TOKEN);
+  agent = await connectMcp(`${broker.url}/mcp`, AGENT_TOKEN);
   return { url: broker.url, agent };
 }
 
@@ -112,12 +113,8 @@ async function eventually(
   get: () => Promise<Envelope>,
   done: (a: Envelope) => boolean,
 ): Promise<Envelope> {
-  const deadline = Date.now() + 8_000;
   let last = await get();
-  while (!done(last) && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 200));
-    last = await get();
-  }
+  await until('the expected answer', async () => done((last = await get())), 8_000, 200);
   return last;
 }
 

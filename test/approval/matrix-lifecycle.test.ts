@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { MatrixGatewayError } from '../../broker/approval/matrix/errors.js';
 import { UNAVAILABLE_MESSAGE } from '../../broker/approval/matrix/gateway.js';
 import { ApprovalUnavailableError } from '../../broker/approval/gateway.js';
-import type { RoomSpec } from '../fakes/homeserver.js';
+import type { RoomSpec } from '../../fakes/homeserver.js';
 import {
   BOT,
   matrixRig,
@@ -14,9 +14,9 @@ import {
   ROOM,
   STRANGER,
   TOKENS,
-  until,
   type MatrixRig,
-} from '../fake-homeserver/gateway-harness.js';
+} from '../../support/matrix.js';
+import { until } from '../../support/until.js';
 
 let rig: MatrixRig | undefined;
 

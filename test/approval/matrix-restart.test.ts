@@ -26,10 +26,10 @@ import {
   ROOM,
   STRANGER,
   TOKENS,
-  until,
   type MatrixRig,
-} from '../fake-homeserver/gateway-harness.js';
-import { LIFECYCLE, T0 } from './setup.js';
+} from '../../support/matrix.js';
+import { LIFECYCLE, T0 } from '../../support/approval.js';
+import { until } from '../../support/until.js';
 
 const THUMBS = '👍';
 

@@ -6,8 +6,8 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { REQUEST_ID_KEY, type MatrixGateway } from '../../broker/approval/matrix/gateway.js';
-import { H, T0 } from './setup.js';
-import { matrixRig, OWNER, ROOM, BOT, type MatrixRig } from '../fake-homeserver/gateway-harness.js';
+import { H, T0 } from '../../support/approval.js';
+import { matrixRig, OWNER, ROOM, BOT, type MatrixRig } from '../../support/matrix.js';
 
 let rig: MatrixRig;
 let gw: MatrixGateway;

@@ -8,6 +8,7 @@ import {
   verifyAudit,
   ZERO_HASH,
 } from '../../broker/audit/index.js';
+import { until } from '../../support/until.js';
 import { checkpointPath, InstrumentedFs, logLines, T0, tempDir, tickingClock } from './helpers.js';
 
 describe('audit append: record format (DESIGN §5)', () => {
@@ -200,10 +201,12 @@ describe('group commit', () => {
     await Promise.all(Array.from({ length: 50 }, (_, i) => log.append('intent', { i })));
     last = await log.append('intent', { end: true });
     const expected = `{"hash":"${last.hash}","seq":${last.seq}}\n`;
-    const deadline = Date.now() + 2000;
-    while (readFileSync(checkpointPath(dir), 'utf8') !== expected && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 5));
-    }
+    await until(
+      'the checkpoint to reach the head',
+      () => readFileSync(checkpointPath(dir), 'utf8') === expected,
+      2_000,
+      5,
+    );
     expect(readFileSync(checkpointPath(dir), 'utf8')).toBe(expected);
     expect(log.head).toEqual({ seq: last.seq, hash: last.hash });
     await log.close();

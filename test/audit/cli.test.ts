@@ -7,10 +7,11 @@ import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { createAuditCommand } from '../../cli/commands/audit.js';
 import { commands } from '../../cli/commands/index.js';
+import { CLI_MAIN } from '../../support/processes.js';
 import { checkpointPath, logPath, readLog, tempDir, writeLog } from './helpers.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
-const RUNNER = join(import.meta.dirname, 'fixtures', 'run-cli.ts');
+const RUNNER = CLI_MAIN;
 // The tsx loader by absolute URL, so the child also runs from a cwd outside the repository.
 const TSX = pathToFileURL(createRequire(join(ROOT, 'package.json')).resolve('tsx')).href;
 

@@ -17,9 +17,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExitCode } from '../../cli/command.js';
 import { MANIFEST_NAME } from '../../cli/transfer/manifest.js';
-import { startBroker, TRANSFER_TOKEN, AGENT_TOKEN, type Broker } from '../daemon/harness.js';
+import { startBroker, type Broker } from '../../support/daemon.js';
 import { startCorruptingProxy } from './corrupting-proxy.js';
-import { runCli } from './run-cli.js';
+import { runCli } from '../../support/processes.js';
+import { TRANSFER_TOKEN, AGENT_TOKEN } from '../../support/tokens.js';
 
 const sha = (b: string | Buffer): string => createHash('sha256').update(b).digest('hex');
 

@@ -6,7 +6,8 @@
 import { connect as netConnect } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { authFailureRecorder } from '../../broker/surfaces/http/auth-failures.js';
-import { call, startBroker } from './harness.js';
+import { startBroker } from '../../support/daemon.js';
+import { call } from '../../support/mcp.js';
 
 describe('start and sweep', () => {
   it('expires a pending request past pending_timeout and announces it', async () => {

@@ -10,8 +10,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyAudit } from '../../broker/audit/index.js';
-import { startFakeNextcloud, type FakeNextcloud } from '../fakes/nextcloud.js';
-import { AGENT_TOKEN, APP_PASSWORD, TRANSFER_TOKEN, call, connect } from './harness.js';
+import { startFakeNextcloud, type FakeNextcloud } from '../../fakes/nextcloud.js';
+import { AGENT_TOKEN, APP_PASSWORD, TRANSFER_TOKEN } from '../../support/tokens.js';
+import { call, connectMcp } from '../../support/mcp.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 
@@ -72,7 +73,7 @@ describe('broker serve (subprocess)', () => {
     const config = writeConfig();
     const child = spawn(
       process.execPath,
-      ['--import', 'tsx', 'test/daemon/run-cli.ts', 'serve', '--config', config],
+      ['--import', 'tsx', 'cli/main.ts', 'serve', '--config', config],
       {
         cwd: ROOT,
         env: {
@@ -94,7 +95,7 @@ describe('broker serve (subprocess)', () => {
       const health = await fetch(`${base}/health`);
       expect(health.status).toBe(200);
       expect(await health.json()).toMatchObject({ status: 'ok' });
-      const agent = await connect(`${base}/mcp`, AGENT_TOKEN);
+      const agent = await connectMcp(`${base}/mcp`, AGENT_TOKEN);
       expect(await call(agent, 'list_instances')).toMatchObject({ status: 'ok' });
       await agent.close();
     } finally {
@@ -119,7 +120,7 @@ describe('broker serve (subprocess)', () => {
     writeFileSync(file, 'server: { port: "eighty" }\n', { mode: 0o600 });
     const child = spawn(
       process.execPath,
-      ['--import', 'tsx', 'test/daemon/run-cli.ts', 'serve', '--config', file],
+      ['--import', 'tsx', 'cli/main.ts', 'serve', '--config', file],
       {
         cwd: ROOT,
         stdio: ['ignore', 'pipe', 'pipe'],
@@ -140,7 +141,7 @@ describe('broker serve (subprocess)', () => {
       const config = writeConfig(taken, 'taken.yaml');
       const child = spawn(
         process.execPath,
-        ['--import', 'tsx', 'test/daemon/run-cli.ts', 'serve', '--config', config],
+        ['--import', 'tsx', 'cli/main.ts', 'serve', '--config', config],
         {
           cwd: ROOT,
           env: {

@@ -10,8 +10,9 @@ import { PassThrough } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AuditLog } from '../../broker/audit/index.js';
 import { startDemo, type StartCloud } from '../../broker/demo/run.js';
-import { call, connect } from '../daemon/harness.js';
-import { startFakeNextcloud } from '../fakes/nextcloud.js';
+import { startFakeNextcloud } from '../../fakes/nextcloud.js';
+import { call, connectMcp } from '../../support/mcp.js';
+import { until } from '../../support/until.js';
 
 let cwd: string;
 beforeEach(() => {
@@ -39,14 +40,6 @@ function cloud(): { start: StartCloud; closed: () => number } {
   };
 }
 
-async function until(what: string, check: () => boolean): Promise<void> {
-  const deadline = Date.now() + 5_000;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
-
 describe('startDemo', () => {
   it('banner first, then the console; approve on stdin; stop removes tokens.env', async () => {
     const stdin = new PassThrough();
@@ -65,7 +58,7 @@ describe('startDemo', () => {
       preferredPort: 0,
     });
     try {
-      await until('console greeting', () => out.includes('Approval console'));
+      await until('console greeting', () => out.includes('Approval console'), 5_000, 10);
       expect(out.indexOf('MCP URL')).toBeLessThan(out.indexOf('Approval console'));
       expect(out).toContain(`MCP URL       ${demo.mcpUrl}`);
       expect(out).toContain(`Agent token   ${demo.agentToken}`);
@@ -76,15 +69,15 @@ describe('startDemo', () => {
       for (const secret of [demo.agentToken, demo.transferToken])
         expect(yaml).not.toContain(secret);
 
-      const agent = await connect(demo.mcpUrl, demo.agentToken);
+      const agent = await connectMcp(demo.mcpUrl, demo.agentToken);
       await call(agent, 'request_access', {
         instance: 'demo',
         reason: 'notes',
         items: [{ path: 'Documents/notes.txt', mode: 'read' }],
       });
-      await until('the request on the console', () => out.includes('Request 1'));
+      await until('the request on the console', () => out.includes('Request 1'), 5_000, 10);
       stdin.write('approve 1\n');
-      await until('the approval', () => out.includes('Approved request 1'));
+      await until('the approval', () => out.includes('Approved request 1'), 5_000, 10);
       const grants = await call(agent, 'check_access', { request: 1 });
       await agent.close();
       expect(grants).toMatchObject({ status: 'ok', state: 'approved' });
@@ -92,8 +85,8 @@ describe('startDemo', () => {
       expect(err).toBe('');
       // Input closed: the owner is told that nobody can approve any more.
       stdin.end();
-      await until('the closed-input notice', () => err.includes('input has closed'));
-      const late = await connect(demo.mcpUrl, demo.agentToken);
+      await until('the closed-input notice', () => err.includes('input has closed'), 5_000, 10);
+      const late = await connectMcp(demo.mcpUrl, demo.agentToken);
       const refused = await call(late, 'request_access', {
         instance: 'demo',
         reason: 'more',

@@ -7,9 +7,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyAudit } from '../../broker/audit/index.js';
-import { AGENT_TOKEN, APP_PASSWORD, TRANSFER_TOKEN, call, connect } from '../daemon/harness.js';
-import { startFakeNextcloud, type FakeNextcloud } from '../fakes/nextcloud.js';
-import { spawnBroker } from './subprocess.js';
+import { startFakeNextcloud, type FakeNextcloud } from '../../fakes/nextcloud.js';
+import { spawnBrokerCommand } from '../../support/processes.js';
+import { AGENT_TOKEN, APP_PASSWORD, TRANSFER_TOKEN } from '../../support/tokens.js';
+import { call, connectMcp } from '../../support/mcp.js';
 
 const dirs: string[] = [];
 const tempDir = (prefix: string): string => {
@@ -51,7 +52,7 @@ describe('broker start with a config: exactly broker serve', () => {
       ].join('\n'),
       { mode: 0o600 },
     );
-    const broker = spawnBroker(['start'], {
+    const broker = spawnBrokerCommand(['start'], {
       cwd,
       env: cleanEnv({ T_AGENT: AGENT_TOKEN, T_TRANSFER: TRANSFER_TOKEN, T_NC: APP_PASSWORD }),
     });
@@ -63,7 +64,7 @@ describe('broker start with a config: exactly broker serve', () => {
       // No demo: nothing printed about it, nothing created under ./data.
       expect(broker.stdout()).not.toContain('DEMO');
       expect(existsSync(join(cwd, 'data'))).toBe(false);
-      const agent = await connect(`${base}/mcp`, AGENT_TOKEN);
+      const agent = await connectMcp(`${base}/mcp`, AGENT_TOKEN);
       await call(agent, 'request_access', {
         instance: 'personal',
         reason: 'notes',
@@ -84,7 +85,10 @@ describe('broker start with a config: exactly broker serve', () => {
 
   it('--config FILE naming a missing file fails like serve (exit 1), no demo', async () => {
     const cwd = tempDir('broker-start-missing-');
-    const broker = spawnBroker(['start', '--config', 'nowhere.yaml'], { cwd, env: cleanEnv() });
+    const broker = spawnBrokerCommand(['start', '--config', 'nowhere.yaml'], {
+      cwd,
+      env: cleanEnv(),
+    });
     expect(await broker.exited).toBe(1);
     expect(broker.stderr()).toContain('broker serve:');
     expect(existsSync(join(cwd, 'data'))).toBe(false);

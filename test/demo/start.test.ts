@@ -10,9 +10,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyAudit } from '../../broker/audit/index.js';
 import { DEMO_FILES } from '../../broker/demo/seed.js';
-import { runCli } from '../cli/run-cli.js';
-import { call, connect } from '../daemon/harness.js';
-import { spawnBroker, type BrokerProcess } from './subprocess.js';
+import { runCli, spawnBrokerCommand, type BrokerProcess } from '../../support/processes.js';
+import { call, connectMcp } from '../../support/mcp.js';
 
 const dirs: string[] = [];
 const tempDir = (prefix: string): string => {
@@ -64,7 +63,7 @@ function parseBanner(text: string): Banner {
 }
 
 async function startDemo(cwd: string): Promise<{ broker: BrokerProcess; banner: Banner }> {
-  const broker = spawnBroker(['start'], { cwd, env: cleanEnv() });
+  const broker = spawnBrokerCommand(['start'], { cwd, env: cleanEnv() });
   try {
     await broker.waitFor(/Approval console: .*\nbroker> /);
   } catch (error) {
@@ -124,7 +123,7 @@ describe('broker start without a config: the demo', () => {
         BROKER_TRANSFER_TOKEN: banner.transferToken,
         BROKER_STAGE_DIR: tempDir('broker-demo-stage-'),
       };
-      const agent = await connect(banner.mcpUrl, banner.agentToken);
+      const agent = await connectMcp(banner.mcpUrl, banner.agentToken);
       try {
         const tools = (await agent.listTools()).tools.map((t) => t.name).sort();
         expect(tools).toEqual(
@@ -202,7 +201,7 @@ describe('broker start without a config: the demo', () => {
   it('a second start keeps edited files and the grants, with new tokens', async () => {
     const cwd = tempDir('broker-demo-again-');
     const first = await startDemo(cwd);
-    const agent = await connect(first.banner.mcpUrl, first.banner.agentToken);
+    const agent = await connectMcp(first.banner.mcpUrl, first.banner.agentToken);
     await call(agent, 'request_access', {
       instance: 'demo',
       reason: 'plan',
@@ -233,7 +232,7 @@ describe('broker start without a config: the demo', () => {
         body: '{}',
       });
       expect(stale.status).toBe(401);
-      const again = await connect(second.banner.mcpUrl, second.banner.agentToken);
+      const again = await connectMcp(second.banner.mcpUrl, second.banner.agentToken);
       const listed = await call(again, 'list', { instance: 'demo', path: 'Projects' });
       await again.close();
       expect(listed.status).toBe('ok');

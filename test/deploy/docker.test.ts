@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { nodeFlagsOf, shippedNodeFlags } from '../../bench/lib/node-flags.js';
+import { nodeFlagsOf, shippedNodeFlags } from '../../support/node-flags.js';
 
 /** The flags `npm start` runs the daemon with: the memory and GC settings we measured. */
 const SHIPPED = shippedNodeFlags(new URL('../..', import.meta.url).pathname);

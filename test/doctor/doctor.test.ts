@@ -12,8 +12,8 @@ import { AuditLog } from '../../broker/audit/index.js';
 import type { Check, CheckSection } from '../../broker/doctor/checklist.js';
 import { runDoctor, type DoctorReport } from '../../broker/doctor/run.js';
 import { createDoctorCommand } from '../../cli/commands/doctor.js';
-import { startFakeHomeserver, type FakeHomeserver, type RoomSpec } from '../fakes/homeserver.js';
-import { startFakeNextcloud, type FakeNextcloud } from '../fakes/nextcloud.js';
+import { startFakeHomeserver, type FakeHomeserver, type RoomSpec } from '../../fakes/homeserver.js';
+import { startFakeNextcloud, type FakeNextcloud } from '../../fakes/nextcloud.js';
 
 const AGENT = 'doctor-agent-token-0123456789abcdef-0123456789';
 const TRANSFER = 'doctor-transfer-token-0123456789abcdef-012345';

@@ -9,7 +9,7 @@ import { toSdkLogger } from '../../broker/approval/matrix/sdk-log.js';
 import type { MatrixConfig } from '../../broker/config.js';
 import { fetchPreflightClient } from '../../broker/doctor/matrix-client.js';
 import { memoryLogger } from '../../broker/log.js';
-import { startFakeHomeserver, type FakeHomeserver, type RoomSpec } from '../fakes/homeserver.js';
+import { startFakeHomeserver, type FakeHomeserver, type RoomSpec } from '../../fakes/homeserver.js';
 
 const BOT = '@bot:hs.test';
 const OWNER = '@owner:hs.test';

@@ -3,7 +3,7 @@
  * rely on (matrix-facts.md), checked without matrix-js-sdk in between.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startFakeHomeserver, type FakeHomeserver } from '../fakes/homeserver.js';
+import { startFakeHomeserver, type FakeHomeserver } from '../../fakes/homeserver.js';
 
 const A = '@alice:hs.test';
 const B = '@bob:hs.test';

@@ -22,8 +22,8 @@ import {
 import { AuditLog } from '../../broker/audit/index.js';
 import { GrantStore } from '../../broker/grants/index.js';
 import type { Logger } from '../../broker/log.js';
-import { startFakeHomeserver } from '../fakes/homeserver.js';
-import { BOT, FAST, OWNER, ROOM, TOKENS } from './gateway-harness.js';
+import { startFakeHomeserver } from '../../fakes/homeserver.js';
+import { BOT, FAST, OWNER, ROOM, TOKENS } from '../../support/matrix.js';
 
 export interface ApprovalLatency {
   /** ms from sending 👍 to the grant being active, one per sample. */

@@ -1,6 +1,6 @@
 /** The fault switches and the request record the broker's tests rely on. */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startFakeNextcloud, type FakeNextcloud } from '../fakes/nextcloud.js';
+import { startFakeNextcloud, type FakeNextcloud } from '../../fakes/nextcloud.js';
 import { dav, sabreException } from './helpers.js';
 
 let fake: FakeNextcloud;

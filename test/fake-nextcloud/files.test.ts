@@ -1,6 +1,6 @@
 /** Facts file, "## Files": one test per row, with plain fetch against the fake. */
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
-import { nextSecond, startFakeNextcloud, type FakeNextcloud } from '../fakes/nextcloud.js';
+import { nextSecond, startFakeNextcloud, type FakeNextcloud } from '../../fakes/nextcloud.js';
 import { dav, davUrl, PROPFIND_BODY, propstat, responses, sabreException } from './helpers.js';
 
 let fake: FakeNextcloud;

@@ -1,6 +1,6 @@
 /** Plain-HTTP helpers for testing the fake Nextcloud (no client library involved). */
 import http from 'node:http';
-import type { FakeNextcloud } from '../fakes/nextcloud.js';
+import type { FakeNextcloud } from '../../fakes/nextcloud.js';
 
 export function basic(user: string, password: string): string {
   return 'Basic ' + Buffer.from(`${user}:${password}`).toString('base64');

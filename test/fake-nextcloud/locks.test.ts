@@ -1,6 +1,6 @@
 /** Facts file, "## Locks (files_lock app)": one test per statement. */
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
-import { startFakeNextcloud, type FakeNextcloud } from '../fakes/nextcloud.js';
+import { startFakeNextcloud, type FakeNextcloud } from '../../fakes/nextcloud.js';
 import {
   dav,
   davUrl,

@@ -1,6 +1,6 @@
 /** Facts file, "## Names and encoding": one test per statement. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFakeNextcloud, type FakeNextcloud } from '../fakes/nextcloud.js';
+import { startFakeNextcloud, type FakeNextcloud } from '../../fakes/nextcloud.js';
 import { dav, rawRequest, responses, sabreException } from './helpers.js';
 
 let fake: FakeNextcloud;

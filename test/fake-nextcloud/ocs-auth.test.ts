@@ -1,6 +1,6 @@
 /** Facts file, "## OCS and search" and "## Authentication and throttling". */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startFakeNextcloud, type FakeNextcloud } from '../fakes/nextcloud.js';
+import { startFakeNextcloud, type FakeNextcloud } from '../../fakes/nextcloud.js';
 import { basic, dav, sabreException } from './helpers.js';
 
 let fake: FakeNextcloud;

@@ -20,13 +20,9 @@ afterEach(() => {
 function run(args: string[], viaNpm: boolean) {
   const child = viaNpm
     ? spawn('npm', ['run', '--silent', 'fake-nextcloud', '--', ...args], { cwd: repo })
-    : spawn(
-        path.join(repo, 'node_modules/.bin/tsx'),
-        ['test/fakes/fake-nextcloud-main.ts', ...args],
-        {
-          cwd: repo,
-        },
-      );
+    : spawn(path.join(repo, 'node_modules/.bin/tsx'), ['fakes/nextcloud-main.ts', ...args], {
+        cwd: repo,
+      });
   spawned.add(child);
   let stdout = '';
   child.stdout.setEncoding('utf8');
@@ -111,7 +107,7 @@ describe('fake-nextcloud standalone', () => {
   it('refuses a bad --port', async () => {
     const child = spawn(
       path.join(repo, 'node_modules/.bin/tsx'),
-      ['test/fakes/fake-nextcloud-main.ts', '--port', 'x'],
+      ['fakes/nextcloud-main.ts', '--port', 'x'],
       {
         cwd: repo,
       },

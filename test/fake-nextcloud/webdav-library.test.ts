@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Readable } from 'node:stream';
 import { createClient, type WebDAVClient } from 'webdav';
-import { startFakeNextcloud, type FakeNextcloud } from '../fakes/nextcloud.js';
+import { startFakeNextcloud, type FakeNextcloud } from '../../fakes/nextcloud.js';
 
 let fake: FakeNextcloud;
 let client: WebDAVClient;

@@ -11,12 +11,12 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { verifyAudit } from '../../broker/audit/index.js';
-import { getBlob, putBlob } from '../../bench/lib/blobs.js';
-import { callTool, type Envelope } from '../../bench/lib/mcp.js';
-import { TRANSFER_TOKEN } from '../../bench/lib/processes.js';
-import { startRig, type Rig } from '../../bench/lib/rig.js';
+import { getBlob, putBlob } from '../../support/blobs.js';
+import { callTool, type Envelope } from '../../support/mcp.js';
+import { startRig, type Rig } from '../../support/rig.js';
 import { intentsPrecedeRequests, type ArrivedRequest, type AuditLine } from '../soak/checks.js';
-import { failingAuditFs } from './failing-fs.js';
+import { faultyAuditFs } from '../../support/audit-fs.js';
+import { TRANSFER_TOKEN } from '../../support/tokens.js';
 
 const WORKERS = 16;
 const i = 'personal';
@@ -28,7 +28,7 @@ afterEach(async () => {
 
 describe.each(['ENOSPC', 'EROFS'] as const)('attack: the audit disk fails mid-run (%s)', (code) => {
   it('refuses everything after the failure and sends Nextcloud nothing more', async () => {
-    const disk = failingAuditFs();
+    const disk = faultyAuditFs();
     const r = (rig = await startRig({ approval: 'memory', auditFs: disk.fs }));
     for (let n = 0; n < 8; n += 1) await r.fake.writeFile(`A/f${n}.txt`, `file ${n}`);
     await r.grant([{ path: 'A', mode: 'write' }]);
@@ -71,7 +71,7 @@ describe.each(['ENOSPC', 'EROFS'] as const)('attack: the audit disk fails mid-ru
       }
     });
     await new Promise((res) => setTimeout(res, 300));
-    disk.fail(code);
+    disk.failEverything(code);
     failed = true;
     await new Promise((res) => setTimeout(res, 300));
     stop = true;

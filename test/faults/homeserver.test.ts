@@ -8,8 +8,9 @@
  * view through the daemon is checked.)
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { callTool } from '../../bench/lib/mcp.js';
-import { OWNER, ROOM, startRig, type Rig } from '../../bench/lib/rig.js';
+import { callTool } from '../../support/mcp.js';
+import { OWNER, ROOM, startRig, type Rig } from '../../support/rig.js';
+import { until } from '../../support/until.js';
 
 let rig: Rig;
 beforeAll(async () => {
@@ -26,14 +27,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await rig.close();
 });
-
-async function until(what: string, check: () => boolean, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 /** request_access, then the owner's 👍 on the bot's message; resolves once handled. */
 async function approveByReaction(path: string): Promise<number> {
@@ -54,7 +47,7 @@ describe.each(['refuse', '502'] as const)('homeserver outage (%s)', (mode) => {
     const transfer = await rig.transfer();
 
     await rig.hs.outage(true, mode);
-    await until('the gateway notices', () => !rig.gateway.healthy());
+    await until('the gateway notices', () => !rig.gateway.healthy(), 10_000);
     const pendingBefore = rig.store.pendingRequests().length;
     const refused = await callTool(agent, 'request_access', {
       instance: 'personal',
@@ -79,7 +72,7 @@ describe.each(['refuse', '502'] as const)('homeserver outage (%s)', (mode) => {
     });
 
     await rig.hs.outage(false);
-    await until('the gateway reconnects', () => rig.gateway.healthy());
+    await until('the gateway reconnects', () => rig.gateway.healthy(), 10_000);
     const after = await approveByReaction(`After-${mode}`);
     expect(await callTool(agent, 'check_access', { request: after })).toMatchObject({
       status: 'ok',

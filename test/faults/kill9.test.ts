@@ -11,18 +11,12 @@ import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyAudit } from '../../broker/audit/index.js';
-import { putBlob } from '../../bench/lib/blobs.js';
-import { callTool, connectMcp, grantViaConsole } from '../../bench/lib/mcp.js';
-import {
-  AGENT_TOKEN,
-  APP_PASSWORD,
-  spawnBroker,
-  TRANSFER_TOKEN,
-  writeBrokerConfig,
-  type BrokerChild,
-} from '../../bench/lib/processes.js';
-import { startFakeNextcloud, type FakeNextcloud } from '../fakes/nextcloud.js';
+import { putBlob } from '../../support/blobs.js';
+import { callTool, connectMcp, grantViaConsole } from '../../support/mcp.js';
+import { startFakeNextcloud, type FakeNextcloud } from '../../fakes/nextcloud.js';
 import { intentsPrecedeRequests, type ArrivedRequest, type AuditLine } from '../soak/checks.js';
+import { AGENT_TOKEN, APP_PASSWORD, TRANSFER_TOKEN } from '../../support/tokens.js';
+import { spawnBroker, writeBrokerConfig, type BrokerChild } from '../../support/processes.js';
 
 let fake: FakeNextcloud;
 let dir: string;

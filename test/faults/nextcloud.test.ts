@@ -12,10 +12,10 @@
  */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { putBlob } from '../../bench/lib/blobs.js';
-import { callTool, type Envelope } from '../../bench/lib/mcp.js';
-import { TRANSFER_TOKEN } from '../../bench/lib/processes.js';
-import { startRig, type Rig } from '../../bench/lib/rig.js';
+import { putBlob } from '../../support/blobs.js';
+import { callTool, type Envelope } from '../../support/mcp.js';
+import { startRig, type Rig } from '../../support/rig.js';
+import { TRANSFER_TOKEN } from '../../support/tokens.js';
 
 const TIMEOUT_MS = 300;
 /** An answer must come within this, whatever Nextcloud does (timeout + one retry + slack). */

@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { body, DAV, readAll, rejectsWith, startRig, type Rig } from './helpers.js';
-import { nextSecond } from '../fakes/nextcloud.js';
+import { nextSecond } from '../../fakes/nextcloud.js';
 
 let rig: Rig;
 beforeAll(async () => {

@@ -6,7 +6,7 @@ import {
   NextcloudError,
   type NextcloudClientDeps,
 } from '../../broker/nextcloud/index.js';
-import { startFakeNextcloud, type FakeNextcloud } from '../fakes/nextcloud.js';
+import { startFakeNextcloud, type FakeNextcloud } from '../../fakes/nextcloud.js';
 
 export interface Rig {
   fake: FakeNextcloud;

@@ -3,8 +3,8 @@
  * Nextcloud; the result checked on the server itself.
  */
 import { describe, expect, it } from 'vitest';
-import { call } from '../daemon/harness.js';
 import { useRealRig } from './rig.js';
+import { call } from '../../support/mcp.js';
 
 const rig = useRealRig();
 

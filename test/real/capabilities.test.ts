@@ -9,8 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ExitCode } from '../../cli/command.js';
-import { call } from '../daemon/harness.js';
 import { useRealRig } from './rig.js';
+import { call } from '../../support/mcp.js';
 
 const rig = useRealRig();
 

@@ -5,8 +5,8 @@
  * is checked where it matters: the owner can write again.
  */
 import { describe, expect, it } from 'vitest';
-import { call } from '../daemon/harness.js';
 import { useRealRig } from './rig.js';
+import { call } from '../../support/mcp.js';
 
 const rig = useRealRig();
 

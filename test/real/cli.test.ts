@@ -7,7 +7,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ExitCode } from '../../cli/command.js';
-import { nextSecond } from '../fakes/nextcloud.js';
+import { nextSecond } from '../../fakes/nextcloud.js';
 import { useRealRig } from './rig.js';
 
 const rig = useRealRig();

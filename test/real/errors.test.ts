@@ -6,9 +6,10 @@
  * broker's check and its request, so the server's own answer is what decides.
  */
 import { describe, expect, it } from 'vitest';
-import { call, startBrokerOn } from '../daemon/harness.js';
-import { nextSecond } from '../fakes/nextcloud.js';
+import { nextSecond } from '../../fakes/nextcloud.js';
 import { useRealRig } from './rig.js';
+import { call } from '../../support/mcp.js';
+import { startBrokerOn } from '../../support/daemon.js';
 
 const rig = useRealRig();
 

@@ -9,17 +9,13 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { runCli, type CliRun } from '../cli/run-cli.js';
-import {
-  startBrokerOn,
-  TRANSFER_TOKEN,
-  type Broker,
-  type BrokerOptions,
-} from '../daemon/harness.js';
 import { afterAll, beforeAll } from 'vitest';
 import { Dav } from './dav.js';
 import { send } from './http.js';
 import { realServer, type RealServer } from './server.js';
+import { startBrokerOn, type Broker, type BrokerOptions } from '../../support/daemon.js';
+import { TRANSFER_TOKEN } from '../../support/tokens.js';
+import { runCli, type CliRun } from '../../support/processes.js';
 
 export type RealBroker = Omit<Broker, 'fake'>;
 

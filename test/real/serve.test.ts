@@ -10,11 +10,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExitCode } from '../../cli/command.js';
-import { runCli } from '../cli/run-cli.js';
-import { AGENT_TOKEN, TRANSFER_TOKEN, call, connect } from '../daemon/harness.js';
-import { spawnBroker } from '../demo/subprocess.js';
+
 import { Dav } from './dav.js';
 import { realServer } from './server.js';
+import { AGENT_TOKEN, TRANSFER_TOKEN } from '../../support/tokens.js';
+import { call, connectMcp } from '../../support/mcp.js';
+import { runCli, spawnBrokerCommand } from '../../support/processes.js';
 
 const server = realServer();
 const owner = new Dav(server.url, server.owner);
@@ -53,7 +54,7 @@ describe('the daemon on the real server', () => {
     async (command) => {
       await server.reset();
       await owner.writeFile('Served/report.txt', 'the quarterly report');
-      const broker = spawnBroker([command, '--config', config(command)], {
+      const broker = spawnBrokerCommand([command, '--config', config(command)], {
         cwd: dir,
         env: {
           PATH: process.env.PATH,
@@ -68,7 +69,7 @@ describe('the daemon on the real server', () => {
         const logs = await broker.waitForStderr(/"msg":"broker listening"[^\n]*"port":\d+/);
         const port = Number(/"msg":"broker listening"[^\n]*"port":(\d+)/.exec(logs)?.[1]);
         const url = `http://127.0.0.1:${port}`;
-        const agent = await connect(`${url}/mcp`, AGENT_TOKEN);
+        const agent = await connectMcp(`${url}/mcp`, AGENT_TOKEN);
         const asked = await call(agent, 'request_access', {
           instance: 'personal',
           reason: 'summarise the report',

@@ -16,8 +16,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { verifyAudit } from '../../broker/audit/index.js';
-import { callTool } from '../../bench/lib/mcp.js';
-import { startBroker, TRANSFER_TOKEN } from '../daemon/harness.js';
+import { callTool } from '../../support/mcp.js';
+import { startBroker } from '../../support/daemon.js';
 import {
   intentsPrecedeRequests,
   intentsWithoutOutcome,
@@ -26,6 +26,7 @@ import {
   type AuditLine,
 } from './checks.js';
 import { newTally, SoakAgent } from './workload.js';
+import { TRANSFER_TOKEN } from '../../support/tokens.js';
 
 const OPS = Number(process.env.SOAK_OPS ?? 8000);
 const AGENTS = Number(process.env.SOAK_AGENTS ?? 64);

@@ -5,8 +5,8 @@
  */
 import { createHash } from 'node:crypto';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { getBlob, putBlob } from '../../bench/lib/blobs.js';
-import { callTool, type Envelope } from '../../bench/lib/mcp.js';
+import { getBlob, putBlob } from '../../support/blobs.js';
+import { callTool, type Envelope } from '../../support/mcp.js';
 
 export type OpKind = 'list' | 'mkdir' | 'move' | 'trash' | 'write' | 'read' | 'checkout';
 export const OP_KINDS: readonly OpKind[] = [

@@ -4,14 +4,9 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import {
-  APP_PASSWORD,
-  AGENT_TOKEN,
-  TRANSFER_TOKEN,
-  call,
-  startBroker,
-  type Broker,
-} from '../daemon/harness.js';
+import { startBroker, type Broker } from '../../support/daemon.js';
+import { APP_PASSWORD, AGENT_TOKEN, TRANSFER_TOKEN } from '../../support/tokens.js';
+import { call } from '../../support/mcp.js';
 
 const AGENT_TOOLS = [
   'check_access',

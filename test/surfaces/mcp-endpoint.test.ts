@@ -13,7 +13,7 @@ import { createScrubber } from '../../broker/scrub.js';
 import { envelopeSchema, ok, type Envelope } from '../../broker/surfaces/envelope.js';
 import { createMcpSurface } from '../../broker/surfaces/mcp-endpoint.js';
 import { ToolRegistry } from '../../broker/surfaces/tool.js';
-import { call, connect } from '../daemon/harness.js';
+import { call, connectMcp } from '../../support/mcp.js';
 
 const SECRET = 'a-secret-value-that-must-not-leak-0123456789';
 const logger = memoryLogger(createScrubber([SECRET]));
@@ -91,7 +91,7 @@ beforeAll(async () => {
   app.post('/mcp', (req, res) => void surface.handle(req, res, req.body));
   server = app.listen(0, '127.0.0.1');
   await new Promise((r) => server.once('listening', r));
-  client = await connect(
+  client = await connectMcp(
     `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`,
     'unused',
   );

@@ -12,14 +12,9 @@ import { FileOperations } from '../../broker/operations/files.js';
 import { InFlight } from '../../broker/operations/in-flight.js';
 import type { NextcloudPort } from '../../broker/operations/ports.js';
 import { createScrubber } from '../../broker/scrub.js';
-import {
-  AGENT_TOKEN,
-  APP_PASSWORD,
-  TRANSFER_TOKEN,
-  call,
-  startBroker,
-  type Broker,
-} from '../daemon/harness.js';
+import { startBroker, type Broker } from '../../support/daemon.js';
+import { AGENT_TOKEN, APP_PASSWORD, TRANSFER_TOKEN } from '../../support/tokens.js';
+import { call } from '../../support/mcp.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 

@@ -8,7 +8,9 @@ import { createWriteStream } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
-import { TRANSFER_TOKEN, call, startBroker } from '../daemon/harness.js';
+import { startBroker } from '../../support/daemon.js';
+import { TRANSFER_TOKEN } from '../../support/tokens.js';
+import { call } from '../../support/mcp.js';
 
 const MiB = 1024 * 1024;
 const CHUNKS = 128;

@@ -7,94 +7,17 @@ import { createHash, randomBytes } from 'node:crypto';
 import { request } from 'node:http';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import {
-  AGENT_TOKEN,
-  TRANSFER_TOKEN,
-  call,
-  rawExchange,
-  startBroker,
-  type Broker,
-} from '../daemon/harness.js';
+import { startBroker, type Broker } from '../../support/daemon.js';
+import { AGENT_TOKEN, TRANSFER_TOKEN } from '../../support/tokens.js';
+import { call } from '../../support/mcp.js';
+import { getBlob, putBlob } from '../../support/blobs.js';
+import { rawExchange } from '../../support/raw-http.js';
+import { until } from '../../support/until.js';
 
 const sha256 = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
 
-interface Download {
-  status: number;
-  body: Buffer;
-  headers: Record<string, string | string[] | undefined>;
-  trailers: Record<string, string | undefined>;
-  complete: boolean;
-}
-
-function getBlob(base: string, blobUrl: string, token = TRANSFER_TOKEN): Promise<Download> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      new URL(blobUrl, base),
-      { headers: { authorization: `Bearer ${token}` } },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            body: Buffer.concat(chunks),
-            headers: res.headers,
-            trailers: res.trailers,
-            complete: res.complete,
-          }),
-        );
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end();
-  });
-}
-
-function putBlob(
-  base: string,
-  blobUrl: string,
-  body: Buffer,
-  headers: Record<string, string> = {},
-): Promise<{ status: number; json: Record<string, unknown> }> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      new URL(blobUrl, base),
-      {
-        method: 'PUT',
-        headers: {
-          authorization: `Bearer ${TRANSFER_TOKEN}`,
-          'content-type': 'application/octet-stream',
-          'content-length': String(body.length),
-          ...headers,
-        },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            json: JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>,
-          }),
-        );
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
 let broker: Broker;
 let transfer: Client;
-
-async function waitFor(check: () => boolean, ms = 2_000): Promise<void> {
-  const until = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > until) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 beforeAll(async () => {
   broker = await startBroker();
@@ -130,7 +53,7 @@ describe('read: a round trip with sha256', () => {
     const answer = await call(transfer, 'read', { instance: 'personal', path: 'Rt/file.bin' });
     expect(answer).toMatchObject({ status: 'ok', size: content.length, path: 'Rt/file.bin' });
     expect(answer.blob_url).toBe(`/transfer/blobs/${answer.ticket as string}`);
-    const got = await getBlob(broker.url, answer.blob_url as string);
+    const got = await getBlob(broker.url, answer.blob_url as string, TRANSFER_TOKEN);
     expect(got.status).toBe(200);
     expect(got.complete).toBe(true);
     expect(got.body.equals(content)).toBe(true);
@@ -139,8 +62,11 @@ describe('read: a round trip with sha256', () => {
     expect(got.trailers['x-broker-sha256']).toBe(sha256(content));
     expect(got.trailers['x-broker-size']).toBe(String(content.length));
     // The outcome line follows the last byte; give its fsync a moment.
-    await waitFor(() =>
-      broker.auditLines().some((l) => l.tool === 'blob_get' && l.event === 'outcome'),
+    await until(
+      'the blob_get outcome line',
+      () => broker.auditLines().some((l) => l.tool === 'blob_get' && l.event === 'outcome'),
+      2_000,
+      10,
     );
     const blobLines = broker.auditLines().filter((l) => l.tool === 'blob_get');
     expect(blobLines.slice(-2).map((l) => [l.event, l.outcome])).toEqual([
@@ -155,8 +81,8 @@ describe('read: a round trip with sha256', () => {
     await broker.grant([{ path: 'Once', mode: 'read' }]);
     const first = await call(transfer, 'read', { instance: 'personal', path: 'Once/a.txt' });
     expect((await getBlob(broker.url, first.blob_url as string, AGENT_TOKEN)).status).toBe(401);
-    expect((await getBlob(broker.url, first.blob_url as string)).status).toBe(200);
-    const again = await getBlob(broker.url, first.blob_url as string);
+    expect((await getBlob(broker.url, first.blob_url as string, TRANSFER_TOKEN)).status).toBe(200);
+    const again = await getBlob(broker.url, first.blob_url as string, TRANSFER_TOKEN);
     expect(again.status).toBe(404);
     expect(JSON.parse(again.body.toString())).toMatchObject({
       status: 'refused',
@@ -166,7 +92,7 @@ describe('read: a round trip with sha256', () => {
     const late = await call(transfer, 'read', { instance: 'personal', path: 'Once/a.txt' });
     broker.clock.offset += 61_000;
     try {
-      expect((await getBlob(broker.url, late.blob_url as string)).status).toBe(404);
+      expect((await getBlob(broker.url, late.blob_url as string, TRANSFER_TOKEN)).status).toBe(404);
     } finally {
       broker.clock.offset -= 61_000;
     }
@@ -195,7 +121,7 @@ describe('read: a round trip with sha256', () => {
 
   it('a forged or malformed ticket is refused', async () => {
     for (const ticket of ['A'.repeat(43), 'x', `${'A'.repeat(42)}%2F`, '..%2F..%2Fhealth']) {
-      const res = await getBlob(broker.url, `/transfer/blobs/${ticket}`);
+      const res = await getBlob(broker.url, `/transfer/blobs/${ticket}`, TRANSFER_TOKEN);
       expect([404]).toContain(res.status);
     }
   });
@@ -227,7 +153,7 @@ describe('read: a round trip with sha256', () => {
     const answer = await call(transfer, 'read', { instance: 'personal', path: 'Rv/a.txt' });
     await broker.gateway.decide(`revoke ${id}`);
     broker.fake.requests.length = 0;
-    expect((await getBlob(broker.url, answer.blob_url as string)).status).toBe(404);
+    expect((await getBlob(broker.url, answer.blob_url as string, TRANSFER_TOKEN)).status).toBe(404);
     expect(broker.fake.requests.filter((r) => r.method === 'GET')).toEqual([]);
   });
 });
@@ -273,7 +199,7 @@ describe('write: never clobbers', () => {
       if_none_match: '*',
     });
     expect(answer.status).toBe('ok');
-    const put = await putBlob(broker.url, answer.blob_url as string, content);
+    const put = await putBlob(broker.url, answer.blob_url as string, TRANSFER_TOKEN, content);
     expect(put.status).toBe(200);
     expect(put.json).toMatchObject({
       status: 'ok',
@@ -313,7 +239,12 @@ describe('write: never clobbers', () => {
     expect(replace.status).toBe('ok');
     // The file changes between the ticket and the PUT: Nextcloud's 412 wins.
     await broker.fake.writeFile('Up2/x.txt', 'changed');
-    const put = await putBlob(broker.url, replace.blob_url as string, Buffer.from('new'));
+    const put = await putBlob(
+      broker.url,
+      replace.blob_url as string,
+      TRANSFER_TOKEN,
+      Buffer.from('new'),
+    );
     expect(put.status).toBe(409);
     expect(put.json).toMatchObject({ status: 'refused', code: 'conflict' });
     expect((await broker.fake.readFile('Up2/x.txt'))?.toString()).toBe('changed');
@@ -347,7 +278,12 @@ describe('write: never clobbers', () => {
       size: 5,
       if_none_match: '*',
     });
-    const put = await putBlob(broker.url, answer.blob_url as string, Buffer.from('123'));
+    const put = await putBlob(
+      broker.url,
+      answer.blob_url as string,
+      TRANSFER_TOKEN,
+      Buffer.from('123'),
+    );
     expect(put.status).toBe(400);
     expect(put.json).toMatchObject({ status: 'refused', code: 'invalid_arguments' });
     expect(await broker.fake.exists('Up4/a')).toBe(false);
@@ -364,7 +300,7 @@ describe('write: never clobbers', () => {
       if_none_match: '*',
     });
     broker.fake.faults.flipByte = true;
-    const put = await putBlob(broker.url, answer.blob_url as string, content);
+    const put = await putBlob(broker.url, answer.blob_url as string, TRANSFER_TOKEN, content);
     expect(put.status).toBe(502);
     expect(put.json).toMatchObject({
       status: 'error',
@@ -385,7 +321,7 @@ describe('checkout and checkin', () => {
     expect(out.etag).not.toBe(before.etag);
     const token = out.lock_token as string;
     expect(broker.fake.lockOf('Co/doc.txt')).toMatchObject({ type: 'token', token });
-    const got = await getBlob(broker.url, out.blob_url as string);
+    const got = await getBlob(broker.url, out.blob_url as string, TRANSFER_TOKEN);
     expect(got.body.toString()).toBe('version 1');
     expect(got.headers.etag).toBe(out.etag);
 
@@ -397,7 +333,7 @@ describe('checkout and checkin', () => {
       size: next.length,
     });
     expect(ticket.status).toBe('ok');
-    const put = await putBlob(broker.url, ticket.blob_url as string, next);
+    const put = await putBlob(broker.url, ticket.blob_url as string, TRANSFER_TOKEN, next);
     expect(put.json).toMatchObject({
       status: 'ok',
       sha256: sha256(next),
@@ -634,7 +570,7 @@ describe('revocation during the verifying read-back of an upload', () => {
       }
     }, 5);
     try {
-      const put = await putBlob(broker.url, answer.blob_url as string, content);
+      const put = await putBlob(broker.url, answer.blob_url as string, TRANSFER_TOKEN, content);
       expect(put.json).toMatchObject({
         status: 'refused',
         code: 'grant_ended',

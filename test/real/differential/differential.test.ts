@@ -5,7 +5,7 @@
  * they differ, the fake is fixed to match the real server, never the other way round.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFakeNextcloud, type FakeNextcloud } from '../../fakes/nextcloud.js';
+import { startFakeNextcloud, type FakeNextcloud } from '../../../fakes/nextcloud.js';
 import { realServer } from '../server.js';
 import { CASES } from './cases.js';
 import { differences, requestsOf, runCase, type Case } from './steps.js';

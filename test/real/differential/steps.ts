@@ -12,7 +12,7 @@
  *   `{fileid:X}`  the numeric file id (from OC-FileId) step `fileid: 'X'` received
  *   `{item:X}`    the name (in the trash bin) of the item whose original path is X
  */
-import { nextSecond } from '../../fakes/nextcloud.js';
+import { nextSecond } from '../../../fakes/nextcloud.js';
 import { send, headerOf, type RawResponse } from '../http.js';
 import type { Account } from '../server.js';
 import { Labels, lockTokenOf, observe, type Observation, type Reading } from './observe.js';

@@ -1,5 +1,5 @@
 /**
- * Public types of the fake Nextcloud (test/fakes/nextcloud.ts re-exports them).
+ * Public types of the fake Nextcloud (fakes/nextcloud.ts re-exports them).
  * The fake answers like a real Nextcloud 29 (see ../nextcloud.ts).
  */
 

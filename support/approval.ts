@@ -6,11 +6,12 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AuditLog, nodeAuditFs, type AuditFs, type AuditRecord } from '../../broker/audit/index.js';
-import { GrantStore } from '../../broker/grants/index.js';
-import { ApprovalEngine, type LifecyclePolicy } from '../../broker/approval/engine.js';
-import type { GrantRecord, Mode } from '../../broker/domain.js';
-import { memoryLogger } from '../../broker/log.js';
+import { AuditLog, type AuditRecord } from '../broker/audit/index.js';
+import { GrantStore } from '../broker/grants/index.js';
+import { ApprovalEngine, type LifecyclePolicy } from '../broker/approval/engine.js';
+import type { GrantRecord, Mode } from '../broker/domain.js';
+import { memoryLogger } from '../broker/log.js';
+import { faultyAuditFs } from './audit-fs.js';
 
 export const S = 1_000;
 export const M = 60 * S;
@@ -23,32 +24,6 @@ export const LIFECYCLE: LifecyclePolicy = {
   default_grant: 24 * H,
   max_grant: 7 * D,
 };
-
-/** node fs, except that writes to the log fail with ENOSPC while `failing` is set. */
-export function faultyFs(): { fs: AuditFs; fail(on: boolean): void } {
-  let failing = false;
-  const fs: AuditFs = {
-    ...nodeAuditFs,
-    async open(path, flags, mode) {
-      const handle = await nodeAuditFs.open(path, flags, mode);
-      return {
-        read: (b, o, l, p) => handle.read(b, o, l, p),
-        stat: () => handle.stat(),
-        close: () => handle.close(),
-        sync: () => handle.sync(),
-        write: (data) => {
-          if (failing) {
-            return Promise.reject(
-              Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' }),
-            );
-          }
-          return handle.write(data);
-        },
-      };
-    },
-  };
-  return { fs, fail: (on) => (failing = on) };
-}
 
 export interface Harness {
   engine: ApprovalEngine;
@@ -71,7 +46,7 @@ export async function harness(
   const clock = { now: T0 };
   const now = (): number => clock.now;
   const dir = mkdtempSync(join(tmpdir(), 'approval-test-'));
-  const faulty = faultyFs();
+  const faulty = faultyAuditFs();
   const audit = await AuditLog.open(dir, { now, fs: faulty.fs });
   const store = GrantStore.open(':memory:', { now, pendingTimeoutMs: LIFECYCLE.pending_timeout });
   const revokedCalls: GrantRecord[][] = [];
@@ -96,7 +71,7 @@ export async function harness(
     dir,
     revokedCalls,
     logger,
-    failAudit: faulty.fail,
+    failAudit: faulty.failWrites,
     records: () =>
       readFileSync(join(dir, 'audit.log'), 'utf8')
         .split('\n')

@@ -1,18 +1,19 @@
 /**
  * End-to-end rig for the Matrix gateway: the fake homeserver, a real GrantStore
  * (SQLite in memory), a real AuditLog (temp dir) and the real ApprovalEngine (all from
- * test/approval/setup.ts), and MatrixGateway instances driven through matrix-js-sdk.
+ * support/approval.ts), and MatrixGateway instances driven through matrix-js-sdk.
  */
-import type { RequestRecord } from '../../broker/domain.js';
-import { memoryLogger } from '../../broker/log.js';
+import type { RequestRecord } from '../broker/domain.js';
+import { memoryLogger } from '../broker/log.js';
 import {
   MatrixGateway,
   REQUEST_ID_KEY,
   type HandledEvent,
   type MatrixGatewayOptions,
-} from '../../broker/approval/matrix/gateway.js';
-import { harness, LIFECYCLE, type Harness } from '../approval/setup.js';
+} from '../broker/approval/matrix/gateway.js';
+import { harness, LIFECYCLE, type Harness } from './approval.js';
 import { startFakeHomeserver, type FakeHomeserver, type RoomSpec } from '../fakes/homeserver.js';
+import { until } from './until.js';
 
 export const BOT = '@broker-bot:hs.test';
 export const OWNER = '@owner:hs.test';
@@ -58,19 +59,6 @@ export interface MatrixRig {
   /** The bot's messages in the room (notices: replies and announcements). */
   botNotices(): string[];
   close(): Promise<void>;
-}
-
-export async function until(
-  what: string,
-  check: () => boolean,
-  timeoutMs = 8_000,
-  stepMs = 20,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, stepMs));
-  }
 }
 
 export async function matrixRig(

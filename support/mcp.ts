@@ -1,10 +1,12 @@
 /**
- * MCP clients for the benchmarks and the soak: the SDK's real Client over Streamable
- * HTTP with a bearer header, and a helper that reads a tool's envelope.
+ * MCP clients for the tests, the benchmarks, the soak and the review: the SDK's real
+ * Client over Streamable HTTP with a bearer header, and helpers that read a tool's
+ * envelope.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
+/** A tool's answer as a client reads it off the wire (any status a server may send). */
 export type Envelope = {
   status: string;
   message?: string;
@@ -41,6 +43,24 @@ export async function callTool(
   if (result.structuredContent !== undefined) return result.structuredContent as Envelope;
   const first = (result.content as { type: string; text?: string }[] | undefined)?.[0];
   return JSON.parse(first?.text ?? '{}') as Envelope;
+}
+
+/** Calls a tool and returns its envelope, checking text and structuredContent agree. */
+export async function call(
+  client: Client,
+  name: string,
+  args: Record<string, unknown> = {},
+): Promise<Envelope> {
+  const result = await client.callTool({ name, arguments: args });
+  const content = result.content as { type: string; text: string }[];
+  const first = content[0];
+  if (first === undefined || first.type !== 'text') throw new Error('no text content');
+  const fromText = JSON.parse(first.text) as Envelope;
+  const structured = result.structuredContent as Envelope;
+  if (JSON.stringify(fromText) !== JSON.stringify(structured)) {
+    throw new Error(`text and structuredContent differ: ${first.text}`);
+  }
+  return structured;
 }
 
 /**

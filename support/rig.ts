@@ -2,7 +2,7 @@
  * The whole broker in this process, built from the real parts as broker/main.ts wires
  * them — createServer, GrantStore (SQLite file), AuditLog (temp dir), ApprovalEngine and
  * either the MatrixGateway against the fake homeserver or the InMemoryGateway — with
- * the fake Nextcloud on loopback. Unlike test/daemon/harness.ts it lets a caller choose
+ * the fake Nextcloud on loopback. Unlike support/daemon.ts it lets a caller choose
  * the Nextcloud client's timeout and the audit log's file system (to make it fail).
  * Used by bench/approval.bench.ts and the fault tests in test/faults/.
  */
@@ -10,25 +10,25 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { createServer, type BrokerServer } from '../../broker/app.js';
-import { ApprovalEngine } from '../../broker/approval/engine.js';
-import { InMemoryGateway } from '../../broker/approval/gateway.js';
+import { createServer, type BrokerServer } from '../broker/app.js';
+import { ApprovalEngine } from '../broker/approval/engine.js';
+import { InMemoryGateway } from '../broker/approval/gateway.js';
 import {
   MatrixGateway,
   REQUEST_ID_KEY,
   type HandledEvent,
   type MatrixGatewayOptions,
-} from '../../broker/approval/matrix/gateway.js';
-import { AuditLog, type AuditFs } from '../../broker/audit/index.js';
-import { configSecrets, type BrokerConfig } from '../../broker/config.js';
-import { GrantStore } from '../../broker/grants/index.js';
-import { memoryLogger } from '../../broker/log.js';
-import { NextcloudClient } from '../../broker/nextcloud/index.js';
-import { createScrubber } from '../../broker/scrub.js';
-import { startFakeHomeserver, type FakeHomeserver } from '../../test/fakes/homeserver.js';
-import { startFakeNextcloud, type FakeNextcloud } from '../../test/fakes/nextcloud.js';
+} from '../broker/approval/matrix/gateway.js';
+import { AuditLog, type AuditFs } from '../broker/audit/index.js';
+import { configSecrets, type BrokerConfig } from '../broker/config.js';
+import { GrantStore } from '../broker/grants/index.js';
+import { memoryLogger } from '../broker/log.js';
+import { NextcloudClient } from '../broker/nextcloud/index.js';
+import { createScrubber } from '../broker/scrub.js';
+import { startFakeHomeserver, type FakeHomeserver } from '../fakes/homeserver.js';
+import { startFakeNextcloud, type FakeNextcloud } from '../fakes/nextcloud.js';
 import { callTool, connectMcp, type Envelope } from './mcp.js';
-import { AGENT_TOKEN, APP_PASSWORD, TRANSFER_TOKEN } from './processes.js';
+import { AGENT_TOKEN, APP_PASSWORD, TRANSFER_TOKEN } from './tokens.js';
 
 export const BOT = '@broker-bot:hs.test';
 export const OWNER = '@owner:hs.test';
