@@ -5,7 +5,7 @@
  * and a bare scan of the grant list comparing only the instance.
  */
 import { cpus, loadavg } from 'node:os';
-import type { GrantView } from '../broker/domain.js';
+import type { GrantView } from '../broker/base/domain.js';
 import { canonicalPath, decide, type InstancePolicy, type WallOp } from '../broker/wall.js';
 import { type Bench, percentile } from './harness.js';
 

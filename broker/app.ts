@@ -16,9 +16,10 @@ import express, {
   type Response,
 } from 'express';
 import type { BrokerConfig } from './config.js';
-import type { Clock, GrantRecord } from './domain.js';
-import type { Logger } from './log.js';
-import { describeError, Pipeline } from './operations.js';
+import type { Clock, GrantRecord } from './base/domain.js';
+import type { Logger } from './base/log.js';
+import { Pipeline } from './operations.js';
+import { errorDetail } from './base/errors.js';
 import { FileOperations } from './operations/files.js';
 import { InFlight } from './operations/in-flight.js';
 import { Lifecycle, nodeTimers, type Timers } from './operations/lifecycle.js';
@@ -36,14 +37,14 @@ import {
 } from './surfaces/http/body.js';
 import { hostCheck } from './surfaces/http/host.js';
 import { createMcpSurface, type McpSurface } from './surfaces/mcp-endpoint.js';
-import type { SurfaceName } from './surfaces/tool.js';
 import { TRANSFER_INSTRUCTIONS, transferTools } from './surfaces/transfer/index.js';
 import { BlobEndpoint } from './transfer/blobs.js';
 import { CheckoutTable } from './transfer/checkouts.js';
 import { releaseEndedGrants } from './transfer/release.js';
 import { TransferService } from './transfer/service.js';
 import { TicketBook } from './transfer/tickets.js';
-import { BROKER_VERSION } from './version.js';
+import { BROKER_VERSION } from './base/version.js';
+import { type SurfaceName } from './base/call.js';
 
 export interface ApprovalGatewayPort extends GatewayPort {
   start(): Promise<void>;
@@ -195,7 +196,7 @@ export function createServer(deps: ServerDeps): BrokerServer {
       await surface.handle(req, res, req.body);
     } catch (error) {
       const id = correlationId();
-      logger.error('MCP request failed', { correlation_id: id, error: describeError(error) });
+      logger.error('MCP request failed', { correlation_id: id, error: errorDetail(error) });
       if (!res.headersSent) {
         res.status(500).json({
           jsonrpc: '2.0',
@@ -256,7 +257,7 @@ export function createServer(deps: ServerDeps): BrokerServer {
   });
   const finalErrors: ErrorRequestHandler = (error: unknown, _req, res, _next) => {
     const id = correlationId();
-    logger.error('request failed', { correlation_id: id, error: describeError(error) });
+    logger.error('request failed', { correlation_id: id, error: errorDetail(error) });
     if (res.headersSent) {
       res.destroy();
       return;
@@ -283,7 +284,7 @@ export function createServer(deps: ServerDeps): BrokerServer {
         await deps.gateway.start();
       } catch (error) {
         logger.error('approval gateway refused to start; fix the configuration and restart', {
-          error: describeError(error),
+          error: errorDetail(error),
         });
         throw error;
       }
@@ -325,7 +326,7 @@ export function createServer(deps: ServerDeps): BrokerServer {
       try {
         await deps.gateway.stop();
       } catch (error) {
-        logger.warn('approval gateway did not stop cleanly', { error: describeError(error) });
+        logger.warn('approval gateway did not stop cleanly', { error: errorDetail(error) });
       }
       logger.info('broker stopped');
     },

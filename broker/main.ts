@@ -10,11 +10,11 @@ import { ConsoleGateway } from './approval/console.js';
 import { ApprovalEngine } from './approval/engine.js';
 import { AuditLog } from './audit/index.js';
 import { configSecrets, loadConfig, type BrokerConfig } from './config.js';
-import type { GrantRecord } from './domain.js';
+import type { GrantRecord } from './base/domain.js';
 import { GrantStore } from './grants/index.js';
-import { createLogger, type Logger } from './log.js';
+import { createLogger, type Logger } from './base/log.js';
 import { NextcloudClient } from './nextcloud/index.js';
-import { createScrubber } from './scrub.js';
+import { createScrubber } from './base/scrub.js';
 
 export const GRANTS_FILE = 'grants.db';
 

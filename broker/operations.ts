@@ -13,20 +13,16 @@
  * This is also the error boundary of every operation: Nextcloud errors map to vetted
  * envelopes, anything else becomes a generic error with a correlation id.
  */
-import type { Clock } from './domain.js';
-import type { Logger } from './log.js';
+import type { Clock } from './base/domain.js';
+import { errorDetail } from './base/errors.js';
+import type { Logger } from './base/log.js';
 import { decide, type WallDecision, type WallOp } from './wall.js';
 import { GrantEndedError, type InFlight } from './operations/in-flight.js';
 import { envelopeForNextcloudError, isNextcloudError } from './operations/nextcloud-errors.js';
 import type { AuditPort, GrantsPort, NextcloudPort } from './operations/ports.js';
-import {
-  internalError,
-  refused,
-  scrubDeep,
-  type Envelope,
-  type EnvelopeCode,
-} from './surfaces/envelope.js';
-import type { CallContext } from './surfaces/tool.js';
+import { internalError, refused, type Envelope, type EnvelopeCode } from './base/envelope.js';
+import { scrubDeep } from './base/scrub.js';
+import { type CallContext } from './base/call.js';
 
 export interface PipelineDeps {
   readonly grants: GrantsPort;
@@ -98,7 +94,7 @@ export class Pipeline {
       await this.audit(event, fields);
       return true;
     } catch (error) {
-      this.deps.logger.error('audit append failed', { event, error: describeError(error) });
+      this.deps.logger.error('audit append failed', { event, error: errorDetail(error) });
       return false;
     }
   }
@@ -172,7 +168,7 @@ export class Pipeline {
     } catch (error) {
       this.deps.logger.error('audit intent failed; operation refused', {
         ...base,
-        error: describeError(error),
+        error: errorDetail(error),
       });
       return {
         ok: false,
@@ -261,7 +257,7 @@ export class Pipeline {
     } catch (error) {
       this.deps.logger.error('audit intent failed; clean-up not sent', {
         ...fields,
-        error: describeError(error),
+        error: errorDetail(error),
       });
       return {
         ok: false,
@@ -334,7 +330,7 @@ export class Pipeline {
       surface: ctx.surface,
       tool: ctx.tool,
       correlation_id: ctx.correlationId,
-      error: describeError(error),
+      error: errorDetail(error),
     });
     return internalError(ctx.correlationId);
   }
@@ -363,9 +359,4 @@ export class OperationRefusal extends Error {
   constructor(readonly envelope: Envelope) {
     super(envelope.message);
   }
-}
-
-export function describeError(error: unknown): string {
-  if (error instanceof Error) return error.stack ?? `${error.name}: ${error.message}`;
-  return String(error);
 }

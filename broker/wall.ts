@@ -17,7 +17,9 @@
  *
  * No I/O, no clock, no state: the caller passes the grants and `now`.
  */
-import type { GrantView } from './domain.js';
+import type { GrantView } from './base/domain.js';
+import { WALL_MAX_COMPONENT_BYTES, WALL_MAX_PATH_BYTES } from './base/limits.js';
+import { codePointName, CONTROL, escapeForReason, INVISIBLE, LINE_SEPARATOR } from './base/text.js';
 
 export type CanonicalResult = { ok: true; path: string } | { ok: false; reason: string };
 
@@ -36,11 +38,6 @@ export type WallRefusalCode = 'invalid_path' | 'unknown_instance' | 'no_grant' |
 export type WallDecision =
   | { ok: true; paths: string[]; grantIds: number[]; discovery: boolean }
   | { ok: false; code: WallRefusalCode; reason: string };
-
-/** Maximum UTF-8 bytes of the canonical path (what is sent to Nextcloud). */
-export const MAX_PATH_BYTES = 3000;
-/** Maximum UTF-8 bytes of one component: Nextcloud fails uploads of names from 228 bytes. */
-export const MAX_COMPONENT_BYTES = 220;
 
 /** First components that name Nextcloud's own namespaces, compared case-folded after NFKC. */
 const RESERVED_NAMESPACES: ReadonlySet<string> = new Set([
@@ -70,16 +67,16 @@ const SEPARATOR_LOOKALIKES =
  */
 const CHARACTER_RULES: readonly { readonly pattern: RegExp; readonly rule: string }[] = [
   // Security: controls split log lines, terminate C strings (NUL) and confuse HTTP.
-  { pattern: /\p{Cc}/u, rule: 'a control character (C0, DEL, C1, TAB, CR, LF or NUL)' },
+  { pattern: CONTROL, rule: 'a control character (C0, DEL, C1, TAB, CR, LF or NUL)' },
   // Security: U+2028/2029 break lines in JSON-in-JS, logs and chat messages.
-  { pattern: /[\u2028\u2029]/u, rule: 'a line or paragraph separator (U+2028/U+2029)' },
+  { pattern: LINE_SEPARATOR, rule: 'a line or paragraph separator (U+2028/U+2029)' },
   // Security: a backslash is a separator on other systems and in some decoders.
   { pattern: /\\/u, rule: 'a backslash' },
   // Security: look-alike slashes show a different path to the owner than is sent.
   { pattern: SEPARATOR_LOOKALIKES, rule: 'a separator look-alike' },
   // Security: invisible and bidi characters make two different names look identical.
   {
-    pattern: /[\p{Cf}\p{Default_Ignorable_Code_Point}]/u,
+    pattern: INVISIBLE,
     rule: 'an invisible or format character (zero width, bidi control, BOM, soft hyphen, variation selector)',
   },
   // Security: an unassigned code point may gain a decomposition in a later Unicode
@@ -96,30 +93,6 @@ const SLASH = 0x2f;
 
 function refuse(reason: string): { ok: false; reason: string } {
   return { ok: false, reason };
-}
-
-function codePointLabel(ch: string): string {
-  return `U+${(ch.codePointAt(0) as number).toString(16).toUpperCase().padStart(4, '0')}`;
-}
-
-/**
- * A one-line, printable rendering of untrusted text for reasons: letters, digits,
- * punctuation, symbols and the plain space pass; everything else becomes `\u{…}`.
- */
-export function escapeForReason(value: unknown, max = 80): string {
-  const text = typeof value === 'string' ? value : `<${typeof value}>`;
-  let out = '';
-  let count = 0;
-  for (const ch of text) {
-    if (count === max) return `${out}…`;
-    count += 1;
-    // Security: never echo controls, bidi or invisible characters into a reason.
-    out +=
-      /^[\p{L}\p{N}\p{P}\p{S} ]$/u.test(ch) && ch !== '\\'
-        ? ch
-        : `\\u{${codePointLabel(ch).slice(2)}}`;
-  }
-  return out;
 }
 
 /** UTF-8 length of a well-formed string (lone surrogates are refused before this). */
@@ -145,7 +118,7 @@ function characterRefusal(path: string): string | null {
     if (hit) {
       // One character is named by its code point; a percent-escape is shown as text.
       const shown =
-        Array.from(hit[0]).length === 1 ? codePointLabel(hit[0]) : `"${escapeForReason(hit[0])}"`;
+        Array.from(hit[0]).length === 1 ? codePointName(hit[0]) : `"${escapeForReason(hit[0])}"`;
       return `path contains ${rule}: ${shown}`;
     }
   }
@@ -156,7 +129,7 @@ function characterRefusal(path: string): string | null {
       // Security: a character that a compatibility-normalising layer would turn into a
       // separator or a dot segment must not reach a system that might apply NFKC.
       if (compat.includes('/') || compat.includes('\\') || compat === '.' || compat === '..') {
-        return `path contains a separator look-alike: ${codePointLabel(ch)} (NFKC "${escapeForReason(compat)}")`;
+        return `path contains a separator look-alike: ${codePointName(ch)} (NFKC "${escapeForReason(compat)}")`;
       }
     }
   }
@@ -172,8 +145,8 @@ function componentRefusal(component: string, index: number): string | null {
   // Security: dot segments are traversal; the wall never resolves them.
   if (component === '.' || component === '..')
     return `path has a "${component}" component (traversal)`;
-  if (utf8Length(component) > MAX_COMPONENT_BYTES) {
-    return `${where()} is over ${MAX_COMPONENT_BYTES} UTF-8 bytes`;
+  if (utf8Length(component) > WALL_MAX_COMPONENT_BYTES) {
+    return `${where()} is over ${WALL_MAX_COMPONENT_BYTES} UTF-8 bytes`;
   }
   // Security: padded and dot-terminated names look like other names, and some layers trim them.
   if (WHITESPACE_EDGE.test(component)) return `${where()} has leading or trailing whitespace`;
@@ -202,11 +175,11 @@ export function canonicalPath(input: unknown): CanonicalResult {
   // Security: bound the work done on hostile input before normalising it. NFC shrinks
   // UTF-8 by at most 3× (Hangul L+V+T jamo), so this never refuses a path whose NFC
   // form would fit.
-  if (input.length > 4 * MAX_PATH_BYTES)
-    return refuse(`path is over ${MAX_PATH_BYTES} UTF-8 bytes`);
+  if (input.length > 4 * WALL_MAX_PATH_BYTES)
+    return refuse(`path is over ${WALL_MAX_PATH_BYTES} UTF-8 bytes`);
   // Security: a lone surrogate has no UTF-8 form; it cannot be compared or sent.
   const surrogate = /\p{Cs}/u.exec(input);
-  if (surrogate) return refuse(`path contains a lone surrogate: ${codePointLabel(surrogate[0])}`);
+  if (surrogate) return refuse(`path contains a lone surrogate: ${codePointName(surrogate[0])}`);
 
   const nfc = input.normalize('NFC');
   const charProblem = characterRefusal(nfc);
@@ -215,8 +188,8 @@ export function canonicalPath(input: unknown): CanonicalResult {
   // One optional leading slash is accepted and dropped; a second one is an empty component.
   const path = nfc.charCodeAt(0) === SLASH ? nfc.slice(1) : nfc;
   if (path === '') return refuse('path is the instance root, which cannot be named');
-  if (utf8Length(path) > MAX_PATH_BYTES)
-    return refuse(`path is over ${MAX_PATH_BYTES} UTF-8 bytes`);
+  if (utf8Length(path) > WALL_MAX_PATH_BYTES)
+    return refuse(`path is over ${WALL_MAX_PATH_BYTES} UTF-8 bytes`);
 
   const components = path.split('/');
   for (let i = 0; i < components.length; i += 1) {

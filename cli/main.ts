@@ -37,7 +37,7 @@ export async function main(argv: readonly string[]): Promise<number> {
 }
 
 async function version(): Promise<string> {
-  const { BROKER_VERSION } = await import('../broker/version.js');
+  const { BROKER_VERSION } = await import('../broker/base/version.js');
   return BROKER_VERSION;
 }
 

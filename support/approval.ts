@@ -9,8 +9,8 @@ import { join } from 'node:path';
 import { AuditLog, type AuditRecord } from '../broker/audit/index.js';
 import { GrantStore } from '../broker/grants/index.js';
 import { ApprovalEngine, type LifecyclePolicy } from '../broker/approval/engine.js';
-import type { GrantRecord, Mode } from '../broker/domain.js';
-import { memoryLogger } from '../broker/log.js';
+import type { GrantRecord, Mode } from '../broker/base/domain.js';
+import { memoryLogger } from '../broker/base/log.js';
 import { faultyAuditFs } from './audit-fs.js';
 
 export const S = 1_000;

@@ -3,8 +3,8 @@
  * (SQLite in memory), a real AuditLog (temp dir) and the real ApprovalEngine (all from
  * support/approval.ts), and MatrixGateway instances driven through matrix-js-sdk.
  */
-import type { RequestRecord } from '../broker/domain.js';
-import { memoryLogger } from '../broker/log.js';
+import type { RequestRecord } from '../broker/base/domain.js';
+import { memoryLogger } from '../broker/base/log.js';
 import {
   MatrixGateway,
   REQUEST_ID_KEY,

@@ -22,9 +22,9 @@ import {
 import { AuditLog, type AuditFs } from '../broker/audit/index.js';
 import { configSecrets, type BrokerConfig } from '../broker/config.js';
 import { GrantStore } from '../broker/grants/index.js';
-import { memoryLogger } from '../broker/log.js';
+import { memoryLogger } from '../broker/base/log.js';
 import { NextcloudClient } from '../broker/nextcloud/index.js';
-import { createScrubber } from '../broker/scrub.js';
+import { createScrubber } from '../broker/base/scrub.js';
 import { startFakeHomeserver, type FakeHomeserver } from '../fakes/homeserver.js';
 import { startFakeNextcloud, type FakeNextcloud } from '../fakes/nextcloud.js';
 import { callTool, connectMcp, type Envelope } from './mcp.js';

@@ -10,10 +10,11 @@
  */
 import { createInterface, type Interface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
-import type { Clock, RequestRecord } from '../domain.js';
-import type { Logger } from '../log.js';
+import type { Clock, RequestRecord } from '../base/domain.js';
+import type { Logger } from '../base/log.js';
 import type { ApprovalEngine } from './engine.js';
-import { escapeForDisplay, renderRequest } from './format.js';
+import { CONTROL_EXCEPT_LF, escapeMatching } from '../base/text.js';
+import { renderRequest } from './format.js';
 import { ApprovalUnavailableError, type ApprovalGateway } from './gateway.js';
 
 export interface ConsoleGatewayDeps {
@@ -97,10 +98,7 @@ export class ConsoleGateway implements ApprovalGateway {
     this.ensureAvailable();
     // Security: announcements should come from format.ts already escaped; a control
     // character that slipped through still must not reach the terminal.
-    // eslint-disable-next-line no-control-regex
-    const safe = text.replace(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/g, (c) =>
-      escapeForDisplay(c),
-    );
+    const safe = escapeMatching(text, CONTROL_EXCEPT_LF);
     this.write(`\n${safe}\n${this.prompt}`);
   }
 

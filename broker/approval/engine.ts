@@ -10,12 +10,13 @@
  * cannot be written, the grants just made are revoked again and the reply says so.
  * Commands run one at a time, so audit lines follow the order of the state changes.
  */
-import type { Clock, GrantRecord, RequestRecord } from '../domain.js';
-import type { Logger } from '../log.js';
+import type { Clock, GrantRecord, RequestRecord } from '../base/domain.js';
+import { errorLine } from '../base/errors.js';
+import { iso } from '../base/time.js';
+import { silentLogger, type Logger } from '../base/log.js';
 import { formatDuration } from '../config.js';
 import { reactionCommand } from './emoji.js';
 import {
-  escapeHtml,
   formatInstant,
   grantLine,
   renderLines,
@@ -30,6 +31,7 @@ import {
   type Command,
   type RevokeTarget,
 } from './parser.js';
+import { escapeHtml } from '../base/text.js';
 
 /** The answer to one command. `granted`/`revoked`: what changed, for the caller to act on. */
 export interface Reply {
@@ -117,8 +119,6 @@ export type ApprovalEngineDeps = PolicyDeps & {
 /** The in-memory fallback remembers this many approving reactions. */
 const REMEMBERED_REACTIONS = 10_000;
 
-const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
-
 function reply(lines: readonly Line[], extra: Pick<Reply, 'granted' | 'revoked'> = {}): Reply {
   const r: Rendered = renderLines(lines);
   return { text: r.plain, html: r.html, ...extra };
@@ -128,10 +128,6 @@ const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' 
 
 const say = (...texts: string[]): Reply => reply(texts.map((t) => [t]));
 
-function errorMessage(err: unknown): string {
-  return err instanceof Error ? `${err.name}: ${err.message}` : 'unknown error';
-}
-
 function auditGrant(g: GrantRecord): Record<string, unknown> {
   return {
     id: g.id,
@@ -139,7 +135,7 @@ function auditGrant(g: GrantRecord): Record<string, unknown> {
     instance: g.instance,
     path: g.path,
     mode: g.mode,
-    expires_at: new Date(g.expiresAt).toISOString(),
+    expires_at: iso(g.expiresAt),
   };
 }
 
@@ -236,7 +232,7 @@ export class ApprovalEngine {
       try {
         requestId = this.takeReaction(reaction, actor);
       } catch (err) {
-        this.logger.error('looking up a withdrawn reaction failed', { error: errorMessage(err) });
+        this.logger.error('looking up a withdrawn reaction failed', { error: errorLine(err) });
         return say(
           'The broker could not tell whether the removed reaction approved a request; nothing was revoked.',
           'Use "revoke N" to withdraw an approval.',
@@ -271,7 +267,7 @@ export class ApprovalEngine {
       // The approval stands (it is recorded and audited); only the shortcut is lost.
       this.logger.error('could not record which reaction approved the request', {
         request: requestId,
-        error: errorMessage(err),
+        error: errorLine(err),
       });
       const extra = `(Removing the 👍 will not undo this; use "revoke ${requestId}".)`;
       return {
@@ -306,7 +302,7 @@ export class ApprovalEngine {
     try {
       return await task();
     } catch (err) {
-      this.logger.error('approval command failed', { command: what, error: errorMessage(err) });
+      this.logger.error('approval command failed', { command: what, error: errorLine(err) });
       return say(
         'The broker hit an internal error; the command may not have been applied.',
         'Send "status" to see the current grants.',
@@ -337,7 +333,7 @@ export class ApprovalEngine {
       await this.audit.append(event, fields);
       return true;
     } catch (err) {
-      this.logger.error('audit append failed', { event, error: errorMessage(err) });
+      this.logger.error('audit append failed', { event, error: errorLine(err) });
       return false;
     }
   }
@@ -348,7 +344,7 @@ export class ApprovalEngine {
       await this.onRevoked(grants);
       return true;
     } catch (err) {
-      this.logger.error('follow-up of a revoke failed', { error: errorMessage(err) });
+      this.logger.error('follow-up of a revoke failed', { error: errorLine(err) });
       return false;
     }
   }

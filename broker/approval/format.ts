@@ -3,24 +3,13 @@
  * Matrix gateway (`html` for `formatted_body`, `plain` for `body`) and the console.
  *
  * Security: the owner approves what they *see*, and paths and reasons come from the
- * agent. So every agent-supplied text passes `escapeForDisplay`, which keeps printable
- * ASCII and the letters, digits and combining marks of real scripts, and writes every
- * other code point as `\u{XXXX}`: controls, line breaks, bidi controls and other
- * invisible (Cf / default-ignorable) characters, non-ASCII spaces, punctuation and
- * symbols (this covers separator look-alikes such as `∕` and `／`), compatibility forms
- * (fullwidth letters, ligatures, superscripts: anything NFKC changes), private-use,
- * unassigned and surrogate code points, enclosing marks, a combining mark with no
- * letter before it, more than three marks in a row, and every mark of a text that is
- * not in NFC (so an NFD name cannot pass for its NFC twin). In a word that mixes Latin
- * letters with Cyrillic, Greek, Armenian or Cherokee ones, the non-Latin letters are
- * escaped (`pаypal` with a Cyrillic `а`). `\` is always escaped so an escape can't be
- * faked, and in paths a backtick (it would end the code span) and a space at either end
- * or next to `/`. A path containing right-to-left letters gets U+200E marks around each
- * `/` so the display cannot reorder its components. HTML is escaped after all that.
- * Not covered: a whole word in a look-alike script (`раураl` all Cyrillic).
+ * agent, so every agent-supplied span passes `escapeForDisplay` (base/text.ts: what it
+ * keeps and what it escapes), then HTML escaping for `formatted_body`.
  */
-import type { GrantRecord, RequestRecord } from '../domain.js';
+import type { GrantRecord, RequestRecord } from '../base/domain.js';
 import { formatDuration } from '../config.js';
+import { escapeForDisplay, escapeHtml } from '../base/text.js';
+import { iso } from '../base/time.js';
 
 /** Fixed text of ours (trusted), agent text, an agent path (code), or emphasis (ours). */
 export type Span = string | { text: string } | { code: string } | { strong: string };
@@ -30,87 +19,7 @@ export interface Rendered {
   html: string;
 }
 
-const MAX_MARKS_IN_A_ROW = 3;
 const MAX_TEXT_CODE_POINTS = 300;
-const LRM = '\u200E';
-
-const LETTER_OR_NUMBER = /^[\p{L}\p{N}]$/u;
-const NONSPACING_OR_SPACING_MARK = /^[\p{Mn}\p{Mc}]$/u;
-const INVISIBLE = /^\p{Default_Ignorable_Code_Point}$/u;
-const LATIN = /^\p{Script=Latin}$/u;
-const CONFUSABLE_WITH_LATIN =
-  /^[\p{Script=Cyrillic}\p{Script=Greek}\p{Script=Armenian}\p{Script=Cherokee}]$/u;
-const RIGHT_TO_LEFT =
-  /[\u0590-\u08FF\uFB1D-\uFDFF\uFE70-\uFEFE\u{10800}-\u{10FFF}\u{1E800}-\u{1EFFF}]/u;
-
-function escapeCodePoint(ch: string): string {
-  const cp = ch.codePointAt(0) ?? 0;
-  return `\\u{${cp.toString(16).toUpperCase().padStart(4, '0')}}`;
-}
-
-/** A non-ASCII letter or digit that is shown as itself (before context rules). */
-function isPlainLetterOrNumber(ch: string): boolean {
-  return LETTER_OR_NUMBER.test(ch) && !INVISIBLE.test(ch) && ch.normalize('NFKC') === ch;
-}
-
-/** Letters of a Latin word that are look-alikes from another script. */
-function mixedScriptLetters(chars: readonly string[]): Set<number> {
-  const flagged = new Set<number>();
-  let start = 0;
-  const flush = (end: number): void => {
-    const word = chars.slice(start, end);
-    if (word.some((c) => LATIN.test(c)) && word.some((c) => CONFUSABLE_WITH_LATIN.test(c))) {
-      for (let i = start; i < end; i++) {
-        if (CONFUSABLE_WITH_LATIN.test(chars[i] ?? '')) flagged.add(i);
-      }
-    }
-    start = end + 1;
-  };
-  chars.forEach((c, i) => {
-    if (!/^[\p{L}\p{M}]$/u.test(c)) flush(i);
-  });
-  flush(chars.length);
-  return flagged;
-}
-
-/**
- * Makes every character of an agent-supplied text visible (see the module comment).
- * `path: true` also escapes backticks and spaces at the edges of components.
- */
-export function escapeForDisplay(text: string, opts: { path?: boolean } = {}): string {
-  const path = opts.path === true;
-  const chars = Array.from(text);
-  const nfc = text.normalize('NFC') === text;
-  const confusable = mixedScriptLetters(chars);
-  let out = '';
-  let marks = 0;
-  let baseBefore = false;
-  chars.forEach((ch, i) => {
-    let keep: boolean;
-    if (ch === ' ') {
-      const edge =
-        i === 0 || i === chars.length - 1 || chars[i - 1] === '/' || chars[i + 1] === '/';
-      keep = !(path && edge);
-    } else if (/^[\x21-\x7e]$/.test(ch)) {
-      keep = ch !== '\\' && !(path && ch === '`');
-    } else if (NONSPACING_OR_SPACING_MARK.test(ch)) {
-      keep = nfc && baseBefore && marks < MAX_MARKS_IN_A_ROW && !INVISIBLE.test(ch);
-    } else {
-      keep = isPlainLetterOrNumber(ch) && !confusable.has(i);
-    }
-    const isMark = NONSPACING_OR_SPACING_MARK.test(ch);
-    marks = isMark && keep ? marks + 1 : 0;
-    baseBefore = keep && (isMark || LETTER_OR_NUMBER.test(ch));
-    out += keep ? ch : escapeCodePoint(ch);
-  });
-  if (path && RIGHT_TO_LEFT.test(out)) {
-    // Security: `/` between two right-to-left words takes their direction, so
-    // `a/אב/גד` would display with its last two components swapped. A left-to-right
-    // mark on each side pins every separator, and the components, in order.
-    out = `${LRM}${out.split('/').join(`${LRM}/${LRM}`)}${LRM}`;
-  }
-  return out;
-}
 
 /** Agent text for one line: escaped, and cut to a readable length. */
 function boundedText(text: string): string {
@@ -118,15 +27,6 @@ function boundedText(text: string): string {
   if (chars.length <= MAX_TEXT_CODE_POINTS) return escapeForDisplay(text);
   const shown = escapeForDisplay(chars.slice(0, MAX_TEXT_CODE_POINTS).join(''));
   return `${shown}… (${chars.length - MAX_TEXT_CODE_POINTS} more characters not shown)`;
-}
-
-export function escapeHtml(text: string): string {
-  return text
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/"/g, '&quot;')
-    .replace(/'/g, '&#39;');
 }
 
 function spanPlain(span: Span): string {
@@ -167,8 +67,8 @@ export function formatTimeLeft(ms: number): string {
 
 /** `2025-01-02 14:05 UTC`: an instant on the broker's clock, to the minute. */
 export function formatInstant(ms: number): string {
-  const iso = new Date(ms).toISOString();
-  return `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
+  const text = iso(ms);
+  return `${text.slice(0, 10)} ${text.slice(11, 16)} UTC`;
 }
 
 const modeSpan = (mode: string): Span => (mode === 'write' ? { strong: 'write' } : 'read');

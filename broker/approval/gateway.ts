@@ -3,7 +3,7 @@
  * announcements, and a health flag. `request_access` answers `error` while the plane is
  * unhealthy (no new grants); existing grants keep working.
  */
-import type { RequestRecord } from '../domain.js';
+import type { RequestRecord } from '../base/domain.js';
 import type { ApprovalEngine, Reply } from './engine.js';
 
 export interface ApprovalGateway {

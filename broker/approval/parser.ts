@@ -15,6 +15,7 @@
  * `revoke X`: `all` is the keyword and a (signed) number is a request, so an instance
  * named `all` or `007` cannot be revoked by name (use its request numbers or `all`).
  */
+import { LINE_BREAK } from '../base/text.js';
 import { formatDuration, INSTANCE_NAME, tryParseDuration } from '../config.js';
 
 export { normaliseEmoji, reactionCommand, REACTION_KEYS } from './emoji.js';
@@ -220,7 +221,7 @@ function parseVerb(verb: Verb, args: readonly string[]): ParseResult {
 /** Why a message that starts with a verb is not plain ASCII, as precisely as we can say. */
 function impurityReason(text: string): string {
   if (/[^\P{Nd}0-9]/u.test(text)) return 'use the digits 0-9 (other digit forms are refused).';
-  if (/[\n\r\v\f\u0085\u2028\u2029]/u.test(text)) return 'one command per message, on one line.';
+  if (LINE_BREAK.test(text)) return 'one command per message, on one line.';
   if (/[^\S \t]/u.test(text)) return 'separate the words with plain spaces.';
   return 'commands are plain ASCII letters, digits, commas and spaces; this one has other characters (perhaps invisible ones).';
 }

@@ -3,7 +3,8 @@
  * Security: after a failed or timed-out write we cannot know what reached the disk, so
  * the log refuses every later append until the broker restarts and re-verifies.
  */
-import type { Logger } from '../log.js';
+import { errorMessage } from '../base/errors.js';
+import type { Logger } from '../base/log.js';
 import { AuditError, type AuditErrorCode } from './errors.js';
 
 export class FailureState {
@@ -22,10 +23,10 @@ export class FailureState {
       err instanceof AuditError && err.code === 'timeout' ? 'timeout' : 'write_failed';
     this.failure = new AuditError(
       code,
-      `audit ${what} to ${file} failed (${describeError(err)}); the audit log refuses further appends: fix the disk and restart the broker, which re-verifies the log`,
+      `audit ${what} to ${file} failed (${errorMessage(err)}); the audit log refuses further appends: fix the disk and restart the broker, which re-verifies the log`,
       { cause: err },
     );
-    this.logger?.error('audit log failed', { code, file, error: describeError(err) });
+    this.logger?.error('audit log failed', { code, file, error: errorMessage(err) });
     return this.failure;
   }
 
@@ -41,8 +42,4 @@ export class FailureState {
       },
     );
   }
-}
-
-export function describeError(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }

@@ -10,14 +10,16 @@
  * and covered by a `recovery` record naming its length and sha256.
  */
 import { join } from 'node:path';
-import type { Clock } from '../domain.js';
-import type { Logger } from '../log.js';
+import type { Clock } from '../base/domain.js';
+import type { Logger } from '../base/log.js';
+import { iso } from '../base/time.js';
 import { sha256Hex, ZERO_HASH } from './canonical.js';
 import { type ChainHead, type ChainResult, ChainVerifier } from './chain.js';
 import { CHECKPOINT_FILE, parseCheckpoint } from './checkpoint.js';
 import { Checkpointer } from './checkpointer.js';
 import { AuditError } from './errors.js';
-import { describeError, FailureState } from './failure.js';
+import { errorMessage } from '../base/errors.js';
+import { FailureState } from './failure.js';
 import { type AuditFileHandle, type AuditFs, errnoCode, nodeAuditFs } from './fs.js';
 import { acquireLock, type HeldLock, processIsAlive } from './lock.js';
 import {
@@ -172,7 +174,7 @@ export class AuditLog {
       await this.writer.idle();
       await this.checkpointer.flush(this.durableHead).catch(() => undefined); // failure logged
       await withTimeout(this.handle.close(), this.timeoutMs, 'close').catch((err: unknown) => {
-        this.deps.logger?.warn('audit log close failed', { error: describeError(err) });
+        this.deps.logger?.warn('audit log close failed', { error: errorMessage(err) });
       });
       await this.lock.release();
     })();
@@ -208,9 +210,9 @@ export class AuditLog {
     if (!Number.isFinite(now)) return invalid(`the clock returned ${now}, not a time`);
     let built: ReturnType<typeof buildRecord>;
     try {
-      built = buildRecord(this.tip, new Date(now).toISOString(), event, fields);
+      built = buildRecord(this.tip, iso(now), event, fields);
     } catch (err) {
-      return invalid(`audit fields are not plain JSON: ${describeError(err)}`, err);
+      return invalid(`audit fields are not plain JSON: ${errorMessage(err)}`, err);
     }
     const line = Buffer.from(built.line, 'utf8');
     if (line.length > MAX_LINE_BYTES) {

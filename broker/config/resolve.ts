@@ -4,6 +4,7 @@
  * Problems are collected so the owner sees all of them at once.
  */
 import { resolve as resolvePath } from 'node:path';
+import { ASCII_CONTROL } from '../base/text.js';
 import { formatDuration } from './duration.js';
 import type { ConfigIssue } from './errors.js';
 import { showEnvName, showFilePath } from './redact.js';
@@ -107,8 +108,7 @@ function resolveSecret(
     out.issue(source, `must not be empty${from}`);
     return '';
   }
-  // eslint-disable-next-line no-control-regex
-  if (/[\u0000-\u001f\u007f]/.test(value)) {
+  if (ASCII_CONTROL.test(value)) {
     out.issue(source, `must not contain control characters or line breaks${from}`);
     return '';
   }

@@ -5,6 +5,7 @@
  * default is how a safety setting gets lost.
  */
 import { z } from 'zod';
+import { FREE_OF_ASCII_CONTROL } from '../base/text.js';
 import { tryParseDuration } from './duration.js';
 
 /** A strict object: unknown keys are refused (parse.ts names each and suggests a fix). */
@@ -24,8 +25,7 @@ const text = (what: string) =>
     .string({ error: `must be a text (${what})` })
     .min(1, { error: `must not be empty (${what})` })
     // Security: control characters in names and paths end up in URLs, headers and logs.
-    // eslint-disable-next-line no-control-regex
-    .regex(/^[^\u0000-\u001f\u007f]*$/, { error: 'must not contain control characters' });
+    .regex(FREE_OF_ASCII_CONTROL, { error: 'must not contain control characters' });
 
 const duration = (example: string) =>
   z

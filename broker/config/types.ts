@@ -1,4 +1,4 @@
-import type { LogLevel } from '../log.js';
+import type { LogLevel } from '../base/log.js';
 
 /** One Nextcloud account the broker may use (`instances.<name>` in config.yaml). */
 export interface InstanceConfig {

@@ -8,7 +8,7 @@
  */
 import { ConfigError, configSecrets, loadConfig, type BrokerConfig } from '../config.js';
 import type { PreflightClient } from '../approval/matrix/preflight.js';
-import { createScrubber } from '../scrub.js';
+import { createScrubber } from '../base/scrub.js';
 import {
   type CheckSection,
   countFailures,

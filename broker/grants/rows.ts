@@ -4,7 +4,7 @@
  * on a guess.
  */
 import { z } from 'zod';
-import type { GrantRecord, RequestItem, RequestRecord } from '../domain.js';
+import type { GrantRecord, RequestItem, RequestRecord } from '../base/domain.js';
 
 const id = z.number().int().positive();
 const time = z.number().int();

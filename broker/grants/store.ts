@@ -15,7 +15,7 @@
  *   if the clock goes backwards. Expiry counts from the broker's clock at approval.
  */
 import Database from 'better-sqlite3';
-import type { Clock, GrantRecord, Mode, RequestRecord } from '../domain.js';
+import type { Clock, GrantRecord, Mode, RequestRecord } from '../base/domain.js';
 import { canonicalPath } from '../wall.js';
 import { migrate } from './migrations.js';
 import {

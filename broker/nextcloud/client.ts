@@ -14,9 +14,11 @@
  */
 import type { Readable } from 'node:stream';
 import type { InstanceConfig } from '../config.js';
-import type { Clock } from '../domain.js';
-import type { Logger } from '../log.js';
-import { createScrubber } from '../scrub.js';
+import type { Clock } from '../base/domain.js';
+import { NEXTCLOUD_MAX_UPLOAD_NAME_BYTES } from '../base/limits.js';
+import { silentLogger, type Logger } from '../base/log.js';
+import { CONTROL_OR_LINE_SEPARATOR, replaceRuns } from '../base/text.js';
+import { createScrubber } from '../base/scrub.js';
 import { parseCapabilities, type Capabilities } from './capabilities.js';
 import { createCursorCodec, type CursorCodec } from './cursor.js';
 import { errorForStatus, NextcloudError, type StatusContext, type Verb } from './errors.js';
@@ -65,8 +67,6 @@ const MAX_PAGE_SIZE = 1000;
 const MAX_LISTING_BYTES = 32 * 1024 * 1024;
 const MAX_SMALL_REPLY_BYTES = 1024 * 1024;
 const MAX_ERROR_BODY_BYTES = 64 * 1024;
-/** Nextcloud fails uploads of names from 228 bytes (its `.part` name gets too long). */
-const MAX_UPLOAD_NAME_BYTES = 227;
 const MAX_LOCK_SECONDS = 7 * 24 * 3600;
 
 /** The body of every checkout LOCK: an exclusive write lock (a token lock). */
@@ -74,13 +74,6 @@ export const LOCK_BODY =
   '<?xml version="1.0" encoding="utf-8"?>' +
   '<d:lockinfo xmlns:d="DAV:"><d:lockscope><d:exclusive/></d:lockscope>' +
   '<d:locktype><d:write/></d:locktype><d:owner>nextcloud-access-broker</d:owner></d:lockinfo>';
-
-const silentLogger: Logger = {
-  debug: () => undefined,
-  info: () => undefined,
-  warn: () => undefined,
-  error: () => undefined,
-};
 
 /** `"x"`, `W/"x"`, or a bare `x` (quoted for the header); nothing that could break a header. */
 function normaliseEtag(etag: string): string | undefined {
@@ -99,16 +92,13 @@ function validLockToken(token: string): boolean {
 function sabreMessage(body: string): string | undefined {
   const m = /<(?:[\w-]+:)?message\b[^>]*>([\s\S]*?)<\/(?:[\w-]+:)?message>/.exec(body);
   if (!m || m[1] === undefined) return undefined;
-  const text = m[1]
+  const decoded = m[1]
     .replace(/&lt;/g, '<')
     .replace(/&gt;/g, '>')
     .replace(/&quot;/g, '"')
     .replace(/&apos;/g, "'")
-    .replace(/&amp;/g, '&')
-    // eslint-disable-next-line no-control-regex
-    .replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, ' ')
-    .replace(/\s+/g, ' ')
-    .trim();
+    .replace(/&amp;/g, '&');
+  const text = replaceRuns(decoded, CONTROL_OR_LINE_SEPARATOR, ' ').replace(/\s+/g, ' ').trim();
   if (text === '') return undefined;
   return text.length > 160 ? `${text.slice(0, 157)}...` : text;
 }
@@ -286,10 +276,10 @@ export class NextcloudClient {
     return this.#guard(async () => {
       const url = this.#url(path);
       const name = path.split('/').pop() ?? '';
-      if (Buffer.byteLength(name, 'utf8') > MAX_UPLOAD_NAME_BYTES)
+      if (Buffer.byteLength(name, 'utf8') > NEXTCLOUD_MAX_UPLOAD_NAME_BYTES)
         throw new NextcloudError(
           'name_too_long',
-          `'${name.slice(0, 40)}…' is too long to upload (Nextcloud fails names from 228 bytes): choose a shorter name`,
+          `'${name.slice(0, 40)}…' is too long to upload (Nextcloud fails names from ${NEXTCLOUD_MAX_UPLOAD_NAME_BYTES + 1} bytes): choose a shorter name`,
         );
       if (size !== undefined && (!Number.isSafeInteger(size) || size < 0))
         throw new NextcloudError('invalid_argument', 'the size must be a non-negative integer');

@@ -3,6 +3,7 @@
  * Every message is one line naming the cause and the next step (DESIGN §8); the client
  * scrubs it before it leaves the layer.
  */
+import { WALL_MAX_COMPONENT_BYTES } from '../base/limits.js';
 
 export type NextcloudErrorCode =
   | 'invalid_path' // the path cannot be sent safely (refused before any request)
@@ -94,7 +95,7 @@ export function errorForStatus(status: number, ctx: StatusContext): NextcloudErr
     case 400:
       return make(
         'bad_request',
-        `Nextcloud refused the request for ${at} as invalid${detail}: check the name (no backslash or control characters, at most 220 bytes)`,
+        `Nextcloud refused the request for ${at} as invalid${detail}: check the name (no backslash or control characters, at most ${WALL_MAX_COMPONENT_BYTES} bytes)`,
       );
     case 401:
       return make(

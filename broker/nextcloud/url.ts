@@ -9,12 +9,9 @@
  * finished URL is re-parsed with the WHATWG parser and must decode to exactly the same
  * components. If anything rewrote it, nothing is sent.
  */
+import { NEXTCLOUD_MAX_NAME_BYTES, NEXTCLOUD_MAX_URL_PATH_BYTES } from '../base/limits.js';
+import { CONTROL_OR_LINE_SEPARATOR } from '../base/text.js';
 import { NextcloudError } from './errors.js';
-
-/** Nextcloud refuses names over 250 UTF-8 bytes (400). */
-export const MAX_COMPONENT_BYTES = 250;
-/** Apache answers 403 to URL paths over about 4 KB. */
-export const MAX_URL_PATH_BYTES = 4000;
 
 function invalid(reason: string): NextcloudError {
   return new NextcloudError('invalid_path', `invalid path: ${reason}; use the path as listed`);
@@ -34,10 +31,9 @@ export function pathComponents(path: string): string[] {
     if (c === '') throw invalid('empty component (leading, trailing or double slash)');
     if (c === '.' || c === '..') throw invalid('dot component');
     if (c.includes('\\')) throw invalid('backslash in a name');
-    // eslint-disable-next-line no-control-regex
-    if (/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/.test(c)) throw invalid('control character');
-    if (Buffer.byteLength(c, 'utf8') > MAX_COMPONENT_BYTES)
-      throw invalid(`a name over ${MAX_COMPONENT_BYTES} bytes`);
+    if (CONTROL_OR_LINE_SEPARATOR.test(c)) throw invalid('control character');
+    if (Buffer.byteLength(c, 'utf8') > NEXTCLOUD_MAX_NAME_BYTES)
+      throw invalid(`a name over ${NEXTCLOUD_MAX_NAME_BYTES} bytes`);
   }
   return components;
 }
@@ -102,8 +98,8 @@ export function decodePathname(pathname: string): string[] | undefined {
 export function assembleDavUrl(baseUrl: URL, username: string, components: readonly string[]): URL {
   const prefix = davFilesPrefix(baseUrl, username);
   const expectedPath = `${prefix}/${components.map(encodeComponent).join('/')}`;
-  if (Buffer.byteLength(expectedPath, 'utf8') > MAX_URL_PATH_BYTES)
-    throw invalid(`the URL would exceed ${MAX_URL_PATH_BYTES} bytes`);
+  if (Buffer.byteLength(expectedPath, 'utf8') > NEXTCLOUD_MAX_URL_PATH_BYTES)
+    throw invalid(`the URL would exceed ${NEXTCLOUD_MAX_URL_PATH_BYTES} bytes`);
 
   let reparsed: URL;
   try {

@@ -3,9 +3,9 @@
  * Tools call these; only the steps below ever hold a Nextcloud client.
  */
 import { OperationRefusal, type Outcome, type Pipeline } from '../operations.js';
-import { refused } from '../surfaces/envelope.js';
-import type { CallContext } from '../surfaces/tool.js';
+import { refused } from '../base/envelope.js';
 import type { EntryLike } from './ports.js';
+import { type CallContext } from '../base/call.js';
 
 export const LIST_PAGE_SIZE = 200;
 

@@ -5,10 +5,11 @@
  * `lifecycle.pending_timeout` and grants past their expiry, tells the owner, and ends
  * what the ended grants still allow (streams, tickets, checkout locks).
  */
-import type { GrantRecord, RequestRecord } from '../domain.js';
-import type { Logger } from '../log.js';
-import { describeError, type Pipeline } from '../operations.js';
-import { BROKER_VERSION } from '../version.js';
+import type { GrantRecord, RequestRecord } from '../base/domain.js';
+import type { Logger } from '../base/log.js';
+import { type Pipeline } from '../operations.js';
+import { errorDetail } from '../base/errors.js';
+import { BROKER_VERSION } from '../base/version.js';
 import type { GatewayPort, GrantsPort } from './ports.js';
 
 export interface Timers {
@@ -89,7 +90,7 @@ export class Lifecycle {
         await this.announce(`Expired: grant${ended.length === 1 ? '' : 's'} ${list}.`);
       }
     } catch (error) {
-      this.deps.logger.error('lifecycle sweep failed', { error: describeError(error) });
+      this.deps.logger.error('lifecycle sweep failed', { error: errorDetail(error) });
     }
   }
 
@@ -107,7 +108,7 @@ export class Lifecycle {
     try {
       await this.deps.gateway.announce(text);
     } catch (error) {
-      this.deps.logger.warn('announcement not delivered', { error: describeError(error) });
+      this.deps.logger.warn('announcement not delivered', { error: errorDetail(error) });
     }
   }
 }

@@ -5,7 +5,7 @@
  * one scrubbed line naming cause and next step; it is scrubbed again here regardless.
  */
 import { NextcloudError, type NextcloudErrorCode } from '../nextcloud/errors.js';
-import { failure, refused, type Envelope, type EnvelopeCode } from '../surfaces/envelope.js';
+import { failure, refused, type Envelope, type EnvelopeCode } from '../base/envelope.js';
 
 type Mapping = { status: 'refused' | 'error'; code: EnvelopeCode };
 

@@ -4,7 +4,7 @@
  * else of those modules is reachable from here.
  */
 import type { Readable } from 'node:stream';
-import type { GrantRecord, Mode, RequestRecord } from '../domain.js';
+import type { GrantRecord, Mode, RequestRecord } from '../base/domain.js';
 
 export interface GrantsPort {
   activeGrants(): GrantRecord[];

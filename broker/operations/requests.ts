@@ -6,14 +6,16 @@
  * path (refused, never repaired). It is stored, audited, then handed to the approval
  * gateway. Nothing here grants anything; only the owner's decision does.
  */
-import type { Clock, Mode, RequestRecord } from '../domain.js';
-import type { Logger } from '../log.js';
-import { describeError, type Pipeline } from '../operations.js';
-import { failure, ok, pending, refused, type Envelope } from '../surfaces/envelope.js';
-import { iso } from '../surfaces/schemas.js';
-import type { CallContext } from '../surfaces/tool.js';
-import { canonicalPath, escapeForReason } from '../wall.js';
+import type { Clock, Mode, RequestRecord } from '../base/domain.js';
+import type { Logger } from '../base/log.js';
+import { type Pipeline } from '../operations.js';
+import { errorDetail } from '../base/errors.js';
+import { failure, ok, pending, refused, type Envelope } from '../base/envelope.js';
+import { escapeForReason, HIDDEN_IN_TEXT } from '../base/text.js';
+import { canonicalPath } from '../wall.js';
 import type { GatewayPort, GrantsPort } from './ports.js';
+import { iso } from '../base/time.js';
+import { type CallContext } from '../base/call.js';
 
 export const APPROVAL_UNAVAILABLE = 'approval channel unavailable; existing grants still work';
 
@@ -25,11 +27,6 @@ export interface RequestDeps {
   readonly logger: Logger;
   readonly now: Clock;
 }
-
-// Security: the reason is shown to the owner; characters that can hide or reorder text
-// (controls, bidi overrides, zero-width and other format characters) are refused.
-// eslint-disable-next-line no-control-regex
-const HIDDEN = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\p{Cf}\u2028\u2029]/u;
 
 export class AccessRequests {
   constructor(private readonly deps: RequestDeps) {}
@@ -49,7 +46,9 @@ export class AccessRequests {
         'call list_instances for the configured names',
       );
     }
-    if (HIDDEN.test(args.reason) || args.reason.trim() === '') {
+    // Security: the reason is shown to the owner; characters that can hide or reorder text
+    // (controls, bidi overrides, zero-width and other format characters) are refused.
+    if (HIDDEN_IN_TEXT.test(args.reason) || args.reason.trim() === '') {
       return pipeline.refuse(
         ctx,
         'invalid_arguments',
@@ -168,7 +167,7 @@ export class AccessRequests {
   }
 
   private withdraw(id: number, error: unknown): void {
-    this.deps.logger.error('request withdrawn', { request: id, error: describeError(error) });
+    this.deps.logger.error('request withdrawn', { request: id, error: errorDetail(error) });
     this.deps.grants.decide(id, { kind: 'deny', by: 'broker' });
   }
 }

@@ -18,10 +18,13 @@ import {
   McpError,
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import type { Logger } from '../log.js';
-import { BROKER_VERSION } from '../version.js';
-import { internalError, refused, scrubDeep, toToolResult, type Envelope } from './envelope.js';
-import type { CallContext, SurfaceName, ToolDefinition, ToolRegistry } from './tool.js';
+import type { CallContext, SurfaceName } from '../base/call.js';
+import { compact, internalError, refused, type Envelope } from '../base/envelope.js';
+import { errorDetail } from '../base/errors.js';
+import type { Logger } from '../base/log.js';
+import { scrubDeep } from '../base/scrub.js';
+import { BROKER_VERSION } from '../base/version.js';
+import type { ToolDefinition, ToolRegistry } from './tool.js';
 
 export interface SurfaceDeps {
   readonly logger: Logger;
@@ -50,6 +53,20 @@ export function describeIssues(error: z.ZodError): string {
     .map((i) => (i.path.length > 0 ? `${i.path.join('.')}: ${i.message}` : i.message))
     .join('; ');
   return text.length > 400 ? `${text.slice(0, 399)}…` : text;
+}
+
+/** The MCP CallToolResult for an envelope. */
+function toToolResult(envelope: Envelope): {
+  content: { type: 'text'; text: string }[];
+  structuredContent: Record<string, unknown>;
+  isError?: boolean;
+} {
+  const body = compact(envelope);
+  const result = {
+    content: [{ type: 'text' as const, text: JSON.stringify(body) }],
+    structuredContent: body as Record<string, unknown>,
+  };
+  return envelope.status === 'error' ? { ...result, isError: true } : result;
 }
 
 export function createMcpSurface(
@@ -85,7 +102,7 @@ export function createMcpSurface(
         surface: name,
         tool: tool.name,
         correlation_id: ctx.correlationId,
-        error: error instanceof Error ? (error.stack ?? error.message) : String(error),
+        error: errorDetail(error),
       });
       return internalError(ctx.correlationId);
     }

@@ -3,6 +3,7 @@
  * judged by the wall (canonicalPath), never repaired or pre-filtered here.
  */
 import { z } from 'zod';
+import { STATUSES } from '../base/envelope.js';
 
 export const InstanceName = z
   .string()
@@ -22,7 +23,21 @@ export const ModeArg = z.enum(['read', 'write']).describe('"write" includes read
 
 export const Timestamp = z.string().describe('ISO-8601 UTC');
 
-/** ms since the epoch → ISO-8601 UTC. */
-export function iso(ms: number): string {
-  return new Date(ms).toISOString();
+/** The fields every envelope may carry; tools add their own (all optional). */
+export const envelopeBaseShape = {
+  status: z.enum(STATUSES),
+  message: z.string(),
+  code: z.string().optional(),
+  retry: z.boolean().optional(),
+  hint: z.string().optional(),
+  warnings: z.array(z.string()).optional(),
+  next: z.string().optional(),
+  correlation_id: z.string().optional(),
+};
+
+/** A tool's output schema: the envelope plus its own optional result fields, strict. */
+export function envelopeSchema<S extends z.ZodRawShape>(fields: S) {
+  return z.strictObject({ ...envelopeBaseShape, ...fields });
 }
+
+export const BaseEnvelopeSchema = envelopeSchema({});

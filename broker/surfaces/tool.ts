@@ -4,7 +4,7 @@
  * annotations and a handler that only ever sees parsed arguments.
  */
 import type { z } from 'zod';
-import type { Envelope } from './envelope.js';
+import type { Envelope } from '../base/envelope.js';
 
 export type SurfaceName = 'agent' | 'transfer';
 

@@ -13,20 +13,14 @@ import type { Request, Response } from 'express';
 import { pipeline as pipe } from 'node:stream/promises';
 import { OperationRefusal, type Pipeline } from '../operations.js';
 import { isNextcloudError } from '../operations/nextcloud-errors.js';
-import type { Logger } from '../log.js';
-import {
-  failure,
-  ok,
-  refused,
-  scrubDeep,
-  withWarnings,
-  type Envelope,
-} from '../surfaces/envelope.js';
-import type { CallContext } from '../surfaces/tool.js';
+import type { Logger } from '../base/log.js';
+import { failure, ok, refused, withWarnings, type Envelope } from '../base/envelope.js';
 import type { CheckoutTable } from './checkouts.js';
 import { digestStream, HashingStream } from './hashing.js';
 import type { Ticket, TicketBook } from './tickets.js';
 import { unlockWithEtag } from './unlock.js';
+import { scrubDeep } from '../base/scrub.js';
+import { type CallContext } from '../base/call.js';
 
 export interface BlobDeps {
   readonly pipeline: Pipeline;

@@ -3,7 +3,7 @@
  * allow is aborted, their unused tickets are dropped, and the checkout locks they allowed
  * are released on Nextcloud (whose own lock expiry depends on its background jobs).
  */
-import type { Logger } from '../log.js';
+import type { Logger } from '../base/log.js';
 import type { Pipeline } from '../operations.js';
 import type { InFlight } from '../operations/in-flight.js';
 import type { CheckoutTable } from './checkouts.js';

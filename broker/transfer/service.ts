@@ -8,14 +8,14 @@
  */
 import { OperationRefusal, type Pipeline } from '../operations.js';
 import type { WriteCondition } from '../operations/ports.js';
-import type { Logger } from '../log.js';
-import { ok, refused, withWarnings, type Envelope } from '../surfaces/envelope.js';
-import { iso } from '../surfaces/schemas.js';
-import type { CallContext } from '../surfaces/tool.js';
+import type { Logger } from '../base/log.js';
+import { ok, refused, withWarnings, type Envelope } from '../base/envelope.js';
 import { isNotFound } from '../operations/nextcloud-errors.js';
 import type { CheckoutTable } from './checkouts.js';
 import type { Ticket, TicketBook } from './tickets.js';
 import { unlockWithEtag } from './unlock.js';
+import { iso } from '../base/time.js';
+import { type CallContext } from '../base/call.js';
 
 export const BLOB_PATH = '/transfer/blobs/';
 /** Longest LOCK the broker asks for; it also never outlives the grant. */

@@ -8,7 +8,7 @@
  * and a memory dump holds no usable ticket.
  */
 import { createHash, randomBytes as nodeRandomBytes } from 'node:crypto';
-import type { Clock } from '../domain.js';
+import type { Clock } from '../base/domain.js';
 import type { WriteCondition } from '../operations/ports.js';
 
 export type TicketKind = 'read' | 'write' | 'checkin';

@@ -4,6 +4,7 @@
  * Logs are JSON lines on stderr; the approval console (approval: console) uses stdin
  * and stdout.
  */
+import { errorLine } from '../../broker/base/errors.js';
 import { configFile, parseConfigArg } from '../config-arg.js';
 import { type Command, ExitCode } from '../command.js';
 
@@ -73,9 +74,7 @@ export function createServeCommand(io: ServeIo): Command {
           io.stderr(`broker serve: ${error.message}\n`);
           return ExitCode.usage;
         }
-        const message =
-          error instanceof Error ? `${error.name}: ${error.message}` : 'unknown error';
-        io.stderr(`broker serve: could not start: ${message}\n`);
+        io.stderr(`broker serve: could not start: ${errorLine(error)}\n`);
         return ExitCode.infrastructure;
       }
       const signal = await stopping;

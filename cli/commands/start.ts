@@ -6,6 +6,7 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
+import { errorLine } from '../../broker/base/errors.js';
 import type { StartCloud } from '../../broker/demo/run.js';
 import { type Command, ExitCode } from '../command.js';
 import { createServeCommand } from './serve.js';
@@ -80,9 +81,7 @@ export function createStartCommand(io: StartIo): Command {
           startCloud: await io.loadCloud(),
         });
       } catch (error) {
-        const message =
-          error instanceof Error ? `${error.name}: ${error.message}` : 'unknown error';
-        io.stderr(`broker start: the demo could not start: ${message}\n`);
+        io.stderr(`broker start: the demo could not start: ${errorLine(error)}\n`);
         return ExitCode.infrastructure;
       }
       const signal = await stopping;

@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { ExitCode } from '../command.js';
 import { CliError } from './errors.js';
 import type { ClientEnv } from './env.js';
-import { BROKER_VERSION } from '../../broker/version.js';
+import { BROKER_VERSION } from '../../broker/base/version.js';
 import { McpCallError, McpHttpClient } from './mcp-http.js';
 
 /** A DESIGN §7 result envelope, as much of it as the CLI reads. */

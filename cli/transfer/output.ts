@@ -1,3 +1,4 @@
+import { escapeJsonLine, escapeMatching, UNSAFE_ON_TERMINAL } from '../../broker/base/text.js';
 import { ExitCode } from '../command.js';
 import { CliError } from './errors.js';
 
@@ -27,10 +28,7 @@ export const processIo: Io = {
  * visible `\u{XXXX}`; everything else, non-ASCII names included, stays as it is.
  */
 export function forTerminal(text: string): string {
-  return text.replace(
-    /[\p{Cc}\p{Cf}\u2028\u2029]/gu,
-    (ch) => `\\u{${(ch.codePointAt(0) ?? 0).toString(16).toUpperCase()}}`,
-  );
+  return escapeMatching(text, UNSAFE_ON_TERMINAL, 1);
 }
 
 /**
@@ -39,13 +37,7 @@ export function forTerminal(text: string): string {
  * unit, so the line parses to the same value) for a person reading it in a terminal.
  */
 export function jsonLine(value: unknown): string {
-  const json = JSON.stringify(value).replace(/[\u007f-\u009f\p{Cf}\u2028\u2029]/gu, (ch) =>
-    Array.from(
-      { length: ch.length },
-      (_, i) => `\\u${ch.charCodeAt(i).toString(16).padStart(4, '0')}`,
-    ).join(''),
-  );
-  return `${json}\n`;
+  return `${escapeJsonLine(JSON.stringify(value))}\n`;
 }
 
 /**

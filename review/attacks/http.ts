@@ -6,7 +6,7 @@
  */
 import { gzipSync } from 'node:zlib';
 import { startBroker, type Broker } from '../../support/daemon.js';
-import type { Envelope } from '../../broker/surfaces/envelope.js';
+import type { Envelope } from '../../broker/base/envelope.js';
 import { auditVerdict } from '../lib/audit-check.js';
 import { rawExchange, requestText, type RawAnswer } from '../../support/raw-http.js';
 import type { Case, Group } from '../runner.js';

@@ -7,7 +7,7 @@
  * without anything hidden (broker/approval/format.ts).
  */
 import { renderRequest } from '../../broker/approval/format.js';
-import type { GrantView, RequestRecord } from '../../broker/domain.js';
+import type { GrantView, RequestRecord } from '../../broker/base/domain.js';
 import { canonicalPath, decide, type WallDecision } from '../../broker/wall.js';
 import type { Case, Group } from '../runner.js';
 

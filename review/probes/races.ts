@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GrantStore } from '../../broker/grants/index.js';
-import type { GrantRecord } from '../../broker/domain.js';
+import type { GrantRecord } from '../../broker/base/domain.js';
 import { runTsWorker } from '../lib/ts-worker.js';
 import type { Case, Group } from '../runner.js';
 import type { RacerInput, RacerReply } from './race-worker.js';

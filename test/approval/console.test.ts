@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConsoleGateway } from '../../broker/approval/console.js';
 import { ApprovalUnavailableError } from '../../broker/approval/gateway.js';
 import { verifyAudit } from '../../broker/audit/index.js';
-import { memoryLogger } from '../../broker/log.js';
+import { memoryLogger } from '../../broker/base/log.js';
 import { harness, type Harness, H, LIFECYCLE, T0 } from '../../support/approval.js';
 
 let h: Harness;

@@ -1,9 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import type { GrantRecord, RequestRecord } from '../../broker/domain.js';
+import type { GrantRecord, RequestRecord } from '../../broker/base/domain.js';
 import {
-  escapeForDisplay,
-  escapeHtml,
   formatInstant,
   formatTimeLeft,
   renderGrantsEnded,
@@ -11,6 +9,7 @@ import {
   renderRequestsEnded,
   renderStatus,
 } from '../../broker/approval/format.js';
+import { escapeForDisplay, escapeHtml } from '../../broker/base/text.js';
 
 const H = 3_600_000;
 const M = 60_000;

@@ -16,7 +16,7 @@ import {
 } from '../../broker/approval/matrix/gateway.js';
 import { AuditLog } from '../../broker/audit/index.js';
 import { GrantStore } from '../../broker/grants/index.js';
-import { memoryLogger } from '../../broker/log.js';
+import { memoryLogger } from '../../broker/base/log.js';
 import {
   BOT,
   FAST,

@@ -10,7 +10,7 @@ import {
   RequestIndex,
   STORE_ID_KEY,
 } from '../../broker/approval/matrix/request-index.js';
-import { memoryLogger } from '../../broker/log.js';
+import { memoryLogger } from '../../broker/base/log.js';
 
 const BOT = '@broker:hs.test';
 const STORE = '0123456789abcdef0123456789abcdef';

@@ -7,7 +7,7 @@ import { existsSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { AuditError, AuditLog, verifyAudit } from '../../broker/audit/index.js';
-import { memoryLogger } from '../../broker/log.js';
+import { memoryLogger } from '../../broker/base/log.js';
 import { errnoError, InstrumentedFs, logLines, tempDir, tickingClock } from './helpers.js';
 
 async function settle<T>(p: Promise<T>): Promise<T | AuditError> {

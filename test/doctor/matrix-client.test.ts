@@ -8,7 +8,7 @@ import { preflight, type PreflightClient } from '../../broker/approval/matrix/pr
 import { toSdkLogger } from '../../broker/approval/matrix/sdk-log.js';
 import type { MatrixConfig } from '../../broker/config.js';
 import { fetchPreflightClient } from '../../broker/doctor/matrix-client.js';
-import { memoryLogger } from '../../broker/log.js';
+import { memoryLogger } from '../../broker/base/log.js';
 import { startFakeHomeserver, type FakeHomeserver, type RoomSpec } from '../../fakes/homeserver.js';
 
 const BOT = '@bot:hs.test';

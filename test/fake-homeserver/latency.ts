@@ -21,7 +21,7 @@ import {
 } from '../../broker/approval/matrix/gateway.js';
 import { AuditLog } from '../../broker/audit/index.js';
 import { GrantStore } from '../../broker/grants/index.js';
-import type { Logger } from '../../broker/log.js';
+import type { Logger } from '../../broker/base/log.js';
 import { startFakeHomeserver } from '../../fakes/homeserver.js';
 import { BOT, FAST, OWNER, ROOM, TOKENS } from '../../support/matrix.js';
 

@@ -7,7 +7,7 @@
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { GrantStore } from '../../broker/grants/index.js';
-import type { GrantRecord } from '../../broker/domain.js';
+import type { GrantRecord } from '../../broker/base/domain.js';
 import { HOUR, manualClock, tempDir } from './helpers.js';
 
 type Op =

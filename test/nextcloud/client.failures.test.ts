@@ -4,9 +4,9 @@
  * timeouts, an unreachable server, and secrets echoed into error bodies.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { memoryLogger } from '../../broker/log.js';
+import { memoryLogger } from '../../broker/base/log.js';
 import type { NextcloudClient } from '../../broker/nextcloud/index.js';
-import { createScrubber } from '../../broker/scrub.js';
+import { createScrubber } from '../../broker/base/scrub.js';
 import { body, readAll, rejectsWith, startRig, type Rig } from './helpers.js';
 
 let rig: Rig;

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createScrubber } from '../../broker/scrub.js';
+import { createScrubber } from '../../broker/base/scrub.js';
 
 const SECRET = 'Xk9pQ-r7TzW-2bLmN-aa+/=-zz%20';
 const USER = 'alice';

@@ -7,7 +7,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tokenMatches, bearerToken } from '../../broker/surfaces/http/bearer.js';
 import { allowedHostSet, hostAllowed, hostOf } from '../../broker/surfaces/http/host.js';
-import { BROKER_VERSION } from '../../broker/version.js';
+import { BROKER_VERSION } from '../../broker/base/version.js';
 import { startBroker, type Broker } from '../../support/daemon.js';
 import { AGENT_TOKEN, TRANSFER_TOKEN } from '../../support/tokens.js';
 import { INIT, raw, rawExchange } from '../../support/raw-http.js';

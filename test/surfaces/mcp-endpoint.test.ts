@@ -8,12 +8,13 @@ import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { memoryLogger } from '../../broker/log.js';
-import { createScrubber } from '../../broker/scrub.js';
-import { envelopeSchema, ok, type Envelope } from '../../broker/surfaces/envelope.js';
+import { memoryLogger } from '../../broker/base/log.js';
+import { createScrubber } from '../../broker/base/scrub.js';
+import { ok, type Envelope } from '../../broker/base/envelope.js';
 import { createMcpSurface } from '../../broker/surfaces/mcp-endpoint.js';
 import { ToolRegistry } from '../../broker/surfaces/tool.js';
 import { call, connectMcp } from '../../support/mcp.js';
+import { envelopeSchema } from '../../broker/surfaces/schemas.js';
 
 const SECRET = 'a-secret-value-that-must-not-leak-0123456789';
 const logger = memoryLogger(createScrubber([SECRET]));

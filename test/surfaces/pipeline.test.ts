@@ -6,12 +6,12 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { memoryLogger } from '../../broker/log.js';
+import { memoryLogger } from '../../broker/base/log.js';
 import { Pipeline } from '../../broker/operations.js';
 import { FileOperations } from '../../broker/operations/files.js';
 import { InFlight } from '../../broker/operations/in-flight.js';
 import type { NextcloudPort } from '../../broker/operations/ports.js';
-import { createScrubber } from '../../broker/scrub.js';
+import { createScrubber } from '../../broker/base/scrub.js';
 import { startBroker, type Broker } from '../../support/daemon.js';
 import { AGENT_TOKEN, APP_PASSWORD, TRANSFER_TOKEN } from '../../support/tokens.js';
 import { call } from '../../support/mcp.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createLogger } from '../../broker/log.js';
+import { createLogger } from '../../broker/base/log.js';
 
 describe('logger', () => {
   it('scrubs the whole serialised line, fields included', () => {

@@ -3,12 +3,9 @@
  * with escapes so that every invisible character in them is visible in review.
  */
 import { describe, expect, it } from 'vitest';
-import {
-  canonicalPath,
-  escapeForReason,
-  MAX_COMPONENT_BYTES,
-  MAX_PATH_BYTES,
-} from '../../broker/wall.js';
+import { canonicalPath } from '../../broker/wall.js';
+import { escapeForReason } from '../../broker/base/text.js';
+import { WALL_MAX_COMPONENT_BYTES, WALL_MAX_PATH_BYTES } from '../../broker/base/limits.js';
 
 function accepted(input: unknown): string {
   const result = canonicalPath(input);
@@ -352,14 +349,14 @@ describe('length limits (3000 bytes path, 220 bytes component, multi-byte)', () 
   }
 
   it('accepts exactly 3000 bytes and refuses 3001', () => {
-    expect(utf8(asciiPath(MAX_PATH_BYTES))).toBe(3000);
+    expect(utf8(asciiPath(WALL_MAX_PATH_BYTES))).toBe(3000);
     expect(accepted(asciiPath(3000))).toBe(asciiPath(3000));
     expect(accepted(`/${asciiPath(3000)}`)).toBe(asciiPath(3000));
     expect(refusal(asciiPath(3001))).toMatch(/over 3000 UTF-8 bytes/);
   });
 
   it('accepts a 220-byte component and refuses 221, counting UTF-8 bytes', () => {
-    expect(MAX_COMPONENT_BYTES).toBe(220);
+    expect(WALL_MAX_COMPONENT_BYTES).toBe(220);
     expect(accepted('a'.repeat(220))).toHaveLength(220);
     expect(refusal(`x/${'a'.repeat(221)}`)).toMatch(/over 220 UTF-8 bytes/);
     expect(accepted('\u00e9'.repeat(110))).toHaveLength(110); // 2 bytes each = 220

@@ -2,7 +2,7 @@
  * decide() and covers(): matching, modes, expiry, moves, discovery and hostile grants.
  */
 import { describe, expect, it } from 'vitest';
-import type { GrantView, Mode } from '../../broker/domain.js';
+import type { GrantView, Mode } from '../../broker/base/domain.js';
 import { covers, decide, type WallDecision, type WallOp } from '../../broker/wall.js';
 
 const NOW = 1_700_000_000_000;

@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { GrantView } from '../../broker/domain.js';
+import type { GrantView } from '../../broker/base/domain.js';
 import {
   canonicalPath,
   covers,

@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { GrantView, Mode } from '../../broker/domain.js';
+import type { GrantView, Mode } from '../../broker/base/domain.js';
 import { decide, type WallOp } from '../../broker/wall.js';
 
 const NOW = 1_700_000_000_000;

@@ -4,7 +4,7 @@
  */
 import { createClient, MatrixScheduler, type MatrixClient } from 'matrix-js-sdk';
 import type { MatrixConfig } from '../../config.js';
-import type { Logger } from '../../log.js';
+import type { Logger } from '../../base/log.js';
 import { toSdkLogger } from './sdk-log.js';
 
 export function createBotClient(

@@ -29,8 +29,8 @@ import {
   type Room,
 } from 'matrix-js-sdk';
 import type { MatrixConfig } from '../../config.js';
-import type { Clock, RequestRecord } from '../../domain.js';
-import type { Logger } from '../../log.js';
+import type { Clock, RequestRecord } from '../../base/domain.js';
+import type { Logger } from '../../base/log.js';
 import type { ApprovalAudit, ApprovalEngine, Reply } from '../engine.js';
 import { REACTION_KEYS } from '../emoji.js';
 import { renderRequest } from '../format.js';

@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { errorSummary } from './client.js';
-import type { Logger } from '../../log.js';
+import type { Logger } from '../../base/log.js';
 
 /** Marks a bot message as the post of a request; read back only from the bot's events. */
 export const REQUEST_ID_KEY = 'org.nextcloud_access_broker.request';

@@ -4,7 +4,7 @@
  * unavailable instead of silently continuing.
  */
 import { z } from 'zod';
-import type { Logger } from '../../log.js';
+import type { Logger } from '../../base/log.js';
 import { encryptedRoomMessage, notInviteOnlyMessage } from './preflight.js';
 
 const JoinRules = z.object({ join_rule: z.string() });

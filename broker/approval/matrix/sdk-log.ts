@@ -5,7 +5,7 @@
  */
 import { logger as sdkGlobalLogger } from 'matrix-js-sdk/lib/logger.js';
 import type { Logger as SdkLogger } from 'matrix-js-sdk/lib/logger.js';
-import type { Logger } from '../../log.js';
+import type { Logger } from '../../base/log.js';
 
 const MAX_LINE = 1000;
 

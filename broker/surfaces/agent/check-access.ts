@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { envelopeSchema } from '../envelope.js';
-import { ModeArg, Timestamp } from '../schemas.js';
+import { ModeArg, Timestamp, envelopeSchema } from '../schemas.js';
 import type { ToolRegistry } from '../tool.js';
 import type { AgentToolDeps } from './deps.js';
 

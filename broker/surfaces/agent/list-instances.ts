@@ -1,7 +1,8 @@
 import { z } from 'zod';
-import { envelopeSchema, ok } from '../envelope.js';
+import { ok } from '../../base/envelope.js';
 import type { ToolRegistry } from '../tool.js';
 import type { AgentToolDeps } from './deps.js';
+import { envelopeSchema } from '../schemas.js';
 
 export const ListInstancesInput = z.strictObject({});
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { envelopeSchema, ok, withWarnings } from '../envelope.js';
-import { InstanceName } from '../schemas.js';
+import { ok, withWarnings } from '../../base/envelope.js';
+import { InstanceName, envelopeSchema } from '../schemas.js';
 import type { ToolRegistry } from '../tool.js';
 import type { AgentToolDeps } from './deps.js';
 

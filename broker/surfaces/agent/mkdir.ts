@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { envelopeSchema, ok, withWarnings } from '../envelope.js';
-import { InstanceName, PathArg } from '../schemas.js';
+import { ok, withWarnings } from '../../base/envelope.js';
+import { InstanceName, PathArg, envelopeSchema } from '../schemas.js';
 import type { ToolRegistry } from '../tool.js';
 import type { AgentToolDeps } from './deps.js';
 

@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { envelopeSchema } from '../envelope.js';
-import { InstanceName, ModeArg, PathArg } from '../schemas.js';
+import { InstanceName, ModeArg, PathArg, envelopeSchema } from '../schemas.js';
 import type { ToolRegistry } from '../tool.js';
 import type { AgentToolDeps } from './deps.js';
 

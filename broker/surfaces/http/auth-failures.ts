@@ -6,8 +6,8 @@
  * failures are audited per window; the rest are counted and the count is written with
  * the next audited failure (`suppressed`), so no attempt goes unrecorded.
  */
-import type { Clock } from '../../domain.js';
-import type { SurfaceName } from '../tool.js';
+import type { Clock } from '../../base/domain.js';
+import type { SurfaceName } from '../../base/call.js';
 import type { AuthFailure } from './bearer.js';
 
 export interface AuthFailureDeps {

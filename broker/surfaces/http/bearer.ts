@@ -8,7 +8,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { RequestHandler } from 'express';
-import type { SurfaceName } from '../tool.js';
+import type { SurfaceName } from '../../base/call.js';
 
 const digest = (text: string): Buffer => createHash('sha256').update(text, 'utf8').digest();
 

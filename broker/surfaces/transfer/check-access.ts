@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { envelopeSchema } from '../envelope.js';
-import { InstanceName, ModeArg, PathArg, Timestamp } from '../schemas.js';
+import { InstanceName, ModeArg, PathArg, Timestamp, envelopeSchema } from '../schemas.js';
 import type { ToolRegistry } from '../tool.js';
 import type { TransferToolDeps } from './deps.js';
 

@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { envelopeSchema } from '../envelope.js';
-import { InstanceName, PathArg } from '../schemas.js';
+import { InstanceName, PathArg, envelopeSchema } from '../schemas.js';
 import type { ToolRegistry } from '../tool.js';
 import type { TransferToolDeps } from './deps.js';
 import { TicketFields } from './shared.js';

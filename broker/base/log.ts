@@ -3,6 +3,8 @@
  * Security: secrets must never reach a log line, so the scrubber runs on the whole
  * serialised line, not on chosen fields.
  */
+import { iso } from './time.js';
+
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 
 export interface Logger {
@@ -28,9 +30,9 @@ export function createLogger(deps: LoggerDeps): Logger {
     if (RANK[level] < RANK[deps.level]) return;
     let line: string;
     try {
-      line = JSON.stringify({ ts: new Date(deps.now()).toISOString(), level, msg, ...fields });
+      line = JSON.stringify({ ts: iso(deps.now()), level, msg, ...fields });
     } catch {
-      line = JSON.stringify({ ts: new Date(deps.now()).toISOString(), level, msg });
+      line = JSON.stringify({ ts: iso(deps.now()), level, msg });
     }
     deps.write(`${deps.scrub(line)}\n`);
   };
@@ -41,6 +43,14 @@ export function createLogger(deps: LoggerDeps): Logger {
     error: (m, f) => emit('error', m, f),
   };
 }
+
+/** A logger that drops everything: the default where a logger is optional. */
+export const silentLogger: Logger = {
+  debug: () => undefined,
+  info: () => undefined,
+  warn: () => undefined,
+  error: () => undefined,
+};
 
 /** A logger that keeps lines in memory, for tests. */
 export function memoryLogger(scrub: (text: string) => string = (t) => t): Logger & {

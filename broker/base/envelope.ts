@@ -1,11 +1,10 @@
 /**
- * The result envelope every tool returns (DESIGN §7, Contract): a `status`, a one-line
- * `message` naming the cause and the next action, and where relevant `code`, `retry`,
- * `hint`, `warnings`, `next`. The same object travels as compact JSON text in
- * `content[0].text` and as `structuredContent`.
+ * The result envelope every operation answers with (DESIGN §7, Contract): a `status`, a
+ * one-line `message` naming the cause and the next action, and where relevant `code`,
+ * `retry`, `hint`, `warnings`, `next`. The pipeline and its verbs build these; the
+ * surfaces carry them (an MCP tool as JSON text in `content[0].text` and as
+ * `structuredContent`, the blob endpoint as its JSON body).
  */
-import { z } from 'zod';
-
 export const STATUSES = ['ok', 'refused', 'error', 'pending'] as const;
 export type Status = (typeof STATUSES)[number];
 
@@ -53,25 +52,6 @@ export interface Envelope {
   [field: string]: unknown;
 }
 
-/** The fields every envelope may carry; tools add their own (all optional). */
-export const envelopeBaseShape = {
-  status: z.enum(STATUSES),
-  message: z.string(),
-  code: z.string().optional(),
-  retry: z.boolean().optional(),
-  hint: z.string().optional(),
-  warnings: z.array(z.string()).optional(),
-  next: z.string().optional(),
-  correlation_id: z.string().optional(),
-};
-
-/** A tool's output schema: the envelope plus its own optional result fields, strict. */
-export function envelopeSchema<S extends z.ZodRawShape>(fields: S) {
-  return z.strictObject({ ...envelopeBaseShape, ...fields });
-}
-
-export const BaseEnvelopeSchema = envelopeSchema({});
-
 type Extra = Omit<Partial<Envelope>, 'status' | 'message'>;
 
 export function ok(message: string, extra: Extra = {}): Envelope {
@@ -114,34 +94,8 @@ export function compact(envelope: Envelope): Envelope {
   return out;
 }
 
-/** The MCP CallToolResult for an envelope. */
-export function toToolResult(envelope: Envelope): {
-  content: { type: 'text'; text: string }[];
-  structuredContent: Record<string, unknown>;
-  isError?: boolean;
-} {
-  const body = compact(envelope);
-  const result = {
-    content: [{ type: 'text' as const, text: JSON.stringify(body) }],
-    structuredContent: body as Record<string, unknown>,
-  };
-  return envelope.status === 'error' ? { ...result, isError: true } : result;
-}
-
 /** Adds warnings (if any) to an envelope. */
 export function withWarnings(envelope: Envelope, warnings: readonly string[]): Envelope {
   if (warnings.length === 0) return envelope;
   return { ...envelope, warnings: [...(envelope.warnings ?? []), ...warnings] };
-}
-
-/** Deep-scrubs every string in an audit or envelope value. */
-export function scrubDeep<T>(value: T, scrub: (text: string) => string): T {
-  if (typeof value === 'string') return scrub(value) as T;
-  if (Array.isArray(value)) return value.map((v: unknown) => scrubDeep(v, scrub)) as T;
-  if (typeof value === 'object' && value !== null) {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = scrubDeep(v, scrub);
-    return out as T;
-  }
-  return value;
 }

@@ -117,3 +117,15 @@ export function createScrubber(
     return contains(out) ? fallback : out;
   };
 }
+
+/** Deep-scrubs every string in an audit or envelope value. */
+export function scrubDeep<T>(value: T, scrub: (text: string) => string): T {
+  if (typeof value === 'string') return scrub(value) as T;
+  if (Array.isArray(value)) return value.map((v: unknown) => scrubDeep(v, scrub)) as T;
+  if (typeof value === 'object' && value !== null) {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[k] = scrubDeep(v, scrub);
+    return out as T;
+  }
+  return value;
+}
