@@ -18,7 +18,7 @@ import express, {
 import type { BrokerConfig } from './config.js';
 import type { Clock, GrantRecord } from './base/domain.js';
 import type { Logger } from './base/log.js';
-import { Pipeline } from './operations.js';
+import { Pipeline } from './operations/pipeline.js';
 import { errorDetail } from './base/errors.js';
 import { FileOperations } from './operations/files.js';
 import { InFlight } from './operations/in-flight.js';
@@ -38,11 +38,13 @@ import {
 import { hostCheck } from './surfaces/http/host.js';
 import { createMcpSurface, type McpSurface } from './surfaces/mcp-endpoint.js';
 import { TRANSFER_INSTRUCTIONS, transferTools } from './surfaces/transfer/index.js';
-import { BlobEndpoint } from './transfer/blobs.js';
-import { CheckoutTable } from './transfer/checkouts.js';
-import { releaseEndedGrants } from './transfer/release.js';
-import { TransferService } from './transfer/service.js';
-import { TicketBook } from './transfer/tickets.js';
+import { AuditTrail } from './operations/audit-trail.js';
+import { BlobTransfers } from './operations/blobs.js';
+import { BlobEndpoint } from './surfaces/blobs.js';
+import { CheckoutTable } from './operations/checkouts.js';
+import { releaseEndedGrants } from './operations/release.js';
+import { TransferService } from './operations/transfer.js';
+import { TicketBook } from './operations/tickets.js';
 import { BROKER_VERSION } from './base/version.js';
 import { type SurfaceName } from './base/call.js';
 
@@ -91,6 +93,7 @@ export function createServer(deps: ServerDeps): BrokerServer {
   const { config, logger } = deps;
   const correlationId = deps.correlationId ?? randomUUID;
   const inFlight = new InFlight();
+  const trail = new AuditTrail({ audit: deps.audit, scrub: deps.scrub, logger });
   const pipeline = new Pipeline({
     grants: deps.grants,
     audit: deps.audit,
@@ -118,7 +121,7 @@ export function createServer(deps: ServerDeps): BrokerServer {
   const lifecycle = new Lifecycle({
     grants: deps.grants,
     gateway: deps.gateway,
-    pipeline,
+    trail,
     logger,
     pendingTimeoutMs: config.lifecycle.pending_timeout,
     onGrantsEnded: grantsEnded,
@@ -134,7 +137,7 @@ export function createServer(deps: ServerDeps): BrokerServer {
       ctx: { surface: SurfaceName; tool: string; correlationId: string },
       message: string,
     ) => {
-      await pipeline.auditBestEffort('refused', {
+      await trail.bestEffort('refused', {
         surface: ctx.surface,
         tool: ctx.tool,
         code: 'invalid_arguments',
@@ -149,6 +152,7 @@ export function createServer(deps: ServerDeps): BrokerServer {
       files: new FileOperations(pipeline),
       requests: new AccessRequests({
         pipeline,
+        trail,
         grants: deps.grants,
         gateway: deps.gateway,
         instances: config.instances,
@@ -162,16 +166,15 @@ export function createServer(deps: ServerDeps): BrokerServer {
   );
   const transfer = createMcpSurface(
     'transfer',
-    transferTools({ transfer: new TransferService({ pipeline, tickets, checkouts, logger }) }),
+    transferTools({
+      transfer: new TransferService({ pipeline, tickets, checkouts, logger, now: deps.now }),
+    }),
     surfaceDeps,
     TRANSFER_INSTRUCTIONS,
   );
   const blobs = new BlobEndpoint({
-    pipeline,
+    transfers: new BlobTransfers({ pipeline, tickets, checkouts }),
     scrub: deps.scrub,
-    tickets,
-    checkouts,
-    logger,
     correlationId,
     idleTimeoutMs: config.server.request_timeout_ms,
   });
@@ -180,7 +183,7 @@ export function createServer(deps: ServerDeps): BrokerServer {
   const onAuthFailure = authFailureRecorder({
     now: deps.now,
     log: (fields) => logger.warn('authentication failed', fields),
-    audit: (fields) => void pipeline.auditBestEffort('auth_failed', fields),
+    audit: (fields) => void trail.bestEffort('auth_failed', fields),
   });
   const agentAuth = requireBearer('agent', config.tokens.agent, onAuthFailure);
   const transferAuth = requireBearer('transfer', config.tokens.transfer, onAuthFailure);

@@ -1,15 +1,20 @@
 /**
- * The agent surface's Nextcloud verbs, each one `Pipeline.run` with its wall op.
- * Tools call these; only the steps below ever hold a Nextcloud client.
+ * The agent surface's Nextcloud verbs, each one `Pipeline.run` with its wall op. Each
+ * answers the canonical paths it acted on, for the tool to word; only the steps below
+ * ever hold a Nextcloud client.
  */
-import { OperationRefusal, type Outcome, type Pipeline } from '../operations.js';
+import type { CallContext } from '../base/call.js';
 import { refused } from '../base/envelope.js';
+import { OperationRefusal, type Outcome, type Pipeline } from './pipeline.js';
 import type { EntryLike } from './ports.js';
-import { type CallContext } from '../base/call.js';
 
 export const LIST_PAGE_SIZE = 200;
 
 export interface Listing {
+  /** The canonical folder path ('' = the root, discovery only). */
+  path: string;
+  /** Listed under the instance's discovery policy, not a grant: names only. */
+  discovery: boolean;
   entries: EntryLike[];
   next?: string;
 }
@@ -25,20 +30,26 @@ export class FileOperations {
       ctx,
       { op: 'list', instance: args.instance, path: args.path },
       async (client, allowed) => {
-        const page = await client.list(allowed.paths[0] ?? '', args.cursor, LIST_PAGE_SIZE);
-        return page.next === undefined ? { entries: page.entries } : page;
+        const path = allowed.paths[0] ?? '';
+        const page = await client.list(path, args.cursor, LIST_PAGE_SIZE);
+        const listing: Listing = { path, discovery: allowed.discovery, entries: page.entries };
+        return page.next === undefined ? listing : { ...listing, next: page.next };
       },
       { describe: (v) => ({ entries: v.entries.length, more: v.next !== undefined }) },
     );
   }
 
-  mkdir(ctx: CallContext, args: { instance: string; path: string }): Promise<Outcome<null>> {
+  mkdir(
+    ctx: CallContext,
+    args: { instance: string; path: string },
+  ): Promise<Outcome<{ path: string }>> {
     return this.pipeline.run(
       ctx,
       { op: 'write', instance: args.instance, path: args.path },
       async (client, allowed) => {
-        await client.mkdir(first(allowed.paths));
-        return null;
+        const path = first(allowed.paths);
+        await client.mkdir(path);
+        return { path };
       },
     );
   }
@@ -46,7 +57,7 @@ export class FileOperations {
   move(
     ctx: CallContext,
     args: { instance: string; from: string; to: string },
-  ): Promise<Outcome<null>> {
+  ): Promise<Outcome<{ from: string; to: string }>> {
     return this.pipeline.run(
       ctx,
       { op: 'move', instance: args.instance, from: args.from, to: args.to },
@@ -55,12 +66,15 @@ export class FileOperations {
         if (from === undefined || to === undefined)
           throw new Error('move decided without two paths');
         await client.move(from, to);
-        return null;
+        return { from, to };
       },
     );
   }
 
-  trash(ctx: CallContext, args: { instance: string; path: string }): Promise<Outcome<null>> {
+  trash(
+    ctx: CallContext,
+    args: { instance: string; path: string },
+  ): Promise<Outcome<{ path: string }>> {
     return this.pipeline.run(
       ctx,
       { op: 'write', instance: args.instance, path: args.path },
@@ -76,8 +90,9 @@ export class FileOperations {
             ),
           );
         }
-        await client.trash(first(allowed.paths));
-        return null;
+        const path = first(allowed.paths);
+        await client.trash(path);
+        return { path };
       },
     );
   }

@@ -7,9 +7,9 @@
  */
 import type { GrantRecord, RequestRecord } from '../base/domain.js';
 import type { Logger } from '../base/log.js';
-import { type Pipeline } from '../operations.js';
 import { errorDetail } from '../base/errors.js';
 import { BROKER_VERSION } from '../base/version.js';
+import type { AuditTrail } from './audit-trail.js';
 import type { GatewayPort, GrantsPort } from './ports.js';
 
 export interface Timers {
@@ -29,7 +29,7 @@ export const nodeTimers: Timers = {
 export interface LifecycleDeps {
   readonly grants: GrantsPort;
   readonly gateway: GatewayPort;
-  readonly pipeline: Pipeline;
+  readonly trail: AuditTrail;
   readonly logger: Logger;
   readonly pendingTimeoutMs: number;
   readonly onGrantsEnded: (grants: GrantRecord[], reason: 'expired') => Promise<void>;
@@ -49,11 +49,11 @@ export class Lifecycle {
 
   /** Audits the start and discards what was pending before it. */
   async onStart(): Promise<void> {
-    const { pipeline, grants } = this.deps;
+    const { trail, grants } = this.deps;
     // Security: if the start cannot be audited, the broker must not serve (throws).
-    await pipeline.audit('start', { version: BROKER_VERSION });
+    await trail.append('start', { version: BROKER_VERSION });
     for (const request of grants.discardAllPending()) {
-      await pipeline.auditBestEffort('discard', {
+      await trail.bestEffort('discard', {
         request: request.id,
         instance: request.instance,
       });
@@ -84,7 +84,7 @@ export class Lifecycle {
       for (const request of expired) await this.requestExpired(request);
       const ended = this.deps.grants.expireGrants();
       if (ended.length > 0) {
-        await this.deps.pipeline.auditBestEffort('expire', { grants: ended.map(grantSummary) });
+        await this.deps.trail.bestEffort('expire', { grants: ended.map(grantSummary) });
         await this.deps.onGrantsEnded(ended, 'expired');
         const list = ended.map((g) => `#${g.id} ${g.instance}:${g.path} (${g.mode})`).join(', ');
         await this.announce(`Expired: grant${ended.length === 1 ? '' : 's'} ${list}.`);
@@ -95,7 +95,7 @@ export class Lifecycle {
   }
 
   private async requestExpired(request: RequestRecord): Promise<void> {
-    await this.deps.pipeline.auditBestEffort('expire', {
+    await this.deps.trail.bestEffort('expire', {
       request: request.id,
       instance: request.instance,
     });

@@ -6,21 +6,23 @@
  * path (refused, never repaired). It is stored, audited, then handed to the approval
  * gateway. Nothing here grants anything; only the owner's decision does.
  */
+import type { CallContext } from '../base/call.js';
 import type { Clock, Mode, RequestRecord } from '../base/domain.js';
-import type { Logger } from '../base/log.js';
-import { type Pipeline } from '../operations.js';
+import { failure, refused } from '../base/envelope.js';
 import { errorDetail } from '../base/errors.js';
-import { failure, ok, pending, refused, type Envelope } from '../base/envelope.js';
+import type { Logger } from '../base/log.js';
 import { escapeForReason, HIDDEN_IN_TEXT } from '../base/text.js';
-import { canonicalPath } from '../wall.js';
-import type { GatewayPort, GrantsPort } from './ports.js';
 import { iso } from '../base/time.js';
-import { type CallContext } from '../base/call.js';
+import { canonicalPath } from '../wall.js';
+import type { AuditTrail } from './audit-trail.js';
+import type { Outcome, Pipeline } from './pipeline.js';
+import type { GatewayPort, GrantsPort } from './ports.js';
 
 export const APPROVAL_UNAVAILABLE = 'approval channel unavailable; existing grants still work';
 
 export interface RequestDeps {
   readonly pipeline: Pipeline;
+  readonly trail: AuditTrail;
   readonly grants: GrantsPort;
   readonly gateway: GatewayPort;
   readonly instances: ReadonlyMap<string, unknown>;
@@ -31,14 +33,19 @@ export interface RequestDeps {
 export class AccessRequests {
   constructor(private readonly deps: RequestDeps) {}
 
+  /** Stores, audits and posts a new request; its value is the pending request. */
   async request(
     ctx: CallContext,
     args: { instance: string; reason: string; items: { path: string; mode: Mode }[] },
-  ): Promise<Envelope> {
-    const { pipeline, grants, gateway } = this.deps;
+  ): Promise<Outcome<RequestRecord>> {
+    const { pipeline, trail, grants, gateway } = this.deps;
+    const refuse = async (...a: Parameters<Pipeline['refuse']>): Promise<Outcome<never>> => ({
+      ok: false,
+      envelope: await pipeline.refuse(...a),
+    });
     // Security: only instances from the owner's configuration exist.
     if (!this.deps.instances.has(args.instance)) {
-      return pipeline.refuse(
+      return refuse(
         ctx,
         'unknown_instance',
         `unknown instance "${escapeForReason(args.instance, 40)}"; nothing was requested`,
@@ -49,7 +56,7 @@ export class AccessRequests {
     // Security: the reason is shown to the owner; characters that can hide or reorder text
     // (controls, bidi overrides, zero-width and other format characters) are refused.
     if (HIDDEN_IN_TEXT.test(args.reason) || args.reason.trim() === '') {
-      return pipeline.refuse(
+      return refuse(
         ctx,
         'invalid_arguments',
         'reason must be plain readable text (no control, zero-width or bidi characters); nothing was requested',
@@ -61,7 +68,7 @@ export class AccessRequests {
     for (const [i, item] of args.items.entries()) {
       const canonical = canonicalPath(item.path);
       if (!canonical.ok) {
-        return pipeline.refuse(
+        return refuse(
           ctx,
           'invalid_path',
           `item ${i + 1}: ${canonical.reason}; nothing was requested`,
@@ -71,7 +78,7 @@ export class AccessRequests {
       }
       const key = `${item.mode}\u0000${canonical.path}`;
       if (seen.has(key)) {
-        return pipeline.refuse(
+        return refuse(
           ctx,
           'invalid_arguments',
           `item ${i + 1} repeats an earlier item; list each path once; nothing was requested`,
@@ -82,21 +89,19 @@ export class AccessRequests {
       items.push({ path: canonical.path, mode: item.mode });
     }
     if (!gateway.healthy()) {
-      await pipeline.auditBestEffort('refused', {
+      await trail.bestEffort('refused', {
         surface: ctx.surface,
         tool: ctx.tool,
         instance: args.instance,
         code: 'approval_unavailable',
         correlation_id: ctx.correlationId,
       });
-      return failure('approval_unavailable', APPROVAL_UNAVAILABLE, true, {
-        hint: 'try again later; grants you already have keep working',
-      });
+      return { ok: false, envelope: approvalUnavailable() };
     }
 
     const record = grants.createRequest({ instance: args.instance, reason: args.reason, items });
     try {
-      await pipeline.audit('request', {
+      await trail.append('request', {
         surface: ctx.surface,
         tool: ctx.tool,
         request: record.id,
@@ -108,62 +113,52 @@ export class AccessRequests {
     } catch (error) {
       // Security: an unaudited request must never become approvable.
       this.withdraw(record.id, error);
-      return refused('audit_unavailable', 'audit log unavailable; request refused', {
-        retry: false,
-      });
+      return {
+        ok: false,
+        envelope: refused('audit_unavailable', 'audit log unavailable; request refused', {
+          retry: false,
+        }),
+      };
     }
     try {
       await gateway.postRequest(record);
     } catch (error) {
       this.withdraw(record.id, error);
-      await pipeline.auditBestEffort('decision', {
+      await trail.bestEffort('decision', {
         request: record.id,
         decision: 'deny',
         by: 'broker',
         reason: 'the approval channel could not deliver the request',
         correlation_id: ctx.correlationId,
       });
-      return failure('approval_unavailable', APPROVAL_UNAVAILABLE, true, {
-        hint: 'try again later; grants you already have keep working',
-      });
+      return { ok: false, envelope: approvalUnavailable() };
     }
-    return pending(
-      `request #${record.id} sent to the owner; call check_access with request ${record.id} to see the decision`,
-      {
-        request: record.id,
-        items: record.items.map((it) => ({ n: it.n, path: it.path, mode: it.mode })),
-        hint: 'approval is a human decision and may take a while; do not send the same request again',
-      },
-    );
+    return { ok: true, value: record, warnings: [] };
   }
 
-  status(ctx: CallContext, args: { request?: number | undefined }): Envelope {
-    void ctx;
-    if (args.request === undefined) return this.activeGrants();
+  /** The agent's grants in force now, or the state of one request and its items. */
+  status(args: { request?: number | undefined }): Outcome<AccessStatus> {
+    if (args.request === undefined) {
+      const grants = this.deps.grants.activeGrants().map((g) => ({
+        grant: g.id,
+        request: g.requestId,
+        instance: g.instance,
+        path: g.path,
+        mode: g.mode,
+        expires_at: iso(g.expiresAt),
+      }));
+      return { ok: true, value: { kind: 'grants', grants }, warnings: [] };
+    }
     const record = this.deps.grants.getRequest(args.request);
     if (record === undefined) {
-      return refused('unknown_request', `there is no request #${args.request}`, {
-        hint: 'call check_access without arguments to see your active grants',
-      });
+      return {
+        ok: false,
+        envelope: refused('unknown_request', `there is no request #${args.request}`, {
+          hint: 'call check_access without arguments to see your active grants',
+        }),
+      };
     }
-    return renderRequest(record, this.deps.now());
-  }
-
-  private activeGrants(): Envelope {
-    const grants = this.deps.grants.activeGrants().map((g) => ({
-      grant: g.id,
-      request: g.requestId,
-      instance: g.instance,
-      path: g.path,
-      mode: g.mode,
-      expires_at: iso(g.expiresAt),
-    }));
-    return ok(
-      grants.length === 0
-        ? 'no active grants; call request_access to ask the owner for access'
-        : `${grants.length} active grant${grants.length === 1 ? '' : 's'}`,
-      { grants },
-    );
+    return { ok: true, value: requestStatus(record, this.deps.now()), warnings: [] };
   }
 
   private withdraw(id: number, error: unknown): void {
@@ -172,18 +167,43 @@ export class AccessRequests {
   }
 }
 
-const STATE_MESSAGES: Record<RequestRecord['state'], (id: number) => string> = {
-  pending: (id) => `request #${id} is waiting for the owner; call check_access again later`,
-  approved: (id) => `request #${id} was approved; the items are usable until their expiry`,
-  partially_approved: (id) =>
-    `request #${id} was partially approved; only the items marked granted are usable`,
-  denied: (id) => `request #${id} was denied; do not send it again as is`,
-  expired: (id) => `request #${id} expired without a decision; request again if you still need it`,
-  discarded: (id) =>
-    `request #${id} was discarded when the broker restarted; request again if you still need it`,
-};
+export interface ItemStatus {
+  n: number;
+  path: string;
+  mode: Mode;
+  granted: boolean;
+  grant?: number;
+  grant_state?: 'active' | 'expired' | 'revoked';
+  expires_at?: string;
+}
 
-function renderRequest(record: RequestRecord, now: number): Envelope {
+export type AccessStatus =
+  | {
+      kind: 'grants';
+      grants: {
+        grant: number;
+        request: number;
+        instance: string;
+        path: string;
+        mode: Mode;
+        expires_at: string;
+      }[];
+    }
+  | {
+      kind: 'request';
+      request: number;
+      instance: string;
+      state: RequestRecord['state'];
+      items: ItemStatus[];
+    };
+
+function approvalUnavailable() {
+  return failure('approval_unavailable', APPROVAL_UNAVAILABLE, true, {
+    hint: 'try again later; grants you already have keep working',
+  });
+}
+
+function requestStatus(record: RequestRecord, now: number): AccessStatus {
   const items = record.items.map((it) => ({
     n: it.n,
     path: it.path,
@@ -199,7 +219,11 @@ function renderRequest(record: RequestRecord, now: number): Envelope {
           expires_at: iso(it.grant.expiresAt),
         }),
   }));
-  const fields = { request: record.id, instance: record.instance, state: record.state, items };
-  const message = STATE_MESSAGES[record.state](record.id);
-  return record.state === 'pending' ? pending(message, fields) : ok(message, fields);
+  return {
+    kind: 'request',
+    request: record.id,
+    instance: record.instance,
+    state: record.state,
+    items,
+  };
 }

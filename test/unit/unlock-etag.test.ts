@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { EntryLike } from '../../broker/operations/ports.js';
-import { unlockWithEtag } from '../../broker/transfer/unlock.js';
+import { unlockWithEtag } from '../../broker/operations/unlock.js';
 
 const file = (over: Partial<EntryLike> = {}): EntryLike => ({
   name: 'doc.txt',

@@ -1,4 +1,8 @@
 import { z } from 'zod';
+import type { RequestRecord } from '../../base/domain.js';
+import { ok, pending, type Envelope } from '../../base/envelope.js';
+import type { AccessStatus } from '../../operations/requests.js';
+import { answer } from '../answer.js';
 import { ModeArg, Timestamp, envelopeSchema } from '../schemas.js';
 import type { ToolRegistry } from '../tool.js';
 import type { AgentToolDeps } from './deps.js';
@@ -52,6 +56,32 @@ export const CheckAccessOutput = envelopeSchema({
     .optional(),
 });
 
+const STATE_MESSAGES: Record<RequestRecord['state'], (id: number) => string> = {
+  pending: (id) => `request #${id} is waiting for the owner; call check_access again later`,
+  approved: (id) => `request #${id} was approved; the items are usable until their expiry`,
+  partially_approved: (id) =>
+    `request #${id} was partially approved; only the items marked granted are usable`,
+  denied: (id) => `request #${id} was denied; do not send it again as is`,
+  expired: (id) => `request #${id} expired without a decision; request again if you still need it`,
+  discarded: (id) =>
+    `request #${id} was discarded when the broker restarted; request again if you still need it`,
+};
+
+function renderStatus(status: AccessStatus): Envelope {
+  if (status.kind === 'grants') {
+    const { grants } = status;
+    return ok(
+      grants.length === 0
+        ? 'no active grants; call request_access to ask the owner for access'
+        : `${grants.length} active grant${grants.length === 1 ? '' : 's'}`,
+      { grants },
+    );
+  }
+  const { kind: _kind, ...fields } = status;
+  const message = STATE_MESSAGES[status.state](status.request);
+  return status.state === 'pending' ? pending(message, fields) : ok(message, fields);
+}
+
 export function registerCheckAccess(registry: ToolRegistry, deps: AgentToolDeps): void {
   registry.add({
     name: 'check_access',
@@ -67,6 +97,6 @@ export function registerCheckAccess(registry: ToolRegistry, deps: AgentToolDeps)
       idempotentHint: true,
       openWorldHint: false,
     },
-    handler: (args, ctx) => Promise.resolve(deps.requests.status(ctx, args)),
+    handler: (args) => Promise.resolve(answer(deps.requests.status(args), renderStatus)),
   });
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { ok, withWarnings } from '../../base/envelope.js';
+import { ok } from '../../base/envelope.js';
+import { answer } from '../answer.js';
 import { InstanceName, envelopeSchema } from '../schemas.js';
 import type { ToolRegistry } from '../tool.js';
 import type { AgentToolDeps } from './deps.js';
@@ -44,30 +45,24 @@ export function registerList(registry: ToolRegistry, deps: AgentToolDeps): void 
       idempotentHint: true,
       openWorldHint: true,
     },
-    handler: async (args, ctx) => {
-      const outcome = await deps.files.list(ctx, args);
-      if (!outcome.ok) return outcome.envelope;
-      const { entries, next } = outcome.value;
-      const discovery = outcome.allowed.discovery;
-      // Security: discovery shows names only; sizes and dates need a read grant.
-      const shown = entries.map((e) =>
-        discovery
-          ? { name: e.name, kind: e.kind }
-          : { name: e.name, kind: e.kind, path: e.path, size: e.size, modified: e.modified },
-      );
-      const where = outcome.allowed.paths[0] === '' ? 'the root' : `"${outcome.allowed.paths[0]}"`;
-      const more =
-        next === undefined ? '' : '; more entries: call list again with cursor set to next';
-      return withWarnings(
-        ok(`${shown.length} entr${shown.length === 1 ? 'y' : 'ies'} in ${where}${more}`, {
-          path: outcome.allowed.paths[0] ?? '',
+    handler: async (args, ctx) =>
+      answer(await deps.files.list(ctx, args), ({ path, discovery, entries, next }) => {
+        // Security: discovery shows names only; sizes and dates need a read grant.
+        const shown = entries.map((e) =>
+          discovery
+            ? { name: e.name, kind: e.kind }
+            : { name: e.name, kind: e.kind, path: e.path, size: e.size, modified: e.modified },
+        );
+        const where = path === '' ? 'the root' : `"${path}"`;
+        const more =
+          next === undefined ? '' : '; more entries: call list again with cursor set to next';
+        return ok(`${shown.length} entr${shown.length === 1 ? 'y' : 'ies'} in ${where}${more}`, {
+          path,
           discovery,
           entries: shown,
           ...(next === undefined ? {} : { next }),
           ...(discovery ? { hint: 'names only (discovery); request read access for details' } : {}),
-        }),
-        outcome.warnings,
-      );
-    },
+        });
+      }),
   });
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { ok, withWarnings } from '../../base/envelope.js';
+import { ok } from '../../base/envelope.js';
+import { answer } from '../answer.js';
 import { InstanceName, PathArg, envelopeSchema } from '../schemas.js';
 import type { ToolRegistry } from '../tool.js';
 import type { AgentToolDeps } from './deps.js';
@@ -23,11 +24,9 @@ export function registerMkdir(registry: ToolRegistry, deps: AgentToolDeps): void
       idempotentHint: false,
       openWorldHint: true,
     },
-    handler: async (args, ctx) => {
-      const outcome = await deps.files.mkdir(ctx, args);
-      if (!outcome.ok) return outcome.envelope;
-      const path = outcome.allowed.paths[0];
-      return withWarnings(ok(`created folder "${path}"`, { path }), outcome.warnings);
-    },
+    handler: async (args, ctx) =>
+      answer(await deps.files.mkdir(ctx, args), ({ path }) =>
+        ok(`created folder "${path}"`, { path }),
+      ),
   });
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { ok, withWarnings } from '../../base/envelope.js';
+import { ok } from '../../base/envelope.js';
+import { answer } from '../answer.js';
 import { InstanceName, PathArg, envelopeSchema } from '../schemas.js';
 import type { ToolRegistry } from '../tool.js';
 import type { AgentToolDeps } from './deps.js';
@@ -26,11 +27,9 @@ export function registerMove(registry: ToolRegistry, deps: AgentToolDeps): void 
       idempotentHint: false,
       openWorldHint: true,
     },
-    handler: async (args, ctx) => {
-      const outcome = await deps.files.move(ctx, args);
-      if (!outcome.ok) return outcome.envelope;
-      const [from, to] = outcome.allowed.paths;
-      return withWarnings(ok(`moved "${from}" to "${to}"`, { from, to }), outcome.warnings);
-    },
+    handler: async (args, ctx) =>
+      answer(await deps.files.move(ctx, args), ({ from, to }) =>
+        ok(`moved "${from}" to "${to}"`, { from, to }),
+      ),
   });
 }

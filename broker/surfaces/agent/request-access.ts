@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { pending } from '../../base/envelope.js';
+import { answer } from '../answer.js';
 import { InstanceName, ModeArg, PathArg, envelopeSchema } from '../schemas.js';
 import type { ToolRegistry } from '../tool.js';
 import type { AgentToolDeps } from './deps.js';
@@ -43,6 +45,16 @@ export function registerRequestAccess(registry: ToolRegistry, deps: AgentToolDep
       idempotentHint: false,
       openWorldHint: true,
     },
-    handler: (args, ctx) => deps.requests.request(ctx, args),
+    handler: async (args, ctx) =>
+      answer(await deps.requests.request(ctx, args), (record) =>
+        pending(
+          `request #${record.id} sent to the owner; call check_access with request ${record.id} to see the decision`,
+          {
+            request: record.id,
+            items: record.items.map((it) => ({ n: it.n, path: it.path, mode: it.mode })),
+            hint: 'approval is a human decision and may take a while; do not send the same request again',
+          },
+        ),
+      ),
   });
 }

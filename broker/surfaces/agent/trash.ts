@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { ok, withWarnings } from '../../base/envelope.js';
+import { ok } from '../../base/envelope.js';
+import { answer } from '../answer.js';
 import { InstanceName, PathArg, envelopeSchema } from '../schemas.js';
 import type { ToolRegistry } from '../tool.js';
 import type { AgentToolDeps } from './deps.js';
@@ -23,14 +24,9 @@ export function registerTrash(registry: ToolRegistry, deps: AgentToolDeps): void
       idempotentHint: false,
       openWorldHint: true,
     },
-    handler: async (args, ctx) => {
-      const outcome = await deps.files.trash(ctx, args);
-      if (!outcome.ok) return outcome.envelope;
-      const path = outcome.allowed.paths[0];
-      return withWarnings(
+    handler: async (args, ctx) =>
+      answer(await deps.files.trash(ctx, args), ({ path }) =>
         ok(`moved "${path}" to the trash bin; the owner can restore it`, { path }),
-        outcome.warnings,
-      );
-    },
+      ),
   });
 }

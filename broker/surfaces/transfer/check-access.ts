@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { ok } from '../../base/envelope.js';
+import { answer } from '../answer.js';
 import { InstanceName, ModeArg, PathArg, Timestamp, envelopeSchema } from '../schemas.js';
 import type { ToolRegistry } from '../tool.js';
 import type { TransferToolDeps } from './deps.js';
@@ -29,6 +31,9 @@ export function registerTransferCheckAccess(registry: ToolRegistry, deps: Transf
       idempotentHint: true,
       openWorldHint: false,
     },
-    handler: (args) => Promise.resolve(deps.transfer.checkAccess(args)),
+    handler: (args) =>
+      Promise.resolve(
+        answer(deps.transfer.checkAccess(args), (v) => ok(`${v.mode} allowed on "${v.path}"`, v)),
+      ),
   });
 }

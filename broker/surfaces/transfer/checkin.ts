@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { ok } from '../../base/envelope.js';
+import { answer } from '../answer.js';
 import { InstanceName, PathArg, envelopeSchema } from '../schemas.js';
 import type { ToolRegistry } from '../tool.js';
 import type { TransferToolDeps } from './deps.js';
@@ -52,6 +54,18 @@ export function registerCheckin(registry: ToolRegistry, deps: TransferToolDeps):
       idempotentHint: false,
       openWorldHint: true,
     },
-    handler: (args, ctx) => deps.transfer.checkin(ctx, args),
+    handler: async (args, ctx) =>
+      answer(await deps.transfer.checkin(ctx, args), (v) =>
+        v.kind === 'abandoned'
+          ? ok(`lock released on "${v.path}"; nothing was uploaded`, {
+              path: v.path,
+              unlocked: true,
+              etag: v.etag,
+            })
+          : ok(
+              `ready: PUT exactly ${v.size} bytes to the blob_url; the broker verifies and unlocks`,
+              { path: v.path, size: v.size, ...v.ticket },
+            ),
+      ),
   });
 }

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { ok } from '../../base/envelope.js';
+import { answer } from '../answer.js';
 import { InstanceName, PathArg, envelopeSchema } from '../schemas.js';
 import type { ToolRegistry } from '../tool.js';
 import type { TransferToolDeps } from './deps.js';
@@ -40,6 +42,12 @@ export function registerCheckout(registry: ToolRegistry, deps: TransferToolDeps)
       idempotentHint: false,
       openWorldHint: true,
     },
-    handler: (args, ctx) => deps.transfer.checkout(ctx, args),
+    handler: async (args, ctx) =>
+      answer(await deps.transfer.checkout(ctx, args), ({ ticket, seconds, ...checkout }) =>
+        ok(
+          `checked out (locked for ${seconds} s): GET the blob_url, then checkin with the lock_token`,
+          { ...checkout, ...ticket },
+        ),
+      ),
   });
 }

@@ -1,4 +1,4 @@
-import type { TransferService } from '../../transfer/service.js';
+import type { TransferService } from '../../operations/transfer.js';
 
 /** What the transfer surface's tools may use: the transfer service, never a client. */
 export interface TransferToolDeps {

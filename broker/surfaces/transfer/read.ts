@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { ok } from '../../base/envelope.js';
+import { answer } from '../answer.js';
 import { InstanceName, PathArg, envelopeSchema } from '../schemas.js';
 import type { ToolRegistry } from '../tool.js';
 import type { TransferToolDeps } from './deps.js';
@@ -28,6 +30,9 @@ export function registerRead(registry: ToolRegistry, deps: TransferToolDeps): vo
       idempotentHint: false,
       openWorldHint: true,
     },
-    handler: (args, ctx) => deps.transfer.read(ctx, args),
+    handler: async (args, ctx) =>
+      answer(await deps.transfer.read(ctx, args), ({ ticket, ...file }) =>
+        ok(`ready: GET the blob_url within ${ticket.expires_in_s} s`, { ...file, ...ticket }),
+      ),
   });
 }

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { ok } from '../../base/envelope.js';
+import { answer } from '../answer.js';
 import { InstanceName, PathArg, envelopeSchema } from '../schemas.js';
 import type { ToolRegistry } from '../tool.js';
 import type { TransferToolDeps } from './deps.js';
@@ -53,6 +55,9 @@ export function registerWrite(registry: ToolRegistry, deps: TransferToolDeps): v
       idempotentHint: false,
       openWorldHint: true,
     },
-    handler: (args, ctx) => deps.transfer.write(ctx, args),
+    handler: async (args, ctx) =>
+      answer(await deps.transfer.write(ctx, args), ({ ticket, ...file }) =>
+        ok(`ready: PUT exactly ${file.size} bytes to the blob_url`, { ...file, ...ticket }),
+      ),
   });
 }

@@ -5,27 +5,31 @@
  *   audit.append('intent')                        fails ⇒ refused, Nextcloud never touched
  *   re-check the grants                           revoked/expired meanwhile ⇒ refused
  *   step(client, canonical paths)                 the exact paths the wall returned
- *   audit.append('outcome')                       ⇒ the caller renders the value
+ *   audit.append('outcome')                       ⇒ the verb's value, for a surface to word
  *
  * The Nextcloud clients live only in here: a step receives the client of the decided
- * instance and the wall's canonical paths, never the agent's spelling. Tool handlers
- * call the verbs in operations/*.ts, which call `run`; they never import a client.
+ * instance and the wall's canonical paths, never the agent's spelling. The verbs in
+ * operations/ are the only callers; the surfaces call the verbs and never see a client.
  * This is also the error boundary of every operation: Nextcloud errors map to vetted
  * envelopes, anything else becomes a generic error with a correlation id.
+ *
+ * Public: `check` (the wall alone), `refuse` (an audited refusal before the wall), `run`
+ * and `runSystem`. Everything else is the pipeline's own.
  */
-import type { Clock } from './base/domain.js';
-import { errorDetail } from './base/errors.js';
-import type { Logger } from './base/log.js';
-import { decide, type WallDecision, type WallOp } from './wall.js';
-import { GrantEndedError, type InFlight } from './operations/in-flight.js';
-import { envelopeForNextcloudError, isNextcloudError } from './operations/nextcloud-errors.js';
-import type { AuditPort, GrantsPort, NextcloudPort } from './operations/ports.js';
-import { internalError, refused, type Envelope, type EnvelopeCode } from './base/envelope.js';
-import { scrubDeep } from './base/scrub.js';
-import { type CallContext } from './base/call.js';
+import type { CallContext } from '../base/call.js';
+import type { Clock } from '../base/domain.js';
+import { internalError, refused, type Envelope, type EnvelopeCode } from '../base/envelope.js';
+import { errorDetail } from '../base/errors.js';
+import type { Logger } from '../base/log.js';
+import { scrubDeep } from '../base/scrub.js';
+import { decide, type WallDecision, type WallOp } from '../wall.js';
+import { AuditTrail } from './audit-trail.js';
+import { GrantEndedError, type InFlight } from './in-flight.js';
+import { envelopeForNextcloudError, isNextcloudError } from './nextcloud-errors.js';
+import type { AuditPort, GrantsPort, NextcloudPort } from './ports.js';
 
 export interface PipelineDeps {
-  readonly grants: GrantsPort;
+  readonly grants: Pick<GrantsPort, 'grantsInForce'>;
   readonly audit: AuditPort;
   /** Per-instance policy from the owner's config (a Map: agent input is the key). */
   readonly instances: ReadonlyMap<string, { readonly discovery: boolean }>;
@@ -43,15 +47,22 @@ export interface Allowed {
   readonly paths: readonly string[];
   readonly grantIds: readonly number[];
   readonly discovery: boolean;
+  /** The earliest expiry among `grantIds` (ms), undefined when there are none. */
+  readonly expiresAt: number | undefined;
   /** Aborted when a grant this operation relies on is revoked or expires. */
   readonly signal: AbortSignal;
 }
 
 export type Step<T> = (client: NextcloudPort, allowed: Allowed) => Promise<T>;
 
+/** A verb's result: its value (and warnings to pass on), or the envelope that refuses it. */
 export type Outcome<T> =
-  | { ok: true; value: T; allowed: Omit<Allowed, 'signal'>; warnings: string[] }
-  | { ok: false; envelope: Envelope };
+  { ok: true; value: T; warnings: string[] } | { ok: false; envelope: Envelope };
+
+/** The wall's decision for a query that touches nothing, with the grants' earliest expiry. */
+export type Checked =
+  | (Extract<WallDecision, { ok: true }> & { expiresAt: number | undefined })
+  | Extract<WallDecision, { ok: false }>;
 
 export interface RunOptions<T> {
   /** Grants a ticket is bound to: each must still be active, besides the wall's own. */
@@ -81,32 +92,20 @@ function decidedPathFields(op: WallOp, paths: readonly string[]): Record<string,
 }
 
 export class Pipeline {
-  constructor(private readonly deps: PipelineDeps) {}
+  readonly #deps: PipelineDeps;
+  readonly #trail: AuditTrail;
 
-  /** Appends an audit line (strings scrubbed); rejects when it is not durable. */
-  async audit(event: string, fields: Record<string, unknown>): Promise<void> {
-    await this.deps.audit.append(event, scrubDeep(fields, this.deps.scrub));
-  }
-
-  /** Appends an audit line whose failure must not change the answer; logs the failure. */
-  async auditBestEffort(event: string, fields: Record<string, unknown>): Promise<boolean> {
-    try {
-      await this.audit(event, fields);
-      return true;
-    } catch (error) {
-      this.deps.logger.error('audit append failed', { event, error: errorDetail(error) });
-      return false;
-    }
+  constructor(deps: PipelineDeps) {
+    this.#deps = deps;
+    this.#trail = new AuditTrail(deps);
   }
 
   /** The wall alone, for queries that touch nothing (check_access). */
-  check(op: WallOp): WallDecision {
-    return decide(
-      op,
-      this.deps.grants.grantsInForce(),
-      this.deps.instances.get(op.instance),
-      this.deps.now(),
-    );
+  check(op: WallOp): Checked {
+    const decision = this.#decide(op);
+    return decision.ok
+      ? { ...decision, expiresAt: this.#earliestExpiry(decision.grantIds) }
+      : decision;
   }
 
   /** A refusal before the wall (bad arguments, a bad ticket): audited, then answered. */
@@ -117,7 +116,7 @@ export class Pipeline {
     fields: Record<string, unknown> = {},
     hint?: string,
   ): Promise<Envelope> {
-    await this.auditBestEffort('refused', {
+    await this.#trail.bestEffort('refused', {
       surface: ctx.surface,
       tool: ctx.tool,
       code,
@@ -141,7 +140,7 @@ export class Pipeline {
       op: op.op,
       correlation_id: ctx.correlationId,
     };
-    const decision = this.check(op);
+    const decision = this.#decide(op);
     if (!decision.ok) {
       const envelope = await this.refuse(
         ctx,
@@ -153,20 +152,20 @@ export class Pipeline {
       return { ok: false, envelope };
     }
     const bound = options.boundGrants ?? [];
-    if (!this.grantsLive([...decision.grantIds, ...bound])) {
-      return { ok: false, envelope: await this.grantEnded(ctx, base, 'refused') };
+    if (!this.#grantsLive([...decision.grantIds, ...bound])) {
+      return { ok: false, envelope: await this.#grantEnded(ctx, base, 'refused') };
     }
     const decided = { ...base, ...decidedPathFields(op, decision.paths) };
     try {
       // Security: written and fsynced before anything reaches Nextcloud; no line, no operation.
-      await this.audit('intent', {
+      await this.#trail.append('intent', {
         ...decided,
         grants: [...new Set([...decision.grantIds, ...bound])],
         discovery: decision.discovery,
         ...options.intent,
       });
     } catch (error) {
-      this.deps.logger.error('audit intent failed; operation refused', {
+      this.#deps.logger.error('audit intent failed; operation refused', {
         ...base,
         error: errorDetail(error),
       });
@@ -177,27 +176,28 @@ export class Pipeline {
     }
 
     // Security: revoke between check and use wins — look again right before the call.
-    const again = this.check(op);
+    const again = this.#decide(op);
     const sameTarget =
       again.ok &&
       again.paths.length === decision.paths.length &&
       again.paths.every((p, i) => p === decision.paths[i]);
-    if (!sameTarget || !this.grantsLive([...decision.grantIds, ...bound])) {
-      return { ok: false, envelope: await this.grantEnded(ctx, decided, 'outcome') };
+    if (!sameTarget || !this.#grantsLive([...decision.grantIds, ...bound])) {
+      return { ok: false, envelope: await this.#grantEnded(ctx, decided, 'outcome') };
     }
-    const client = this.deps.clients.get(op.instance);
+    const client = this.#deps.clients.get(op.instance);
     if (client === undefined) {
-      this.deps.logger.error('no Nextcloud client for a configured instance', base);
-      await this.auditBestEffort('outcome', { ...decided, outcome: 'error', code: 'internal' });
+      this.#deps.logger.error('no Nextcloud client for a configured instance', base);
+      await this.#trail.bestEffort('outcome', { ...decided, outcome: 'error', code: 'internal' });
       return { ok: false, envelope: internalError(ctx.correlationId) };
     }
 
-    const handle = this.deps.inFlight.start([...decision.grantIds, ...bound]);
+    const handle = this.#deps.inFlight.start([...decision.grantIds, ...bound]);
     const allowed: Allowed = {
       instance: op.instance,
       paths: decision.paths,
       grantIds: decision.grantIds,
       discovery: decision.discovery,
+      expiresAt: this.#earliestExpiry(decision.grantIds),
       signal: handle.signal,
     };
     try {
@@ -206,18 +206,17 @@ export class Pipeline {
       const value = await step(client, allowed);
       const warnings: string[] = [];
       const described = options.describe?.(value) ?? {};
-      if (!(await this.auditBestEffort('outcome', { ...decided, outcome: 'ok', ...described }))) {
+      if (!(await this.#trail.bestEffort('outcome', { ...decided, outcome: 'ok', ...described }))) {
         warnings.push('the operation ran, but its outcome could not be written to the audit log');
       }
-      const { signal: _signal, ...rest } = allowed;
-      return { ok: true, value, allowed: rest, warnings };
+      return { ok: true, value, warnings };
     } catch (error) {
       // A step's own refusal tells the precise story (e.g. "stored, but not verified");
       // otherwise an abort means the grant ended under the operation.
       const cause =
         error instanceof OperationRefusal || !handle.signal.aborted ? error : handle.signal.reason;
-      const envelope = this.envelopeFor(ctx, cause);
-      await this.auditBestEffort('outcome', {
+      const envelope = this.#envelopeFor(ctx, cause);
+      await this.#trail.bestEffort('outcome', {
         ...decided,
         outcome: envelope.status,
         code: envelope.code,
@@ -250,12 +249,12 @@ export class Pipeline {
       reason: target.reason,
       correlation_id: ctx.correlationId,
     };
-    const client = this.deps.clients.get(target.instance);
+    const client = this.#deps.clients.get(target.instance);
     if (client === undefined) return { ok: false, envelope: internalError(ctx.correlationId) };
     try {
-      await this.audit('intent', fields);
+      await this.#trail.append('intent', fields);
     } catch (error) {
-      this.deps.logger.error('audit intent failed; clean-up not sent', {
+      this.#deps.logger.error('audit intent failed; clean-up not sent', {
         ...fields,
         error: errorDetail(error),
       });
@@ -266,17 +265,11 @@ export class Pipeline {
     }
     try {
       const value = await step(client);
-      const ok = await this.auditBestEffort('outcome', { ...fields, outcome: 'ok' });
-      const allowed = {
-        instance: target.instance,
-        paths: [target.path],
-        grantIds: target.grantIds,
-        discovery: false,
-      };
-      return { ok: true, value, allowed, warnings: ok ? [] : ['outcome not audited'] };
+      const ok = await this.#trail.bestEffort('outcome', { ...fields, outcome: 'ok' });
+      return { ok: true, value, warnings: ok ? [] : ['outcome not audited'] };
     } catch (error) {
-      const envelope = this.envelopeFor(ctx, error);
-      await this.auditBestEffort('outcome', {
+      const envelope = this.#envelopeFor(ctx, error);
+      await this.#trail.bestEffort('outcome', {
         ...fields,
         outcome: envelope.status,
         code: envelope.code,
@@ -285,12 +278,22 @@ export class Pipeline {
     }
   }
 
+  #decide(op: WallOp): WallDecision {
+    return decide(
+      op,
+      this.#deps.grants.grantsInForce(),
+      this.#deps.instances.get(op.instance),
+      this.#deps.now(),
+    );
+  }
+
   /** The earliest expiry among these grants (ms), or undefined if none is active. */
-  earliestExpiry(ids: readonly number[]): number | undefined {
+  #earliestExpiry(ids: readonly number[]): number | undefined {
+    if (ids.length === 0) return undefined;
     const wanted = new Set(ids);
     let earliest: number | undefined;
-    const now = this.deps.now();
-    for (const g of this.deps.grants.grantsInForce()) {
+    const now = this.#deps.now();
+    for (const g of this.#deps.grants.grantsInForce()) {
       if (!(now < g.expiresAt)) continue;
       if (wanted.has(g.id) && (earliest === undefined || g.expiresAt < earliest))
         earliest = g.expiresAt;
@@ -298,15 +301,11 @@ export class Pipeline {
     return earliest;
   }
 
-  now(): number {
-    return this.deps.now();
-  }
-
   /** Every grant id is active now (state active and now < expiresAt). */
-  grantsLive(ids: readonly number[]): boolean {
+  #grantsLive(ids: readonly number[]): boolean {
     if (ids.length === 0) return true;
-    const now = this.deps.now();
-    const inForce = this.deps.grants.grantsInForce();
+    const now = this.#deps.now();
+    const inForce = this.#deps.grants.grantsInForce();
     return ids.every((id) => {
       const g = inForce.find((grant) => grant.id === id);
       return g !== undefined && g.state === 'active' && now < g.expiresAt;
@@ -314,7 +313,7 @@ export class Pipeline {
   }
 
   /** Maps a failure of a step to an envelope; unknown failures stay in the log. */
-  envelopeFor(ctx: CallContext, error: unknown): Envelope {
+  #envelopeFor(ctx: CallContext, error: unknown): Envelope {
     if (error instanceof GrantEndedError) {
       return refused(
         'grant_ended',
@@ -324,9 +323,9 @@ export class Pipeline {
         },
       );
     }
-    if (isNextcloudError(error)) return envelopeForNextcloudError(error, this.deps.scrub);
-    if (error instanceof OperationRefusal) return scrubDeep(error.envelope, this.deps.scrub);
-    this.deps.logger.error('operation failed', {
+    if (isNextcloudError(error)) return envelopeForNextcloudError(error, this.#deps.scrub);
+    if (error instanceof OperationRefusal) return scrubDeep(error.envelope, this.#deps.scrub);
+    this.#deps.logger.error('operation failed', {
       surface: ctx.surface,
       tool: ctx.tool,
       correlation_id: ctx.correlationId,
@@ -335,13 +334,13 @@ export class Pipeline {
     return internalError(ctx.correlationId);
   }
 
-  private async grantEnded(
+  async #grantEnded(
     ctx: CallContext,
     fields: Record<string, unknown>,
     event: 'refused' | 'outcome',
   ): Promise<Envelope> {
     const message = 'the grant for this path was revoked or has expired; nothing was done';
-    await this.auditBestEffort(event, {
+    await this.#trail.bestEffort(event, {
       ...fields,
       ...(event === 'outcome' ? { outcome: 'refused' } : {}),
       code: 'grant_ended',

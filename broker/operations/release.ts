@@ -4,8 +4,8 @@
  * are released on Nextcloud (whose own lock expiry depends on its background jobs).
  */
 import type { Logger } from '../base/log.js';
-import type { Pipeline } from '../operations.js';
-import type { InFlight } from '../operations/in-flight.js';
+import type { Pipeline } from './pipeline.js';
+import type { InFlight } from './in-flight.js';
 import type { CheckoutTable } from './checkouts.js';
 import type { TicketBook } from './tickets.js';
 

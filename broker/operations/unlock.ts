@@ -9,7 +9,7 @@
  * when either read fails, the etag is null: the agent must fetch again before it can
  * replace the file (with no etag a push is create-only, and refused).
  */
-import type { NextcloudPort } from '../operations/ports.js';
+import type { NextcloudPort } from './ports.js';
 
 type Client = Pick<NextcloudPort, 'stat' | 'unlock'>;
 

@@ -1,21 +1,23 @@
 /**
- * The transfer surface's operations (INTERFACES.md "Transfer protocol"): each tool call
- * passes the pipeline and, when allowed, issues a single-use ticket for the blob
- * endpoint, where the content streams (see blobs.ts). No content passes through MCP.
+ * The transfer surface's operations (docs/transfer-protocol.md): each tool call passes
+ * the pipeline and, when allowed, issues a single-use ticket for the blob endpoint,
+ * where the content streams (see blobs.ts). No content passes through MCP. Each verb
+ * answers the facts of its ticket; the transfer tools word them.
  *
  * Writes never overwrite silently: creating needs `if_none_match: '*'`, replacing needs
  * the `if_match` etag that was read, and writing a checked-out file needs its lock token.
  */
-import { OperationRefusal, type Pipeline } from '../operations.js';
-import type { WriteCondition } from '../operations/ports.js';
+import type { CallContext } from '../base/call.js';
+import type { Clock, Mode } from '../base/domain.js';
+import { refused } from '../base/envelope.js';
 import type { Logger } from '../base/log.js';
-import { ok, refused, withWarnings, type Envelope } from '../base/envelope.js';
-import { isNotFound } from '../operations/nextcloud-errors.js';
+import { iso } from '../base/time.js';
 import type { CheckoutTable } from './checkouts.js';
+import { isNotFound } from './nextcloud-errors.js';
+import { OperationRefusal, type Outcome, type Pipeline } from './pipeline.js';
+import type { WriteCondition } from './ports.js';
 import type { Ticket, TicketBook } from './tickets.js';
 import { unlockWithEtag } from './unlock.js';
-import { iso } from '../base/time.js';
-import { type CallContext } from '../base/call.js';
 
 export const BLOB_PATH = '/transfer/blobs/';
 /** Longest LOCK the broker asks for; it also never outlives the grant. */
@@ -26,7 +28,34 @@ export interface TransferDeps {
   readonly tickets: TicketBook;
   readonly checkouts: CheckoutTable;
   readonly logger: Logger;
+  readonly now: Clock;
 }
+
+/** A ticket as the transfer tools hand it out. */
+export interface TicketView {
+  ticket: string;
+  blob_url: string;
+  expires_at: string;
+  expires_in_s: number;
+}
+
+export interface FileTicket {
+  path: string;
+  size: number | null;
+  etag: string | null;
+  ticket: TicketView;
+}
+
+export interface Checkout extends FileTicket {
+  lock_token: string;
+  lock_expires_at: string;
+  /** How long the LOCK holds. */
+  seconds: number;
+}
+
+export type Checkin =
+  | { kind: 'abandoned'; path: string; etag: string | null }
+  | { kind: 'ticket'; path: string; size: number; ticket: TicketView };
 
 export interface WriteArgs {
   instance: string;
@@ -45,7 +74,7 @@ export interface CheckinArgs {
   abandon?: boolean | undefined;
 }
 
-function ticketFields(ticket: Ticket, now: number) {
+function ticketView(ticket: Ticket, now: number): TicketView {
   return {
     ticket: ticket.id,
     blob_url: `${BLOB_PATH}${ticket.id}`,
@@ -77,22 +106,35 @@ const conditionName = (c: WriteCondition): 'create' | 'replace' | 'locked' =>
 export class TransferService {
   constructor(private readonly deps: TransferDeps) {}
 
-  checkAccess(args: { instance: string; path: string; mode: 'read' | 'write' }): Envelope {
+  /** The wall alone: whether `mode` is allowed on the path now, and until when. */
+  checkAccess(args: {
+    instance: string;
+    path: string;
+    mode: Mode;
+  }): Outcome<{ path: string; mode: Mode; expires_at?: string }> {
     const decision = this.deps.pipeline.check({
       op: args.mode,
       instance: args.instance,
       path: args.path,
     });
-    if (!decision.ok) return refused(decision.code, decision.reason);
-    const expiry = this.deps.pipeline.earliestExpiry(decision.grantIds);
-    return ok(`${args.mode} allowed on "${decision.paths[0]}"`, {
-      path: decision.paths[0],
-      mode: args.mode,
-      ...(expiry === undefined ? {} : { expires_at: iso(expiry) }),
-    });
+    if (!decision.ok) return { ok: false, envelope: refused(decision.code, decision.reason) };
+    const path = decision.paths[0] ?? '';
+    const expiry = decision.expiresAt;
+    return {
+      ok: true,
+      value: {
+        path,
+        mode: args.mode,
+        ...(expiry === undefined ? {} : { expires_at: iso(expiry) }),
+      },
+      warnings: [],
+    };
   }
 
-  async read(ctx: CallContext, args: { instance: string; path: string }): Promise<Envelope> {
+  async read(
+    ctx: CallContext,
+    args: { instance: string; path: string },
+  ): Promise<Outcome<FileTicket>> {
     const { pipeline, tickets } = this.deps;
     const outcome = await pipeline.run(
       ctx,
@@ -111,20 +153,23 @@ export class TransferService {
       },
       { describe: (v) => ({ size: v.entry.size, etag: v.entry.etag }) },
     );
-    if (!outcome.ok) return outcome.envelope;
+    if (!outcome.ok) return outcome;
     const { entry, ticket } = outcome.value;
-    return withWarnings(
-      ok(`ready: GET the blob_url within ${ticketFields(ticket, pipeline.now()).expires_in_s} s`, {
+    return {
+      ...outcome,
+      value: {
         path: ticket.path,
         size: entry.size,
         etag: entry.etag,
-        ...ticketFields(ticket, pipeline.now()),
-      }),
-      outcome.warnings,
-    );
+        ticket: ticketView(ticket, this.deps.now()),
+      },
+    };
   }
 
-  async write(ctx: CallContext, args: WriteArgs): Promise<Envelope> {
+  async write(
+    ctx: CallContext,
+    args: WriteArgs,
+  ): Promise<Outcome<{ path: string; size: number; ticket: TicketView }>> {
     const { pipeline, tickets } = this.deps;
     const condition = conditionOf(args);
     const outcome = await pipeline.run(
@@ -171,23 +216,19 @@ export class TransferService {
       },
       { intent: { size: args.size, condition: conditionName(condition) } },
     );
-    if (!outcome.ok) return outcome.envelope;
+    if (!outcome.ok) return outcome;
     const ticket = outcome.value;
-    return withWarnings(
-      ok(`ready: PUT exactly ${args.size} bytes to the blob_url`, {
-        path: ticket.path,
-        size: args.size,
-        ...ticketFields(ticket, pipeline.now()),
-      }),
-      outcome.warnings,
-    );
+    return {
+      ...outcome,
+      value: { path: ticket.path, size: args.size, ticket: ticketView(ticket, this.deps.now()) },
+    };
   }
 
   async checkout(
     ctx: CallContext,
     args: { instance: string; path: string; timeout_s?: number | undefined },
-  ): Promise<Envelope> {
-    const { pipeline, tickets, checkouts } = this.deps;
+  ): Promise<Outcome<Checkout>> {
+    const { pipeline, tickets, checkouts, now } = this.deps;
     const outcome = await pipeline.run(
       ctx,
       { op: 'write', instance: args.instance, path: args.path },
@@ -196,8 +237,8 @@ export class TransferService {
         // Security: a LOCK on a missing path creates an empty file; lock only what exists.
         const entry = await client.stat(path);
         if (entry.kind !== 'file') throw notAFile(path);
-        const expiry = pipeline.earliestExpiry(allowed.grantIds);
-        const grantLeft = expiry === undefined ? 0 : Math.floor((expiry - pipeline.now()) / 1000);
+        const expiry = allowed.expiresAt;
+        const grantLeft = expiry === undefined ? 0 : Math.floor((expiry - now()) / 1000);
         const seconds = Math.max(
           1,
           Math.min(args.timeout_s ?? MAX_LOCK_SECONDS, MAX_LOCK_SECONDS, grantLeft),
@@ -221,7 +262,7 @@ export class TransferService {
           path,
           token,
           grantIds: allowed.grantIds,
-          lockedAt: pipeline.now(),
+          lockedAt: now(),
         });
         const ticket = tickets.issue({
           instance: allowed.instance,
@@ -233,25 +274,23 @@ export class TransferService {
       },
       { describe: (v) => ({ size: v.entry.size, etag: v.entry.etag, lock_seconds: v.seconds }) },
     );
-    if (!outcome.ok) return outcome.envelope;
+    if (!outcome.ok) return outcome;
     const { entry, token, seconds, ticket } = outcome.value;
-    return withWarnings(
-      ok(
-        `checked out (locked for ${seconds} s): GET the blob_url, then checkin with the lock_token`,
-        {
-          path: ticket.path,
-          lock_token: token,
-          lock_expires_at: iso(pipeline.now() + seconds * 1000),
-          size: entry.size,
-          etag: entry.etag,
-          ...ticketFields(ticket, pipeline.now()),
-        },
-      ),
-      outcome.warnings,
-    );
+    return {
+      ...outcome,
+      value: {
+        path: ticket.path,
+        lock_token: token,
+        lock_expires_at: iso(now() + seconds * 1000),
+        seconds,
+        size: entry.size,
+        etag: entry.etag,
+        ticket: ticketView(ticket, now()),
+      },
+    };
   }
 
-  async checkin(ctx: CallContext, args: CheckinArgs): Promise<Envelope> {
+  async checkin(ctx: CallContext, args: CheckinArgs): Promise<Outcome<Checkin>> {
     const { pipeline, tickets, checkouts } = this.deps;
     const warnings: string[] = [];
     const outcome = await pipeline.run(
@@ -303,30 +342,20 @@ export class TransferService {
         },
       },
     );
-    if (!outcome.ok) return outcome.envelope;
+    if (!outcome.ok) return outcome;
     const value = outcome.value;
     const all = [...warnings, ...outcome.warnings];
-    if (value.kind === 'abandoned') {
-      return withWarnings(
-        ok(`lock released on "${value.path}"; nothing was uploaded`, {
-          path: value.path,
-          unlocked: true,
-          etag: value.etag,
-        }),
-        all,
-      );
-    }
-    return withWarnings(
-      ok(
-        `ready: PUT exactly ${args.size ?? 0} bytes to the blob_url; the broker verifies and unlocks`,
-        {
-          path: value.path,
-          size: args.size ?? 0,
-          ...ticketFields(value.ticket, pipeline.now()),
-        },
-      ),
-      all,
-    );
+    if (value.kind === 'abandoned') return { ok: true, value, warnings: all };
+    return {
+      ok: true,
+      value: {
+        kind: 'ticket',
+        path: value.path,
+        size: args.size ?? 0,
+        ticket: ticketView(value.ticket, this.deps.now()),
+      },
+      warnings: all,
+    };
   }
 }
 

@@ -1,0 +1,34 @@
+/**
+ * The audit log as the operations write to it: every string of every line is scrubbed
+ * of the configured secrets first (an agent can plant a token in a path or a reason).
+ */
+import { errorDetail } from '../base/errors.js';
+import type { Logger } from '../base/log.js';
+import { scrubDeep } from '../base/scrub.js';
+import type { AuditPort } from './ports.js';
+
+export interface AuditTrailDeps {
+  readonly audit: AuditPort;
+  readonly scrub: (text: string) => string;
+  readonly logger: Logger;
+}
+
+export class AuditTrail {
+  constructor(private readonly deps: AuditTrailDeps) {}
+
+  /** Appends a line (strings scrubbed); rejects when it is not durable. */
+  async append(event: string, fields: Record<string, unknown>): Promise<void> {
+    await this.deps.audit.append(event, scrubDeep(fields, this.deps.scrub));
+  }
+
+  /** Appends a line whose failure must not change the answer; logs the failure. */
+  async bestEffort(event: string, fields: Record<string, unknown>): Promise<boolean> {
+    try {
+      await this.append(event, fields);
+      return true;
+    } catch (error) {
+      this.deps.logger.error('audit append failed', { event, error: errorDetail(error) });
+      return false;
+    }
+  }
+}

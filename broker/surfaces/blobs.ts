@@ -1,0 +1,122 @@
+/**
+ * The blob endpoint: `GET|PUT /transfer/blobs/<ticket>` (transfer token required), the
+ * HTTP side of operations/blobs.ts. A download is `200` with the bytes and, over
+ * HTTP/1.1, the trailers `x-broker-sha256` and `x-broker-size`; every other answer is an
+ * envelope as JSON with the status `blobStatus` gives it. No answer carries a secret.
+ */
+import type { Request, Response } from 'express';
+import type { CallContext } from '../base/call.js';
+import { ok, type Envelope } from '../base/envelope.js';
+import { scrubDeep } from '../base/scrub.js';
+import type { BlobTransfers } from '../operations/blobs.js';
+import { answer } from './answer.js';
+
+export interface BlobEndpointDeps {
+  readonly transfers: BlobTransfers;
+  readonly scrub: (text: string) => string;
+  readonly correlationId: () => string;
+  /** A blob stream with no progress for this long is dropped. */
+  readonly idleTimeoutMs: number;
+}
+
+/** The HTTP status carrying an envelope on the blob endpoint. */
+export function blobStatus(envelope: Envelope): number {
+  if (envelope.status === 'ok') return 200;
+  if (envelope.status === 'refused') {
+    if (envelope.code === 'ticket_invalid') return 404;
+    if (envelope.code === 'conflict') return 409;
+    if (envelope.code === 'invalid_arguments') return 400;
+    if (envelope.code === 'too_large') return 413;
+    return 403;
+  }
+  return envelope.code === 'internal' ? 500 : 502;
+}
+
+function contentLength(req: Request): number | undefined {
+  const header = req.headers['content-length'];
+  if (header === undefined || !/^[0-9]{1,16}$/.test(header)) return undefined;
+  const n = Number(header);
+  return Number.isSafeInteger(n) ? n : undefined;
+}
+
+export class BlobEndpoint {
+  constructor(private readonly deps: BlobEndpointDeps) {}
+
+  async download(req: Request, res: Response, id: string): Promise<void> {
+    // Trailers need chunked encoding (HTTP/1.1). An HTTP/1.0 client gets the bytes with a
+    // Content-Length (a cut stream shows as short) and no sha256 trailer.
+    const chunked = req.httpVersionMajor === 1 && req.httpVersionMinor >= 1;
+    const outcome = await this.deps.transfers.download(this.ctx('blob_get'), id, {
+      redeemed: () => this.armIdleTimeout(res),
+      start: ({ size, etag }) => {
+        res.writeHead(200, {
+          'content-type': 'application/octet-stream',
+          'cache-control': 'no-store',
+          ...(chunked
+            ? { trailer: 'x-broker-sha256, x-broker-size' }
+            : size === null
+              ? {}
+              : { 'content-length': String(size) }),
+          ...(size === null ? {} : { 'x-broker-size': String(size) }),
+          ...(etag === null ? {} : { etag }),
+        });
+        return res;
+      },
+      finish: ({ sha256, size }) => {
+        if (chunked) res.addTrailers({ 'x-broker-sha256': sha256, 'x-broker-size': String(size) });
+        res.end();
+      },
+      get gone() {
+        return res.destroyed;
+      },
+    });
+    if (!outcome.ok) this.send(res, outcome.envelope);
+  }
+
+  async upload(req: Request, res: Response, id: string): Promise<void> {
+    const outcome = await this.deps.transfers.upload(this.ctx('blob_put'), id, {
+      redeemed: () => this.armIdleTimeout(res),
+      body: req,
+      length: contentLength(req),
+      get complete() {
+        return req.complete;
+      },
+    });
+    const envelope = answer(outcome, (v) =>
+      ok(
+        v.kind === 'checkin'
+          ? `checked in "${v.path}": ${v.size} bytes stored, verified and unlocked`
+          : `stored "${v.path}": ${v.size} bytes, verified`,
+        {
+          path: v.path,
+          sha256: v.sha256,
+          size: v.size,
+          etag: v.etag,
+          verified: true,
+          ...(v.kind === 'checkin' ? { unlocked: v.unlocked } : {}),
+        },
+      ),
+    );
+    // A refusal before the body was read closes the connection: the unread body must not
+    // be taken for the next request.
+    const close = !outcome.ok && (outcome.bodyUnread === true || !req.complete);
+    this.send(res, envelope, close);
+  }
+
+  private ctx(tool: string): CallContext {
+    return { surface: 'transfer', tool, correlationId: this.deps.correlationId() };
+  }
+
+  private armIdleTimeout(res: Response): void {
+    res.setTimeout(this.deps.idleTimeoutMs, () => res.destroy());
+  }
+
+  private send(res: Response, envelope: Envelope, close = false): void {
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    if (close) res.set('Connection', 'close');
+    res.status(blobStatus(envelope)).json(scrubDeep(envelope, this.deps.scrub));
+  }
+}
