@@ -12,14 +12,14 @@
 import { loadavg } from 'node:os';
 import type { Bench } from './harness.js';
 import { callTool } from '../support/mcp.js';
-import { OWNER, ROOM, startRig } from '../support/rig.js';
+import { FAULT_RUN, OWNER, ROOM, startMatrixBroker } from '../support/daemon.js';
 import { latency, round } from './lib/stats.js';
 
 const SAMPLES = Number(process.env.BENCH_APPROVAL_SAMPLES ?? 30);
 const TARGET_MS = 500;
 
 const bench: Bench = async () => {
-  const rig = await startRig();
+  const rig = await startMatrixBroker(FAULT_RUN);
   try {
     const agent = await rig.agent();
     const approval: number[] = [];

@@ -15,17 +15,19 @@ import express, {
   type Request,
   type Response,
 } from 'express';
-import type { BrokerConfig } from './config.js';
-import type { Clock, GrantRecord } from './base/domain.js';
-import type { Logger } from './base/log.js';
-import { Pipeline } from './operations/pipeline.js';
+import type { CallContext } from './base/call.js';
+import type { Clock } from './base/domain.js';
 import { errorDetail } from './base/errors.js';
-import { FileOperations } from './operations/files.js';
-import { InFlight } from './operations/in-flight.js';
-import { Lifecycle, nodeTimers, type Timers } from './operations/lifecycle.js';
-import type { AuditPort, GatewayPort, GrantsPort, NextcloudPort } from './operations/ports.js';
-import { AccessRequests } from './operations/requests.js';
+import type { Logger } from './base/log.js';
+import { BROKER_VERSION } from './base/version.js';
+import type { BrokerConfig } from './config.js';
+import type { Operations } from './operations/index.js';
+import type { InFlight } from './operations/in-flight.js';
+import type { Lifecycle } from './operations/lifecycle.js';
+import type { GatewayPort } from './operations/ports.js';
+import type { AccessRequests } from './operations/requests.js';
 import { AGENT_INSTRUCTIONS, agentTools } from './surfaces/agent/index.js';
+import { BlobEndpoint } from './surfaces/blobs.js';
 import { authFailureRecorder } from './surfaces/http/auth-failures.js';
 import { requireBearer } from './surfaces/http/bearer.js';
 import {
@@ -38,15 +40,6 @@ import {
 import { hostCheck } from './surfaces/http/host.js';
 import { createMcpSurface, type McpSurface } from './surfaces/mcp-endpoint.js';
 import { TRANSFER_INSTRUCTIONS, transferTools } from './surfaces/transfer/index.js';
-import { AuditTrail } from './operations/audit-trail.js';
-import { BlobTransfers } from './operations/blobs.js';
-import { BlobEndpoint } from './surfaces/blobs.js';
-import { CheckoutTable } from './operations/checkouts.js';
-import { releaseEndedGrants } from './operations/release.js';
-import { TransferService } from './operations/transfer.js';
-import { TicketBook } from './operations/tickets.js';
-import { BROKER_VERSION } from './base/version.js';
-import { type SurfaceName } from './base/call.js';
 
 export interface ApprovalGatewayPort extends GatewayPort {
   start(): Promise<void>;
@@ -55,20 +48,15 @@ export interface ApprovalGatewayPort extends GatewayPort {
 
 export interface ServerDeps {
   readonly config: BrokerConfig;
-  readonly grants: GrantsPort;
-  readonly audit: AuditPort;
+  readonly operations: Operations;
+  readonly requests: AccessRequests;
+  readonly lifecycle: Lifecycle;
   readonly gateway: ApprovalGatewayPort;
-  /** One Nextcloud client per configured instance, by name. */
-  readonly clients: ReadonlyMap<string, NextcloudPort>;
   readonly logger: Logger;
   /** Removes every configured secret from a text (createScrubber over configSecrets). */
   readonly scrub: (text: string) => string;
   readonly now: Clock;
   readonly correlationId?: () => string;
-  readonly randomBytes?: (n: number) => Buffer;
-  readonly timers?: Timers;
-  /** How often the lifecycle sweep runs. Default 5 s. */
-  readonly sweepIntervalMs?: number;
   /** How long close() waits for in-flight requests before cutting them. Default 10 s. */
   readonly drainTimeoutMs?: number;
 }
@@ -79,8 +67,6 @@ export interface BrokerServer {
   start(): Promise<{ host: string; port: number; url: string }>;
   /** Stops accepting, drains in-flight requests, stops the sweep and the gateway. The caller then closes audit and store. */
   close(): Promise<void>;
-  /** Ends what the given grants still allow (streams, tickets, locks): the engine's onRevoked hook. */
-  grantsEnded(grants: readonly GrantRecord[]): Promise<void>;
   /** One lifecycle pass now (tests, and the timer). */
   sweep(): Promise<void>;
   /** Operations currently running (aborted by grant ends). */
@@ -90,53 +76,15 @@ export interface BrokerServer {
 const BLOB_ROUTE = '/transfer/blobs/:ticket';
 
 export function createServer(deps: ServerDeps): BrokerServer {
-  const { config, logger } = deps;
+  const { config, logger, operations, lifecycle } = deps;
+  const { trail } = operations;
   const correlationId = deps.correlationId ?? randomUUID;
-  const inFlight = new InFlight();
-  const trail = new AuditTrail({ audit: deps.audit, scrub: deps.scrub, logger });
-  const pipeline = new Pipeline({
-    grants: deps.grants,
-    audit: deps.audit,
-    instances: config.instances,
-    clients: deps.clients,
-    inFlight,
-    logger,
-    scrub: deps.scrub,
-    now: deps.now,
-  });
-  const tickets = new TicketBook({
-    now: deps.now,
-    ...(deps.randomBytes ? { randomBytes: deps.randomBytes } : {}),
-  });
-  const checkouts = new CheckoutTable();
-  const grantsEnded = (
-    grants: readonly GrantRecord[],
-    reason: 'revoked' | 'expired',
-  ): Promise<void> =>
-    releaseEndedGrants(
-      { pipeline, inFlight, tickets, checkouts, logger, correlationId },
-      grants,
-      reason,
-    );
-  const lifecycle = new Lifecycle({
-    grants: deps.grants,
-    gateway: deps.gateway,
-    trail,
-    logger,
-    pendingTimeoutMs: config.lifecycle.pending_timeout,
-    onGrantsEnded: grantsEnded,
-    timers: deps.timers ?? nodeTimers,
-    intervalMs: deps.sweepIntervalMs ?? 5_000,
-  });
 
   const surfaceDeps = {
     logger,
     correlationId,
     scrub: deps.scrub,
-    onInvalidArguments: async (
-      ctx: { surface: SurfaceName; tool: string; correlationId: string },
-      message: string,
-    ) => {
+    onInvalidArguments: async (ctx: CallContext, message: string) => {
       await trail.bestEffort('refused', {
         surface: ctx.surface,
         tool: ctx.tool,
@@ -149,16 +97,8 @@ export function createServer(deps: ServerDeps): BrokerServer {
   const agent = createMcpSurface(
     'agent',
     agentTools({
-      files: new FileOperations(pipeline),
-      requests: new AccessRequests({
-        pipeline,
-        trail,
-        grants: deps.grants,
-        gateway: deps.gateway,
-        instances: config.instances,
-        logger,
-        now: deps.now,
-      }),
+      files: operations.files,
+      requests: deps.requests,
       instances: config.instances,
     }),
     surfaceDeps,
@@ -166,14 +106,12 @@ export function createServer(deps: ServerDeps): BrokerServer {
   );
   const transfer = createMcpSurface(
     'transfer',
-    transferTools({
-      transfer: new TransferService({ pipeline, tickets, checkouts, logger, now: deps.now }),
-    }),
+    transferTools({ transfer: operations.transfer }),
     surfaceDeps,
     TRANSFER_INSTRUCTIONS,
   );
   const blobs = new BlobEndpoint({
-    transfers: new BlobTransfers({ pipeline, tickets, checkouts }),
+    transfers: operations.blobs,
     scrub: deps.scrub,
     correlationId,
     idleTimeoutMs: config.server.request_timeout_ms,
@@ -274,8 +212,7 @@ export function createServer(deps: ServerDeps): BrokerServer {
   let server: Server | undefined;
   return {
     app,
-    inFlight,
-    grantsEnded: (grants) => grantsEnded(grants, 'revoked'),
+    inFlight: operations.inFlight,
     sweep: () => lifecycle.sweep(),
     async start() {
       // Security: a gateway that cannot start safely (wrong bot token or user, the room

@@ -1,41 +1,87 @@
 /**
- * The whole broker on 127.0.0.1:0, built from real parts: the fake Nextcloud (or, with
- * startBrokerOn, any Nextcloud account), a real NextcloudClient per instance, a
- * GrantStore (SQLite in memory), an AuditLog in a temp dir (its file system can be told
- * to fail), the ApprovalEngine behind an InMemoryGateway (tests approve by typing as the
- * owner), and MCP clients speaking Streamable HTTP with a bearer header.
+ * The whole broker on 127.0.0.1:0 in this process, assembled by broker/assemble.ts as
+ * the daemon is: two instances (`personal`, and `shared` with discovery) on the fake
+ * Nextcloud on loopback (or, with startBrokerOn, on any Nextcloud account), the grants in
+ * memory, the audit log in a temp dir on a file system the test can make fail, and a
+ * clock the test can move. `startBroker` puts the InMemoryGateway in front of the
+ * ApprovalEngine (tests approve by typing as the owner); `startMatrixBroker` the
+ * MatrixGateway against the fake homeserver.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { createServer, type BrokerServer } from '../broker/app.js';
+import type { BrokerServer } from '../broker/app.js';
 import { InMemoryGateway } from '../broker/approval/gateway.js';
-import { ApprovalEngine } from '../broker/approval/engine.js';
-import { AuditLog } from '../broker/audit/index.js';
-import { configSecrets, type BrokerConfig } from '../broker/config.js';
-import type { InstanceConfig } from '../broker/config/types.js';
-import { GrantStore } from '../broker/grants/index.js';
-import { memoryLogger } from '../broker/base/log.js';
-import { NextcloudClient } from '../broker/nextcloud/index.js';
-import { createScrubber } from '../broker/base/scrub.js';
+import type { ApprovalEngine } from '../broker/approval/engine.js';
+import {
+  MatrixGateway,
+  REQUEST_ID_KEY,
+  type HandledEvent,
+  type MatrixGatewayOptions,
+} from '../broker/approval/matrix/gateway.js';
+import { assemble, type AssembleOptions } from '../broker/assemble.js';
+import type { AuditFs, AuditLog } from '../broker/audit/index.js';
+import type { LogLevel, Logger } from '../broker/base/log.js';
+import type { BrokerConfig, InstanceConfig, MatrixConfig } from '../broker/config.js';
+import type { GrantStore } from '../broker/grants/index.js';
+import { startFakeHomeserver, type FakeHomeserver } from '../fakes/homeserver.js';
 import { startFakeNextcloud, type FakeNextcloud } from '../fakes/nextcloud.js';
 import { faultyAuditFs } from './audit-fs.js';
 import { call, connectMcp } from './mcp.js';
 import { AGENT_TOKEN, APP_PASSWORD, TRANSFER_TOKEN } from './tokens.js';
 
 export const H = 3_600_000;
+export const BOT = '@broker-bot:hs.test';
+export const OWNER = '@owner:hs.test';
+export const ROOM = '!approvals:hs.test';
+const MATRIX_TOKENS = {
+  [BOT]: 'bench-bot-access-token-0123456789abcdef',
+  [OWNER]: 'bench-owner-access-token-0123456789abcd',
+};
 
-export interface Broker {
+export interface BrokerOptions {
+  /** The `shared` instance's discovery policy. Default true. */
+  discovery?: boolean;
+  /** How often the lifecycle sweep runs. Default 60 s (tests call `server.sweep()`). */
+  sweepIntervalMs?: number;
+  maxBodyBytes?: number;
+  /** server.request_timeout_ms. Default 5 s. */
+  requestTimeoutMs?: number;
+  /** Default debug. */
+  logLevel?: LogLevel;
+  /** The Nextcloud clients' timeout (default 5 s) and capabilities cache (default none). */
+  nextcloud?: { timeoutMs?: number; capabilitiesTtlMs?: number };
+  /** The audit log's file system; without it, one that `failAudit` and `onAuditWrite` act on. */
+  auditFs?: AuditFs;
+}
+
+/**
+ * The timings the fault runs and the approval benchmark use: the sweep on its 5 s
+ * production interval, capabilities cached as in production, info logging.
+ */
+export const FAULT_RUN: BrokerOptions = {
+  requestTimeoutMs: 10_000,
+  logLevel: 'info',
+  sweepIntervalMs: 5_000,
+  nextcloud: { timeoutMs: 10_000, capabilitiesTtlMs: 60_000 },
+};
+
+/** Where the broker's two instances point: one Nextcloud account. */
+export interface NextcloudTarget {
   url: string;
-  fake: FakeNextcloud;
+  user: string;
+  password: string;
+}
+
+interface Common {
+  url: string;
   server: BrokerServer;
   store: GrantStore;
   audit: AuditLog;
   engine: ApprovalEngine;
-  gateway: InMemoryGateway;
   config: BrokerConfig;
-  logger: ReturnType<typeof memoryLogger>;
+  logger: Logger & { lines: string[] };
   dir: string;
   clock: { offset: number };
   failAudit(on: boolean): void;
@@ -45,42 +91,158 @@ export interface Broker {
   auditLines(): Record<string, unknown>[];
   agent(): Promise<Client>;
   transfer(): Promise<Client>;
-  /** request_access + approve as the owner; returns the request number. */
-  grant(items: { path: string; mode: 'read' | 'write' }[], instance?: string): Promise<number>;
+  /** request_access from `agent`; returns the request number (throws unless pending). */
+  request(
+    agent: Client,
+    items: { path: string; mode: 'read' | 'write' }[],
+    instance?: string,
+  ): Promise<number>;
+  /** Stops the daemon (the daemon's own teardown), the fakes, and removes the temp dir. */
   close(): Promise<void>;
 }
 
-export interface BrokerOptions {
-  discovery?: boolean;
-  sweepIntervalMs?: number;
-  maxBodyBytes?: number;
-  requestTimeoutMs?: number;
+export interface Broker extends Common {
+  fake: FakeNextcloud;
+  gateway: InMemoryGateway;
+  /** request_access + approve as the owner; returns the request number. */
+  grant(items: { path: string; mode: 'read' | 'write' }[], instance?: string): Promise<number>;
 }
 
-/** Where the broker's two instances point: one Nextcloud account. */
-export interface NextcloudTarget {
-  url: string;
-  user: string;
-  password: string;
+export interface MatrixBroker extends Common {
+  fake: FakeNextcloud;
+  hs: FakeHomeserver;
+  gateway: MatrixGateway;
+  /** Resolves when the gateway has handled the event (from its onHandled hook). */
+  handled(eventId: string, timeoutMs?: number): Promise<HandledEvent>;
+  /** The bot's message for request `id`, once posted. */
+  requestMessage(id: number): string | undefined;
 }
 
 /** The broker on the fake Nextcloud. */
 export async function startBroker(opts: BrokerOptions = {}): Promise<Broker> {
   const fake = await startFakeNextcloud({ password: APP_PASSWORD });
-  const broker = await startBrokerOn(
-    { url: fake.url, user: fake.user, password: APP_PASSWORD },
-    opts,
-    () => fake.close(),
-  );
-  return Object.assign(broker, { fake });
+  try {
+    const broker = await startBrokerOn(fakeTarget(fake), opts, () => fake.close());
+    return Object.assign(broker, { fake });
+  } catch (error) {
+    await fake.close();
+    throw error;
+  }
 }
 
 /** The broker on any Nextcloud (the real-server suite passes a real one). */
-export async function startBrokerOn(
+export function startBrokerOn(
   nextcloud: NextcloudTarget,
   opts: BrokerOptions = {},
   onClose: () => Promise<void> = () => Promise.resolve(),
 ): Promise<Omit<Broker, 'fake'>> {
+  let gateway: InMemoryGateway | undefined;
+  return start(
+    nextcloud,
+    onClose,
+    opts,
+    undefined,
+    (engine) => (gateway = new InMemoryGateway({ engine, actor: OWNER })),
+    (common) => {
+      const inMemory = gateway as InMemoryGateway;
+      return {
+        ...common,
+        gateway: inMemory,
+        grant: async (items, instance = 'personal') => {
+          const id = await common.request(await common.agent(), items, instance);
+          await inMemory.decide(`approve ${id}`);
+          return id;
+        },
+      };
+    },
+  );
+}
+
+const fakeTarget = (fake: FakeNextcloud): NextcloudTarget => ({
+  url: fake.url,
+  user: fake.user,
+  password: APP_PASSWORD,
+});
+
+export async function startMatrixBroker(
+  opts: BrokerOptions & { gatewayOptions?: MatrixGatewayOptions } = {},
+): Promise<MatrixBroker> {
+  const fake = await startFakeNextcloud({ password: APP_PASSWORD });
+  const hs = await startFakeHomeserver({ users: MATRIX_TOKENS });
+  hs.createRoom({ id: ROOM, members: [OWNER, BOT] });
+  const matrix: MatrixConfig = {
+    homeserver: hs.url,
+    bot_user: BOT,
+    bot_token: MATRIX_TOKENS[BOT],
+    room_id: ROOM,
+    approver: OWNER,
+  };
+  const waiters = new Map<string, (e: HandledEvent) => void>();
+  const seen = new Map<string, HandledEvent>();
+  let gateway: MatrixGateway | undefined;
+  try {
+    return await start(
+      fakeTarget(fake),
+      () => fake.close(),
+      opts,
+      matrix,
+      (engine, parts) =>
+        (gateway = new MatrixGateway({
+          config: parts.config,
+          engine,
+          logger: parts.logger,
+          now: parts.now,
+          audit: parts.audit,
+          ...(opts.gatewayOptions ? { options: opts.gatewayOptions } : {}),
+          onHandled: (e) => {
+            seen.set(e.eventId, e);
+            waiters.get(e.eventId)?.(e);
+          },
+        })),
+      (common) => ({
+        ...common,
+        fake,
+        hs,
+        gateway: gateway as MatrixGateway,
+        handled: (eventId, timeoutMs = 10_000) => {
+          const done = seen.get(eventId);
+          if (done) return Promise.resolve(done);
+          return new Promise((resolve, reject) => {
+            const timer = setTimeout(() => {
+              waiters.delete(eventId);
+              reject(new Error(`event ${eventId} not handled within ${timeoutMs} ms`));
+            }, timeoutMs);
+            waiters.set(eventId, (e) => {
+              clearTimeout(timer);
+              waiters.delete(eventId);
+              resolve(e);
+            });
+          });
+        },
+        requestMessage: (id) =>
+          hs.timeline(ROOM).find((e) => e.sender === BOT && e.content[REQUEST_ID_KEY] === id)
+            ?.event_id,
+        close: async () => {
+          await common.close();
+          await hs.close();
+        },
+      }),
+    );
+  } catch (error) {
+    await hs.close();
+    await fake.close();
+    throw error;
+  }
+}
+
+async function start<B>(
+  nextcloud: NextcloudTarget,
+  onClose: () => Promise<void>,
+  opts: BrokerOptions,
+  matrix: MatrixConfig | undefined,
+  gateway: NonNullable<AssembleOptions['gateway']>,
+  finish: (common: Common) => B,
+): Promise<B> {
   const dir = mkdtempSync(join(tmpdir(), 'broker-daemon-'));
   const clock = { offset: 0 };
   const now = (): number => Date.now() + clock.offset;
@@ -100,65 +262,49 @@ export async function startBrokerOn(
       request_timeout_ms: opts.requestTimeoutMs ?? 5_000,
     },
     tokens: { agent: AGENT_TOKEN, transfer: TRANSFER_TOKEN },
-    matrix: undefined,
-    approval: 'console',
+    matrix,
+    approval: matrix === undefined ? 'console' : 'matrix',
     lifecycle: { pending_timeout: 12 * H, default_grant: 24 * H, max_grant: 7 * 24 * H },
     data_dir: dir,
-    logging: { level: 'debug' },
+    logging: { level: opts.logLevel ?? 'debug' },
     instances: new Map([
       ['personal', instance('personal', false)],
       ['shared', instance('shared', opts.discovery ?? true)],
     ]),
   };
-  const scrub = createScrubber(configSecrets(config), [[nextcloud.user, nextcloud.password]]);
-  const logger = memoryLogger(scrub);
+  const lines: string[] = [];
   const faulty = faultyAuditFs();
-  const audit = await AuditLog.open(dir, { now, fs: faulty.fs });
-  const store = GrantStore.open(':memory:', {
+  const daemon = await assemble(config, {
+    writeLog: (line) => lines.push(line),
     now,
-    pendingTimeoutMs: config.lifecycle.pending_timeout,
-  });
-  const clients = new Map(
-    [...config.instances].map(([name, inst]) => [
-      name,
-      new NextcloudClient(inst, { now, logger, timeoutMs: 5_000, capabilitiesTtlMs: 0 }),
-    ]),
-  );
-  const hook: { server?: BrokerServer } = {};
-  const engine = new ApprovalEngine({
-    config,
-    store,
-    audit,
-    now,
-    logger,
-    onRevoked: (grants) => hook.server?.grantsEnded(grants) ?? Promise.resolve(),
-  });
-  const gateway = new InMemoryGateway({ engine, actor: '@owner:test' });
-  const server = createServer({
-    config,
-    grants: store,
-    audit,
+    grantsFile: ':memory:',
+    auditFs: opts.auditFs ?? faulty.fs,
+    nextcloud: { timeoutMs: 5_000, capabilitiesTtlMs: 0, ...opts.nextcloud },
     gateway,
-    clients,
-    logger,
-    scrub,
-    now,
     sweepIntervalMs: opts.sweepIntervalMs ?? 60_000,
     drainTimeoutMs: 1_000,
   });
-  hook.server = server;
-  const { url } = await server.start();
+  let url: string;
+  try {
+    ({ url } = await daemon.start());
+  } catch (error) {
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
   const opened: Client[] = [];
-  const started = server;
-  const broker: Omit<Broker, 'fake'> = {
+  const open = async (path: string, token: string): Promise<Client> => {
+    const c = await connectMcp(`${url}${path}`, token);
+    opened.push(c);
+    return c;
+  };
+  const common: Common = {
     url,
-    server: started,
-    store,
-    audit,
-    engine,
-    gateway,
+    server: daemon.server,
+    store: daemon.store,
+    audit: daemon.audit,
+    engine: daemon.engine,
     config,
-    logger,
+    logger: Object.assign(daemon.logger, { lines }),
     dir,
     clock,
     failAudit: faulty.failWrites,
@@ -168,18 +314,9 @@ export async function startBrokerOn(
         .split('\n')
         .filter((l) => l !== '')
         .map((l) => JSON.parse(l) as Record<string, unknown>),
-    agent: async () => {
-      const c = await connectMcp(`${url}/mcp`, AGENT_TOKEN);
-      opened.push(c);
-      return c;
-    },
-    transfer: async () => {
-      const c = await connectMcp(`${url}/transfer`, TRANSFER_TOKEN);
-      opened.push(c);
-      return c;
-    },
-    grant: async (items, inst = 'personal') => {
-      const agent = await broker.agent();
+    agent: () => open('/mcp', AGENT_TOKEN),
+    transfer: () => open('/transfer', TRANSFER_TOKEN),
+    request: async (agent, items, inst = 'personal') => {
       const answer = await call(agent, 'request_access', {
         instance: inst,
         reason: 'test work',
@@ -187,19 +324,14 @@ export async function startBrokerOn(
       });
       if (answer.status !== 'pending')
         throw new Error(`request not pending: ${JSON.stringify(answer)}`);
-      const id = answer.request as number;
-      await gateway.decide(`approve ${id}`);
-      return id;
+      return answer.request as number;
     },
     close: async () => {
       for (const c of opened) await c.close().catch(() => undefined);
-      await started.close();
-      for (const c of clients.values()) c.close();
-      await audit.close().catch(() => undefined);
-      store.close();
+      await daemon.stop();
       await onClose();
       rmSync(dir, { recursive: true, force: true });
     },
   };
-  return broker;
+  return finish(common);
 }

@@ -13,14 +13,14 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { verifyAudit } from '../../broker/audit/index.js';
 import { getBlob, putBlob } from '../../support/blobs.js';
 import { callTool, type Envelope } from '../../support/mcp.js';
-import { startRig, type Rig } from '../../support/rig.js';
+import { FAULT_RUN, startBroker, type Broker } from '../../support/daemon.js';
 import { intentsPrecedeRequests, type ArrivedRequest, type AuditLine } from '../soak/checks.js';
 import { faultyAuditFs } from '../../support/audit-fs.js';
 import { TRANSFER_TOKEN } from '../../support/tokens.js';
 
 const WORKERS = 16;
 const i = 'personal';
-let rig: Rig | undefined;
+let rig: Broker | undefined;
 afterEach(async () => {
   await rig?.close();
   rig = undefined;
@@ -29,7 +29,7 @@ afterEach(async () => {
 describe.each(['ENOSPC', 'EROFS'] as const)('attack: the audit disk fails mid-run (%s)', (code) => {
   it('refuses everything after the failure and sends Nextcloud nothing more', async () => {
     const disk = faultyAuditFs();
-    const r = (rig = await startRig({ approval: 'memory', auditFs: disk.fs }));
+    const r = (rig = await startBroker({ ...FAULT_RUN, auditFs: disk.fs }));
     for (let n = 0; n < 8; n += 1) await r.fake.writeFile(`A/f${n}.txt`, `file ${n}`);
     await r.grant([{ path: 'A', mode: 'write' }]);
     const arrived: ArrivedRequest[] = [];

@@ -9,12 +9,19 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callTool } from '../../support/mcp.js';
-import { OWNER, ROOM, startRig, type Rig } from '../../support/rig.js';
+import {
+  FAULT_RUN,
+  OWNER,
+  ROOM,
+  startMatrixBroker,
+  type MatrixBroker,
+} from '../../support/daemon.js';
 import { until } from '../../support/until.js';
 
-let rig: Rig;
+let rig: MatrixBroker;
 beforeAll(async () => {
-  rig = await startRig({
+  rig = await startMatrixBroker({
+    ...FAULT_RUN,
     gatewayOptions: {
       initialSyncLimit: 5,
       pollTimeoutMs: 1_000,

@@ -14,7 +14,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { putBlob } from '../../support/blobs.js';
 import { callTool, type Envelope } from '../../support/mcp.js';
-import { startRig, type Rig } from '../../support/rig.js';
+import { FAULT_RUN, startBroker, type Broker } from '../../support/daemon.js';
 import { TRANSFER_TOKEN } from '../../support/tokens.js';
 
 const TIMEOUT_MS = 300;
@@ -24,7 +24,7 @@ const NON_IDEMPOTENT = new Set(['MKCOL', 'MOVE', 'DELETE', 'PUT', 'LOCK', 'UNLOC
 
 interface Expectation {
   fault: string;
-  set: (rig: Rig) => void;
+  set: (rig: Broker) => void;
   code: string;
   retry: boolean;
   settleMs?: number;
@@ -72,12 +72,15 @@ const FAULTS: Expectation[] = [
   },
 ];
 
-let rig: Rig;
+let rig: Broker;
 let agent: Client;
 let transfer: Client;
 
 beforeAll(async () => {
-  rig = await startRig({ approval: 'memory', nextcloudTimeoutMs: TIMEOUT_MS });
+  rig = await startBroker({
+    ...FAULT_RUN,
+    nextcloud: { ...FAULT_RUN.nextcloud, timeoutMs: TIMEOUT_MS },
+  });
   agent = await rig.agent();
   transfer = await rig.transfer();
   await rig.fake.writeFile('F/a.txt', 'content of a');

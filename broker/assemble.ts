@@ -1,0 +1,219 @@
+/**
+ * `assemble(config, options)`: builds the whole daemon from a validated configuration,
+ * the one place that does (broker/main.ts, the test daemon, the benchmarks and the
+ * review all call it). It opens the audit log and the grant store, makes one Nextcloud
+ * client per instance, the operations around one pipeline, the approval engine and its
+ * gateway, and the HTTP server, in that order: each part is built after everything it
+ * needs, so nothing is wired late. `start()` listens; `stop()` is the one teardown.
+ */
+import { join } from 'node:path';
+import type { Readable, Writable } from 'node:stream';
+import { createServer, type ApprovalGatewayPort, type BrokerServer } from './app.js';
+import { ConsoleGateway } from './approval/console.js';
+import { ApprovalEngine } from './approval/engine.js';
+import { AuditLog, type AuditFs } from './audit/index.js';
+import type { Clock } from './base/domain.js';
+import { errorDetail } from './base/errors.js';
+import { createLogger, type Logger } from './base/log.js';
+import { createScrubber } from './base/scrub.js';
+import { configSecrets, type BrokerConfig } from './config.js';
+import { GrantStore } from './grants/index.js';
+import { NextcloudClient, type NextcloudClientDeps } from './nextcloud/index.js';
+import { createOperations, type Operations } from './operations/index.js';
+import { Lifecycle, nodeTimers, type Timers } from './operations/lifecycle.js';
+import { AccessRequests } from './operations/requests.js';
+
+/** The grant database's file name in data_dir. */
+export const GRANTS_FILE = 'grants.db';
+
+/** What a gateway factory gets besides the engine. */
+export interface GatewayParts {
+  readonly config: BrokerConfig;
+  readonly logger: Logger;
+  readonly audit: AuditLog;
+  readonly now: Clock;
+}
+
+export interface AssembleOptions {
+  /** Receives each log line, already scrubbed (stderr in production). */
+  readonly writeLog: (line: string) => void;
+  /** Warnings from loading the configuration, logged first. */
+  readonly configWarnings?: readonly string[];
+  readonly now?: Clock;
+  /** The grant database; default data_dir/grants.db (':memory:' for tests). */
+  readonly grantsFile?: string;
+  /** The audit log's file system (tests make it fail). */
+  readonly auditFs?: AuditFs;
+  /** The Nextcloud clients' request timeout (default 30 s) and capabilities cache. */
+  readonly nextcloud?: Pick<NextcloudClientDeps, 'timeoutMs' | 'capabilitiesTtlMs'>;
+  /** The approval console's terminal (approval: console). */
+  readonly console?: { readonly input: Readable; readonly output: Writable };
+  /** Another approval gateway than config.approval's (tests speak as the owner). */
+  readonly gateway?: (engine: ApprovalEngine, parts: GatewayParts) => ApprovalGatewayPort;
+  readonly correlationId?: () => string;
+  readonly randomBytes?: (n: number) => Buffer;
+  readonly timers?: Timers;
+  /** How often the lifecycle sweep runs. Default 5 s. */
+  readonly sweepIntervalMs?: number;
+  /** How long stop() waits for in-flight requests before cutting them. Default 10 s. */
+  readonly drainTimeoutMs?: number;
+}
+
+export interface Daemon {
+  readonly config: BrokerConfig;
+  readonly logger: Logger;
+  readonly audit: AuditLog;
+  readonly store: GrantStore;
+  readonly engine: ApprovalEngine;
+  readonly gateway: ApprovalGatewayPort;
+  readonly operations: Operations;
+  readonly server: BrokerServer;
+  /** Starts the gateway, audits `start`, listens. On failure everything is closed again. */
+  start(): Promise<{ url: string; host: string; port: number }>;
+  /** Stops accepting, drains, stops the gateway, audits `stop`, closes the log and the store. */
+  stop(): Promise<void>;
+}
+
+async function defaultGateway(
+  engine: ApprovalEngine,
+  { config, logger, audit, now }: GatewayParts,
+  terminal: AssembleOptions['console'],
+): Promise<ApprovalGatewayPort> {
+  if (config.approval === 'console') {
+    if (terminal === undefined) throw new Error('approval: console needs a terminal');
+    return new ConsoleGateway({
+      input: terminal.input,
+      output: terminal.output,
+      engine,
+      now,
+      lifecycle: config.lifecycle,
+      logger,
+    });
+  }
+  // Loaded only when used: matrix-js-sdk is a third of the idle memory.
+  const { MatrixGateway } = await import('./approval/matrix/gateway.js');
+  return new MatrixGateway({ config, engine, logger, now, audit });
+}
+
+export async function assemble(config: BrokerConfig, options: AssembleOptions): Promise<Daemon> {
+  const now = options.now ?? Date.now;
+  const scrub = createScrubber(
+    configSecrets(config),
+    [...config.instances.values()].map((i) => [i.username, i.app_password] as const),
+  );
+  const logger = createLogger({ level: config.logging.level, scrub, write: options.writeLog, now });
+  for (const warning of options.configWarnings ?? []) logger.warn('config', { warning });
+  const audit = await AuditLog.open(config.data_dir, {
+    now,
+    logger,
+    ...(options.auditFs === undefined ? {} : { fs: options.auditFs }),
+  });
+  let store: GrantStore | undefined;
+  const clients = new Map<string, NextcloudClient>();
+  const closeParts = async (): Promise<void> => {
+    for (const client of clients.values()) client.close();
+    try {
+      await audit.close();
+    } catch (error) {
+      logger.warn('audit log close failed', { error: errorDetail(error) });
+    }
+    store?.close();
+  };
+  try {
+    store = GrantStore.open(options.grantsFile ?? join(config.data_dir, GRANTS_FILE), {
+      now,
+      pendingTimeoutMs: config.lifecycle.pending_timeout,
+    });
+    for (const [name, instance] of config.instances) {
+      clients.set(
+        name,
+        new NextcloudClient(instance, { logger, now, timeoutMs: 30_000, ...options.nextcloud }),
+      );
+    }
+    const operations = createOperations({
+      grants: store,
+      audit,
+      instances: config.instances,
+      clients,
+      logger,
+      scrub,
+      now,
+      ...(options.correlationId ? { correlationId: options.correlationId } : {}),
+      ...(options.randomBytes ? { randomBytes: options.randomBytes } : {}),
+    });
+    const engine = new ApprovalEngine({
+      config,
+      store,
+      audit,
+      now,
+      logger,
+      onRevoked: (grants) => operations.endGrants(grants, 'revoked'),
+    });
+    const parts: GatewayParts = { config, logger, audit, now };
+    const gateway =
+      options.gateway?.(engine, parts) ?? (await defaultGateway(engine, parts, options.console));
+    const requests = new AccessRequests({
+      pipeline: operations.pipeline,
+      trail: operations.trail,
+      grants: store,
+      gateway,
+      instances: config.instances,
+      logger,
+      now,
+    });
+    const lifecycle = new Lifecycle({
+      grants: store,
+      gateway,
+      trail: operations.trail,
+      logger,
+      pendingTimeoutMs: config.lifecycle.pending_timeout,
+      onGrantsEnded: (grants, reason) => operations.endGrants(grants, reason),
+      timers: options.timers ?? nodeTimers,
+      intervalMs: options.sweepIntervalMs ?? 5_000,
+    });
+    const server = createServer({
+      config,
+      operations,
+      requests,
+      lifecycle,
+      gateway,
+      logger,
+      scrub,
+      now,
+      ...(options.correlationId ? { correlationId: options.correlationId } : {}),
+      ...(options.drainTimeoutMs === undefined ? {} : { drainTimeoutMs: options.drainTimeoutMs }),
+    });
+    const openStore = store;
+    return {
+      config,
+      logger,
+      audit,
+      store: openStore,
+      engine,
+      gateway,
+      operations,
+      server,
+      async start() {
+        try {
+          return await server.start();
+        } catch (error) {
+          await server.close();
+          await closeParts();
+          throw error;
+        }
+      },
+      async stop() {
+        await server.close();
+        try {
+          await audit.append('stop', {});
+        } catch (error) {
+          logger.error('could not audit the stop', { error: errorDetail(error) });
+        }
+        await closeParts();
+      },
+    };
+  } catch (error) {
+    await closeParts();
+    throw error;
+  }
+}

@@ -1,0 +1,82 @@
+/**
+ * The operations of one daemon, built once around one pipeline: the verbs the surfaces
+ * call, and the one thing the approval plane calls back (`endGrants`, when the owner
+ * revokes). Everything here shares the pipeline's grants, tickets, checkouts and
+ * operations in flight; nothing here holds an HTTP request or a chat event.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Clock, GrantRecord } from '../base/domain.js';
+import type { Logger } from '../base/log.js';
+import { AuditTrail } from './audit-trail.js';
+import { BlobTransfers } from './blobs.js';
+import { CheckoutTable } from './checkouts.js';
+import { FileOperations } from './files.js';
+import { InFlight } from './in-flight.js';
+import { Pipeline } from './pipeline.js';
+import type { AuditPort, GrantsPort, NextcloudPort } from './ports.js';
+import { releaseEndedGrants } from './release.js';
+import { TicketBook } from './tickets.js';
+import { TransferService } from './transfer.js';
+
+export interface OperationsDeps {
+  readonly grants: GrantsPort;
+  readonly audit: AuditPort;
+  /** Per-instance policy from the owner's config. */
+  readonly instances: ReadonlyMap<string, { readonly discovery: boolean }>;
+  /** One Nextcloud client per configured instance, by name. */
+  readonly clients: ReadonlyMap<string, NextcloudPort>;
+  readonly logger: Logger;
+  /** Removes every configured secret from a text. */
+  readonly scrub: (text: string) => string;
+  readonly now: Clock;
+  readonly correlationId?: () => string;
+  readonly randomBytes?: (n: number) => Buffer;
+}
+
+export interface Operations {
+  readonly pipeline: Pipeline;
+  readonly trail: AuditTrail;
+  readonly files: FileOperations;
+  readonly transfer: TransferService;
+  readonly blobs: BlobTransfers;
+  /** Operations currently running (aborted when their grants end). */
+  readonly inFlight: InFlight;
+  /** Ends what these grants still allow: running streams, unused tickets, checkout locks. */
+  endGrants(grants: readonly GrantRecord[], reason: 'revoked' | 'expired'): Promise<void>;
+}
+
+export function createOperations(deps: OperationsDeps): Operations {
+  const { logger, now } = deps;
+  const correlationId = deps.correlationId ?? randomUUID;
+  const inFlight = new InFlight();
+  const trail = new AuditTrail({ audit: deps.audit, scrub: deps.scrub, logger });
+  const pipeline = new Pipeline({
+    grants: deps.grants,
+    audit: deps.audit,
+    instances: deps.instances,
+    clients: deps.clients,
+    inFlight,
+    logger,
+    scrub: deps.scrub,
+    now,
+  });
+  const tickets = new TicketBook({
+    now,
+    ...(deps.randomBytes ? { randomBytes: deps.randomBytes } : {}),
+  });
+  const checkouts = new CheckoutTable();
+  return {
+    pipeline,
+    trail,
+    inFlight,
+    files: new FileOperations(pipeline),
+    transfer: new TransferService({ pipeline, tickets, checkouts, logger, now }),
+    blobs: new BlobTransfers({ pipeline, tickets, checkouts }),
+    endGrants: (grants, reason) =>
+      releaseEndedGrants(
+        { pipeline, inFlight, tickets, checkouts, logger, correlationId },
+        grants,
+        reason,
+      ),
+  };
+}
