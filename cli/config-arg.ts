@@ -1,25 +1,22 @@
 import { resolve } from 'node:path';
+import { parseCommandArgs } from './args.js';
 
 /** The one option of `serve`, `start` and `doctor`: `--config FILE` (or `--config=FILE`). */
 export function parseConfigArg(
   args: readonly string[],
 ): { ok: true; config?: string } | { ok: false; error: string } {
-  let config: string | undefined;
-  for (let i = 0; i < args.length; i += 1) {
-    const arg = args[i] ?? '';
-    if (arg === '--config') {
-      const value = args[i + 1];
-      if (value === undefined || value.startsWith('--'))
-        return { ok: false, error: '--config needs a file' };
-      config = value;
-      i += 1;
-    } else if (arg.startsWith('--config=')) {
-      config = arg.slice('--config='.length);
-    } else {
-      return { ok: false, error: `unknown argument "${arg}"` };
-    }
+  const parsed = parseCommandArgs(args, { config: { type: 'string' } }, false);
+  if (!parsed.ok) {
+    return {
+      ok: false,
+      error:
+        parsed.problem.kind === 'missing'
+          ? '--config needs a file'
+          : `unknown argument "${parsed.problem.arg}"`,
+    };
   }
-  return config === undefined ? { ok: true } : { ok: true, config };
+  const config = parsed.values.config;
+  return typeof config === 'string' ? { ok: true, config } : { ok: true };
 }
 
 /** The config file: --config, else $BROKER_CONFIG, else ./config.yaml (DESIGN §9). */

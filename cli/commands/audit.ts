@@ -8,6 +8,7 @@ import { join, resolve } from 'node:path';
 import { CHECKPOINT_FILE } from '../../broker/audit/checkpoint.js';
 import { LOG_FILE } from '../../broker/audit/log.js';
 import { verifyAudit } from '../../broker/audit/verify.js';
+import { parseCommandArgs } from '../args.js';
 import { type Command, ExitCode } from '../command.js';
 
 export interface AuditCommandIo {
@@ -51,7 +52,7 @@ export function createAuditCommand(io: AuditCommandIo): Command {
     summary: 'verify the hash-chained audit log (audit verify [--data-dir DIR])',
     help: HELP,
     run(args) {
-      const parsed = parseArgs(args);
+      const parsed = parseVerifyArgs(args);
       if (!parsed.ok) return Promise.resolve(usage(parsed.error, 'Run `broker audit --help`.'));
       const dir = resolve(io.cwd(), parsed.dataDir);
       if (!isDirectory(dir)) {
@@ -99,9 +100,9 @@ export function createAuditCommand(io: AuditCommandIo): Command {
   };
 }
 
-type ParsedArgs = { ok: true; dataDir: string } | { ok: false; error: string };
+type VerifyArgs = { ok: true; dataDir: string } | { ok: false; error: string };
 
-function parseArgs(args: readonly string[]): ParsedArgs {
+function parseVerifyArgs(args: readonly string[]): VerifyArgs {
   const [sub, ...rest] = args;
   if (sub !== 'verify') {
     return {
@@ -109,25 +110,20 @@ function parseArgs(args: readonly string[]): ParsedArgs {
       error: sub === undefined ? 'missing sub-command: verify' : `unknown sub-command "${sub}"`,
     };
   }
-  let dataDir: string | undefined;
-  for (let i = 0; i < rest.length; i += 1) {
-    const arg = rest[i] as string;
-    let value: string | undefined;
-    if (arg === '--data-dir') {
-      value = rest[i + 1];
-      i += 1;
-      if (value === undefined || value === '')
-        return { ok: false, error: '--data-dir needs a directory' };
-    } else if (arg.startsWith('--data-dir=')) {
-      value = arg.slice('--data-dir='.length);
-      if (value === '') return { ok: false, error: '--data-dir needs a directory' };
-    } else {
-      return { ok: false, error: `unknown argument "${arg}"` };
-    }
-    if (dataDir !== undefined) return { ok: false, error: '--data-dir given twice' };
-    dataDir = value;
+  const parsed = parseCommandArgs(rest, { 'data-dir': { type: 'string', multiple: true } }, false);
+  if (!parsed.ok) {
+    return {
+      ok: false,
+      error:
+        parsed.problem.kind === 'missing'
+          ? '--data-dir needs a directory'
+          : `unknown argument "${parsed.problem.arg}"`,
+    };
   }
-  return { ok: true, dataDir: dataDir ?? 'data' };
+  const given = (parsed.values['data-dir'] ?? []) as string[];
+  if (given.includes('')) return { ok: false, error: '--data-dir needs a directory' };
+  if (given.length > 1) return { ok: false, error: '--data-dir given twice' };
+  return { ok: true, dataDir: given[0] ?? 'data' };
 }
 
 function isDirectory(path: string): boolean {

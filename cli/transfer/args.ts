@@ -1,39 +1,37 @@
+import { parseCommandArgs } from '../args.js';
 import { usageError } from './errors.js';
 
-export interface ParsedArgs {
+export interface ClientArgs {
   readonly positional: readonly string[];
+  /** The allowed `--flags` given. */
   readonly flags: ReadonlySet<string>;
 }
 
-/** Splits `args` into positionals and the allowed `--flags`; anything else is a usage error. */
-export function parseArgs(
+/** INSTANCE:PATH, an optional local path, and the allowed `--flags`; anything else is a usage error. */
+export function parseClientArgs(
   args: readonly string[],
   allowed: readonly string[],
   command: string,
-): ParsedArgs {
-  const positional: string[] = [];
-  const flags = new Set<string>();
-  let onlyPositional = false;
-  for (const arg of args) {
-    if (!onlyPositional && arg === '--') {
-      onlyPositional = true;
-    } else if (!onlyPositional && arg.startsWith('-') && arg !== '-') {
-      if (!allowed.includes(arg)) {
-        throw usageError(
-          `unknown option ${arg} for broker ${command}`,
-          `run \`broker ${command} --help\``,
-        );
-      }
-      flags.add(arg);
-    } else {
-      positional.push(arg);
-    }
+): ClientArgs {
+  const names = allowed.map((flag) => flag.replace(/^--/, ''));
+  const parsed = parseCommandArgs(
+    args,
+    Object.fromEntries(names.map((name) => [name, { type: 'boolean' as const }])),
+    true,
+  );
+  if (!parsed.ok) {
+    throw usageError(
+      `unknown option ${parsed.problem.arg} for broker ${command}`,
+      `run \`broker ${command} --help\``,
+    );
   }
-  if (positional.length < 1 || positional.length > 2) {
+  const { positionals, values } = parsed;
+  if (positionals.length < 1 || positionals.length > 2) {
     throw usageError(
       `broker ${command} takes INSTANCE:PATH and an optional local path`,
       `run \`broker ${command} --help\``,
     );
   }
-  return { positional, flags };
+  const flags = new Set(names.filter((name) => values[name] === true).map((name) => `--${name}`));
+  return { positional: positionals, flags };
 }

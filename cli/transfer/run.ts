@@ -1,4 +1,4 @@
-import { parseArgs } from './args.js';
+import { parseClientArgs } from './args.js';
 import { TransferClient } from './broker-client.js';
 import { readClientEnv } from './env.js';
 import { processIo, report, type Io, type Outcome } from './output.js';
@@ -25,7 +25,7 @@ export function runClientCommand(
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<number> {
   return report(io, async () => {
-    const { positional, flags } = parseArgs(args, allowedFlags, command);
+    const { positional, flags } = parseClientArgs(args, allowedFlags, command);
     const target = parseTarget(positional[0]);
     const clientEnv = readClientEnv(env);
     return body({
