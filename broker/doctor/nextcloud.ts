@@ -4,7 +4,12 @@
  * retried), and the capabilities the broker relies on (trash bin, files_lock).
  */
 import type { InstanceConfig } from '../config.js';
-import { NextcloudClient, NextcloudError, buildDavUrl } from '../nextcloud/index.js';
+// The doctor holds a connection and reads the capabilities; the file verbs (the client)
+// are the pipeline's alone.
+import { CapabilitiesCache } from '../nextcloud/capabilities.js';
+import { NextcloudConnection } from '../nextcloud/connection.js';
+import { NextcloudError } from '../nextcloud/errors.js';
+import { buildDavUrl } from '../nextcloud/url.js';
 import { type Check, fail, pass, skip } from './checklist.js';
 
 export interface NextcloudCheckDeps {
@@ -166,9 +171,9 @@ async function checkCredentials(inst: InstanceConfig, timeoutMs: number): Promis
 }
 
 async function checkCapabilities(inst: InstanceConfig, timeoutMs: number): Promise<Check[]> {
-  const client = new NextcloudClient(inst, { timeoutMs });
+  const conn = new NextcloudConnection(inst, { timeoutMs });
   try {
-    const caps = await client.capabilities();
+    const caps = await conn.guard(() => new CapabilitiesCache(conn, 0).fetch());
     return [
       caps.undelete
         ? pass('trash bin on (files.undelete): trashed files can be restored')
@@ -195,7 +200,7 @@ async function checkCapabilities(inst: InstanceConfig, timeoutMs: number): Promi
       skip('file locking (files.locking): not checked'),
     ];
   } finally {
-    client.close();
+    conn.close();
   }
 }
 

@@ -1,9 +1,11 @@
 /**
- * Parses `GET /ocs/v2.php/cloud/capabilities?format=json` into the two facts the broker
+ * `GET /ocs/v2.php/cloud/capabilities?format=json`, read into the two facts the broker
  * acts on: whether deletes go to the trash bin, and whether token locks are available.
  */
 import { z } from 'zod';
+import { MAX_SMALL_REPLY_BYTES, type NextcloudConnection } from './connection.js';
 import { NextcloudError } from './errors.js';
+import { parseBaseUrl } from './url.js';
 
 export interface Capabilities {
   /** files_trashbin is on: a DELETE can be undone. */
@@ -47,4 +49,41 @@ export function parseCapabilities(json: string): Capabilities {
     undelete: files?.undelete === true,
     locking: typeof files?.locking === 'string' && files.locking !== '',
   };
+}
+
+/** The capabilities, asked afresh by `fetch` (which refreshes the cache) or cached by `get`. */
+export class CapabilitiesCache {
+  #cached: { value: Capabilities; at: number } | undefined;
+
+  constructor(
+    private readonly conn: NextcloudConnection,
+    private readonly ttlMs: number,
+  ) {}
+
+  /** Cached for `ttlMs`. */
+  async get(): Promise<Capabilities> {
+    const cached = this.#cached;
+    if (cached !== undefined && this.conn.now() - cached.at < this.ttlMs) return cached.value;
+    return this.fetch();
+  }
+
+  async fetch(): Promise<Capabilities> {
+    const { conn } = this;
+    const url = new URL(
+      `${conn.origin}${parseBaseUrl(conn.instance.url).pathname.replace(/\/+$/, '')}/ocs/v2.php/cloud/capabilities`,
+    );
+    url.searchParams.set('format', 'json');
+    const { text } = await conn.exchange(
+      {
+        method: 'GET',
+        url,
+        headers: { 'ocs-apirequest': 'true', accept: 'application/json' },
+      },
+      { idempotent: true, ok: [200], ctx: { verb: 'CAPABILITIES', instance: conn.name, path: '' } },
+      MAX_SMALL_REPLY_BYTES,
+    );
+    const value = parseCapabilities(text);
+    this.#cached = { value, at: conn.now() };
+    return value;
+  }
 }

@@ -5,7 +5,7 @@
  * defends against (names, encodings, locks, the trash bin, same-second etags). Each
  * case starts from empty homes. Second-wave request shapes join as they land.
  */
-import { LOCK_BODY } from '../../../broker/nextcloud/client.js';
+import { LOCK_BODY } from '../../../broker/nextcloud/locks.js';
 import { PROPFIND_BODY } from '../../../broker/nextcloud/multistatus.js';
 import { NEXT_SECOND, type Case, type Step } from './steps.js';
 

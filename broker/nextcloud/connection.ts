@@ -1,0 +1,299 @@
+/**
+ * The connection to one Nextcloud instance: credentials, the HTTP transport, timeouts,
+ * the one retry of idempotent requests, and the mapping of every failure to a scrubbed
+ * NextcloudError. The verb modules (files.ts, transfers.ts, locks.ts, capabilities.ts)
+ * build requests and read answers through it; client.ts puts them together.
+ *
+ * Security decisions, each marked below: a 401 disables the credentials for the life
+ * of the connection (Nextcloud throttles the whole address after about a dozen
+ * failures); only idempotent requests are retried, once; PROPFIND depth is 0 or 1.
+ */
+import type { Clock } from '../base/domain.js';
+import { silentLogger, type Logger } from '../base/log.js';
+import { createScrubber } from '../base/scrub.js';
+import { CONTROL_OR_LINE_SEPARATOR, replaceRuns } from '../base/text.js';
+import type { InstanceConfig } from '../config.js';
+import { errorForStatus, NextcloudError, type StatusContext, type Verb } from './errors.js';
+import {
+  createTransport,
+  readText,
+  TransportError,
+  type HttpRequest,
+  type HttpResponse,
+  type Transport,
+} from './http.js';
+import {
+  decodeHref,
+  parseMultistatus,
+  PROPFIND_BODY,
+  selfEntry,
+  type Entry,
+} from './multistatus.js';
+import { buildDavUrl, parseBaseUrl } from './url.js';
+
+/** The subset of InstanceConfig the client uses. */
+export type NextcloudInstance = Pick<InstanceConfig, 'name' | 'url' | 'username' | 'app_password'>;
+
+export interface ConnectionDeps {
+  /** Per-request timeout; for streams, the idle timeout. Default 30 s. */
+  timeoutMs?: number;
+  logger?: Logger;
+  now?: Clock;
+}
+
+const DEFAULT_TIMEOUT_MS = 30_000;
+export const MAX_SMALL_REPLY_BYTES = 1024 * 1024;
+const MAX_ERROR_BODY_BYTES = 64 * 1024;
+
+/** A request before the connection adds credentials and timeouts. */
+export type OutgoingRequest = Omit<HttpRequest, 'idleTimeoutMs' | 'deadlineMs'>;
+
+export interface CallOptions {
+  /** Safe to send twice (PROPFIND, GET, OCS): one retry on 5xx or a stale socket. */
+  idempotent: boolean;
+  /** Status codes that count as success (the response is returned unread). */
+  ok: readonly number[];
+  ctx: StatusContext;
+  /** Whole-exchange deadline (buffered replies); streams use idle timeouts only. */
+  deadline: boolean;
+}
+
+export function header(res: HttpResponse, name: string): string | undefined {
+  const v = res.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/** The first `<s:message>` of a Sabre error body, reduced to one short printable line. */
+function sabreMessage(body: string): string | undefined {
+  const m = /<(?:[\w-]+:)?message\b[^>]*>([\s\S]*?)<\/(?:[\w-]+:)?message>/.exec(body);
+  if (!m || m[1] === undefined) return undefined;
+  const decoded = m[1]
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/&apos;/g, "'")
+    .replace(/&amp;/g, '&');
+  const text = replaceRuns(decoded, CONTROL_OR_LINE_SEPARATOR, ' ').replace(/\s+/g, ' ').trim();
+  if (text === '') return undefined;
+  return text.length > 160 ? `${text.slice(0, 157)}...` : text;
+}
+
+/** After a lost answer, a change may still have happened: say so for non-idempotent verbs. */
+function nextStepAfterLostAnswer(verb: Verb): string {
+  return verb === 'PROPFIND' || verb === 'GET' || verb === 'CAPABILITIES'
+    ? 'try again later'
+    : 'the change may still have been made, so look (list) before trying again';
+}
+
+export class NextcloudConnection {
+  readonly name: string;
+  readonly instance: NextcloudInstance;
+  readonly origin: string;
+  readonly timeoutMs: number;
+  readonly logger: Logger;
+  readonly now: Clock;
+  readonly #transport: Transport;
+  readonly #scrub: (text: string) => string;
+  #authFailure: NextcloudError | undefined;
+
+  constructor(instance: NextcloudInstance, deps: ConnectionDeps = {}) {
+    this.name = instance.name;
+    this.instance = instance;
+    this.#scrub = createScrubber(
+      [instance.app_password],
+      [[instance.username, instance.app_password]],
+    );
+    const base = parseBaseUrl(instance.url);
+    this.origin = base.origin;
+    this.#transport = createTransport(base);
+    this.timeoutMs = deps.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.logger = deps.logger ?? silentLogger;
+    this.now = deps.now ?? (() => Date.now());
+  }
+
+  /** Drop kept-alive connections (on shutdown, and in tests). */
+  close(): void {
+    this.#transport.close();
+  }
+
+  /** Run a verb; every error that leaves is a scrubbed NextcloudError. */
+  async guard<T>(run: () => Promise<T>): Promise<T> {
+    // Security: after a 401 the credentials are not used again (no request is sent).
+    if (this.#authFailure !== undefined) throw this.#authFailure;
+    try {
+      return await run();
+    } catch (err) {
+      throw this.scrubbed(err);
+    }
+  }
+
+  scrubbed(err: unknown): NextcloudError {
+    if (err instanceof NextcloudError) {
+      if (err === this.#authFailure) return err;
+      return new NextcloudError(err.code, this.#scrub(err.message), {
+        retry: err.retry,
+        ...(err.status === undefined ? {} : { status: err.status }),
+      });
+    }
+    const detail = err instanceof Error ? err.message : String(err);
+    this.logger.error('nextcloud client failure', {
+      instance: this.name,
+      detail: this.#scrub(detail),
+    });
+    return new NextcloudError(
+      'bad_response',
+      this.#scrub(
+        `unexpected failure talking to instance '${this.name}': report this to the owner`,
+      ),
+    );
+  }
+
+  /** The WebDAV URL of a canonical path ('' = the root). */
+  davUrl(path: string): URL {
+    return buildDavUrl(this.instance.url, this.instance.username, path);
+  }
+
+  /** The URL of a non-root canonical path. */
+  url(path: string): URL {
+    if (path === '')
+      throw new NextcloudError(
+        'invalid_path',
+        'invalid path: the instance root can only be listed',
+      );
+    return this.davUrl(path);
+  }
+
+  /** One file or folder (PROPFIND Depth 0). */
+  async stat(path: string): Promise<Entry> {
+    const url = this.url(path);
+    const text = await this.propfind(url, '0', path, MAX_SMALL_REPLY_BYTES);
+    return selfEntry(
+      parseMultistatus(text),
+      path,
+      decodeHref(url.pathname, this.origin),
+      this.origin,
+    );
+  }
+
+  async propfind(url: URL, depth: '0' | '1', path: string, limit: number): Promise<string> {
+    // Security: Depth is 0 or 1, never infinity (Nextcloud honours it, recursively).
+    const { text } = await this.exchange(
+      {
+        method: 'PROPFIND',
+        url,
+        headers: { 'content-type': 'application/xml; charset=utf-8', depth },
+        body: PROPFIND_BODY,
+      },
+      { idempotent: true, ok: [207], ctx: { verb: 'PROPFIND', instance: this.name, path } },
+      limit,
+    );
+    return text;
+  }
+
+  /** A request whose whole reply is read (with a deadline over the exchange). */
+  async exchange(
+    request: OutgoingRequest,
+    opts: Omit<CallOptions, 'deadline'>,
+    limit = MAX_SMALL_REPLY_BYTES,
+  ): Promise<{ res: HttpResponse; text: string }> {
+    const res = await this.call(request, { ...opts, deadline: true });
+    try {
+      return { res, text: await readText(res, limit) };
+    } catch (err) {
+      throw this.transportError(err, opts.ctx.verb, opts.ctx.path);
+    }
+  }
+
+  /**
+   * Send a request with auth; map failures. Returns the response (body unread) when its
+   * status is one of `ok`.
+   */
+  async call(request: OutgoingRequest, opts: CallOptions): Promise<HttpResponse> {
+    for (let attempt = 1; ; attempt += 1) {
+      if (this.#authFailure !== undefined) throw this.#authFailure;
+      const canRetry = opts.idempotent && attempt === 1;
+      let res: HttpResponse;
+      try {
+        res = await this.#send(request, opts.deadline);
+      } catch (err) {
+        // A kept-alive socket the server had already closed: the request never arrived.
+        if (canRetry && err instanceof TransportError && err.kind === 'network' && err.reusedSocket)
+          continue;
+        throw this.transportError(err, opts.ctx.verb, opts.ctx.path);
+      }
+      if (opts.ok.includes(res.status)) return res;
+
+      const body = await readText(res, MAX_ERROR_BODY_BYTES).catch(() => '');
+      if (res.status === 401) {
+        // Security: never retry a 401 and never use these credentials again; Nextcloud
+        // slows every failure down and then throttles the broker's whole address.
+        const failure = this.scrubbed(errorForStatus(401, opts.ctx));
+        this.#authFailure = failure;
+        this.logger.error('nextcloud rejected the app password; instance disabled', {
+          instance: this.name,
+        });
+        throw failure;
+      }
+      if (res.status >= 500 && res.status !== 501 && canRetry) {
+        this.logger.warn('nextcloud server error, retrying once', {
+          instance: this.name,
+          verb: opts.ctx.verb,
+          status: res.status,
+        });
+        continue;
+      }
+      const serverMessage = sabreMessage(body);
+      throw errorForStatus(res.status, {
+        ...opts.ctx,
+        ...(serverMessage === undefined ? {} : { serverMessage }),
+      });
+    }
+  }
+
+  #send(request: OutgoingRequest, deadline: boolean): Promise<HttpResponse> {
+    const basic = Buffer.from(`${this.instance.username}:${this.instance.app_password}`).toString(
+      'base64',
+    );
+    return this.#transport.send({
+      ...request,
+      headers: {
+        ...request.headers,
+        authorization: `Basic ${basic}`,
+        'user-agent': 'nextcloud-access-broker',
+      },
+      idleTimeoutMs: this.timeoutMs,
+      ...(deadline ? { deadlineMs: this.timeoutMs } : {}),
+    });
+  }
+
+  timeoutError(verb: Verb, path: string): NextcloudError {
+    return new NextcloudError(
+      'timeout',
+      `Nextcloud on instance '${this.name}' did not answer ${verb} '${path}' within ${Math.round(this.timeoutMs / 1000)} s: ${nextStepAfterLostAnswer(verb)}`,
+    );
+  }
+
+  transportError(err: unknown, verb: Verb, path: string): NextcloudError {
+    if (err instanceof NextcloudError) return err;
+    if (!(err instanceof TransportError)) return this.scrubbed(err);
+    switch (err.kind) {
+      case 'timeout':
+        return this.timeoutError(verb, path);
+      case 'body':
+        if (verb === 'PUT')
+          return new NextcloudError(
+            'aborted',
+            `the upload of '${path}' to instance '${this.name}' was cut short (${err.detail}): nothing was replaced; send it again`,
+          );
+        return new NextcloudError(
+          'bad_response',
+          `Nextcloud sent too large a reply to ${verb} '${path}' on instance '${this.name}': list a smaller folder`,
+        );
+      default:
+        return new NextcloudError(
+          'unreachable',
+          `cannot reach Nextcloud for instance '${this.name}' (${err.detail}): check that the server is up; ${nextStepAfterLostAnswer(verb)}`,
+        );
+    }
+  }
+}

@@ -1,0 +1,109 @@
+/**
+ * The file verbs over WebDAV: list a folder, create one, move or rename, and delete into
+ * the trash bin. Each takes a canonical path (the exact value the wall checked).
+ * Security decisions, each marked below: moves never overwrite; deletes happen only
+ * while the trash bin is on; none of these requests is retried.
+ */
+import type { CapabilitiesCache } from './capabilities.js';
+import type { NextcloudConnection } from './connection.js';
+import type { CursorCodec } from './cursor.js';
+import { NextcloudError } from './errors.js';
+import { childrenOf, decodeHref, parseMultistatus, type Entry } from './multistatus.js';
+
+const MAX_PAGE_SIZE = 1000;
+/** A Depth-1 listing larger than this is refused rather than held in memory. */
+const MAX_LISTING_BYTES = 32 * 1024 * 1024;
+
+/**
+ * Children of a folder ('' = root), folders first then by code point; `pageSize`
+ * 1-1000. `next` is a signed cursor for this instance and path only.
+ */
+export async function listFolder(
+  conn: NextcloudConnection,
+  cursors: CursorCodec,
+  path: string,
+  cursor: string | undefined,
+  pageSize: number,
+): Promise<{ entries: Entry[]; next?: string }> {
+  if (!Number.isSafeInteger(pageSize) || pageSize < 1 || pageSize > MAX_PAGE_SIZE)
+    throw new NextcloudError(
+      'invalid_argument',
+      `the page size must be an integer from 1 to ${MAX_PAGE_SIZE}`,
+    );
+  const offset = cursor === undefined ? 0 : cursors.decode(cursor, path);
+  const url = conn.davUrl(path);
+  const text = await conn.propfind(url, '1', path, MAX_LISTING_BYTES);
+  const responses = parseMultistatus(text);
+  const all = childrenOf(responses, path, decodeHref(url.pathname, conn.origin), conn.origin);
+  const entries = all.slice(offset, offset + pageSize);
+  const end = offset + entries.length;
+  return end < all.length ? { entries, next: cursors.encode(path, end) } : { entries };
+}
+
+/** Create one folder (its parent must exist). */
+export async function makeFolder(conn: NextcloudConnection, path: string): Promise<void> {
+  // Not retried: a repeat of a MKCOL that did succeed would answer 405 "exists".
+  await conn.exchange(
+    { method: 'MKCOL', url: conn.url(path), headers: {} },
+    { idempotent: false, ok: [201], ctx: { verb: 'MKCOL', instance: conn.name, path } },
+  );
+}
+
+/** Rename or move; never overwrites an existing target. */
+export async function move(conn: NextcloudConnection, from: string, to: string): Promise<void> {
+  const source = conn.url(from);
+  const target = conn.url(to);
+  if (from === to)
+    throw new NextcloudError('invalid_argument', 'the source and the target are the same path');
+  // Security: NFC and NFD spellings are one name to Nextcloud. A move between them
+  // without `Overwrite: F` answers 404 after already sending the source to the trash
+  // bin (with it, 412). Never sent; the wall refuses it too.
+  if (
+    from.normalize('NFC') === to.normalize('NFC') ||
+    from.normalize('NFD') === to.normalize('NFD')
+  )
+    throw new NextcloudError(
+      'invalid_path',
+      `'${from}' and '${to}' differ only in Unicode normalisation, which Nextcloud treats as one name: choose a different name`,
+    );
+  if (to.normalize('NFC').startsWith(`${from.normalize('NFC')}/`))
+    throw new NextcloudError(
+      'conflict',
+      `cannot move '${from}' into its own subtree '${to}': choose a target outside it`,
+    );
+  // Security: `Overwrite: F` — without it Nextcloud overwrites (trashes) the target.
+  // Not retried: a repeated MOVE after a lost answer would fail or move twice.
+  await conn.exchange(
+    {
+      method: 'MOVE',
+      url: source,
+      headers: { destination: target.href, overwrite: 'F' },
+    },
+    {
+      idempotent: false,
+      ok: [201, 204],
+      ctx: { verb: 'MOVE', instance: conn.name, path: from, to },
+    },
+  );
+}
+
+/** Delete into the trash bin; refused when the trash bin is off. */
+export async function trash(
+  conn: NextcloudConnection,
+  capabilities: CapabilitiesCache,
+  path: string,
+): Promise<void> {
+  const url = conn.url(path);
+  // Security: a DELETE is permanent when the trash bin is off. Ask afresh (not the
+  // cache) so a trash bin switched off a minute ago is noticed.
+  const caps = await capabilities.fetch();
+  if (!caps.undelete)
+    throw new NextcloudError(
+      'trash_disabled',
+      `the trash bin is off on instance '${conn.name}', so a delete would be permanent: nothing was deleted; ask the owner to enable files_trashbin`,
+    );
+  await conn.exchange(
+    { method: 'DELETE', url, headers: {} },
+    { idempotent: false, ok: [200, 204], ctx: { verb: 'DELETE', instance: conn.name, path } },
+  );
+}
