@@ -15,6 +15,7 @@ import { errorLine } from '../base/errors.js';
 import { iso } from '../base/time.js';
 import { silentLogger, type Logger } from '../base/log.js';
 import { formatDuration } from '../config.js';
+import type { GrantDatabase } from '../grants/index.js';
 import { reactionCommand } from './emoji.js';
 import {
   formatInstant,
@@ -31,6 +32,7 @@ import {
   type Command,
   type RevokeTarget,
 } from './parser.js';
+import { MemoryReactionLinks, ReactionLinks, type ReactionLinkStore } from './reaction-links.js';
 import { escapeHtml } from '../base/text.js';
 
 /** The answer to one command. `granted`/`revoked`: what changed, for the caller to act on. */
@@ -75,14 +77,11 @@ export interface ApprovalStore {
   /** Optional: pending requests, oldest first, for `status`. */
   pendingRequests?(): RequestRecord[];
   /**
-   * Optional (the real store has them): persist which 👍 made which approval, so a
-   * withdrawn 👍 is honoured after a restart. Without them the engine remembers in memory.
+   * Optional (the real store has it): the SQLite database, where the reaction links
+   * persist (reaction-links.ts), so a withdrawn 👍 is honoured after a restart.
+   * Without it the engine remembers them in memory.
    */
-  recordApprovalReaction?(link: ReactionRef & { requestId: number; approver: string }): boolean;
-  takeApprovalReaction?(
-    eventId: string,
-    by: { roomId: string; approver: string },
-  ): number | undefined;
+  readonly database?: GrantDatabase;
 }
 
 /** A chat reaction event, and the room it is in (the gateway fills it in). */
@@ -114,10 +113,9 @@ export type ApprovalEngineDeps = PolicyDeps & {
   /** Called with grants that just ended (unlock files, abort transfers). Errors are logged. */
   onRevoked?: (grants: GrantRecord[]) => Promise<void>;
   logger?: Logger;
+  /** Where approving reactions are remembered; default the store's database, else memory. */
+  reactions?: ReactionLinkStore;
 };
-
-/** The in-memory fallback remembers this many approving reactions. */
-const REMEMBERED_REACTIONS = 10_000;
 
 function reply(lines: readonly Line[], extra: Pick<Reply, 'granted' | 'revoked'> = {}): Reply {
   const r: Rendered = renderLines(lines);
@@ -154,11 +152,7 @@ export class ApprovalEngine {
   private readonly onRevoked: ((grants: GrantRecord[]) => Promise<void>) | undefined;
   private readonly logger: Logger;
   private queue: Promise<unknown> = Promise.resolve();
-  /** Approving reactions, when the store cannot persist them (oldest first). */
-  private readonly reactions = new Map<
-    string,
-    { requestId: number; roomId: string; approver: string }
-  >();
+  private readonly reactions: ReactionLinkStore;
 
   constructor(deps: ApprovalEngineDeps) {
     this.store = deps.store;
@@ -167,6 +161,11 @@ export class ApprovalEngine {
     this.now = deps.now;
     this.onRevoked = deps.onRevoked;
     this.logger = deps.logger ?? silentLogger;
+    this.reactions =
+      deps.reactions ??
+      (deps.store.database === undefined
+        ? new MemoryReactionLinks()
+        : new ReactionLinks(deps.store.database));
     if ('config' in deps) {
       this.lifecycle = deps.config.lifecycle;
       this.instances = deps.config.instances;
@@ -252,16 +251,7 @@ export class ApprovalEngine {
   ): Reply {
     const link = { ...reaction, requestId, approver: actor };
     try {
-      if (this.store.recordApprovalReaction !== undefined) {
-        this.store.recordApprovalReaction(link);
-      } else {
-        this.reactions.delete(reaction.eventId);
-        this.reactions.set(reaction.eventId, link);
-        const oldest = this.reactions.keys().next();
-        if (this.reactions.size > REMEMBERED_REACTIONS && !oldest.done) {
-          this.reactions.delete(oldest.value);
-        }
-      }
+      this.reactions.record(link);
       return answer;
     } catch (err) {
       // The approval stands (it is recorded and audited); only the shortcut is lost.
@@ -279,17 +269,7 @@ export class ApprovalEngine {
   }
 
   private takeReaction(reaction: ReactionRef, actor: string): number | undefined {
-    const by = { roomId: reaction.roomId, approver: actor };
-    if (this.store.takeApprovalReaction !== undefined) {
-      return this.store.takeApprovalReaction(reaction.eventId, by);
-    }
-    const link = this.reactions.get(reaction.eventId);
-    // Security: only the approver who reacted, in that room, and only once.
-    if (link === undefined || link.roomId !== by.roomId || link.approver !== by.approver) {
-      return undefined;
-    }
-    this.reactions.delete(reaction.eventId);
-    return link.requestId;
+    return this.reactions.take(reaction.eventId, { roomId: reaction.roomId, approver: actor });
   }
 
   private serially<T>(task: () => Promise<T>): Promise<T> {

@@ -2,9 +2,6 @@
 export {
   GrantStore,
   GrantStoreError,
-  type ApprovalReaction,
-  type ApprovalReactionLink,
-  type ReactionWithdrawal,
   type DecideRefusal,
   type DecideResult,
   type Decision,
@@ -12,3 +9,4 @@ export {
   type NewRequest,
 } from './store.js';
 export { MIGRATIONS, SCHEMA_VERSION } from './migrations.js';
+export type { GrantDatabase } from './database.js';

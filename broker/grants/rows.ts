@@ -6,8 +6,8 @@
 import { z } from 'zod';
 import type { GrantRecord, RequestItem, RequestRecord } from '../base/domain.js';
 
-const id = z.number().int().positive();
-const time = z.number().int();
+export const id = z.number().int().positive();
+export const time = z.number().int();
 const mode = z.enum(['read', 'write']);
 
 export const RequestRowSchema = z.strictObject({
@@ -40,26 +40,6 @@ export const GrantRowSchema = z.strictObject({
   ended_at: time.nullable(),
 });
 
-export const ApprovalReactionRowSchema = z.strictObject({
-  event_id: z.string().min(1),
-  request_id: id,
-  room_id: z.string().min(1),
-  approver: z.string().min(1),
-  created_at: time,
-  undone_at: time.nullable(),
-});
-
-/** The approver's 👍 that approved a request (a chat event), as recorded. */
-export interface ApprovalReaction {
-  eventId: string;
-  requestId: number;
-  roomId: string;
-  approver: string;
-  createdAt: number;
-  /** When its withdrawal was acted on; null while it still stands. */
-  undoneAt: number | null;
-}
-
 export class GrantStoreError extends Error {
   override readonly name = 'GrantStoreError';
   constructor(
@@ -71,7 +51,8 @@ export class GrantStoreError extends Error {
   }
 }
 
-function parse<T>(schema: z.ZodType<T>, row: unknown, table: string): T {
+/** A row parsed by its table's schema, or `corrupt`. */
+export function parseRow<T>(schema: z.ZodType<T>, row: unknown, table: string): T {
   const r = schema.safeParse(row);
   if (!r.success) {
     throw new GrantStoreError(
@@ -83,7 +64,7 @@ function parse<T>(schema: z.ZodType<T>, row: unknown, table: string): T {
 }
 
 export function toGrant(row: unknown): GrantRecord {
-  const g = parse(GrantRowSchema, row, 'grants');
+  const g = parseRow(GrantRowSchema, row, 'grants');
   return {
     id: g.id,
     requestId: g.request_id,
@@ -103,10 +84,10 @@ export function toRequest(
   itemRows: readonly unknown[],
   grants: readonly GrantRecord[],
 ): RequestRecord {
-  const r = parse(RequestRowSchema, row, 'requests');
+  const r = parseRow(RequestRowSchema, row, 'requests');
   const byItem = new Map(grants.map((g) => [g.itemNo, g]));
   const items: RequestItem[] = itemRows.map((raw) => {
-    const it = parse(ItemRowSchema, raw, 'items');
+    const it = parseRow(ItemRowSchema, raw, 'items');
     return { n: it.n, path: it.path, mode: it.mode, grant: byItem.get(it.n) ?? null };
   });
   return {
@@ -118,17 +99,5 @@ export function toRequest(
     decidedAt: r.decided_at,
     decidedBy: r.decided_by,
     items,
-  };
-}
-
-export function toApprovalReaction(row: unknown): ApprovalReaction {
-  const r = parse(ApprovalReactionRowSchema, row, 'approval_reactions');
-  return {
-    eventId: r.event_id,
-    requestId: r.request_id,
-    roomId: r.room_id,
-    approver: r.approver,
-    createdAt: r.created_at,
-    undoneAt: r.undone_at,
   };
 }

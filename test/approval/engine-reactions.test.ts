@@ -6,6 +6,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ApprovalEngine, type ApprovalStore } from '../../broker/approval/engine.js';
+import type { ReactionLinkStore } from '../../broker/approval/reaction-links.js';
 import { harness, LIFECYCLE, type Harness } from '../../support/approval.js';
 
 const OWNER = '@owner:hs.test';
@@ -20,7 +21,7 @@ afterEach(async () => {
   await h.close();
 });
 
-/** The store without the reaction methods (e.g. a wrapper written before they existed). */
+/** The store without its database (e.g. a wrapper): the engine remembers reactions in memory. */
 function storeWithoutReactions(): ApprovalStore {
   const s = h.store;
   return {
@@ -34,9 +35,10 @@ function storeWithoutReactions(): ApprovalStore {
   };
 }
 
-function engineOn(store: ApprovalStore): ApprovalEngine {
+function engineOn(store: ApprovalStore, reactions?: ReactionLinkStore): ApprovalEngine {
   return new ApprovalEngine({
     store,
+    ...(reactions === undefined ? {} : { reactions }),
     audit: h.audit,
     now: () => h.clock.now,
     lifecycle: LIFECYCLE,
@@ -47,7 +49,7 @@ function engineOn(store: ApprovalStore): ApprovalEngine {
 
 describe.each([
   ['the grant store', () => h.engine],
-  ['memory (a store without the reaction methods)', () => engineOn(storeWithoutReactions())],
+  ['memory (a store without its database)', () => engineOn(storeWithoutReactions())],
 ])('remembering the approving 👍 in %s', (_where, engine) => {
   it('a 👍 that granted something is undone by its withdrawal, once', async () => {
     const e = engine();
@@ -97,15 +99,19 @@ describe.each([
 
 describe('when the link cannot be recorded', () => {
   it('the approval stands, and the reply says removing the 👍 will not undo it', async () => {
-    const failing: ApprovalStore = {
-      ...storeWithoutReactions(),
-      recordApprovalReaction: () => {
+    const failing: ReactionLinkStore = {
+      record: () => {
         throw new Error('disk I/O error');
       },
-      takeApprovalReaction: () => undefined,
+      take: () => undefined,
     };
     const n = h.request([['a', 'read']]);
-    const reply = await engineOn(failing).handleReaction('👍', n, OWNER, thumb('$t'));
+    const reply = await engineOn(storeWithoutReactions(), failing).handleReaction(
+      '👍',
+      n,
+      OWNER,
+      thumb('$t'),
+    );
     expect(reply?.granted).toHaveLength(1);
     expect(reply?.text).toContain(`Removing the 👍 will not undo this; use "revoke ${n}"`);
     expect(reply?.html).toContain('use &quot;revoke');
@@ -114,15 +120,14 @@ describe('when the link cannot be recorded', () => {
   });
 
   it('a failing lookup on withdrawal revokes nothing and says what to do instead', async () => {
-    const failing: ApprovalStore = {
-      ...storeWithoutReactions(),
-      recordApprovalReaction: () => true,
-      takeApprovalReaction: () => {
+    const failing: ReactionLinkStore = {
+      record: () => true,
+      take: () => {
         throw new Error('database is locked');
       },
     };
     const n = h.request([['a', 'read']]);
-    const e = engineOn(failing);
+    const e = engineOn(storeWithoutReactions(), failing);
     await e.handleReaction('👍', n, OWNER, thumb('$t'));
     const reply = await e.undoApprovalReaction(thumb('$t'), OWNER);
     expect(reply?.text).toContain('Use "revoke N"');

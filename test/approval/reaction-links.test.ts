@@ -8,7 +8,13 @@ import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { GrantStore } from '../../broker/grants/index.js';
 import { GrantStoreError, MIGRATIONS, SCHEMA_VERSION } from '../../broker/grants/index.js';
-import { approveAll, fileStore as tempFileStore, memoryStore, twoItems } from './helpers.js';
+import { ReactionLinks } from '../../broker/approval/reaction-links.js';
+import {
+  approveAll,
+  fileStore as tempFileStore,
+  memoryStore,
+  twoItems,
+} from '../grants/helpers.js';
 
 const ROOM = '!approvals:hs.test';
 const OWNER = '@owner:hs.test';
@@ -29,14 +35,15 @@ function approved(store: GrantStore): number {
 }
 
 const fileStore = () => tempFileStore(cleanups);
+const links = (store: GrantStore) => new ReactionLinks(store.database);
 
 describe('recording which 👍 approved a request', () => {
   it('is looked up by event id, with who, where and when', () => {
     const { store, clock } = memoryStore();
     const id = approved(store);
-    expect(store.recordApprovalReaction({ eventId: THUMB, requestId: id, ...by })).toBe(true);
-    expect(store.approvalReactionRequest(THUMB)).toBe(id);
-    expect(store.approvalReaction(THUMB)).toEqual({
+    expect(links(store).record({ eventId: THUMB, requestId: id, ...by })).toBe(true);
+    expect(links(store).requestOf(THUMB)).toBe(id);
+    expect(links(store).get(THUMB)).toEqual({
       eventId: THUMB,
       requestId: id,
       roomId: ROOM,
@@ -44,27 +51,27 @@ describe('recording which 👍 approved a request', () => {
       createdAt: clock.now(),
       undoneAt: null,
     });
-    expect(store.approvalReactionRequest('$other')).toBeUndefined();
+    expect(links(store).requestOf('$other')).toBeUndefined();
   });
 
   it('survives closing and reopening the database (a broker restart)', () => {
     const { open } = fileStore();
     const first = open();
     const id = approved(first);
-    first.recordApprovalReaction({ eventId: THUMB, requestId: id, ...by });
+    links(first).record({ eventId: THUMB, requestId: id, ...by });
     first.close();
     const second = open();
-    expect(second.approvalReactionRequest(THUMB)).toBe(id);
-    expect(second.takeApprovalReaction(THUMB, by)).toBe(id);
+    expect(links(second).requestOf(THUMB)).toBe(id);
+    expect(links(second).take(THUMB, by)).toBe(id);
   });
 
   it('the same event recorded twice keeps the first link', () => {
     const { store } = memoryStore();
     const a = approved(store);
     const b = approved(store);
-    store.recordApprovalReaction({ eventId: THUMB, requestId: a, ...by });
-    expect(store.recordApprovalReaction({ eventId: THUMB, requestId: b, ...by })).toBe(false);
-    expect(store.approvalReactionRequest(THUMB)).toBe(a);
+    links(store).record({ eventId: THUMB, requestId: a, ...by });
+    expect(links(store).record({ eventId: THUMB, requestId: b, ...by })).toBe(false);
+    expect(links(store).requestOf(THUMB)).toBe(a);
   });
 
   it.each([
@@ -82,10 +89,10 @@ describe('recording which 👍 approved a request', () => {
   ])('is refused for %s', (_name, make) => {
     const { store } = memoryStore();
     const id = make(store);
-    expect(() => store.recordApprovalReaction({ eventId: THUMB, requestId: id, ...by })).toThrow(
+    expect(() => links(store).record({ eventId: THUMB, requestId: id, ...by })).toThrow(
       GrantStoreError,
     );
-    expect(store.approvalReaction(THUMB)).toBeUndefined();
+    expect(links(store).get(THUMB)).toBeUndefined();
   });
 
   it.each([
@@ -96,9 +103,9 @@ describe('recording which 👍 approved a request', () => {
   ])('is refused with %s', (_name, bad) => {
     const { store } = memoryStore();
     const id = approved(store);
-    expect(() =>
-      store.recordApprovalReaction({ eventId: THUMB, requestId: id, ...by, ...bad }),
-    ).toThrow(/needs an event id/);
+    expect(() => links(store).record({ eventId: THUMB, requestId: id, ...by, ...bad })).toThrow(
+      /needs an event id/,
+    );
   });
 });
 
@@ -106,12 +113,12 @@ describe('attack: withdrawing an approval that is not yours, or twice', () => {
   it('is undone once: a replayed withdrawal finds nothing', () => {
     const { store, clock } = memoryStore();
     const id = approved(store);
-    store.recordApprovalReaction({ eventId: THUMB, requestId: id, ...by });
+    links(store).record({ eventId: THUMB, requestId: id, ...by });
     clock.advance(1000);
-    expect(store.takeApprovalReaction(THUMB, by)).toBe(id);
-    expect(store.takeApprovalReaction(THUMB, by)).toBeUndefined();
-    expect(store.approvalReactionRequest(THUMB)).toBeUndefined();
-    expect(store.approvalReaction(THUMB)?.undoneAt).toBe(clock.now());
+    expect(links(store).take(THUMB, by)).toBe(id);
+    expect(links(store).take(THUMB, by)).toBeUndefined();
+    expect(links(store).requestOf(THUMB)).toBeUndefined();
+    expect(links(store).get(THUMB)?.undoneAt).toBe(clock.now());
   });
 
   it.each([
@@ -124,18 +131,18 @@ describe('attack: withdrawing an approval that is not yours, or twice', () => {
   ])('by %s changes nothing', (_name, who) => {
     const { store } = memoryStore();
     const id = approved(store);
-    store.recordApprovalReaction({ eventId: THUMB, requestId: id, ...by });
-    expect(store.takeApprovalReaction(THUMB, who)).toBeUndefined();
-    expect(store.approvalReactionRequest(THUMB)).toBe(id);
-    expect(store.takeApprovalReaction(THUMB, by)).toBe(id);
+    links(store).record({ eventId: THUMB, requestId: id, ...by });
+    expect(links(store).take(THUMB, who)).toBeUndefined();
+    expect(links(store).requestOf(THUMB)).toBe(id);
+    expect(links(store).take(THUMB, by)).toBe(id);
   });
 
   it('an unknown or malformed event id is nothing', () => {
     const { store } = memoryStore();
-    expect(store.takeApprovalReaction('$never', by)).toBeUndefined();
-    expect(store.takeApprovalReaction('', by)).toBeUndefined();
-    expect(store.takeApprovalReaction(THUMB, { roomId: '', approver: OWNER })).toBeUndefined();
-    expect(store.approvalReaction('')).toBeUndefined();
+    expect(links(store).take('$never', by)).toBeUndefined();
+    expect(links(store).take('', by)).toBeUndefined();
+    expect(links(store).take(THUMB, { roomId: '', approver: OWNER })).toBeUndefined();
+    expect(links(store).get('')).toBeUndefined();
   });
 
   it('property: each recorded 👍 yields its request at most once, and only to its approver in its room', () => {
@@ -158,12 +165,12 @@ describe('attack: withdrawing an approval that is not yours, or twice', () => {
           const linked = new Map<string, number>();
           for (const eventId of recorded) {
             const id = approved(store);
-            store.recordApprovalReaction({ eventId, requestId: id, ...by });
+            links(store).record({ eventId, requestId: id, ...by });
             linked.set(eventId, id);
           }
           const undone = new Set<string>();
           for (const a of attempts) {
-            const got = store.takeApprovalReaction(a.event, {
+            const got = links(store).take(a.event, {
               roomId: a.roomId,
               approver: a.approver,
             });
@@ -188,9 +195,9 @@ describe('attack: editing the reaction links behind the store’s back', () => {
     const ctx = fileStore();
     const store = ctx.open();
     const id = approved(store);
-    store.recordApprovalReaction({ eventId: THUMB, requestId: id, ...by });
-    store.recordApprovalReaction({ eventId: '$undone', requestId: id, ...by });
-    store.takeApprovalReaction('$undone', by);
+    links(store).record({ eventId: THUMB, requestId: id, ...by });
+    links(store).record({ eventId: '$undone', requestId: id, ...by });
+    links(store).take('$undone', by);
     const pending = store.createRequest(twoItems);
     const raw = new Database(ctx.file);
     cleanups.unshift(() => raw.close());
@@ -231,7 +238,7 @@ describe('attack: editing the reaction links behind the store’s back', () => {
     const before = raw.prepare('SELECT * FROM approval_reactions ORDER BY event_id').all();
     expect(() => raw.exec(sql)).toThrow();
     expect(raw.prepare('SELECT * FROM approval_reactions ORDER BY event_id').all()).toEqual(before);
-    expect(store.approvalReactionRequest(THUMB)).toBe(id);
+    expect(links(store).requestOf(THUMB)).toBe(id);
   });
 
   it('a link row that does not parse stops the store instead of being trusted', () => {
@@ -239,7 +246,7 @@ describe('attack: editing the reaction links behind the store’s back', () => {
     raw.pragma('ignore_check_constraints = ON');
     raw.exec('DROP TRIGGER approval_reactions_fixed');
     raw.exec(`UPDATE approval_reactions SET approver = '' WHERE event_id = '${THUMB}'`);
-    expect(() => store.approvalReactionRequest(THUMB)).toThrow(/does not match the schema/);
+    expect(() => links(store).requestOf(THUMB)).toThrow(/does not match the schema/);
   });
 });
 
@@ -257,8 +264,8 @@ describe('migration 2', () => {
     old.close();
     const store = open();
     expect(store.grant(1)?.state).toBe('active');
-    expect(store.recordApprovalReaction({ eventId: THUMB, requestId: 1, ...by })).toBe(true);
-    expect(store.takeApprovalReaction(THUMB, by)).toBe(1);
+    expect(links(store).record({ eventId: THUMB, requestId: 1, ...by })).toBe(true);
+    expect(links(store).take(THUMB, by)).toBe(1);
     const raw = new Database(file, { readonly: true });
     cleanups.unshift(() => raw.close());
     expect(raw.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);

@@ -1,0 +1,106 @@
+/**
+ * The grants the owner's decisions made. A grant is in force only while `state =
+ * 'active'` and `now < expiresAt`; once revoked or marked expired it never comes back
+ * (the schema's triggers refuse it too), even if the clock goes backwards.
+ */
+import type Database from 'better-sqlite3';
+import type { Clock, GrantRecord } from '../base/domain.js';
+import { isPositiveInt, type GrantDatabase } from './database.js';
+import { toGrant } from './rows.js';
+
+export class GrantTable {
+  readonly #db: Database.Database;
+  readonly #now: Clock;
+  private snapshot: { key: string; grants: readonly GrantRecord[] } | undefined;
+
+  constructor(database: GrantDatabase) {
+    this.#db = database.db;
+    this.#now = database.now;
+  }
+
+  grant(id: number): GrantRecord | undefined {
+    if (!isPositiveInt(id)) return undefined;
+    const row = this.#db.prepare('SELECT * FROM grants WHERE id = ?').get(id);
+    return row === undefined ? undefined : toGrant(row);
+  }
+
+  /**
+   * Every grant in state `active`, expired or not, as one frozen snapshot for the wall
+   * (which checks `now < expiresAt` itself and indexes a frozen list once). The snapshot
+   * is rebuilt whenever this connection or any other has written to the database since.
+   * Security: never stale — SQLite's data_version changes on another connection's commit
+   * and total_changes() on this connection's own writes, and both are read every call.
+   */
+  grantsInForce(): readonly GrantRecord[] {
+    const version = this.#db
+      .prepare('SELECT (SELECT data_version FROM pragma_data_version()) AS d, total_changes() AS t')
+      .get() as { d: number; t: number };
+    const key = `${version.d}:${version.t}`;
+    if (this.snapshot === undefined || this.snapshot.key !== key) {
+      const grants = this.#db
+        .prepare(`SELECT * FROM grants WHERE state = 'active' ORDER BY id`)
+        .all()
+        .map((row) => Object.freeze(toGrant(row)));
+      this.snapshot = { key, grants: Object.freeze(grants) };
+    }
+    return this.snapshot.grants;
+  }
+
+  /** Grants in force now: state active and `now < expiresAt` (the expiry instant is out). */
+  activeGrants(): GrantRecord[] {
+    return this.#db
+      .prepare(`SELECT * FROM grants WHERE state = 'active' AND expires_at > ? ORDER BY id`)
+      .all(this.#now())
+      .map(toGrant);
+  }
+
+  /** Marks active grants at or past their expiry as expired; returns them (to announce, unlock). */
+  expireGrants(): GrantRecord[] {
+    const now = this.#now();
+    return this.endGrants(`state = 'active' AND expires_at <= ?`, 'expired', now, [now]);
+  }
+
+  revokeRequest(id: number): GrantRecord[] {
+    return this.revoke('request_id = ?', [id]);
+  }
+
+  revokeInstance(name: string): GrantRecord[] {
+    return this.revoke('instance = ?', [name]);
+  }
+
+  revokeAll(): GrantRecord[] {
+    return this.revoke('1 = 1', []);
+  }
+
+  revokeGrants(ids: number[]): GrantRecord[] {
+    const valid = [...new Set(ids)].filter(isPositiveInt);
+    if (valid.length === 0) return [];
+    return this.revoke(`id IN (${valid.map(() => '?').join(', ')})`, valid);
+  }
+
+  /** Revokes grants still in force that match; returns exactly those that changed. */
+  private revoke(where: string, params: (string | number)[]): GrantRecord[] {
+    const now = this.#now();
+    return this.endGrants(`state = 'active' AND expires_at > ? AND (${where})`, 'revoked', now, [
+      now,
+      ...params,
+    ]);
+  }
+
+  private endGrants(
+    where: string,
+    state: 'expired' | 'revoked',
+    now: number,
+    params: (string | number)[],
+  ): GrantRecord[] {
+    return this.#db
+      .transaction(() =>
+        this.#db
+          .prepare(`UPDATE grants SET state = ?, ended_at = ? WHERE ${where} RETURNING *`)
+          .all(state, now, ...params)
+          .map(toGrant),
+      )
+      .immediate()
+      .sort((a, b) => a.id - b.id);
+  }
+}
