@@ -4,7 +4,8 @@
  * unhealthy (no new grants); existing grants keep working.
  */
 import type { RequestRecord } from '../base/domain.js';
-import type { ApprovalEngine, Reply } from './engine.js';
+import type { Reply } from './decisions.js';
+import type { ApprovalEngine } from './engine.js';
 
 export interface ApprovalGateway {
   /**

@@ -13,7 +13,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { ApprovalEngine, type ApprovalStore } from '../../broker/approval/engine.js';
+import type { ApprovalStore } from '../../broker/approval/decisions.js';
+import { ApprovalEngine } from '../../broker/approval/engine.js';
 import {
   MatrixGateway,
   REQUEST_ID_KEY,

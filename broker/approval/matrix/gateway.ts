@@ -31,7 +31,8 @@ import {
 import type { MatrixConfig } from '../../config.js';
 import type { Clock, RequestRecord } from '../../base/domain.js';
 import type { Logger } from '../../base/log.js';
-import type { ApprovalAudit, ApprovalEngine, Reply } from '../engine.js';
+import type { ApprovalAudit, Reply } from '../decisions.js';
+import type { ApprovalEngine } from '../engine.js';
 import { REACTION_KEYS } from '../emoji.js';
 import { renderRequest } from '../format.js';
 import { ApprovalUnavailableError, type ApprovalGateway } from '../gateway.js';
