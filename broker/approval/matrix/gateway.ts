@@ -16,72 +16,31 @@
  * Refuses to start unless the token is the bot's, the bot and the approver are joined,
  * the room is invite-only and not encrypted (preflight.ts). A homeserver that is merely
  * unreachable at start does not stop the broker: start() resolves with the channel
- * unavailable and keeps retrying (startWhileUnreachable). While the homeserver is
- * unreachable `healthy()` is false and `postRequest` throws ApprovalUnavailableError;
- * once running, matrix-js-sdk reconnects by itself (keep-alive with backoff).
+ * unavailable and keeps retrying (connection.ts). While the homeserver is unreachable
+ * `healthy()` is false and `postRequest` throws ApprovalUnavailableError; once running,
+ * matrix-js-sdk reconnects by itself (keep-alive with backoff).
  */
-import {
-  ClientEvent,
-  RoomEvent,
-  SyncState,
-  type MatrixClient,
-  type MatrixEvent,
-  type Room,
-} from 'matrix-js-sdk';
-import type { MatrixConfig } from '../../config.js';
+import type { MatrixEvent, Room } from 'matrix-js-sdk';
 import type { Clock, RequestRecord } from '../../base/domain.js';
 import type { Logger } from '../../base/log.js';
+import type { MatrixConfig } from '../../config.js';
 import type { ApprovalAudit, Reply } from '../decisions.js';
-import type { ApprovalEngine } from '../engine.js';
 import { REACTION_KEYS } from '../emoji.js';
+import type { ApprovalEngine } from '../engine.js';
 import { renderRequest } from '../format.js';
 import { ApprovalUnavailableError, type ApprovalGateway } from '../gateway.js';
 import { BoundedSet } from './bounded-set.js';
 import { classify, type Classified, type IncomingEvent } from './classify.js';
-import { createBotClient, errorSummary, sendContent, type EventContent } from './client.js';
+import { errorSummary, sendContent, type EventContent } from './client.js';
+import { MatrixConnection, UNAVAILABLE_MESSAGE } from './connection.js';
 import { MatrixGatewayError } from './errors.js';
-import { checkSyncedRoom, preflight } from './preflight.js';
+import { resolveOptions, type MatrixGatewayOptions, type ResolvedOptions } from './options.js';
 import { REQUEST_ID_KEY, RequestIndex, STORE_ID_KEY } from './request-index.js';
 import { RoomWatch } from './room-watch.js';
 import { routeSdkGlobalLogs } from './sdk-log.js';
 
-export { REQUEST_ID_KEY, STORE_ID_KEY };
-
-export const UNAVAILABLE_MESSAGE = 'approval channel unavailable; existing grants still work';
-
-export interface MatrixGatewayOptions {
-  /** Timeline events in the first sync (they are ignored; only state matters). Default 10. */
-  initialSyncLimit?: number;
-  /** Long-poll timeout of /sync. Default 30 s. */
-  pollTimeoutMs?: number;
-  /** How long start() waits for the first sync. Default 60 s. */
-  preparedTimeoutMs?: number;
-  /** Timeout of each non-sync request (send, redact, lookups). Default 20 s. */
-  requestTimeoutMs?: number;
-  /** healthy() stays false this long after a failed send. Default 60 s. */
-  sendFailureWindowMs?: number;
-  /**
-   * While sync is failing, ask the SDK to retry now every this many ms (on top of its
-   * own 2-10 s keep-alive backoff). Default: off.
-   */
-  reconnectNudgeMs?: number;
-  /** Event ids remembered as handled. Default 10 000. */
-  handledLimit?: number;
-  /** Device id for the access token, when the homeserver needs it. */
-  deviceId?: string;
-  /**
-   * When the homeserver cannot be reached at start (network error, 5xx, 429, or no
-   * first sync in time), resolve start() anyway with the channel unavailable, and keep
-   * retrying in the background (DESIGN §6: approval down ⇒ request_access answers
-   * error; existing grants keep working). Configuration problems (token, membership,
-   * room rules) still throw. Default true.
-   */
-  startWhileUnreachable?: boolean;
-  /** Longest wait between those retries. Default 30 s. */
-  startRetryMs?: number;
-  /** First wait; it doubles after each failed retry, up to startRetryMs. Default 1 s. */
-  startRetryFirstMs?: number;
-}
+export { REQUEST_ID_KEY, STORE_ID_KEY, UNAVAILABLE_MESSAGE };
+export type { MatrixGatewayOptions } from './options.js';
 
 /** What the gateway uses of the engine. */
 export type MatrixEngine = Pick<
@@ -112,215 +71,59 @@ export interface MatrixGatewayDeps {
 
 export class MatrixGateway implements ApprovalGateway {
   private readonly cfg: MatrixConfig;
-  private readonly opts: Required<Omit<MatrixGatewayOptions, 'deviceId' | 'reconnectNudgeMs'>> &
-    Pick<MatrixGatewayOptions, 'deviceId' | 'reconnectNudgeMs'>;
-  private client: MatrixClient | undefined;
-  /** `waiting`: started without the homeserver (startWhileUnreachable), retrying. */
-  private phase: 'new' | 'starting' | 'waiting' | 'started' | 'stopped' = 'new';
-  private prepared = false;
-  /** The current client synced and passed the room checks. */
-  private ready = false;
+  private readonly opts: ResolvedOptions;
+  private readonly connection: MatrixConnection;
   private readonly handled: BoundedSet;
   private readonly requests: RequestIndex;
   private readonly room: RoomWatch;
   private lastSendFailureAt: number | undefined;
   private work: Promise<void> = Promise.resolve();
-  private nudgeTimer: NodeJS.Timeout | undefined;
-  private retryTimer: NodeJS.Timeout | undefined;
-  private retryDelayMs = 0;
-  private preparedWaiter: (() => void) | undefined;
 
   constructor(private readonly deps: MatrixGatewayDeps) {
     if (deps.config.matrix === undefined) {
       throw new MatrixGatewayError('bad_response', 'matrix: is missing from the configuration');
     }
     this.cfg = deps.config.matrix;
-    const o = deps.options ?? {};
-    this.opts = {
-      initialSyncLimit: o.initialSyncLimit ?? 10,
-      pollTimeoutMs: o.pollTimeoutMs ?? 30_000,
-      preparedTimeoutMs: o.preparedTimeoutMs ?? 60_000,
-      requestTimeoutMs: o.requestTimeoutMs ?? 20_000,
-      sendFailureWindowMs: o.sendFailureWindowMs ?? 60_000,
-      handledLimit: o.handledLimit ?? 10_000,
-      startWhileUnreachable: o.startWhileUnreachable ?? true,
-      startRetryMs: o.startRetryMs ?? 30_000,
-      startRetryFirstMs: o.startRetryFirstMs ?? 1_000,
-      deviceId: o.deviceId,
-      reconnectNudgeMs: o.reconnectNudgeMs,
-    };
+    this.opts = resolveOptions(deps.options);
     this.handled = new BoundedSet(this.opts.handledLimit);
+    this.room = new RoomWatch(this.cfg, deps.logger);
+    this.connection = new MatrixConnection({
+      cfg: this.cfg,
+      opts: this.opts,
+      logger: deps.logger,
+      room: this.room,
+      onTimeline: this.onTimeline,
+      onRecovered: () => {
+        this.lastSendFailureAt = undefined;
+      },
+    });
     this.requests = new RequestIndex({
       bot: this.cfg.bot_user,
       storeId: deps.engine.storeId,
       limit: this.opts.handledLimit,
       logger: deps.logger,
-      fetchEvent: async (eventId) => {
-        if (this.client === undefined) throw new Error('no client');
-        return this.client.fetchRoomEvent(this.cfg.room_id, eventId);
-      },
+      fetchEvent: (eventId) => this.connection.fetchEvent(eventId),
     });
-    this.room = new RoomWatch(this.cfg, deps.logger);
   }
 
   // --- lifecycle -------------------------------------------------------------------
 
   async start(): Promise<void> {
-    if (this.phase !== 'new') throw new Error(`MatrixGateway.start() in phase ${this.phase}`);
-    this.phase = 'starting';
     routeSdkGlobalLogs(this.deps.logger);
-    try {
-      await this.connect();
-    } catch (err) {
-      const transient =
-        err instanceof MatrixGatewayError &&
-        (err.code === 'unreachable' || err.code === 'sync_timeout');
-      if (this.opts.startWhileUnreachable && transient && this.phase === 'starting') {
-        // Existing grants must keep working while the approval plane is down, so the
-        // daemon may run without it; nothing is posted until the room checks pass.
-        this.phase = 'waiting';
-        this.retryDelayMs = Math.min(this.opts.startRetryFirstMs, this.opts.startRetryMs);
-        this.deps.logger.warn(
-          'starting without the Matrix approval channel; retrying in the background',
-          { error: err.message, retry_ms: this.retryDelayMs },
-        );
-        this.scheduleRetry();
-        return;
-      }
-      this.phase = 'stopped';
-      throw err;
-    }
-    this.connected();
-  }
-
-  private scheduleRetry(): void {
-    const delay = this.retryDelayMs;
-    // Quick first retries (a homeserver starting next to the broker), then back off.
-    this.retryDelayMs = Math.min(delay * 2, this.opts.startRetryMs);
-    this.retryTimer = setTimeout(() => {
-      this.retryTimer = undefined;
-      this.connect().then(
-        () => {
-          if (this.phase === 'waiting') this.connected();
-          else this.teardown();
-        },
-        (err: unknown) => {
-          if (this.phase !== 'waiting') return;
-          this.deps.logger.warn('the Matrix approval channel still cannot start', {
-            code: err instanceof MatrixGatewayError ? err.code : 'unknown',
-            error: err instanceof Error ? err.message : 'unknown error',
-            retry_ms: this.retryDelayMs,
-          });
-          this.scheduleRetry();
-        },
-      );
-    }, delay);
-    this.retryTimer.unref();
-  }
-
-  /** One attempt: a fresh client, preflight, first sync, synced-room checks. */
-  private async connect(): Promise<void> {
-    const { logger } = this.deps;
-    const client = createBotClient(this.cfg, this.opts, logger);
-    this.client = client;
-    this.prepared = false;
-    try {
-      const { others } = await preflight(client, this.cfg);
-      if (others.length > 0) {
-        logger.warn(
-          'the approval room has other members: they can read every request, but only the approver can decide',
-          { room: this.cfg.room_id, others },
-        );
-      }
-      client.on(ClientEvent.Sync, this.onSync);
-      client.on(RoomEvent.Timeline, this.onTimeline);
-      const prepared = this.waitForPrepared();
-      // Awaited below; this only keeps a rejection during startClient from going unhandled.
-      prepared.catch(() => undefined);
-      await client.startClient({
-        initialSyncLimit: this.opts.initialSyncLimit,
-        pollTimeout: this.opts.pollTimeoutMs,
-        lazyLoadMembers: false,
-        disablePresence: true,
-        threadSupport: false,
-      });
-      await prepared;
-      checkSyncedRoom(client.getRoom(this.cfg.room_id), this.cfg.room_id);
-      this.ready = true;
-    } catch (err) {
-      this.teardown();
-      throw err;
-    }
-  }
-
-  private connected(): void {
-    this.phase = 'started';
-    if (this.opts.reconnectNudgeMs !== undefined) {
-      this.nudgeTimer = setInterval(() => this.nudge(), this.opts.reconnectNudgeMs);
-      this.nudgeTimer.unref();
-    }
-    this.deps.logger.info('matrix approval gateway started', {
-      room: this.cfg.room_id,
-      bot: this.cfg.bot_user,
-      approver: this.cfg.approver,
-    });
+    await this.connection.start();
   }
 
   async stop(): Promise<void> {
-    if (this.phase === 'stopped') return;
-    this.phase = 'stopped';
-    this.teardown();
+    if (this.connection.stopped) return;
+    this.connection.stop();
     await this.work;
-  }
-
-  private teardown(): void {
-    this.ready = false;
-    if (this.retryTimer !== undefined) clearTimeout(this.retryTimer);
-    this.retryTimer = undefined;
-    if (this.nudgeTimer !== undefined) clearInterval(this.nudgeTimer);
-    this.nudgeTimer = undefined;
-    this.preparedWaiter?.();
-    const client = this.client;
-    if (client === undefined) return;
-    client.off(ClientEvent.Sync, this.onSync);
-    client.off(RoomEvent.Timeline, this.onTimeline);
-    client.stopClient();
-  }
-
-  private waitForPrepared(): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.preparedWaiter = undefined;
-        reject(
-          new MatrixGatewayError(
-            'sync_timeout',
-            `no first sync from ${this.cfg.homeserver} within ${Math.round(this.opts.preparedTimeoutMs / 1000)} s; check that the homeserver is up and reachable`,
-          ),
-        );
-      }, this.opts.preparedTimeoutMs);
-      this.preparedWaiter = () => {
-        clearTimeout(timer);
-        this.preparedWaiter = undefined;
-        if (this.prepared) resolve();
-        else reject(new MatrixGatewayError('sync_timeout', 'stopped before the first sync'));
-      };
-    });
-  }
-
-  private nudge(): void {
-    const state = this.client?.getSyncState();
-    if (state === SyncState.Error || state === SyncState.Reconnecting) {
-      this.client?.retryImmediately();
-    }
   }
 
   // --- health ----------------------------------------------------------------------
 
   healthy(): boolean {
-    if (this.phase !== 'started' || !this.ready || this.client === undefined) return false;
+    if (!this.connection.live()) return false;
     if (this.room.problem() !== undefined) return false;
-    const state = this.client.getSyncState();
-    if (state === null || state === SyncState.Error || state === SyncState.Stopped) return false;
     if (
       this.lastSendFailureAt !== undefined &&
       this.deps.now() - this.lastSendFailureAt < this.opts.sendFailureWindowMs
@@ -330,28 +133,10 @@ export class MatrixGateway implements ApprovalGateway {
     return true;
   }
 
-  private usableClient(): MatrixClient {
-    if (this.phase === 'stopped') {
-      throw new ApprovalUnavailableError('stopped', 'approval channel stopped');
-    }
-    if (!this.ready || this.client === undefined) {
-      if (this.phase === 'waiting') {
-        throw new ApprovalUnavailableError('unhealthy', UNAVAILABLE_MESSAGE);
-      }
-      throw new ApprovalUnavailableError('not_started', 'approval channel not started yet');
-    }
-    const problem = this.room.problem();
-    if (problem !== undefined) {
-      throw new ApprovalUnavailableError('unhealthy', `${UNAVAILABLE_MESSAGE} (${problem})`);
-    }
-    if (this.client.getSyncState() === SyncState.Error) this.client.retryImmediately();
-    return this.client;
-  }
-
   // --- sending ---------------------------------------------------------------------
 
   private async send(type: string, content: EventContent, what: string): Promise<string> {
-    const client = this.usableClient();
+    const client = this.connection.usableClient();
     try {
       const eventId = await sendContent(client, this.cfg.room_id, type, content);
       this.lastSendFailureAt = undefined;
@@ -420,28 +205,6 @@ export class MatrixGateway implements ApprovalGateway {
 
   // --- receiving -------------------------------------------------------------------
 
-  private readonly onSync = (state: SyncState, prev: SyncState | null): void => {
-    if (state === SyncState.Prepared) {
-      this.prepared = true;
-      this.preparedWaiter?.();
-    }
-    if (state === prev) return;
-    if (state === SyncState.Syncing) {
-      // The connection is back: a send failure from the outage no longer says anything.
-      this.lastSendFailureAt = undefined;
-    }
-    if (state === SyncState.Error) {
-      this.deps.logger.warn(
-        'matrix sync is failing; the approval channel is unavailable until it recovers',
-      );
-    } else if (
-      state === SyncState.Syncing &&
-      (prev === SyncState.Error || prev === SyncState.Catchup || prev === SyncState.Reconnecting)
-    ) {
-      this.deps.logger.info('matrix sync recovered');
-    }
-  };
-
   private readonly onTimeline = (
     event: MatrixEvent,
     _room: Room | undefined,
@@ -455,7 +218,7 @@ export class MatrixGateway implements ApprovalGateway {
     if (id === undefined || event.status !== null) return;
     // Security: no replay. Events delivered before the first sync is PREPARED are the
     // re-delivered past (getSyncState() is null then); remember them, never act on them.
-    if (!this.prepared || this.client?.getSyncState() === null) {
+    if (this.connection.replaying()) {
       this.handled.add(id);
       return;
     }
@@ -480,7 +243,7 @@ export class MatrixGateway implements ApprovalGateway {
   };
 
   private async handle(ev: IncomingEvent): Promise<void> {
-    if (this.phase === 'stopped') return;
+    if (this.connection.stopped) return;
     const c = classify(ev, {
       roomId: this.cfg.room_id,
       approver: this.cfg.approver,
