@@ -67,7 +67,7 @@ function limits(p: ProfileSummary): string {
     .sort((a, b) => b[0] - a[0])
     .map(([v, text]) => `${text}: ${v.toFixed(2)} ms`)
     .join('; ');
-  return `What limits it: the broker is one thread and spends ${p.busyMs.toFixed(1)} ms of CPU per call, on 2 CPUs that also run the agents and the fake; at 32 agents it is saturated (throughput ≈ 1000 ÷ its ms per call) while the direct path only pays the fake. Largest owner-side items per call: ${named}. At 1 agent the overhead also holds the MCP round trip itself (list_instances above) and the two fsyncs DESIGN §2 puts before the PROPFIND and before the answer.`;
+  return `What limits it: the broker is one thread and spends ${p.busyMs.toFixed(1)} ms of CPU per call, on 2 CPUs that also run the agents and the fake; at 32 agents it is saturated (throughput ≈ 1000 ÷ its ms per call) while the direct path only pays the fake. Largest owner-side items per call: ${named}. At 1 agent the overhead also holds the MCP round trip itself (list_instances above) and the two fsyncs the pipeline (docs/architecture.md) puts before the PROPFIND and before the answer.`;
 }
 
 /** Where the broker's CPU goes per `list` call: a separate, profiled pass (1 agent). */

@@ -10,7 +10,7 @@
  * the broker's VmHWM from /proc at the end of the run (its peak over its whole life),
  * each CLI run's maxRSS from getrusage.
  *
- * The contract floor: what any implementation of DESIGN §9's fetch must do per byte on
+ * The contract floor: what any implementation of the contract's fetch (docs/contracts.md §6) must do per byte on
  * this machine, with nothing else — a minimal relay process (lib/floor-relay.mjs, run
  * with the broker's node flags) that streams the file from the fake Nextcloud while
  * computing its sha256, and the direct client computing the sha256 of what it writes
@@ -21,7 +21,7 @@
  * hashing; the CLI hashes while staging to a temp file, compares, renames, writes the
  * manifest. push — the CLI hashes and streams to the broker, which streams to Nextcloud
  * (If-None-Match: *), then re-reads the stored file to compare size and sha256 before
- * answering (DESIGN: verified uploads), so a push moves the bytes twice.
+ * answering (verified uploads, docs/contracts.md §6), so a push moves the bytes twice.
  */
 import { mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { createHash, randomBytes } from 'node:crypto';
@@ -354,7 +354,7 @@ const bench: Bench = async () => {
         .join(' / ')} (other work on the machine included).`,
     );
     notes.push(
-      `What limits throughput: CPU (the line above), on ${cpus().length} CPUs shared by the fake Nextcloud, the broker and the CLI. DESIGN §9 has both sides compute the sha256 while streaming, so every byte is hashed twice and crosses one more process than a direct GET; the contract-floor row measures exactly that work with nothing else (${(floorRate / getRate).toFixed(2)}× direct): a fetch target above the floor cannot be met on this machine by any implementation of the contract. On top of the floor the broker path pays its ticket call, the CLI's staging checks and its fsync before the rename. push also moves every byte twice between broker and Nextcloud and hashes it a third time: broker/operations/blobs.ts upload() re-reads the stored file to verify size and sha256 (a contract requirement).`,
+      `What limits throughput: CPU (the line above), on ${cpus().length} CPUs shared by the fake Nextcloud, the broker and the CLI. The contract (docs/contracts.md §6) has both sides compute the sha256 while streaming, so every byte is hashed twice and crosses one more process than a direct GET; the contract-floor row measures exactly that work with nothing else (${(floorRate / getRate).toFixed(2)}× direct): a fetch target above the floor cannot be met on this machine by any implementation of the contract. On top of the floor the broker path pays its ticket call, the CLI's staging checks and its fsync before the rename. push also moves every byte twice between broker and Nextcloud and hashes it a third time: broker/operations/blobs.ts upload() re-reads the stored file to verify size and sha256 (a contract requirement).`,
       `What limits memory: peak RSS does not grow with the file (compare the 1 KiB baseline); it is the modules loaded (broker ${round(brokerIdle, 0)} MiB idle, CLI ${round(small.peakMiB, 0)} MiB for a 1 KiB fetch; the broker's are the MCP SDK, express, zod, Ajv, SQLite) plus V8's young generation growing under streaming allocation. The CLI stays under the target with no flags (it loads no MCP SDK); NODE_OPTIONS=${SMALL_YOUNG_GEN} lowers it a little more (row above). The broker ran with ${BROKER_NODE_ARGS.join(' ') || 'no node flags'}: --max-semi-space-size=1 caps its young generation, and --no-memory-reducer keeps V8 from shrinking the heap while the broker idles between transfers, after which each GiB cost ~2.9 instead of ~1.2 CPU-seconds, mostly mark-compacts forced by the external memory of the 64 KiB socket buffers (BENCH_BROKER_NODE_ARGS='--max-semi-space-size=1' shows it).`,
     );
     // Sanity: the agent surface still answers after the transfers.

@@ -196,7 +196,7 @@ const bench: Bench = async () => {
     notes: [
       `${scanUs.length.toLocaleString('en-US')} decisions per form over ${ops.length} operations (5 allowed, 9 refused: siblings, wrong mode, other instance, traversal, bidi, percent-escape, NFC/NFD move); 1 in 5 grants on the instance under test, 5% expired.`,
       'A plain (mutable) array is scanned in full on every call, cheap filters first. A frozen list of frozen grants is indexed once (WeakMap, instance → path → grants) and each decision looks up only the path and its ancestors; every candidate still passes the same full check, so both forms answer identically (property-tested).',
-      'The pipeline decides on GrantStore.grantsInForce(): one frozen snapshot of the grants in force, rebuilt only when SQLite reports a write (data_version, total_changes), so it gets the indexed row; expiry is still checked against now on each decision.',
+      'The pipeline decides on GrantStore.unendedGrants(): one frozen snapshot of the grants not yet ended, rebuilt only when SQLite reports a write (data_version, total_changes), so it gets the indexed row; expiry is still checked against now on each decision.',
       `Load average during the run: ${loadavg()[0]?.toFixed(1)} on ${cpus().length} CPUs. The scan touches ~2,000 grant objects per decision and its tail grows with cache pressure from other processes; the indexed lookup touches a handful.`,
     ],
   };

@@ -1,5 +1,5 @@
 /**
- * Configuration: the zod schema for config.yaml (DESIGN §10), secret indirection
+ * Configuration: the zod schema for config.yaml (docs/contracts.md §7), secret indirection
  * (`<key>`, `<key>_file`, `<key>_env`), and load errors that name the key and the fix.
  * The implementation lives in broker/config/; this is the entry other modules import.
  */

@@ -1,5 +1,5 @@
 /**
- * The wall (DESIGN §3, Contract): the one pure function every agent-supplied path
+ * The wall (docs/contracts.md §1): the one pure function every agent-supplied path
  * passes before anything reaches Nextcloud.
  *
  * Allows: a path that is already unambiguous (NFC, `/`-separated, no leading slash

@@ -6,11 +6,11 @@ export interface Command {
   readonly summary: string;
   /** Full help for `broker <name> --help`: usage, options, an example. */
   readonly help: string;
-  /** Runs the command; resolves to the process exit code (DESIGN §9). */
+  /** Runs the command; resolves to the process exit code (docs/contracts.md §6). */
   run(args: readonly string[]): Promise<number>;
 }
 
-/** Exit codes, DESIGN §9 (Contract). */
+/** Exit codes (docs/contracts.md §6). */
 export const ExitCode = {
   ok: 0,
   usage: 1,

@@ -19,7 +19,7 @@ export function parseConfigArg(
   return typeof config === 'string' ? { ok: true, config } : { ok: true };
 }
 
-/** The config file: --config, else $BROKER_CONFIG, else ./config.yaml (DESIGN §9). */
+/** The config file: --config, else $BROKER_CONFIG, else ./config.yaml (docs/contracts.md §6). */
 export function configFile(
   cwd: string,
   env: NodeJS.ProcessEnv,

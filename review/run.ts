@@ -43,7 +43,7 @@ const openFindings = [
 const surprises = summary.results.filter((r) => !r.ok && r.finding === undefined).length;
 print('');
 if (openFindings.length > 0) {
-  print(`open findings (see "## Review findings" in INTERFACES.md): ${openFindings.join(', ')}`);
+  print(`open findings: ${openFindings.join(', ')}`);
 }
 if (surprises > 0) print(`${surprises} unexpected failure(s) not yet reported as findings`);
 print(`review took ${((Date.now() - started) / 1000).toFixed(1)} s`);

@@ -2,9 +2,9 @@
  * The review runner: runs groups of cases, each stating the verdict it expects, and
  * prints one line per case (`✓ name — expected X, got Y`, or `✗` for a surprise) and a
  * closing `N passed, M failed` line. A case that throws, or outlives its time limit,
- * is a surprise. Cases marked with a `finding` reproduce a bug reported under
- * "## Review findings" in /work/plan/INTERFACES.md: they keep failing (and the run keeps
- * exiting 1) until the owner fixes the code — never by editing the case.
+ * is a surprise. Cases marked with a `finding` reproduce a bug the review reported
+ * (its id, e.g. `F3`): they keep failing (and the run keeps exiting 1) until the owner
+ * fixes the code — never by editing the case.
  */
 
 /** A verdict is a short word or phrase the case computes from what actually happened. */

@@ -1,4 +1,4 @@
-// The contract floor of the transfer benchmark: the least a relay must do for DESIGN §9's
+// The contract floor of the transfer benchmark: the least a relay must do for docs/contracts.md §6's
 // fetch (stream a Nextcloud file to a client, computing its sha256 on the way and sending
 // it as a trailer), with nothing else: no broker, no auth check, no audit, no wall.
 //   node floor-relay.mjs <file URL on the server> <user> <password>

@@ -1,5 +1,5 @@
 /**
- * Which of the approver's 👍 reactions made which approval (DESIGN §6), so that
+ * Which of the approver's 👍 reactions made which approval (docs/architecture.md), so that
  * withdrawing the 👍 can revoke what it granted, after a restart too. Kept in the grant
  * database (table approval_reactions, migration 2) beside the requests it points to;
  * `MemoryReactionLinks` keeps them in memory for a store without a database.
@@ -69,7 +69,7 @@ export class ReactionLinks implements ReactionLinkStore {
 
   /**
    * Remembers that the approver's reaction `eventId` approved `requestId`, so that
-   * withdrawing it can revoke what it granted, across restarts (DESIGN §6). Only for a
+   * withdrawing it can revoke what it granted, across restarts (docs/architecture.md). Only for a
    * request that was approved. False when the event was already recorded (unchanged).
    */
   record(link: ApprovalReactionLink): boolean {

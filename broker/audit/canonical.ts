@@ -1,5 +1,5 @@
 /**
- * Canonical JSON and hashing for the audit chain (DESIGN §5, Contract).
+ * Canonical JSON and hashing for the audit chain (docs/contracts.md §4).
  *
  * Canonical form: object keys sorted by UTF-16 code unit order (Array#sort), recursively;
  * no whitespace; strings and numbers exactly as `JSON.stringify` writes them. A stored

@@ -1,6 +1,6 @@
 /**
- * `data_dir/audit.checkpoint`: the durable head `{"seq":N,"hash":"…"}` (DESIGN §5,
- * Contract). It moves only after the records it names are fsynced, so the log may be
+ * `data_dir/audit.checkpoint`: the durable head `{"seq":N,"hash":"…"}` (docs/contracts.md
+ * §4). It moves only after the records it names are fsynced, so the log may be
  * ahead of it (a crash between the two writes) but never behind it.
  */
 import { join } from 'node:path';

@@ -1,4 +1,4 @@
-/** The hash-chained audit log (DESIGN §5). See log.ts for what it allows and denies. */
+/** The hash-chained audit log (docs/contracts.md §4). See log.ts for what it allows and denies. */
 export { canonicalJson, sha256Hex, ZERO_HASH } from './canonical.js';
 export { AuditError, type AuditErrorCode } from './errors.js';
 export { type AuditFileHandle, type AuditFs, type AuditOpenFlags, nodeAuditFs } from './fs.js';

@@ -1,5 +1,5 @@
 /**
- * The append-only, hash-chained audit log (DESIGN §5, Contract).
+ * The append-only, hash-chained audit log (docs/contracts.md §4).
  *
  * Allows: one writer process per data directory (audit.lock); appends that resolve only
  * after their line is written and fsynced. Concurrent appends share one write and one

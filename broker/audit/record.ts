@@ -1,5 +1,5 @@
 /**
- * One audit record: how it is built and how a stored line is judged (DESIGN §5, Contract).
+ * One audit record: how it is built and how a stored line is judged (docs/contracts.md §4).
  * A line is `canonicalJson(record)`; `record.hash` is the hex sha256 of
  * `canonicalJson(record without hash)`, which includes `prev`.
  */

@@ -1,5 +1,5 @@
 /**
- * `verifyAudit(dataDir)`: the offline check behind `broker audit verify` (DESIGN §5, §9).
+ * `verifyAudit(dataDir)`: the offline check behind `broker audit verify` (docs/contracts.md §4, §6).
  * Recomputes the whole chain and compares it with audit.checkpoint. Read-only; takes no
  * lock, so it can run beside a live broker (the checkpoint is read first because it never
  * runs ahead of the log).

@@ -1,5 +1,5 @@
 /**
- * The result envelope every operation answers with (DESIGN §7, Contract): a `status`, a
+ * The result envelope every operation answers with (docs/contracts.md §5): a `status`, a
  * one-line `message` naming the cause and the next action, and where relevant `code`,
  * `retry`, `hint`, `warnings`, `next`. The pipeline and its verbs build these; the
  * surfaces carry them (an MCP tool as JSON text in `content[0].text` and as

@@ -1,5 +1,5 @@
 /**
- * The shape of config.yaml (DESIGN §10), before secrets are resolved and cross-key
+ * The shape of config.yaml (docs/contracts.md §7), before secrets are resolved and cross-key
  * rules are checked (see resolve.ts). Every object is strict: an unknown key is an
  * error naming the key, because a misspelt option silently falling back to its
  * default is how a safety setting gets lost.

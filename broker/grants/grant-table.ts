@@ -25,13 +25,14 @@ export class GrantTable {
   }
 
   /**
-   * Every grant in state `active`, expired or not, as one frozen snapshot for the wall
+   * Every grant not yet ended (state `active`: neither revoked nor marked expired),
+   * including those already past their expiry, as one frozen snapshot for the wall
    * (which checks `now < expiresAt` itself and indexes a frozen list once). The snapshot
    * is rebuilt whenever this connection or any other has written to the database since.
    * Security: never stale — SQLite's data_version changes on another connection's commit
    * and total_changes() on this connection's own writes, and both are read every call.
    */
-  grantsInForce(): readonly GrantRecord[] {
+  unendedGrants(): readonly GrantRecord[] {
     const version = this.#db
       .prepare('SELECT (SELECT data_version FROM pragma_data_version()) AS d, total_changes() AS t')
       .get() as { d: number; t: number };

@@ -1,4 +1,4 @@
-/** The grant store (DESIGN §4). See store.ts for what it allows and refuses. */
+/** The grant store (docs/contracts.md §3). See store.ts for what it allows and refuses. */
 export {
   GrantStore,
   GrantStoreError,

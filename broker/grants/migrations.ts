@@ -95,7 +95,7 @@ export const MIGRATIONS: readonly string[] = [
     BEGIN SELECT RAISE(ABORT, 'a grant is made only from an approved item, as requested'); END;
   `,
   // 2: which chat reaction (the approver's 👍) made which approval, so that withdrawing
-  // it revokes what it granted even after a restart (DESIGN §6). `undone_at` is set
+  // it revokes what it granted even after a restart (docs/architecture.md). `undone_at` is set
   // once, when the withdrawal was acted on: one reaction undoes at most once.
   `
   CREATE TABLE approval_reactions (

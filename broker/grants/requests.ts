@@ -1,5 +1,5 @@
 /**
- * Access requests and the owner's decisions on them (DESIGN §4).
+ * Access requests and the owner's decisions on them (docs/contracts.md §3).
  *
  * - A request is decided once. The decision is an atomic
  *   `UPDATE requests … WHERE id = ? AND state = 'pending'` that must change exactly one

@@ -1,6 +1,6 @@
 /**
  * The grant store: access requests, the owner's decisions on them, and the grants
- * those decisions made (DESIGN §4), in one SQLite database (database.ts). The parts:
+ * those decisions made (docs/contracts.md §3), in one SQLite database (database.ts). The parts:
  * requests.ts (requests and the decide-once rule), grant-table.ts (grants, their
  * snapshot for the wall, expiry and revokes); this class puts them behind one door.
  *
@@ -27,7 +27,7 @@ export interface GrantStoreDeps {
   now: Clock;
   /**
    * A pending request at least this old (ms) is expired: `decide` refuses it and marks
-   * it. Pass `lifecycle.pending_timeout` from the config. Default: 12 h (DESIGN §4).
+   * it. Pass `lifecycle.pending_timeout` from the config. Default: 12 h (docs/contracts.md §3).
    */
   pendingTimeoutMs?: number;
   /** How long to wait (ms) for another connection's write to finish. Default 5000. */
@@ -107,12 +107,12 @@ export class GrantStore {
     return this.#grants.grant(id);
   }
 
-  /** Every grant in state `active`, expired or not, as one frozen snapshot for the wall. */
-  grantsInForce(): readonly GrantRecord[] {
-    return this.#grants.grantsInForce();
+  /** Grants not yet revoked or marked expired, past their expiry or not: the wall's snapshot. */
+  unendedGrants(): readonly GrantRecord[] {
+    return this.#grants.unendedGrants();
   }
 
-  /** Grants in force now: state active and `now < expiresAt` (the expiry instant is out). */
+  /** Grants in force now: not ended and `now < expiresAt` (the expiry instant is out). */
   activeGrants(): GrantRecord[] {
     return this.#grants.activeGrants();
   }

@@ -1,6 +1,6 @@
 /**
  * Typed errors of the Nextcloud client and the mapping from HTTP answers to them.
- * Every message is one line naming the cause and the next step (DESIGN §8); the client
+ * Every message is one line naming the cause and the next step (docs/architecture.md); the client
  * scrubs it before it leaves the layer.
  */
 import { WALL_MAX_COMPONENT_BYTES } from '../base/limits.js';

@@ -1,4 +1,4 @@
-/** The Nextcloud client: reachable only through the operation pipeline (DESIGN §2). */
+/** The Nextcloud client: reachable only through the operation pipeline (docs/architecture.md). */
 export {
   NextcloudClient,
   type Capabilities,

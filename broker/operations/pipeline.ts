@@ -1,5 +1,5 @@
 /**
- * The one pipeline every operation that touches Nextcloud goes through (DESIGN §2):
+ * The one pipeline every operation that touches Nextcloud goes through (docs/architecture.md):
  *
  *   wall.decide(op, activeGrants, policy, now)   refused ⇒ audit `refused`, refused envelope
  *   audit.append('intent')                        fails ⇒ refused, Nextcloud never touched
@@ -29,7 +29,7 @@ import { envelopeForNextcloudError, isNextcloudError } from './nextcloud-errors.
 import type { AuditPort, GrantsPort, NextcloudPort } from './ports.js';
 
 export interface PipelineDeps {
-  readonly grants: Pick<GrantsPort, 'grantsInForce'>;
+  readonly grants: Pick<GrantsPort, 'unendedGrants'>;
   readonly audit: AuditPort;
   /** Per-instance policy from the owner's config (a Map: agent input is the key). */
   readonly instances: ReadonlyMap<string, { readonly discovery: boolean }>;
@@ -281,7 +281,7 @@ export class Pipeline {
   #decide(op: WallOp): WallDecision {
     return decide(
       op,
-      this.#deps.grants.grantsInForce(),
+      this.#deps.grants.unendedGrants(),
       this.#deps.instances.get(op.instance),
       this.#deps.now(),
     );
@@ -293,7 +293,7 @@ export class Pipeline {
     const wanted = new Set(ids);
     let earliest: number | undefined;
     const now = this.#deps.now();
-    for (const g of this.#deps.grants.grantsInForce()) {
+    for (const g of this.#deps.grants.unendedGrants()) {
       if (!(now < g.expiresAt)) continue;
       if (wanted.has(g.id) && (earliest === undefined || g.expiresAt < earliest))
         earliest = g.expiresAt;
@@ -305,9 +305,9 @@ export class Pipeline {
   #grantsLive(ids: readonly number[]): boolean {
     if (ids.length === 0) return true;
     const now = this.#deps.now();
-    const inForce = this.#deps.grants.grantsInForce();
+    const unended = this.#deps.grants.unendedGrants();
     return ids.every((id) => {
-      const g = inForce.find((grant) => grant.id === id);
+      const g = unended.find((grant) => grant.id === id);
       return g !== undefined && g.state === 'active' && now < g.expiresAt;
     });
   }

@@ -7,9 +7,10 @@ import type { Readable } from 'node:stream';
 import type { GrantRecord, Mode, RequestRecord } from '../base/domain.js';
 
 export interface GrantsPort {
+  /** Grants in force now: not ended and `now < expiresAt`. */
   activeGrants(): GrantRecord[];
-  /** State-active grants, expired or not, as a frozen snapshot (the wall checks expiry). */
-  grantsInForce(): readonly GrantRecord[];
+  /** Grants not yet ended, past their expiry or not, frozen (the wall checks expiry). */
+  unendedGrants(): readonly GrantRecord[];
   grant(id: number): GrantRecord | undefined;
   getRequest(id: number): RequestRecord | undefined;
   createRequest(input: {

@@ -1,5 +1,5 @@
 /**
- * `broker audit verify [--data-dir DIR]` (DESIGN §9, Contract): recomputes the audit
+ * `broker audit verify [--data-dir DIR]` (docs/contracts.md §6): recomputes the audit
  * chain and compares its head with audit.checkpoint. One JSON object on stdout; exit 0
  * intact, 4 corrupt (naming the first bad seq), 1 usage or unreadable directory.
  */

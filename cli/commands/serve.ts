@@ -1,5 +1,5 @@
 /**
- * `broker serve [--config FILE]` (DESIGN §9): runs the daemon until SIGTERM or SIGINT,
+ * `broker serve [--config FILE]` (docs/contracts.md §6): runs the daemon until SIGTERM or SIGINT,
  * then stops accepting, drains in-flight requests, closes the audit log and exits 0.
  * Logs are JSON lines on stderr; the approval console (approval: console) uses stdin
  * and stdout.

@@ -13,7 +13,7 @@ import type { ClientEnv } from './env.js';
 import { BROKER_VERSION } from '../../broker/base/version.js';
 import { McpCallError, McpHttpClient } from './mcp-http.js';
 
-/** A DESIGN §7 result envelope, as much of it as the CLI reads. */
+/** A result envelope (docs/contracts.md §5), as much of it as the CLI reads. */
 export const EnvelopeSchema = z
   .object({
     status: z.enum(['ok', 'refused', 'error', 'pending']),
@@ -52,7 +52,7 @@ const INFRASTRUCTURE_RULE: FailureRule = {
   nextStep: (e) => (e.retry === false ? 'do not retry; see the message' : 'retry later'),
 };
 
-/** How a non-ok envelope maps to DESIGN §9's exit codes; the first matching rule wins. */
+/** How a non-ok envelope maps to the exit codes (docs/contracts.md §6); the first rule wins. */
 const FAILURE_RULES: readonly FailureRule[] = [
   {
     matches: (e) => e.status === 'refused' && e.code !== undefined && CLOBBER_CODES.has(e.code),

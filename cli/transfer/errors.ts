@@ -1,7 +1,7 @@
 import { ExitCode } from '../command.js';
 
 /**
- * A failure a client command reports: the exit code of DESIGN §9, a one-line cause and
+ * A failure a client command reports: the exit code (docs/contracts.md §6), a one-line cause and
  * the next step for whoever (person or agent) runs the command.
  */
 export class CliError extends Error {

@@ -2,7 +2,7 @@ import { escapeJsonLine, escapeMatching, UNSAFE_ON_TERMINAL } from '../../broker
 import { ExitCode } from '../command.js';
 import { CliError } from './errors.js';
 
-/** The one JSON object a client command prints on stdout (DESIGN §9). */
+/** The one JSON object a client command prints on stdout (docs/contracts.md §6). */
 export interface Outcome {
   status: string;
   local_path?: string;

@@ -1,6 +1,6 @@
 /**
- * The Client-Server API subset of the fake homeserver (see /work/shared/matrix-facts.md):
- * what matrix-js-sdk@37 needs to start, sync and act as a bot.
+ * The Client-Server API subset of the fake homeserver: what matrix-js-sdk@37 needs to
+ * start, sync and act as a bot.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { HomeserverModel, MatrixEvent } from './model.js';

@@ -238,7 +238,7 @@ function cases(rig: MatrixRig): Case[] {
       },
     },
     {
-      name: 'the approver withdraws a 👍 after a broker restart (DESIGN §6: removing the 👍 undoes it)',
+      name: 'the approver withdraws a 👍 after a broker restart (docs/architecture.md: removing the 👍 undoes it)',
       expect: 'revoked',
       finding: 'F7',
       run: async () => {

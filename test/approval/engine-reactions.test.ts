@@ -1,5 +1,5 @@
 /**
- * The engine's side of "removing the approver's 👍 undoes it" (DESIGN §6): which
+ * The engine's side of "removing the approver's 👍 undoes it" (docs/architecture.md): which
  * reaction approved what is recorded in the grant store (or, for a store that cannot,
  * in memory), only for a 👍 that granted something, and undone once, only by the
  * approver who reacted, in the room where they did.

@@ -1,6 +1,6 @@
 /**
  * The whole daemon (broker/main.ts startBroker, from a config file) with `approval:
- * matrix` and the homeserver down at boot (DESIGN §6: approval plane down ⇒
+ * matrix` and the homeserver down at boot (docs/architecture.md: approval plane down ⇒
  * request_access answers error; existing grants keep working). The broker starts,
  * serves existing grants, refuses new requests with the documented message, and once
  * the homeserver is back a request is posted and the approver's 👍 approves it.
@@ -126,7 +126,7 @@ const ask = (client: Client, path: string): Promise<Envelope> =>
     items: [{ path, mode: 'read' }],
   });
 
-describe('the homeserver is down when the broker starts (DESIGN §6)', () => {
+describe('the homeserver is down when the broker starts (docs/architecture.md)', () => {
   it('starts anyway: health ok, existing grants work, requests answer "unavailable"; once the homeserver is back, a 👍 approves', async () => {
     await nc.mkdir('Earlier');
     await nc.writeFile('Earlier/a.txt', 'old grant still works');

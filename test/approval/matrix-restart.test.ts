@@ -1,5 +1,5 @@
 /**
- * Withdrawing the approving 👍 after a broker restart (review F7, DESIGN §6): the grant
+ * Withdrawing the approving 👍 after a broker restart (review F7, docs/architecture.md): the grant
  * database and audit log are files, closed and reopened between two "processes" (new
  * store, engine and gateway), against the same fake homeserver room.
  */
@@ -170,7 +170,7 @@ async function approvedByThumbs(b: Broker, path = 'Reports') {
 const activeFor = (b: Broker, id: number) =>
   b.store.activeGrants().filter((g) => g.requestId === id);
 
-describe('withdrawing the approving 👍 after a restart (DESIGN §6)', () => {
+describe('withdrawing the approving 👍 after a restart (docs/architecture.md)', () => {
   it('revokes what it granted, says so in the room, and audits it as approval_withdrawn', async () => {
     const first = await boot();
     const { id, thumbs } = await approvedByThumbs(first);

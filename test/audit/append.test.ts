@@ -11,7 +11,7 @@ import {
 import { until } from '../../support/until.js';
 import { checkpointPath, InstrumentedFs, logLines, T0, tempDir, tickingClock } from './helpers.js';
 
-describe('audit append: record format (DESIGN §5)', () => {
+describe('audit append: record format (docs/contracts.md §4)', () => {
   it('writes one canonical JSON line per record with seq, ts, prev and hash', async () => {
     const dir = tempDir();
     const log = await AuditLog.open(dir, { now: tickingClock() });

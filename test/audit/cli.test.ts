@@ -1,4 +1,4 @@
-/** `broker audit verify` (DESIGN §9, Contract): one JSON line on stdout, exit 0 / 4 / 1. */
+/** `broker audit verify` (docs/contracts.md §6): one JSON line on stdout, exit 0 / 4 / 1. */
 import { spawnSync } from 'node:child_process';
 import { appendFileSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';

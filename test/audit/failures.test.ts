@@ -1,6 +1,6 @@
 /**
  * A failed or timed-out write fails the whole log: the batch and every later append
- * reject, because we cannot know what reached the disk (DESIGN §5: audit failure ⇒ the
+ * reject, because we cannot know what reached the disk (docs/contracts.md §4: audit failure ⇒ the
  * operation is refused). A restart re-verifies.
  */
 import { existsSync, symlinkSync } from 'node:fs';

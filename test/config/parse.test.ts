@@ -13,7 +13,7 @@ import {
 } from './helpers.js';
 
 describe('parseConfig: a valid file', () => {
-  it('fills every default (DESIGN §10)', () => {
+  it('fills every default (docs/contracts.md §7)', () => {
     const { config, warnings } = parseRaw(validRaw());
     expect(warnings).toEqual([]);
     expect(config.server).toEqual({

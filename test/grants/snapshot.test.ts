@@ -1,5 +1,5 @@
 /**
- * grantsInForce(): the frozen snapshot the wall decides on. A cache is only safe if it
+ * unendedGrants(): the frozen snapshot the wall decides on. A cache is only safe if it
  * can never show a grant that was revoked, on this connection or any other.
  */
 import { afterEach, describe, expect, it } from 'vitest';
@@ -27,9 +27,9 @@ describe('stale snapshot attacks', () => {
   it('a revoke on the same connection is seen by the very next call', () => {
     const { store } = memoryStore();
     const id = approve(store, 'Docs');
-    expect(store.grantsInForce().map((g) => g.path)).toEqual(['Docs']);
+    expect(store.unendedGrants().map((g) => g.path)).toEqual(['Docs']);
     store.revokeRequest(id);
-    expect(store.grantsInForce()).toEqual([]);
+    expect(store.unendedGrants()).toEqual([]);
   });
 
   it('a revoke committed by another connection is seen by the very next call', () => {
@@ -43,31 +43,31 @@ describe('stale snapshot attacks', () => {
       other.close();
     });
     const id = approve(daemon, 'Docs');
-    const before = daemon.grantsInForce();
+    const before = daemon.unendedGrants();
     expect(before).toHaveLength(1);
     other.revokeRequest(id);
-    expect(daemon.grantsInForce()).toEqual([]);
+    expect(daemon.unendedGrants()).toEqual([]);
     approve(other, 'Photos');
-    expect(daemon.grantsInForce().map((g) => g.path)).toEqual(['Photos']);
+    expect(daemon.unendedGrants().map((g) => g.path)).toEqual(['Photos']);
   });
 
   it('is frozen all the way down, so the wall may index it', () => {
     const { store } = memoryStore();
     approve(store, 'Docs');
-    const snapshot = store.grantsInForce();
+    const snapshot = store.unendedGrants();
     expect(Object.isFrozen(snapshot)).toBe(true);
     expect(snapshot.every((g) => Object.isFrozen(g))).toBe(true);
-    expect(store.grantsInForce()).toBe(snapshot);
+    expect(store.unendedGrants()).toBe(snapshot);
   });
 
   it('holds expired-but-unmarked grants; the wall refuses them at the expiry instant', () => {
     const { store, clock } = memoryStore();
     approve(store, 'Docs');
     const op = { op: 'read', instance: 'personal', path: 'Docs/a' } as const;
-    expect(decide(op, store.grantsInForce(), { discovery: false }, clock.now()).ok).toBe(true);
+    expect(decide(op, store.unendedGrants(), { discovery: false }, clock.now()).ok).toBe(true);
     clock.advance(HOUR);
-    expect(store.grantsInForce()).toHaveLength(1);
-    expect(decide(op, store.grantsInForce(), { discovery: false }, clock.now()).ok).toBe(false);
+    expect(store.unendedGrants()).toHaveLength(1);
+    expect(decide(op, store.unendedGrants(), { discovery: false }, clock.now()).ok).toBe(false);
     expect(store.activeGrants()).toEqual([]);
   });
 });

@@ -1,6 +1,6 @@
 /**
  * Every client verb against the fake Nextcloud over real sockets, one `describe` per
- * row group of nextcloud-facts.md ("F<n>" names the row; see the report).
+ * behaviour of docs/nextcloud-behaviour.md ("F<n>" names the observation).
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { body, DAV, readAll, rejectsWith, startRig, type Rig } from './helpers.js';

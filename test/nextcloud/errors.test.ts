@@ -8,7 +8,7 @@ const ctx = (over: Partial<StatusContext> = {}): StatusContext => ({
   ...over,
 });
 
-describe('status mapping (DESIGN §8, nextcloud-facts.md)', () => {
+describe('status mapping (docs/nextcloud-behaviour.md)', () => {
   it.each([
     [400, ctx(), 'bad_request', false],
     [401, ctx(), 'unauthorized', false],

@@ -48,7 +48,7 @@ function intentPaths(line: AuditLine): string[] {
 
 /**
  * Every request Nextcloud received has an intent line for its path that was durable
- * before the request arrived (DESIGN §2: no line, no operation). Requests without a
+ * before the request arrived (docs/architecture.md: no line, no operation). Requests without a
  * DAV path (OCS capabilities, asked before a trash) need some durable intent before them.
  * Returns the violations and, per request index, the seq of the intent it was matched to.
  */

@@ -1,6 +1,6 @@
 /**
  * A sweep over the code space: every character is refused or accepted inside a name
- * exactly as DESIGN §3 says, checked against a restatement of the rules written here
+ * exactly as docs/contracts.md §1 says, checked against a restatement of the rules written here
  * independently of broker/wall.ts.
  */
 import { describe, expect, it } from 'vitest';

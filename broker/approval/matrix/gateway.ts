@@ -1,17 +1,17 @@
 /**
- * The Matrix approval gateway (DESIGN §6): one room, one bot, one approver.
+ * The Matrix approval gateway (docs/architecture.md): one room, one bot, one approver.
  *
  * Posts each request as one message with 👍 👎 🛇 📋 pre-placed, and turns the
  * approver's reactions, typed commands and withdrawn 👍 into engine calls, answering
  * each in the room. What it refuses to act on, and why:
  * - anything before the first sync is PREPARED: after a restart the SDK re-delivers
- *   old events as "live" during the initial sync (matrix-facts.md); replaying an old
+ *   old events as "live" during the initial sync (matrix-js-sdk 37); replaying an old
  *   `revoke all` or 👍 would be a decision nobody made now;
  * - an event id already handled (bounded memory);
  * - other senders, other rooms, edits, notices, reactions on messages the bot did not
  *   post as a request (see classify.ts).
  * Expiry never uses the homeserver's timestamps: the engine and store use the
- * broker's clock (DESIGN §4).
+ * broker's clock (docs/contracts.md §3).
  *
  * Refuses to start unless the token is the bot's, the bot and the approver are joined,
  * the room is invite-only and not encrypted (preflight.ts). A homeserver that is merely
@@ -268,7 +268,7 @@ export class MatrixGateway implements ApprovalGateway {
         const requestId = await this.requests.requestOf(c.target);
         if (requestId === undefined) return done('unknown_target');
         // The engine records a 👍 that granted something (in the grant store), so that
-        // withdrawing it undoes the approval, after a restart too (DESIGN §6).
+        // withdrawing it undoes the approval, after a restart too (docs/architecture.md).
         const reply = await this.deps.engine.handleReaction(c.key, requestId, actor, {
           eventId: ev.eventId,
           roomId: this.cfg.room_id,

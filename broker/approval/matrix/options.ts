@@ -23,7 +23,7 @@ export interface MatrixGatewayOptions {
   /**
    * When the homeserver cannot be reached at start (network error, 5xx, 429, or no
    * first sync in time), resolve start() anyway with the channel unavailable, and keep
-   * retrying in the background (DESIGN §6: approval down ⇒ request_access answers
+   * retrying in the background (docs/architecture.md: approval down ⇒ request_access answers
    * error; existing grants keep working). Configuration problems (token, membership,
    * room rules) still throw. Default true.
    */
