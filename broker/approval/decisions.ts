@@ -22,7 +22,8 @@ import {
   type Line,
   type Rendered,
 } from './format.js';
-import { renderCommand, type Command, type RevokeTarget } from './parser.js';
+import type { Command, RevokeTarget } from './command.js';
+import { renderCommand } from './parser.js';
 
 /** The answer to one command. `granted`/`revoked`: what changed, for the caller to act on. */
 export interface Reply {

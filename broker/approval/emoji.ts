@@ -7,7 +7,7 @@
  * difference is refused: ZWJ sequences, look-alikes (✋, 👌), shortcodes (`:+1:`),
  * surrounding text or whitespace.
  */
-import type { Command } from './parser.js';
+import type { Command } from './command.js';
 
 export const APPROVE_KEY = '\u{1F44D}'; // 👍
 export const DENY_KEY = '\u{1F44E}'; // 👎

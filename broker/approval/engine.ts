@@ -23,7 +23,8 @@ import {
   type Reply,
 } from './decisions.js';
 import { reactionCommand } from './emoji.js';
-import { HELP_TEXT, parseCommand, type Command } from './parser.js';
+import type { Command } from './command.js';
+import { HELP_TEXT, parseCommand } from './parser.js';
 import { MemoryReactionLinks, ReactionLinks, type ReactionLinkStore } from './reaction-links.js';
 
 type PolicyDeps =

@@ -17,17 +17,7 @@
  */
 import { LINE_BREAK } from '../base/text.js';
 import { formatDuration, INSTANCE_NAME, tryParseDuration } from '../config.js';
-
-export { normaliseEmoji, reactionCommand, REACTION_KEYS } from './emoji.js';
-
-export type RevokeTarget = { request: number } | { instance: string } | 'all';
-
-export type Command =
-  | { kind: 'approve'; request: number; items?: number[]; durationMs?: number }
-  | { kind: 'deny'; request: number }
-  | { kind: 'revoke'; target: RevokeTarget }
-  | { kind: 'status' }
-  | { kind: 'help' };
+import type { Command } from './command.js';
 
 export type ParseResult = { ok: true; command: Command } | { ok: false; reason: string };
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { normaliseEmoji, reactionCommand, REACTION_KEYS } from '../../broker/approval/parser.js';
+import { normaliseEmoji, reactionCommand, REACTION_KEYS } from '../../broker/approval/emoji.js';
 
 describe('normaliseEmoji', () => {
   it('removes presentation selectors and skin tones, nothing else', () => {

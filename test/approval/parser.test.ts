@@ -4,9 +4,9 @@ import {
   parseCommand,
   renderCommand,
   HELP_HINT,
-  type Command,
   type ParseResult,
 } from '../../broker/approval/parser.js';
+import { type Command } from '../../broker/approval/command.js';
 
 const H = 3_600_000;
 

@@ -11,7 +11,8 @@
  * Everything else, including the bot's own events, is ignored.
  */
 import { z } from 'zod';
-import { normaliseEmoji, parseCommand, REACTION_KEYS } from '../parser.js';
+import { normaliseEmoji, REACTION_KEYS } from '../emoji.js';
+import { parseCommand } from '../parser.js';
 
 /** The fields of a timeline event the broker decides on. */
 export interface IncomingEvent {
