@@ -22,6 +22,11 @@ export type ParsedArgs =
     }
   | { ok: false; problem: ArgProblem };
 
+/** A problem in one sentence: `missing` as the option's own words, the rest as unknown. */
+export function describeProblem(problem: ArgProblem, missing: string): string {
+  return problem.kind === 'missing' ? missing : `unknown argument "${problem.arg}"`;
+}
+
 /** The first `'…'` of one of node's messages (the argument it is about). */
 function quoted(message: string): string | undefined {
   return /'([^']*)'/.exec(message)?.[1]?.replace(/ <value>$/, '');

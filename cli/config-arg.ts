@@ -1,20 +1,13 @@
 import { resolve } from 'node:path';
-import { parseCommandArgs } from './args.js';
+import { describeProblem, parseCommandArgs } from './args.js';
 
 /** The one option of `serve`, `start` and `doctor`: `--config FILE` (or `--config=FILE`). */
 export function parseConfigArg(
   args: readonly string[],
 ): { ok: true; config?: string } | { ok: false; error: string } {
   const parsed = parseCommandArgs(args, { config: { type: 'string' } }, false);
-  if (!parsed.ok) {
-    return {
-      ok: false,
-      error:
-        parsed.problem.kind === 'missing'
-          ? '--config needs a file'
-          : `unknown argument "${parsed.problem.arg}"`,
-    };
-  }
+  if (!parsed.ok)
+    return { ok: false, error: describeProblem(parsed.problem, '--config needs a file') };
   const config = parsed.values.config;
   return typeof config === 'string' ? { ok: true, config } : { ok: true };
 }

@@ -13,7 +13,7 @@ import { errorLine } from '../base/errors.js';
 import type { Logger } from '../base/log.js';
 import { iso } from '../base/time.js';
 import { formatDuration } from '../config.js';
-import type { GrantDatabase } from '../grants/index.js';
+import type { DecideRefusal, GrantDatabase } from '../grants/index.js';
 import {
   formatInstant,
   grantLine,
@@ -35,13 +35,8 @@ export interface Reply {
   revoked?: GrantRecord[];
 }
 
-export type DecideRefusalCode =
-  | 'unknown_request'
-  | 'already_decided'
-  | 'expired'
-  | 'bad_items'
-  | 'expiry_above_max'
-  | 'bad_duration';
+/** Why the store refused a decision (grants/requests.ts). */
+export type DecideRefusalCode = DecideRefusal;
 
 /** What the engine uses of broker/grants' GrantStore (the real class satisfies it). */
 export interface ApprovalStore {

@@ -8,7 +8,7 @@ import { join, resolve } from 'node:path';
 import { CHECKPOINT_FILE } from '../../broker/audit/checkpoint.js';
 import { LOG_FILE } from '../../broker/audit/log.js';
 import { verifyAudit } from '../../broker/audit/verify.js';
-import { parseCommandArgs } from '../args.js';
+import { describeProblem, parseCommandArgs } from '../args.js';
 import { type Command, ExitCode } from '../command.js';
 
 export interface AuditCommandIo {
@@ -112,13 +112,7 @@ function parseVerifyArgs(args: readonly string[]): VerifyArgs {
   }
   const parsed = parseCommandArgs(rest, { 'data-dir': { type: 'string', multiple: true } }, false);
   if (!parsed.ok) {
-    return {
-      ok: false,
-      error:
-        parsed.problem.kind === 'missing'
-          ? '--data-dir needs a directory'
-          : `unknown argument "${parsed.problem.arg}"`,
-    };
+    return { ok: false, error: describeProblem(parsed.problem, '--data-dir needs a directory') };
   }
   const given = (parsed.values['data-dir'] ?? []) as string[];
   if (given.includes('')) return { ok: false, error: '--data-dir needs a directory' };

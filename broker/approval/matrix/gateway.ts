@@ -20,7 +20,6 @@
  * `healthy()` is false and `postRequest` throws ApprovalUnavailableError; once running,
  * matrix-js-sdk reconnects by itself (keep-alive with backoff).
  */
-import type { MatrixEvent, Room } from 'matrix-js-sdk';
 import type { Clock, RequestRecord } from '../../base/domain.js';
 import type { Logger } from '../../base/log.js';
 import type { MatrixConfig } from '../../config.js';
@@ -32,7 +31,7 @@ import { ApprovalUnavailableError, type ApprovalGateway } from '../gateway.js';
 import { BoundedSet } from './bounded-set.js';
 import { classify, type Classified, type IncomingEvent } from './classify.js';
 import { errorSummary, sendContent, type EventContent } from './client.js';
-import { MatrixConnection, UNAVAILABLE_MESSAGE } from './connection.js';
+import { MatrixConnection, UNAVAILABLE_MESSAGE, type TimelineHandler } from './connection.js';
 import { MatrixGatewayError } from './errors.js';
 import { resolveOptions, type MatrixGatewayOptions, type ResolvedOptions } from './options.js';
 import { REQUEST_ID_KEY, RequestIndex, STORE_ID_KEY } from './request-index.js';
@@ -205,12 +204,12 @@ export class MatrixGateway implements ApprovalGateway {
 
   // --- receiving -------------------------------------------------------------------
 
-  private readonly onTimeline = (
-    event: MatrixEvent,
-    _room: Room | undefined,
-    toStartOfTimeline: boolean | undefined,
-    removed: boolean,
-    data: { liveEvent?: boolean },
+  private readonly onTimeline: TimelineHandler = (
+    event,
+    _room,
+    toStartOfTimeline,
+    removed,
+    data,
   ): void => {
     if (toStartOfTimeline === true || removed || data.liveEvent !== true) return;
     const id = event.getId();
