@@ -37,7 +37,7 @@ export async function post(
   return { status: res.status, text: await res.text() };
 }
 
-/** A node:http request (any Host header, any method). */
+/** A node:http request (any Host header, any method, the path sent as given). */
 export function raw(
   url: string,
   opts: {
@@ -46,6 +46,8 @@ export function raw(
     headers?: Record<string, string>;
     body?: string | Buffer;
     setHost?: boolean;
+    /** Let raw bytes through in the path that Node's client would refuse. */
+    insecureHTTPParser?: boolean;
   },
 ): Promise<{
   status: number;
@@ -62,6 +64,7 @@ export function raw(
         path: opts.path,
         headers: opts.headers ?? {},
         setHost: opts.setHost ?? true,
+        insecureHTTPParser: opts.insecureHTTPParser ?? false,
       },
       (res) => {
         const chunks: Buffer[] = [];

@@ -1,6 +1,7 @@
 /** Plain-HTTP helpers for testing the fake Nextcloud (no client library involved). */
-import http from 'node:http';
+import type { IncomingHttpHeaders } from 'node:http';
 import type { FakeNextcloud } from '../../fakes/nextcloud.js';
+import { raw } from '../../support/raw-http.js';
 
 export function basic(user: string, password: string): string {
   return 'Basic ' + Buffer.from(`${user}:${password}`).toString('base64');
@@ -36,46 +37,27 @@ export async function dav(
 
 export interface RawResponse {
   status: number;
-  headers: http.IncomingHttpHeaders;
+  headers: IncomingHttpHeaders;
   body: string;
 }
 
 /** A request with the target sent byte for byte (no URL normalisation, unlike fetch). */
-export function rawRequest(
+export async function rawRequest(
   fake: FakeNextcloud,
   method: string,
   target: string,
   headers: Record<string, string> = {},
   body?: string,
 ): Promise<RawResponse> {
-  const { port, hostname } = new URL(fake.url);
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      {
-        host: hostname,
-        port,
-        method,
-        path: target,
-        headers: { Authorization: basic(fake.user, fake.password), ...headers },
-        // Node refuses some raw bytes in a path unless told not to check.
-        insecureHTTPParser: true,
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            headers: res.headers,
-            body: Buffer.concat(chunks).toString('utf8'),
-          }),
-        );
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
+  const res = await raw(fake.url, {
+    method,
+    path: target,
+    headers: { Authorization: basic(fake.user, fake.password), ...headers },
+    ...(body === undefined ? {} : { body }),
+    // Node refuses some raw bytes in a path unless told not to check.
+    insecureHTTPParser: true,
   });
+  return { status: res.status, headers: res.headers, body: res.text };
 }
 
 export const PROPFIND_BODY = `<?xml version="1.0"?>

@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { useRealRig } from './rig.js';
+import { putBlob } from '../../support/blobs.js';
 import { call } from '../../support/mcp.js';
 
 const rig = useRealRig();
@@ -61,12 +62,13 @@ describe('while a file is checked out', () => {
       size: 2,
     });
     expect(ticket.status).toBe('ok');
-    const put = await fetch(new URL(ticket.blob_url as string, rig.broker.url), {
-      method: 'PUT',
-      headers: { authorization: `Bearer ${rig.broker.config.tokens.transfer}` },
-      body: 'v2',
-    });
-    expect(await put.json()).toMatchObject({ status: 'ok', verified: true, unlocked: true });
+    const put = await putBlob(
+      rig.broker.url,
+      ticket.blob_url as string,
+      rig.broker.config.tokens.transfer,
+      Buffer.from('v2'),
+    );
+    expect(put.json).toMatchObject({ status: 'ok', verified: true, unlocked: true });
     expect(await rig.owner.read('Held/doc.txt')).toBe('v2');
     await expectUnlocked('Held');
   });

@@ -8,18 +8,16 @@
 import { describe, expect, it } from 'vitest';
 import { nextSecond } from '../../fakes/nextcloud.js';
 import { useRealRig } from './rig.js';
+import { putBlob } from '../../support/blobs.js';
 import { call } from '../../support/mcp.js';
 import { startBrokerOn } from '../../support/daemon.js';
 
 const rig = useRealRig();
 
-async function putBlob(blobUrl: string, body: string): Promise<Record<string, unknown>> {
-  const res = await fetch(new URL(blobUrl, rig.broker.url), {
-    method: 'PUT',
-    headers: { authorization: `Bearer ${rig.broker.config.tokens.transfer}` },
-    body,
-  });
-  return (await res.json()) as Record<string, unknown>;
+/** PUTs `body` to the blob URL with the transfer token; the broker's JSON answer. */
+async function putAsAgent(blobUrl: string, body: string): Promise<Record<string, unknown>> {
+  const token = rig.broker.config.tokens.transfer;
+  return (await putBlob(rig.broker.url, blobUrl, token, Buffer.from(body))).json;
 }
 
 /** A write ticket for `path` replacing the version it has now. */
@@ -77,7 +75,7 @@ describe('412: changed since read, or the target exists', () => {
     const ticket = await replaceTicket('Pf/a.txt', 5);
     await nextSecond();
     expect((await rig.owner.put('Pf/a.txt', 'owner')).status).toBe(204);
-    const put = await putBlob(ticket.blob_url as string, 'agent');
+    const put = await putAsAgent(ticket.blob_url as string, 'agent');
     expect(put).toMatchObject({ status: 'refused', code: 'conflict' });
     expect(await rig.owner.read('Pf/a.txt')).toBe('owner');
   });
@@ -93,7 +91,7 @@ describe('412: changed since read, or the target exists', () => {
     });
     expect(ticket.status).toBe('ok');
     await rig.owner.put('Pf2/new.txt', 'owner');
-    expect(await putBlob(ticket.blob_url as string, 'agent')).toMatchObject({
+    expect(await putAsAgent(ticket.blob_url as string, 'agent')).toMatchObject({
       status: 'refused',
       code: 'conflict',
     });
@@ -122,7 +120,7 @@ describe('423: locked by someone else', () => {
     const read = await call(rig.transfer, 'read', { instance: 'personal', path: 'Lk/a.txt' });
     await rig.owner.tokenLock('Lk/a.txt');
     const ticket = await replaceTicket('Lk/a.txt', 5);
-    expect(await putBlob(ticket.blob_url as string, 'agent')).toMatchObject({
+    expect(await putAsAgent(ticket.blob_url as string, 'agent')).toMatchObject({
       status: 'error',
       code: 'locked',
       retry: true,
