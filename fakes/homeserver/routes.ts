@@ -207,6 +207,20 @@ route('GET', '_matrix/client/v3/sync', async (ctx, req) => {
 
 // --- rooms -----------------------------------------------------------------------
 
+/**
+ * Matrix caps an event at 65,536 bytes as the homeserver stores it (its PDU: our
+ * fields plus hashes, signatures, auth and prev events), and Synapse answers 413
+ * M_TOO_LARGE for a bigger one. The fake counts what the client sent plus a fixed
+ * allowance for the fields a real server adds.
+ */
+const MAX_PDU_BYTES = 65_536;
+const PDU_FIELDS_ALLOWANCE = 1_000;
+
+function requireSmallEnough(event: Record<string, unknown>): void {
+  const bytes = Buffer.byteLength(JSON.stringify(event), 'utf8') + PDU_FIELDS_ALLOWANCE;
+  if (bytes > MAX_PDU_BYTES) throw new HttpError(413, 'M_TOO_LARGE', 'event too large');
+}
+
 route('PUT', '_matrix/client/v3/rooms/*/send/*/*', (ctx, req, [roomId, type, txnId]) => {
   const u = me(req);
   requireJoined(ctx, roomId ?? '', u.userId);
@@ -214,11 +228,13 @@ route('PUT', '_matrix/client/v3/rooms/*/send/*/*', (ctx, req, [roomId, type, txn
   const key = `${u.token}\u0000${txnId}`;
   const seen = ctx.txns.get(key);
   if (seen) return [200, { event_id: seen }];
+  const content = body(req);
+  requireSmallEnough({ room_id: roomId, sender: u.userId, type, content });
   const ev = ctx.model.append({
     room_id: roomId ?? '',
     sender: u.userId,
     type: type ?? '',
-    content: body(req),
+    content,
   });
   ctx.txns.set(key, ev.event_id);
   return [200, { event_id: ev.event_id }];

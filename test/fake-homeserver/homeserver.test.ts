@@ -100,6 +100,19 @@ describe('sending', () => {
     expect(hs.timeline(ROOM).filter((e) => e.content['body'] === 'x')).toHaveLength(2);
   });
 
+  it('an event over 64 KiB is refused with 413 M_TOO_LARGE, as Synapse does; one under it is stored', async () => {
+    const send = (txn: string, body: string) =>
+      call('PUT', `/_matrix/client/v3/rooms/${room}/send/m.room.message/${txn}`, {
+        body: { msgtype: 'm.notice', body },
+      });
+    const big = await send('big', 'x'.repeat(65_000));
+    expect(big.status).toBe(413);
+    expect(big.json).toMatchObject({ errcode: 'M_TOO_LARGE' });
+    const fits = await send('fits', 'x'.repeat(60_000));
+    expect(fits.status).toBe(200);
+    expect(hs.timeline(ROOM).some((e) => e.event_id === fits.json['event_id'])).toBe(true);
+  });
+
   it('a non-member cannot send or read', async () => {
     hs.createRoom({ id: '!b:hs.test', members: [B] });
     const r = encodeURIComponent('!b:hs.test');
