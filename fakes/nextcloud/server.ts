@@ -34,7 +34,8 @@ export async function startFakeNextcloud(opts: FakeNextcloudOptions = {}): Promi
   const root = path.resolve(opts.root ?? path.join(own, 'files'));
   await fsp.mkdir(root, { recursive: true });
   await fsp.mkdir(path.join(own, 'staging'));
-  await fsp.mkdir(path.join(own, 'trash'));
+  // The trash bin lives with the fake unless the caller keeps it (the demo does).
+  const trashDir = path.resolve(opts.trashDir ?? path.join(own, 'trash'));
   const now = opts.now ?? Date.now;
   const store = new DiskStore(
     root,
@@ -47,7 +48,7 @@ export async function startFakeNextcloud(opts: FakeNextcloudOptions = {}): Promi
     faults: defaultFaults(),
     requests: [],
     store,
-    trash: new TrashBin(path.join(own, 'trash'), store, now),
+    trash: new TrashBin(trashDir, store, now),
     // Observed: locking and unlocking a file changes its etag.
     locks: new LockTable((fileId) => {
       const rel = store.relOfId(fileId);
@@ -58,6 +59,7 @@ export async function startFakeNextcloud(opts: FakeNextcloudOptions = {}): Promi
     throttleAtFailure: opts.throttleAtFailure ?? 12,
     now,
   };
+  await state.trash.load();
   const sockets = new Set<Socket>();
   const closing = new AbortController();
 

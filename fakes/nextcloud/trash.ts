@@ -1,9 +1,15 @@
 /**
  * files_trashbin: deleted items live in a private folder as `<name>.d<unix seconds>`
  * and remember where they came from, so they can be listed and restored.
+ *
+ * On disk (like the freedesktop trash): `files/<id>` is the item, `info/<id>.json` says
+ * where it was, when it was deleted and what it is. `load()` reads both back, so a fake
+ * whose trash folder is kept (the demo's) still lists and restores after a restart; an
+ * item whose file or info is gone (restored by hand) is not listed.
  */
 import fsp from 'node:fs/promises';
 import path from 'node:path';
+import { z } from 'zod';
 import { baseName, parentRel } from './paths.js';
 import { moveOnDisk, type DiskStore } from './store.js';
 
@@ -18,6 +24,12 @@ export interface TrashItem {
   ids: Map<string, number>;
 }
 
+const Info = z.object({
+  original: z.string().min(1),
+  deletedAt: z.number().int().nonnegative(),
+  kind: z.enum(['file', 'folder']),
+});
+
 export class TrashBin {
   private readonly items = new Map<string, TrashItem>();
 
@@ -26,6 +38,28 @@ export class TrashBin {
     private readonly store: DiskStore,
     private readonly now: () => number,
   ) {}
+
+  /** Creates the folders and reads back what an earlier run left in them. */
+  async load(): Promise<void> {
+    await fsp.mkdir(path.join(this.dir, 'files'), { recursive: true });
+    await fsp.mkdir(path.join(this.dir, 'info'), { recursive: true });
+    for (const name of await fsp.readdir(path.join(this.dir, 'info'))) {
+      if (!name.endsWith('.json')) continue;
+      const id = name.slice(0, -'.json'.length);
+      const info = Info.safeParse(
+        JSON.parse(await fsp.readFile(this.infoFile(id), 'utf8').catch(() => 'null')),
+      );
+      const present = await fsp.stat(this.abs(id)).then(
+        () => true,
+        () => false,
+      );
+      if (info.success && present) this.items.set(id, { id, ...info.data, ids: new Map() });
+    }
+  }
+
+  private infoFile(id: string): string {
+    return path.join(this.dir, 'info', `${id}.json`);
+  }
 
   list(): TrashItem[] {
     return [...this.items.values()];
@@ -36,7 +70,7 @@ export class TrashBin {
   }
 
   abs(id: string, inner: string[] = []): string {
-    return path.join(this.dir, id, ...inner);
+    return path.join(this.dir, 'files', id, ...inner);
   }
 
   /** Move rel from the user's files into the trashbin. */
@@ -48,6 +82,7 @@ export class TrashBin {
     await moveOnDisk(this.store.abs(rel), this.abs(id));
     const item: TrashItem = { id, original: rel, deletedAt, kind, ids: this.store.detach(rel) };
     this.items.set(id, item);
+    await fsp.writeFile(this.infoFile(id), JSON.stringify({ original: rel, deletedAt, kind }));
     return item;
   }
 
@@ -69,12 +104,14 @@ export class TrashBin {
     }
     await moveOnDisk(this.abs(id), this.store.abs(target));
     this.items.delete(id);
+    await fsp.rm(this.infoFile(id), { force: true });
     this.store.attach(target, item.ids);
     return target;
   }
 
   async purge(id: string): Promise<void> {
     await fsp.rm(this.abs(id), { recursive: true, force: true });
+    await fsp.rm(this.infoFile(id), { force: true });
     this.items.delete(id);
   }
 

@@ -33,6 +33,11 @@ export interface FakeNextcloudOptions {
   password?: string;
   /** Folder holding the user's files (names in NFC). Default: a fresh temp folder. */
   root?: string;
+  /**
+   * Folder of the trash bin (`files/` and `info/`, see trash.ts). Default: a temp folder
+   * removed on close. Given, it is kept, and what it holds is trash again on the next start.
+   */
+  trashDir?: string;
   /** Default 0 (any free port). */
   port?: number;
   /** Default 127.0.0.1. */
