@@ -11,6 +11,7 @@ import type { Readable, Writable } from 'node:stream';
 import { createServer, type ApprovalGatewayPort, type BrokerServer } from './app.js';
 import { ConsoleGateway } from './approval/console.js';
 import { ApprovalEngine } from './approval/engine.js';
+import { renderGrantsEnded, renderRequestsEnded } from './approval/format.js';
 import { AuditLog, type AuditFs } from './audit/index.js';
 import type { Clock } from './base/domain.js';
 import { errorDetail } from './base/errors.js';
@@ -148,6 +149,7 @@ export async function assemble(config: BrokerConfig, options: AssembleOptions): 
       now,
       logger,
       onRevoked: (grants) => operations.endGrants(grants, 'revoked'),
+      channel: config.approval,
     });
     const parts: GatewayParts = { config, logger, audit, now };
     const gateway =
@@ -164,6 +166,7 @@ export async function assemble(config: BrokerConfig, options: AssembleOptions): 
     const lifecycle = new Lifecycle({
       grants: store,
       gateway,
+      notices: { grantsEnded: renderGrantsEnded, requestsEnded: renderRequestsEnded },
       trail: operations.trail,
       logger,
       pendingTimeoutMs: config.lifecycle.pending_timeout,

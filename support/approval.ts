@@ -42,7 +42,12 @@ export interface Harness {
 }
 
 export async function harness(
-  opts: { onRevokedFails?: boolean; instances?: string[] } = {},
+  opts: {
+    onRevokedFails?: boolean;
+    instances?: string[];
+    channel?: 'matrix' | 'console';
+    lifecycle?: Partial<LifecyclePolicy>;
+  } = {},
 ): Promise<Harness> {
   const clock = { now: T0 };
   const now = (): number => clock.now;
@@ -56,8 +61,9 @@ export async function harness(
     store,
     audit,
     now,
-    lifecycle: LIFECYCLE,
+    lifecycle: { ...LIFECYCLE, ...opts.lifecycle },
     instances: new Set(opts.instances ?? ['personal', 'work']),
+    ...(opts.channel === undefined ? {} : { channel: opts.channel }),
     logger,
     onRevoked: async (grants) => {
       revokedCalls.push(grants);

@@ -5,6 +5,10 @@ export type RevokeTarget = { request: number } | { instance: string } | 'all';
 export type Command =
   | { kind: 'approve'; request: number; items?: number[]; durationMs?: number }
   | { kind: 'deny'; request: number }
+  /** Denies every pending request (a flood of them, say). */
+  | { kind: 'deny_all' }
   | { kind: 'revoke'; target: RevokeTarget }
+  /** Request N in full: reason, every item with its state. */
+  | { kind: 'show'; request: number }
   | { kind: 'status' }
   | { kind: 'help' };

@@ -1,7 +1,7 @@
 /**
  * The console approval gateway (`approval: console`): requests are printed to the
  * terminal and the owner types the same commands as in Matrix (`approve 3`,
- * `approve 3 1,2 2h`, `deny 3`, `revoke all`, `status`, `help`).
+ * `approve 3 1,2 2h`, `deny 3`, `deny all`, `show 3`, `revoke all`, `status`, `help`).
  *
  * Security: whoever can type on the broker's stdin is the approver (actor `console`);
  * use it only where the terminal is the owner's. Agent text reaches the terminal only
@@ -14,7 +14,7 @@ import type { Clock, RequestRecord } from '../base/domain.js';
 import type { Logger } from '../base/log.js';
 import type { ApprovalEngine } from './engine.js';
 import { CONTROL_EXCEPT_LF, escapeMatching } from '../base/text.js';
-import { renderRequest } from './format.js';
+import { renderRequest } from './request-message.js';
 import { ApprovalUnavailableError, type ApprovalGateway } from './gateway.js';
 
 export interface ConsoleGatewayDeps {
@@ -22,7 +22,7 @@ export interface ConsoleGatewayDeps {
   output: Writable;
   engine: ApprovalEngine;
   now: Clock;
-  lifecycle: { pending_timeout: number; default_grant: number };
+  lifecycle: { pending_timeout: number; default_grant: number; max_grant: number };
   /** Recorded as the decider in the store and the audit log. Default `console`. */
   actor?: string;
   logger?: Logger;
@@ -84,10 +84,11 @@ export class ConsoleGateway implements ApprovalGateway {
 
   async postRequest(request: RequestRecord): Promise<void> {
     this.ensureAvailable();
-    const { pending_timeout, default_grant } = this.deps.lifecycle;
+    const { pending_timeout, default_grant, max_grant } = this.deps.lifecycle;
     const rendered = renderRequest(request, {
       expiresIn: request.createdAt + pending_timeout - this.deps.now(),
       defaultGrant: default_grant,
+      maxGrant: max_grant,
       // No reactions on a terminal: show only the commands to type.
       reactions: false,
     });
@@ -118,7 +119,11 @@ export class ConsoleGateway implements ApprovalGateway {
     }
     // Everything typed here is meant for the broker, so chatter gets a hint too.
     const answer = await this.deps.engine.handleText(line, this.actor);
-    const text = answer === null ? 'Not a command. Type "help" for the commands.' : answer.text;
+    // A terminal has no size limit: the parts of a long answer are printed together.
+    const text =
+      answer === null
+        ? 'Not a command. Type "help" for the commands.'
+        : [answer.text, ...(answer.continued ?? []).map((part) => part.plain)].join('\n');
     this.write(`${text}\n${this.prompt}`);
   }
 

@@ -1,6 +1,7 @@
 /**
  * The approver's decisions on the grant store: approve (all or some items, for how
- * long), deny, revoke (a request, an instance, everything) and status; each audited,
+ * long), deny (one request or every pending one), revoke (a request, an instance,
+ * everything), and the read-only answers status and show; each decision audited,
  * refusals included, and each answered with what changed and until when, or why
  * nothing happened. The engine (engine.ts) runs them one at a time.
  *
@@ -13,17 +14,20 @@ import { errorLine } from '../base/errors.js';
 import type { Logger } from '../base/log.js';
 import { iso } from '../base/time.js';
 import { formatDuration } from '../config.js';
-import type { DecideRefusal, GrantDatabase } from '../grants/index.js';
+import type { GrantDatabase } from '../grants/index.js';
+import type { Command, RevokeTarget } from './command.js';
 import {
   formatInstant,
-  grantLine,
+  grantLines,
+  plural,
   renderLines,
-  renderStatus,
   type Line,
   type Rendered,
 } from './format.js';
-import type { Command, RevokeTarget } from './command.js';
 import { renderCommand } from './parser.js';
+import { refusalText, type DecideRefusalCode } from './refusals.js';
+
+export type { DecideRefusalCode } from './refusals.js';
 
 /** The answer to one command. `granted`/`revoked`: what changed, for the caller to act on. */
 export interface Reply {
@@ -33,10 +37,12 @@ export interface Reply {
   html: string;
   granted?: GrantRecord[];
   revoked?: GrantRecord[];
+  /**
+   * Further messages that belong to this answer, sent after it in order (`show N` of a
+   * request too large for one Matrix event).
+   */
+  continued?: Rendered[];
 }
-
-/** Why the store refused a decision (grants/requests.ts). */
-export type DecideRefusalCode = DecideRefusal;
 
 /** What the engine uses of broker/grants' GrantStore (the real class satisfies it). */
 export interface ApprovalStore {
@@ -85,6 +91,8 @@ export interface LifecyclePolicy {
   pending_timeout: number;
   default_grant: number;
   max_grant: number;
+  /** How many requests may wait at once (shown in help). */
+  max_pending?: number | undefined;
 }
 
 export interface DecisionDeps {
@@ -105,8 +113,6 @@ export function reply(
   return { text: r.plain, html: r.html, ...extra };
 }
 
-const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
-
 export const say = (...texts: string[]): Reply => reply(texts.map((t) => [t]));
 
 function auditGrant(g: GrantRecord): Record<string, unknown> {
@@ -118,6 +124,11 @@ function auditGrant(g: GrantRecord): Record<string, unknown> {
     mode: g.mode,
     expires_at: iso(g.expiresAt),
   };
+}
+
+/** Past its pending time: it can no longer be decided, even before the sweep marks it. */
+export function pendingTooLong(request: RequestRecord, now: number, timeoutMs: number): boolean {
+  return request.state === 'pending' && now >= request.createdAt + timeoutMs;
 }
 
 export class Decisions {
@@ -147,47 +158,7 @@ export class Decisions {
 
   /** A request that may not be decided any more because its pending time ran out. */
   pendingTooLong(request: RequestRecord): boolean {
-    return (
-      request.state === 'pending' &&
-      this.deps.now() >= request.createdAt + this.deps.lifecycle.pending_timeout
-    );
-  }
-
-  private refusalText(
-    n: number,
-    code: DecideRefusalCode,
-    request: RequestRecord | undefined,
-    command: Command,
-  ): string {
-    switch (code) {
-      case 'unknown_request':
-        return `There is no request ${n}; nothing changed.`;
-      case 'already_decided': {
-        const how = request === undefined ? '' : ` (${request.state.replace('_', ' ')}`;
-        const by = request?.decidedBy ? ` by ${request.decidedBy}` : '';
-        const when =
-          request?.decidedAt === null || request === undefined
-            ? ''
-            : ` at ${formatInstant(request.decidedAt)}`;
-        return `Request ${n} was already decided${how}${by}${when}${how === '' ? '' : ')'}; nothing changed.`;
-      }
-      case 'expired':
-        return `Request ${n} expired without a decision; nothing was granted. The agent can ask again.`;
-      case 'bad_items': {
-        const count = request?.items.length ?? 0;
-        const asked = command.kind === 'approve' ? (command.items ?? []).join(',') : '';
-        return `Request ${n} has items 1 to ${count}; "${asked}" does not fit. Nothing was granted.`;
-      }
-      case 'bad_duration':
-        return `The expiry must be a positive whole duration (check lifecycle in the config); nothing was granted.`;
-      case 'expiry_above_max': {
-        const asked =
-          command.kind === 'approve' && command.durationMs !== undefined
-            ? formatDuration(command.durationMs)
-            : formatDuration(this.deps.lifecycle.default_grant);
-        return `The expiry ${asked} is above the maximum of ${formatDuration(this.deps.lifecycle.max_grant)}; nothing was granted. Use a shorter one, e.g. "approve ${n} ${formatDuration(this.deps.lifecycle.max_grant)}".`;
-      }
-    }
+    return pendingTooLong(request, this.deps.now(), this.deps.lifecycle.pending_timeout);
   }
 
   async refuse(
@@ -203,7 +174,7 @@ export class Decisions {
       outcome: 'refused',
       code,
     });
-    const text = this.refusalText(command.request, code, request, command);
+    const text = refusalText(command.request, code, request, command, this.deps);
     return recorded ? say(text) : say(text, '(The audit log could not record this refusal.)');
   }
 
@@ -265,7 +236,7 @@ export class Decisions {
         skipped.length === 0 ? '' : ` (${granted.length} of ${result.request.items.length} items)`,
         ` until ${formatInstant(until)} (${formatDuration(durationMs)}):`,
       ],
-      ...granted.map((g) => grantLine(g, this.deps.now())),
+      ...grantLines(granted, this.deps.now()),
     ];
     if (skipped.length > 0) {
       lines.push([
@@ -299,9 +270,50 @@ export class Decisions {
         );
   }
 
+  /**
+   * `deny all`: every request still pending is denied, each with its own audit line,
+   * and the answer says how many and which.
+   */
+  async denyAll(actor: string): Promise<Reply> {
+    const pending = (this.deps.store.pendingRequests?.() ?? []).filter(
+      (r) => !this.pendingTooLong(r),
+    );
+    if (pending.length === 0) return say('No pending requests; nothing to deny.');
+    const denied: number[] = [];
+    const failed: string[] = [];
+    let unrecorded = 0;
+    for (const request of pending) {
+      const result = this.deps.store.decide(request.id, { kind: 'deny', by: actor });
+      if (!result.ok) {
+        failed.push(`request ${request.id}: ${result.message}`);
+        continue;
+      }
+      denied.push(request.id);
+      const recorded = await this.record('decision', {
+        request: request.id,
+        actor,
+        command: 'deny all',
+        outcome: 'denied',
+      });
+      if (!recorded) unrecorded += 1;
+    }
+    const lines: Line[] = [];
+    if (denied.length > 0) {
+      lines.push([
+        `Denied ${plural(denied.length, 'pending request')} (${denied.join(', ')}); nothing was granted.`,
+      ]);
+    }
+    if (failed.length > 0) lines.push([`Not denied: ${failed.join('; ')}.`]);
+    if (unrecorded > 0) {
+      lines.push([`(The audit log could not record ${unrecorded} of these denials.)`]);
+    }
+    return reply(lines);
+  }
+
   async revoke(target: RevokeTarget, actor: string, cause: string): Promise<Reply> {
     let revoked: GrantRecord[];
     let what: string;
+    let nothingRevoked: string | undefined;
     if (target === 'all') {
       revoked = this.deps.store.revokeAll();
       what = 'all grants';
@@ -319,6 +331,10 @@ export class Decisions {
       }
       revoked = this.deps.store.revokeRequest(target.request);
       what = `request ${target.request}`;
+      // A pending request has nothing to revoke, and still waits: say how to refuse it.
+      if (request.state === 'pending') {
+        nothingRevoked = `Request ${target.request} is still pending: nothing is granted yet, so nothing was revoked. Type "deny ${target.request}" to refuse it.`;
+      }
     } else {
       if (!this.deps.instances.has(target.instance)) {
         await this.record('revoke', {
@@ -345,29 +361,17 @@ export class Decisions {
     const followedUp = await this.notifyRevoked(revoked);
     const lines: Line[] =
       revoked.length === 0
-        ? [[`No active grants for ${what}; nothing to revoke.`]]
+        ? [[nothingRevoked ?? `No active grants for ${what}; nothing to revoke.`]]
         : [
             [
               cause === 'approval_withdrawn'
                 ? `Approval of ${what} withdrawn: revoked ${plural(revoked.length, 'grant')}:`
                 : `Revoked ${plural(revoked.length, 'grant')} (${what}):`,
             ],
-            ...revoked.map((g) => grantLine(g)),
+            ...grantLines(revoked),
           ];
     if (!recorded) lines.push(['(The audit log could not record this revoke.)']);
     if (!followedUp) lines.push(['(Releasing locks or transfers failed; see the broker log.)']);
     return reply(lines, { revoked });
-  }
-
-  async status(): Promise<Reply> {
-    const now = this.deps.now();
-    const pending = this.deps.store.pendingRequests?.().filter((r) => !this.pendingTooLong(r));
-    const r = renderStatus({
-      grants: this.deps.store.activeGrants(),
-      pending,
-      now,
-      pendingTimeout: this.deps.lifecycle.pending_timeout,
-    });
-    return { text: r.plain, html: r.html };
   }
 }

@@ -4,7 +4,8 @@
  * speaking and pass `actor`; this module never sees a chat event.
  *
  * It parses typed commands and allow-listed reactions, runs each decision
- * (decisions.ts: approve, deny, revoke, status, each audited and answered) one at a
+ * (decisions.ts: approve, deny, deny all, revoke, each audited and answered; views.ts:
+ * status and show, read-only) one at a
  * time, so audit lines follow the order of the state changes, and remembers which 👍
  * made which approval (reaction-links.ts), so withdrawing it undoes the approval.
  */
@@ -24,8 +25,10 @@ import {
 } from './decisions.js';
 import { reactionCommand } from './emoji.js';
 import type { Command } from './command.js';
-import { HELP_TEXT, parseCommand } from './parser.js';
+import { helpText } from './help.js';
+import { parseCommand } from './parser.js';
 import { MemoryReactionLinks, ReactionLinks, type ReactionLinkStore } from './reaction-links.js';
+import { Views } from './views.js';
 
 type PolicyDeps =
   | { config: { lifecycle: LifecyclePolicy; instances: ReadonlyMap<string, unknown> } }
@@ -40,6 +43,11 @@ export type ApprovalEngineDeps = PolicyDeps & {
   logger?: Logger;
   /** Where approving reactions are remembered; default the store's database, else memory. */
   reactions?: ReactionLinkStore;
+  /**
+   * The channel the owner answers in: `matrix` (default) offers reactions, `console`
+   * does not, and `help` says only what works there.
+   */
+  channel?: 'matrix' | 'console';
 };
 
 export class ApprovalEngine {
@@ -50,6 +58,8 @@ export class ApprovalEngine {
    */
   readonly storeId: string | undefined;
   private readonly decisions: Decisions;
+  private readonly views: Views;
+  private readonly help: string[];
   private readonly logger: Logger;
   private readonly reactions: ReactionLinkStore;
   private queue: Promise<unknown> = Promise.resolve();
@@ -74,6 +84,12 @@ export class ApprovalEngine {
       onRevoked: deps.onRevoked,
       logger: this.logger,
     });
+    this.views = new Views({ store: deps.store, now: deps.now, lifecycle: policy.lifecycle });
+    // One line each, so Matrix's HTML body breaks where the plain text does.
+    this.help = helpText({
+      reactions: (deps.channel ?? 'matrix') === 'matrix',
+      lifecycle: policy.lifecycle,
+    }).split('\n');
   }
 
   /** Parses and applies one typed message. `null`: chatter, not for the broker. */
@@ -202,12 +218,16 @@ export class ApprovalEngine {
           return this.decisions.approve(command, actor);
         case 'deny':
           return this.decisions.deny(command.request, actor);
+        case 'deny_all':
+          return this.decisions.denyAll(actor);
         case 'revoke':
           return this.decisions.revoke(command.target, actor, 'command');
+        case 'show':
+          return this.views.show(command.request);
         case 'status':
-          return this.decisions.status();
+          return this.views.status();
         case 'help':
-          return say(HELP_TEXT);
+          return say(...this.help);
       }
     });
   }

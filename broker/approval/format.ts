@@ -1,54 +1,68 @@
 /**
- * Text the approver reads: request messages, status, decision replies. Shared by the
- * Matrix gateway (`html` for `formatted_body`, `plain` for `body`) and the console.
+ * Text the approver reads: the spans every message is built from, times, grant lines
+ * and notices. Shared by the Matrix gateway (`html` for `formatted_body`, `plain` for
+ * `body`) and the console. The request message is request-message.ts, `status` is
+ * status.ts, `show N` is views.ts.
  *
  * Security: the owner approves what they *see*, and paths and reasons come from the
  * agent, so every agent-supplied span passes `escapeForDisplay` (base/text.ts: what it
- * keeps and what it escapes), then HTML escaping for `formatted_body`.
+ * keeps and what it escapes), then HTML escaping for `formatted_body`. Agent spans are
+ * capped (shown.ts) unless marked `full`, which only `show N` uses.
  */
 import type { GrantRecord, RequestRecord } from '../base/domain.js';
-import { formatDuration } from '../config.js';
 import { escapeForDisplay, escapeHtml } from '../base/text.js';
 import { iso } from '../base/time.js';
+import { shownPath, shownText } from './shown.js';
 
-/** Fixed text of ours (trusted), agent text, an agent path (code), or emphasis (ours). */
-export type Span = string | { text: string } | { code: string } | { strong: string };
+/**
+ * Fixed text of ours (trusted), agent text, an agent path (code), or emphasis (ours).
+ * Agent text and paths are capped (shown.ts) unless `full`.
+ */
+export type Span =
+  string | { text: string; full?: boolean } | { code: string; full?: boolean } | { strong: string };
 export type Line = readonly Span[];
 export interface Rendered {
   plain: string;
   html: string;
 }
 
-const MAX_TEXT_CODE_POINTS = 300;
+/** Agent text for one line: escaped, and cut to a readable length unless `full`. */
+function agentText(text: string, full: boolean | undefined): string {
+  if (full === true) return escapeForDisplay(text);
+  const { shown, hidden } = shownText(text);
+  return hidden === 0 ? shown : `${shown} (${hidden} more characters not shown)`;
+}
 
-/** Agent text for one line: escaped, and cut to a readable length. */
-function boundedText(text: string): string {
-  const chars = Array.from(text);
-  if (chars.length <= MAX_TEXT_CODE_POINTS) return escapeForDisplay(text);
-  const shown = escapeForDisplay(chars.slice(0, MAX_TEXT_CODE_POINTS).join(''));
-  return `${shown}… (${chars.length - MAX_TEXT_CODE_POINTS} more characters not shown)`;
+/** An agent path: escaped, its middle left out when long unless `full`. */
+function agentPath(path: string, full: boolean | undefined): string {
+  return full === true ? escapeForDisplay(path, { path: true }) : shownPath(path).shown;
 }
 
 function spanPlain(span: Span): string {
   if (typeof span === 'string') return span;
-  if ('text' in span) return boundedText(span.text);
-  if ('code' in span) return `\`${escapeForDisplay(span.code, { path: true })}\``;
+  if ('text' in span) return agentText(span.text, span.full);
+  if ('code' in span) return `\`${agentPath(span.code, span.full)}\``;
   return span.strong;
 }
 
 function spanHtml(span: Span): string {
   if (typeof span === 'string') return escapeHtml(span);
-  if ('text' in span) return escapeHtml(boundedText(span.text));
-  if ('code' in span)
-    return `<code>${escapeHtml(escapeForDisplay(span.code, { path: true }))}</code>`;
+  if ('text' in span) return escapeHtml(agentText(span.text, span.full));
+  if ('code' in span) return `<code>${escapeHtml(agentPath(span.code, span.full))}</code>`;
   return `<strong>${escapeHtml(span.strong)}</strong>`;
+}
+
+/** One line of spans, plain and HTML. */
+export function renderLine(line: Line): Rendered {
+  return { plain: line.map(spanPlain).join(''), html: line.map(spanHtml).join('') };
 }
 
 /** One message from lines of spans: plain text with `\n`, HTML with `<br>`. */
 export function renderLines(lines: readonly Line[]): Rendered {
+  const rendered = lines.map(renderLine);
   return {
-    plain: lines.map((l) => l.map(spanPlain).join('')).join('\n'),
-    html: lines.map((l) => l.map(spanHtml).join('')).join('<br>'),
+    plain: rendered.map((l) => l.plain).join('\n'),
+    html: rendered.map((l) => l.html).join('<br>'),
   };
 }
 
@@ -71,46 +85,9 @@ export function formatInstant(ms: number): string {
   return `${text.slice(0, 10)} ${text.slice(11, 16)} UTC`;
 }
 
-const modeSpan = (mode: string): Span => (mode === 'write' ? { strong: 'write' } : 'read');
+export const modeSpan = (mode: string): Span => (mode === 'write' ? { strong: 'write' } : 'read');
 
-/**
- * The message the approver decides on. Readable on a phone: short lines, numbered.
- * `reactions` (default true): it offers 👍/👎 (Matrix) and the typed commands; false
- * where there are no reactions (the console): only the typed commands.
- */
-export function renderRequest(
-  request: RequestRecord,
-  opts: { expiresIn: number; defaultGrant?: number; reactions?: boolean },
-): Rendered {
-  const n = request.id;
-  const grant = opts.defaultGrant === undefined ? '' : formatDuration(opts.defaultGrant);
-  const some = `approve ${n} ${request.items.length > 1 ? '1,2 ' : ''}8h`;
-  const howToDecide: Line[] =
-    opts.reactions === false
-      ? [
-          [
-            `Type "approve ${n}" (all items${grant === '' ? '' : `, ${grant}`}), "${some}" or "deny ${n}".`,
-          ],
-        ]
-      : [
-          ['👍 approve all', grant === '' ? '' : ` (${grant})`, ' · 👎 deny'],
-          [`Or type: approve ${n} · ${some} · deny ${n}`],
-        ];
-  const lines: Line[] = [
-    [{ strong: `Request ${n}` }, ' · instance ', { text: request.instance }],
-    ['Reason: ', { text: request.reason }],
-    [`Items (${request.items.length}):`],
-    ...request.items.map((item): Line => [
-      `${item.n}. `,
-      modeSpan(item.mode),
-      ' ',
-      { code: item.path },
-    ]),
-    ...howToDecide,
-    [`Undecided, it expires in ${formatTimeLeft(opts.expiresIn)}.`],
-  ];
-  return renderLines(lines);
-}
+export const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 /**
  * One grant on one line: `• request 3 item 2: read personal `path` — 2h 14m left`.
@@ -128,15 +105,34 @@ export function grantLine(grant: GrantRecord, now?: number): Line {
   ];
 }
 
+/** At most this many grant lines in one message; `show N` lists a request's items. */
+export const MAX_GRANT_LINES = 20;
+
+/**
+ * Grant lines, at most `MAX_GRANT_LINES`, then one line naming the requests of the
+ * rest, so a message stays readable (and under the homeserver's size limit) however
+ * many grants there are.
+ */
+export function grantLines(grants: readonly GrantRecord[], now?: number): Line[] {
+  const lines = grants.slice(0, MAX_GRANT_LINES).map((g) => grantLine(g, now));
+  const rest = grants.slice(MAX_GRANT_LINES);
+  if (rest.length > 0) {
+    const requests = [...new Set(rest.map((g) => g.requestId))];
+    lines.push([
+      `… and ${plural(rest.length, 'more grant')} (request${requests.length === 1 ? '' : 's'} ${requests.join(', ')}): type "show N" to list a request's items.`,
+    ]);
+  }
+  return lines;
+}
+
 /** An announcement that grants ended on their own (expired) or by the system. */
 export function renderGrantsEnded(
   grants: readonly GrantRecord[],
   why: 'expired' | 'revoked',
 ): Rendered {
-  const n = grants.length;
   return renderLines([
-    [`${why === 'expired' ? 'Expired' : 'Revoked'}: ${n} grant${n === 1 ? '' : 's'}.`],
-    ...grants.map((g) => grantLine(g)),
+    [`${why === 'expired' ? 'Expired' : 'Revoked'}: ${plural(grants.length, 'grant')}.`],
+    ...grantLines(grants),
   ]);
 }
 
@@ -145,37 +141,14 @@ export function renderRequestsEnded(
   requests: readonly RequestRecord[],
   why: 'expired' | 'discarded',
 ): Rendered {
+  const one = requests.length === 1;
   const because =
-    why === 'expired' ? 'expired without a decision' : 'were discarded when the broker restarted';
+    why === 'expired'
+      ? 'expired without a decision'
+      : `${one ? 'was' : 'were'} discarded when the broker restarted`;
   return renderLines([
     [
-      `Request${requests.length === 1 ? '' : 's'} ${requests.map((r) => r.id).join(', ')} ${because}; nothing was granted.`,
+      `Request${one ? '' : 's'} ${requests.map((r) => r.id).join(', ')} ${because}; nothing was granted. The agent may ask again.`,
     ],
   ]);
-}
-
-export function renderStatus(input: {
-  grants: readonly GrantRecord[];
-  pending: readonly RequestRecord[] | undefined;
-  now: number;
-  pendingTimeout: number;
-}): Rendered {
-  const { grants, pending, now } = input;
-  const lines: Line[] = [];
-  lines.push([grants.length === 0 ? 'No active grants.' : `Active grants (${grants.length}):`]);
-  for (const g of grants) lines.push(grantLine(g, now));
-  if (pending !== undefined) {
-    lines.push([
-      pending.length === 0 ? 'No pending requests.' : `Pending requests (${pending.length}):`,
-    ]);
-    for (const r of pending) {
-      const left = r.createdAt + input.pendingTimeout - now;
-      lines.push([
-        `• request ${r.id} · `,
-        { text: r.instance },
-        ` · ${r.items.length} item${r.items.length === 1 ? '' : 's'} — expires in ${formatTimeLeft(left)}`,
-      ]);
-    }
-  }
-  return renderLines(lines);
 }

@@ -2,7 +2,8 @@
  * The approver's command language, shared by the Matrix and the console gateway.
  *
  * Allows exactly: `approve N`, `approve N 1,3`, `approve N 8h`, `approve N 1,3 8h`,
- * `deny N`, `revoke N`, `revoke <instance>`, `revoke all`, `status`, `help`.
+ * `deny N`, `deny all`, `show N`, `revoke N`, `revoke <instance>`, `revoke all`, `status`,
+ * `help`.
  * Verbs (and the rest of the line) are case-insensitive; surrounding whitespace is
  * ignored; words are separated by ASCII spaces or tabs. Everything else is refused
  * with a reason, never repaired: a command grants access, so a guess is a risk.
@@ -21,26 +22,11 @@ import type { Command } from './command.js';
 
 export type ParseResult = { ok: true; command: Command } | { ok: false; reason: string };
 
-const VERBS = ['approve', 'deny', 'revoke', 'status', 'help'] as const;
+const VERBS = ['approve', 'deny', 'revoke', 'show', 'status', 'help'] as const;
 type Verb = (typeof VERBS)[number];
 
 /** Appended to every refusal so the owner sees the accepted forms. */
 export const HELP_HINT = 'Type "help" for the commands.';
-
-export const HELP_TEXT = [
-  'Commands (N is the request number):',
-  '  approve N           approve every item of request N (default expiry)',
-  '  approve N 1,3       approve only items 1 and 3',
-  '  approve N 8h        approve with an expiry (s, m, h or d; never above the maximum)',
-  '  approve N 1,3 8h    both',
-  '  deny N              deny request N',
-  '  revoke N            end the grants of request N',
-  '  revoke <instance>   end every grant on that instance',
-  '  revoke all          end every grant',
-  '  status              active grants and pending requests',
-  '  help                this text',
-  'Reactions on a request: 👍 approve all · 👎 deny · 🛇 revoke · 📋 status',
-].join('\n');
 
 // Instance names as config allows them (lowercase letters, digits, `_`, `-`); anything
 // else cannot name an instance.
@@ -129,10 +115,12 @@ function parseItems(token: string): number[] | string {
 
 function parseExpiry(token: string): number | string {
   const ms = tryParseDuration(token);
-  if (ms === undefined) {
-    return `the expiry must be a whole number and one unit, s, m, h or d, like 30m, 8h or 7d (got "${token}").`;
+  if (ms !== undefined) return ms;
+  if (/^0+[smhd]$/.test(token)) {
+    return `the expiry must be longer than zero, like 30m, 8h or 7d (got "${token}").`;
   }
-  return ms;
+  if (/^[0-9]+[smhd]$/.test(token)) return `the expiry "${token}" is too large.`;
+  return `the expiry must be a whole number and one unit, s, m, h or d, like 30m, 8h or 7d (got "${token}").`;
 }
 
 function parseApprove(args: readonly string[]): ParseResult {
@@ -194,10 +182,19 @@ function parseVerb(verb: Verb, args: readonly string[]): ParseResult {
     case 'approve':
       return parseApprove(args);
     case 'deny': {
-      if (args.length !== 1) return fail('deny takes exactly one request number: "deny N".');
+      if (args.length !== 1) {
+        return fail('deny takes one request number or "all": "deny N" or "deny all".');
+      }
+      if (args[0] === 'all') return ok({ kind: 'deny_all' });
       const request = parseNumber(args[0], 'the request number');
       if (typeof request === 'string') return fail(`deny: ${request}`);
       return ok({ kind: 'deny', request });
+    }
+    case 'show': {
+      if (args.length !== 1) return fail('show takes exactly one request number: "show N".');
+      const request = parseNumber(args[0], 'the request number');
+      if (typeof request === 'string') return fail(`show: ${request}`);
+      return ok({ kind: 'show', request });
     }
     case 'revoke':
       return parseRevoke(args);
@@ -252,6 +249,10 @@ export function renderCommand(command: Command): string {
     }
     case 'deny':
       return `deny ${command.request}`;
+    case 'deny_all':
+      return 'deny all';
+    case 'show':
+      return `show ${command.request}`;
     case 'revoke': {
       const t = command.target;
       if (t === 'all') return 'revoke all';

@@ -10,7 +10,7 @@ import type { Logger } from '../base/log.js';
 import { errorDetail } from '../base/errors.js';
 import { BROKER_VERSION } from '../base/version.js';
 import type { AuditTrail } from './audit-trail.js';
-import type { GatewayPort, GrantsPort } from './ports.js';
+import type { GatewayPort, GrantsPort, NoticeText, OwnerNotices } from './ports.js';
 
 export interface Timers {
   setInterval(fn: () => void, ms: number): unknown;
@@ -29,6 +29,8 @@ export const nodeTimers: Timers = {
 export interface LifecycleDeps {
   readonly grants: GrantsPort;
   readonly gateway: GatewayPort;
+  /** Words the notices (escaped and capped paths: broker/approval/format.ts). */
+  readonly notices: OwnerNotices;
   readonly trail: AuditTrail;
   readonly logger: Logger;
   readonly pendingTimeoutMs: number;
@@ -52,14 +54,16 @@ export class Lifecycle {
     const { trail, grants } = this.deps;
     // Security: if the start cannot be audited, the broker must not serve (throws).
     await trail.append('start', { version: BROKER_VERSION });
-    for (const request of grants.discardAllPending()) {
+    const discarded = grants.discardAllPending();
+    for (const request of discarded) {
       await trail.bestEffort('discard', {
         request: request.id,
         instance: request.instance,
       });
-      await this.announce(
-        `Request #${request.id} was discarded: the broker restarted before it was decided. The agent may ask again.`,
-      );
+    }
+    // One notice for all of them: a restart must not flood the room.
+    if (discarded.length > 0) {
+      await this.announce(this.deps.notices.requestsEnded(discarded, 'discarded'));
     }
   }
 
@@ -86,8 +90,7 @@ export class Lifecycle {
       if (ended.length > 0) {
         await this.deps.trail.bestEffort('expire', { grants: ended.map(grantSummary) });
         await this.deps.onGrantsEnded(ended, 'expired');
-        const list = ended.map((g) => `#${g.id} ${g.instance}:${g.path} (${g.mode})`).join(', ');
-        await this.announce(`Expired: grant${ended.length === 1 ? '' : 's'} ${list}.`);
+        await this.announce(this.deps.notices.grantsEnded(ended, 'expired'));
       }
     } catch (error) {
       this.deps.logger.error('lifecycle sweep failed', { error: errorDetail(error) });
@@ -99,14 +102,12 @@ export class Lifecycle {
       request: request.id,
       instance: request.instance,
     });
-    await this.announce(
-      `Request #${request.id} expired without a decision; it can no longer be approved.`,
-    );
+    await this.announce(this.deps.notices.requestsEnded([request], 'expired'));
   }
 
-  private async announce(text: string): Promise<void> {
+  private async announce(notice: NoticeText): Promise<void> {
     try {
-      await this.deps.gateway.announce(text);
+      await this.deps.gateway.announce(notice.plain, notice.html);
     } catch (error) {
       this.deps.logger.warn('announcement not delivered', { error: errorDetail(error) });
     }

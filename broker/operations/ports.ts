@@ -32,7 +32,23 @@ export interface AuditPort {
 export interface GatewayPort {
   healthy(): boolean;
   postRequest(request: RequestRecord): Promise<void>;
-  announce(text: string): Promise<void>;
+  /** `html`: the same notice for Matrix's formatted_body. */
+  announce(text: string, html?: string): Promise<void>;
+}
+
+/** A notice for the owner, plain and HTML (built by broker/approval/format.ts). */
+export interface NoticeText {
+  plain: string;
+  html: string;
+}
+
+/**
+ * How the broker's own notices to the owner are worded. Injected (the approval layer
+ * words them) so agent paths in them are escaped and capped like every other message.
+ */
+export interface OwnerNotices {
+  grantsEnded(grants: readonly GrantRecord[], why: 'expired'): NoticeText;
+  requestsEnded(requests: readonly RequestRecord[], why: 'expired' | 'discarded'): NoticeText;
 }
 
 export interface EntryLike {

@@ -6,7 +6,7 @@
  * The display cases check that what the wall lets through is still shown to the owner
  * without anything hidden (broker/approval/format.ts).
  */
-import { renderRequest } from '../../broker/approval/format.js';
+import { renderRequest } from '../../broker/approval/request-message.js';
 import type { GrantView, RequestRecord } from '../../broker/base/domain.js';
 import { canonicalPath, decide, type WallDecision } from '../../broker/wall.js';
 import type { Case, Group } from '../runner.js';

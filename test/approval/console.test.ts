@@ -72,7 +72,7 @@ describe('ConsoleGateway', () => {
     expect(printed).toContain('Undecided, it expires in 12h.');
     // A terminal has no reactions: only the commands to type are offered.
     expect(printed).toContain(
-      `Type "approve ${n}" (all items, 1d), "approve ${n} 1,2 8h" or "deny ${n}".`,
+      `Type "approve ${n}" (all 2 items, 1d), "approve ${n} 1,2 8h", "deny ${n}" or "show ${n}".`,
     );
     expect(printed).not.toMatch(/👍|👎/);
 
@@ -183,5 +183,78 @@ describe('ConsoleGateway', () => {
     expect(gateway.healthy()).toBe(false);
     expect(h.store.activeGrants()).toHaveLength(1);
     expect(printed).toContain(`Approved request ${n}`);
+  });
+
+  it('wrong answer fixed: help on the console names no reactions, and shows deny all, show N and the pending cap', async () => {
+    await gateway.stop();
+    await h.close();
+    h = await harness({ channel: 'console', lifecycle: { max_pending: 10 } });
+    gateway = new ConsoleGateway({
+      input,
+      output,
+      engine: h.engine,
+      now: () => h.clock.now,
+      lifecycle: LIFECYCLE,
+    });
+    await gateway.start();
+    const help = await type('help');
+    expect(help).toContain('deny all');
+    expect(help).toContain('show N');
+    expect(help).toContain('At most 10 requests wait for you at once (lifecycle.max_pending)');
+    expect(help).toContain('create, overwrite, move and trash anything inside it');
+    expect(help).not.toMatch(/👍|👎|🛇|📋|[Rr]eaction/);
+    // The Matrix engine (the default) does list them.
+    const matrix = await harness({ lifecycle: { max_pending: 10 } });
+    try {
+      expect((await matrix.engine.handleText('help', 'x'))?.text).toContain(
+        'Reactions on a request: 👍',
+      );
+    } finally {
+      await matrix.close();
+    }
+  });
+
+  it('status lists the items of a pending request, escaped and capped, broadest first', async () => {
+    await gateway.start();
+    const n = h.request([
+      ['Documents/Taxes/2024/receipts', 'read'],
+      ['Docs/p\u0430yroll', 'read'],
+      [`Deep/${'x'.repeat(200)}/${'y'.repeat(200)}/end.txt`, 'read'],
+      ['Documents', 'write'],
+    ]);
+    const status = await type('status');
+    expect(status).toContain(`• request ${n} · personal · 4 items — expires in 12h`);
+    expect(status).toContain('   4. write `Documents`');
+    expect(status).toContain('   2. read `Docs/p\\u{0430}yroll`');
+    expect(status).toContain(`   … and 1 more: type "show ${n}"`);
+    expect(status).not.toContain('\u0430');
+  });
+
+  it('show N prints every item in full, in item order', async () => {
+    await gateway.start();
+    const long = `Deep/${'x'.repeat(200)}/${'y'.repeat(200)}/end.txt`;
+    const items: [string, 'read' | 'write'][] = Array.from({ length: 12 }, (_, i) => [
+      `${long}${i}`,
+      'read',
+    ]);
+    const n = h.request(items);
+    const shown = await type(`show ${n}`);
+    for (const [i, [path]] of items.entries()) {
+      expect(shown).toContain(`${i + 1}. read \`${path}\` — waiting for your decision`);
+    }
+    expect(await type('show 999')).toContain('There is no request 999');
+  });
+
+  it('deny all denies every pending request, confirms the count, and audits each', async () => {
+    await gateway.start();
+    const ids = [1, 2, 3].map(() => h.request([['a', 'read']]));
+    const out = await type('deny all');
+    expect(out).toContain(`Denied 3 pending requests (${ids.join(', ')}); nothing was granted.`);
+    expect(ids.map((id) => h.store.getRequest(id)?.state)).toEqual(['denied', 'denied', 'denied']);
+    const lines = h.records().filter((r) => r.event === 'decision');
+    expect(lines.map((r) => [r.request, r.command, r.outcome, r.actor])).toEqual(
+      ids.map((id) => [id, 'deny all', 'denied', 'console']),
+    );
+    expect(await type('deny all')).toContain('No pending requests; nothing to deny.');
   });
 });

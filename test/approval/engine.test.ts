@@ -122,7 +122,8 @@ describe('approve', () => {
 
   it('answers an unknown request number', async () => {
     const reply = await h.engine.apply({ kind: 'approve', request: 99 }, OWNER);
-    expect(reply.text).toBe('There is no request 99; nothing changed.');
+    expect(reply.text).toContain('There is no request 99; nothing changed.');
+    expect(reply.text).toContain('Type "status"');
     expect(decisions()[0]).toMatchObject({
       request: 99,
       outcome: 'refused',
@@ -134,7 +135,7 @@ describe('approve', () => {
     const n = h.request([['a', 'read']]);
     await h.engine.apply({ kind: 'deny', request: n }, OWNER);
     const reply = await h.engine.apply({ kind: 'approve', request: n }, OWNER);
-    expect(reply.text).toBe(
+    expect(reply.text).toContain(
       `Request ${n} was already decided (denied by ${OWNER} at 2025-01-02 12:00 UTC); nothing changed.`,
     );
     expect(h.store.activeGrants()).toEqual([]);
@@ -202,7 +203,7 @@ describe('deny', () => {
   });
 
   it('answers deny of an unknown or decided request', async () => {
-    expect((await h.engine.apply({ kind: 'deny', request: 5 }, OWNER)).text).toBe(
+    expect((await h.engine.apply({ kind: 'deny', request: 5 }, OWNER)).text).toContain(
       'There is no request 5; nothing changed.',
     );
     const n = h.request([['a', 'read']]);
@@ -321,9 +322,17 @@ describe('revoke', () => {
       'There is no request 77; nothing changed.',
     );
     const n = h.request([['a', 'read']]);
-    const reply = await h.engine.apply({ kind: 'revoke', target: { request: n } }, OWNER);
-    expect(reply.text).toBe(`No active grants for request ${n}; nothing to revoke.`);
+    const denied = h.request([['b', 'read']]);
+    await h.engine.apply({ kind: 'deny', request: denied }, OWNER);
+    const reply = await h.engine.apply({ kind: 'revoke', target: { request: denied } }, OWNER);
+    expect(reply.text).toBe(`No active grants for request ${denied}; nothing to revoke.`);
     expect(h.revokedCalls).toEqual([]);
+    // Wrong answer fixed: "nothing to revoke" on a pending request read as if it were
+    // dealt with, while it could still be approved. It says it still waits, and how to refuse.
+    const pending = await h.engine.apply({ kind: 'revoke', target: { request: n } }, OWNER);
+    expect(pending.text).toContain(`Request ${n} is still pending`);
+    expect(pending.text).toContain(`"deny ${n}"`);
+    expect(h.store.getRequest(n)?.state).toBe('pending');
   });
 
   it('revoking twice: the second finds nothing', async () => {
@@ -359,7 +368,8 @@ describe('undoApproval (the approver removed their 👍)', () => {
   it('says so when there is nothing to undo', async () => {
     const n = h.request([['a', 'read']]);
     const reply = await h.engine.undoApproval(n, OWNER);
-    expect(reply.text).toBe(`No active grants for request ${n}; nothing to revoke.`);
+    expect(reply.text).toContain('nothing was revoked');
+    expect(reply.revoked).toEqual([]);
   });
 });
 

@@ -5,10 +5,10 @@ import {
   formatInstant,
   formatTimeLeft,
   renderGrantsEnded,
-  renderRequest,
   renderRequestsEnded,
-  renderStatus,
 } from '../../broker/approval/format.js';
+import { renderRequest } from '../../broker/approval/request-message.js';
+import { renderStatus } from '../../broker/approval/status.js';
 import { escapeForDisplay, escapeHtml } from '../../broker/base/text.js';
 
 const H = 3_600_000;
@@ -62,11 +62,12 @@ describe('renderRequest', () => {
       [
         'Request 3 · instance personal',
         'Reason: sort the tax receipts',
-        'Items (2):',
-        '1. read `Documents/Taxes/2024`',
+        'Items (2: 1 write, 1 read), broadest first:',
         '2. write `Documents/Taxes/2024/summary.md`',
-        '👍 approve all (1d) · 👎 deny',
-        'Or type: approve 3 · approve 3 1,2 8h · deny 3',
+        '1. read `Documents/Taxes/2024`',
+        'Write on a folder lets the agent create, overwrite, move and trash anything inside it.',
+        '👍 approve all 2 items (1d) · 👎 deny',
+        'Or type: approve 3 · approve 3 1,2 8h · deny 3 · show 3',
         'Undecided, it expires in 12h.',
       ].join('\n'),
     );
@@ -75,7 +76,7 @@ describe('renderRequest', () => {
     expect(r.html).toContain(
       '2. <strong>write</strong> <code>Documents/Taxes/2024/summary.md</code>',
     );
-    expect(r.html.split('<br>')).toHaveLength(8);
+    expect(r.html.split('<br>')).toHaveLength(9);
   });
 
   it('without reactions (the console) offers only the typed commands, no emoji', () => {
@@ -86,7 +87,7 @@ describe('renderRequest', () => {
     const r = renderRequest(two, { expiresIn: H, defaultGrant: 24 * H, reactions: false });
     const lines = r.plain.split('\n');
     expect(lines.slice(-2)).toEqual([
-      'Type "approve 3" (all items, 1d), "approve 3 1,2 8h" or "deny 3".',
+      'Type "approve 3" (all 2 items, 1d), "approve 3 1,2 8h", "deny 3" or "show 3".',
       'Undecided, it expires in 1h.',
     ]);
     expect(r.plain).not.toMatch(/👍|👎|react/);
@@ -95,11 +96,13 @@ describe('renderRequest', () => {
       expiresIn: H,
       reactions: false,
     });
-    expect(one.plain).toContain('Type "approve 3" (all items), "approve 3 8h" or "deny 3".');
+    expect(one.plain).toContain(
+      'Type "approve 3" (all items), "approve 3 8h", "deny 3" or "show 3".',
+    );
     // The default (and reactions: true) is the Matrix message.
     const matrix = renderRequest(two, { expiresIn: H, defaultGrant: 24 * H, reactions: true });
     expect(matrix).toEqual(renderRequest(two, { expiresIn: H, defaultGrant: 24 * H }));
-    expect(matrix.plain).toContain('👍 approve all (1d) · 👎 deny');
+    expect(matrix.plain).toContain('👍 approve all 2 items (1d) · 👎 deny');
   });
 
   it('keeps lines short for a phone (only paths may be long)', () => {
@@ -257,11 +260,26 @@ describe('attack: hostile reasons', () => {
     expect(r.plain).toContain('\\u{001B}[2J');
   });
 
-  it('cuts a very long reason and says how much is hidden', () => {
+  it('cuts a very long reason, says how much is hidden, and points to show N', () => {
     const r = renderRequest(request([{ path: 'a', mode: 'read' }], { reason: 'x'.repeat(1000) }), {
       expiresIn: H,
     });
-    expect(r.plain).toContain('(700 more characters not shown)');
+    expect(r.plain).toContain('(720 more characters not shown)');
+    expect(r.plain).toContain('type "show 3" to see the request in full');
+  });
+
+  it('cuts an escaped reason by what is shown, not by what was sent', () => {
+    // 500 invisible characters are 4,000 characters once escaped.
+    const r = renderRequest(
+      request([{ path: 'a', mode: 'read' }], { reason: '\u200B'.repeat(500) }),
+      {
+        expiresIn: H,
+      },
+    );
+    const reason = r.plain.split('\n')[1] ?? '';
+    expect(reason.length).toBeLessThan(400);
+    expect(reason).toContain('\\u{200B}');
+    expect(reason).toContain('(465 more characters not shown)');
   });
 
   it('escapes a hostile instance name too', () => {
@@ -353,6 +371,7 @@ describe('renderStatus', () => {
       '• request 3 item 2: write personal `b` — 10h left',
       'Pending requests (1):',
       '• request 4 · personal · 1 item — expires in 12h',
+      '   1. read `x`',
     ]);
   });
 
@@ -383,10 +402,13 @@ describe('announcements', () => {
   it('renderRequestsEnded names the requests', () => {
     const one = request([{ path: 'a', mode: 'read' }]);
     expect(renderRequestsEnded([one], 'expired').plain).toBe(
-      'Request 3 expired without a decision; nothing was granted.',
+      'Request 3 expired without a decision; nothing was granted. The agent may ask again.',
+    );
+    expect(renderRequestsEnded([one], 'discarded').plain).toContain(
+      'Request 3 was discarded when the broker restarted',
     );
     expect(renderRequestsEnded([one, { ...one, id: 4 }], 'discarded').plain).toBe(
-      'Requests 3, 4 were discarded when the broker restarted; nothing was granted.',
+      'Requests 3, 4 were discarded when the broker restarted; nothing was granted. The agent may ask again.',
     );
   });
 });

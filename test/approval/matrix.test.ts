@@ -8,6 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { REQUEST_ID_KEY, type MatrixGateway } from '../../broker/approval/matrix/gateway.js';
 import { H, T0 } from '../../support/approval.js';
 import { matrixRig, OWNER, ROOM, BOT, type MatrixRig } from '../../support/matrix.js';
+import { until } from '../../support/until.js';
 
 let rig: MatrixRig;
 let gw: MatrixGateway;
@@ -224,5 +225,39 @@ describe('typed commands from the approver', () => {
     const handled = await rig.handledOf(rig.hs.sayAs(OWNER, ROOM, `approve ${request.id} 9`));
     expect(handled.reply?.text).toMatch(/items 1 to 1/);
     expect(rig.core.store.getRequest(request.id)?.state).toBe('pending');
+  });
+});
+
+describe('attack: a request too large for one message', () => {
+  const long = (i: number): string =>
+    `Docs/${Array.from({ length: 13 }, () => `${i}`.padEnd(200, 'y')).join('/')}/f${i}.txt`;
+  const flood = (): [string, 'read' | 'write'][] => [
+    ['Docs', 'write'],
+    ...Array.from({ length: 49 }, (_, i): [string, 'read'] => [long(i), 'read']),
+  ];
+
+  it('the request message stays short, lists write Docs first, and points to show N', async () => {
+    const { request, messageId } = await rig.post(gw, flood());
+    const body = String(rig.hs.event(messageId)?.content['body']);
+    expect(body.length).toBeLessThan(2_000);
+    expect(body.split('\n')[3]).toBe('1. write `Docs`');
+    expect(body).toContain(`… and 42 more items: type "show ${request.id}"`);
+    expect(body).toContain('create, overwrite, move and trash anything inside it');
+  });
+
+  it('show N answers in several messages the homeserver accepts, with every path in full', async () => {
+    const items = flood();
+    const { request } = await rig.post(gw, items);
+    const before = rig.botNotices().length;
+    const handled = await rig.handledOf(rig.hs.sayAs(OWNER, ROOM, `show ${request.id}`));
+    expect(handled.reply?.continued?.length).toBeGreaterThan(0);
+    const parts = 1 + (handled.reply?.continued?.length ?? 0);
+    await until('every part in the room', () => rig.botNotices().length - before === parts);
+    const sent = rig.botNotices().slice(before);
+    expect(sent[0]).toContain(`(part 1 of ${parts})`);
+    const all = sent.join('\n');
+    for (const [i, [path, mode]] of items.entries())
+      expect(all).toContain(`${i + 1}. ${mode} \`${path}\``);
+    expect(rig.logger.lines.join('')).not.toContain('matrix send failed');
   });
 });

@@ -36,6 +36,8 @@ describe('parseCommand: the accepted forms', () => {
     ['approve 3 7d', { kind: 'approve', request: 3, durationMs: 7 * 24 * H }],
     ['approve 3 45s', { kind: 'approve', request: 3, durationMs: 45_000 }],
     ['deny 3', { kind: 'deny', request: 3 }],
+    ['deny all', { kind: 'deny_all' }],
+    ['show 3', { kind: 'show', request: 3 }],
     ['revoke 3', { kind: 'revoke', target: { request: 3 } }],
     ['revoke personal', { kind: 'revoke', target: { instance: 'personal' } }],
     ['revoke work_2-b', { kind: 'revoke', target: { instance: 'work_2-b' } }],
@@ -132,9 +134,12 @@ describe('attack: malformed numbers and lists are refused with a reason', () => 
     ['approve 0x10', 'number'],
     ['approve 1e3', 'number'],
     ['approve', 'missing'],
-    ['deny', 'exactly one'],
-    ['deny 3 4', 'exactly one'],
-    ['deny all', 'number'],
+    ['deny', 'one request number or "all"'],
+    ['deny 3 4', 'one request number or "all"'],
+    ['deny every', 'number'],
+    ['show', 'exactly one'],
+    ['show 3 4', 'exactly one'],
+    ['show all', 'number'],
     ['revoke', 'one word'],
     ['revoke 3 4', 'one word'],
     ['revoke all now', 'one word'],
@@ -162,6 +167,16 @@ describe('attack: malformed expiries are refused with a reason', () => {
     'approve 3 1,3 8x',
   ])('%j', (text) => {
     expect(refused(text)).toContain('expiry');
+  });
+
+  it('wrong answer fixed: a zero expiry says "longer than zero", not "a whole number and one unit"', () => {
+    for (const text of ['approve 4 1,2 0h', 'approve 4 0m', 'approve 4 00d']) {
+      const why = refused(text);
+      expect(why).toContain('longer than zero');
+      expect(why).not.toContain('whole number');
+    }
+    expect(refused('approve 3 99999999999d')).toContain('too large');
+    expect(refused('approve 3 1.5h')).toContain('whole number and one unit');
   });
 
   it('refuses a split duration and extra words', () => {
@@ -294,6 +309,8 @@ describe('properties', () => {
       { requiredKeys: ['kind', 'request'] },
     ),
     fc.record({ kind: fc.constant('deny' as const), request: number }),
+    fc.constant({ kind: 'deny_all' as const }),
+    fc.record({ kind: fc.constant('show' as const), request: number }),
     fc.record({
       kind: fc.constant('revoke' as const),
       target: fc.oneof(

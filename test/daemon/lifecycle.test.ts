@@ -23,7 +23,9 @@ describe('start and sweep', () => {
       await broker.server.sweep();
       expect(broker.store.getRequest(answer.request as number)?.state).toBe('expired');
       expect(
-        broker.gateway.announcements.some((a) => a.includes(`#${answer.request as number}`)),
+        broker.gateway.announcements.some((a) =>
+          a.includes(`Request ${answer.request as number} expired without a decision`),
+        ),
       ).toBe(true);
       expect(
         broker.auditLines().some((l) => l.event === 'expire' && l.request === answer.request),
@@ -32,6 +34,31 @@ describe('start and sweep', () => {
         status: 'ok',
         state: 'expired',
       });
+    } finally {
+      await broker.close();
+    }
+  });
+
+  it('attack: the expiry notice shows agent paths escaped and capped, like every owner message', async () => {
+    const broker = await startBroker();
+    try {
+      const long = (i: number): string =>
+        `Deep/${Array.from({ length: 5 }, () => `${i}`.padEnd(200, 'z')).join('/')}/f.txt`;
+      const items = [
+        { path: 'Docs/p\u0430yroll', mode: 'read' as const },
+        ...Array.from({ length: 30 }, (_, i) => ({ path: long(i), mode: 'read' as const })),
+      ];
+      await broker.grant(items);
+      broker.clock.offset += 25 * 3_600_000;
+      await broker.server.sweep();
+      const notice = broker.gateway.announcements.find((a) => a.startsWith('Expired: 31 grants.'));
+      expect(notice).toBeDefined();
+      // Escaped: the look-alike letter is shown as a code point, never raw.
+      expect(notice).toContain('Docs/p\\u{0430}yroll');
+      expect(notice).not.toContain('\u0430');
+      // Capped: 20 lines and a count, not 31 paths of 1,000 characters.
+      expect(notice?.length ?? 0).toBeLessThan(4_000);
+      expect(notice).toContain('… and 11 more grants (request 1)');
     } finally {
       await broker.close();
     }

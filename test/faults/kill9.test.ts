@@ -116,7 +116,9 @@ describe('crash: the broker is killed with SIGKILL mid-work and restarted', () =
     children.push(second);
     // The announcement reaches the approval console (stdout of `broker serve`).
     await second.waitConsole(
-      new RegExp(`Request #${String(pending.request)} was discarded: the broker restarted`),
+      new RegExp(
+        `Requests? [0-9, ]*\\b${String(pending.request)}\\b[0-9, ]* w(as|ere) discarded when the broker restarted`,
+      ),
     );
     const agent = await connectMcp(`${second.url}/mcp`, AGENT_TOKEN);
     expect(await callTool(agent, 'check_access', { request: pending.request })).toMatchObject({

@@ -26,7 +26,7 @@ import type { MatrixConfig } from '../../config.js';
 import type { ApprovalAudit, Reply } from '../decisions.js';
 import { REACTION_KEYS } from '../emoji.js';
 import type { ApprovalEngine } from '../engine.js';
-import { renderRequest } from '../format.js';
+import { renderRequest } from '../request-message.js';
 import { ApprovalUnavailableError, type ApprovalGateway } from '../gateway.js';
 import { BoundedSet } from './bounded-set.js';
 import { classify, type Classified, type IncomingEvent } from './classify.js';
@@ -57,7 +57,7 @@ export interface HandledEvent {
 export interface MatrixGatewayDeps {
   config: {
     matrix: MatrixConfig | undefined;
-    lifecycle: { pending_timeout: number; default_grant: number };
+    lifecycle: { pending_timeout: number; default_grant: number; max_grant: number };
   };
   engine: MatrixEngine;
   logger: Logger;
@@ -153,6 +153,7 @@ export class MatrixGateway implements ApprovalGateway {
     const rendered = renderRequest(request, {
       expiresIn: request.createdAt + lifecycle.pending_timeout - this.deps.now(),
       defaultGrant: lifecycle.default_grant,
+      maxGrant: lifecycle.max_grant,
     });
     const eventId = await this.send(
       'm.room.message',
@@ -182,23 +183,34 @@ export class MatrixGateway implements ApprovalGateway {
     }
   }
 
-  async announce(text: string): Promise<void> {
-    await this.send('m.room.message', { msgtype: 'm.notice', body: text }, 'announce');
+  async announce(text: string, html?: string): Promise<void> {
+    const content: EventContent = { msgtype: 'm.notice', body: text };
+    if (html !== undefined) {
+      content['format'] = 'org.matrix.custom.html';
+      content['formatted_body'] = html;
+    }
+    await this.send('m.room.message', content, 'announce');
   }
 
+  /** The reply, then its continuation messages (a long `show N`), in order. */
   private async reply(reply: Reply, inReplyTo: string | undefined): Promise<void> {
-    const content: EventContent = {
-      msgtype: 'm.notice',
-      body: reply.text,
-      format: 'org.matrix.custom.html',
-      formatted_body: reply.html,
-    };
-    if (inReplyTo !== undefined)
-      content['m.relates_to'] = { 'm.in_reply_to': { event_id: inReplyTo } };
-    try {
-      await this.send('m.room.message', content, 'reply');
-    } catch {
-      // Already logged; the decision stands and `status` shows it.
+    const parts = [{ plain: reply.text, html: reply.html }, ...(reply.continued ?? [])];
+    for (const part of parts) {
+      const content: EventContent = {
+        msgtype: 'm.notice',
+        body: part.plain,
+        format: 'org.matrix.custom.html',
+        formatted_body: part.html,
+      };
+      if (inReplyTo !== undefined)
+        content['m.relates_to'] = { 'm.in_reply_to': { event_id: inReplyTo } };
+      try {
+        await this.send('m.room.message', content, 'reply');
+      } catch {
+        // Already logged; the decision stands and `status` shows it. A later part
+        // without the earlier one would mislead, so stop here.
+        return;
+      }
     }
   }
 

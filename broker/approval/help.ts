@@ -1,0 +1,47 @@
+/**
+ * The answer to `help`, for the channel it is asked in: the typed commands everywhere,
+ * the reactions only where there are reactions (Matrix, not the console), and the
+ * limits that shape what the owner sees (the default and longest expiry, how many
+ * requests may wait at once).
+ */
+import { formatDuration } from '../config.js';
+import { WRITE_MEANS } from './request-message.js';
+
+export interface HelpContext {
+  /** True in Matrix (reactions on request messages); false on the console. */
+  readonly reactions: boolean;
+  readonly lifecycle: {
+    readonly default_grant: number;
+    readonly max_grant: number;
+    /** lifecycle.max_pending: how many requests may wait for the owner at once. */
+    readonly max_pending?: number | undefined;
+  };
+}
+
+export function helpText(ctx: HelpContext): string {
+  const { default_grant, max_grant, max_pending } = ctx.lifecycle;
+  const lines = [
+    'Commands (N is the request number):',
+    `  approve N           approve every item of request N (for ${formatDuration(default_grant)})`,
+    '  approve N 1,3       approve only items 1 and 3',
+    `  approve N 8h        approve with an expiry: s, m, h or d, at most ${formatDuration(max_grant)}`,
+    '  approve N 1,3 8h    both',
+    '  deny N              deny request N',
+    '  deny all            deny every pending request',
+    '  show N              request N in full: reason, every item, what was granted',
+    '  revoke N            end the grants of request N',
+    '  revoke <instance>   end every grant on that instance',
+    '  revoke all          end every grant',
+    '  status              active grants and pending requests',
+    '  help                this text',
+    WRITE_MEANS,
+  ];
+  if (max_pending !== undefined) {
+    lines.push(
+      `At most ${max_pending} requests wait for you at once (lifecycle.max_pending); the agent's next one is refused until you decide, e.g. with "deny all".`,
+    );
+  }
+  if (ctx.reactions)
+    lines.push('Reactions on a request: 👍 approve all · 👎 deny · 🛇 revoke · 📋 status');
+  return lines.join('\n');
+}

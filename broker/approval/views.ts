@@ -1,0 +1,50 @@
+/**
+ * The owner's read-only answers: `status` (status.ts) and `show N` (show-message.ts).
+ * Nothing here changes a grant or a request, so nothing here is audited.
+ */
+import type { Clock } from '../base/domain.js';
+import { pendingTooLong, say, type ApprovalStore, type Reply } from './decisions.js';
+import { renderShow } from './show-message.js';
+import { renderStatus } from './status.js';
+
+export interface ViewDeps {
+  readonly store: ApprovalStore;
+  readonly now: Clock;
+  readonly lifecycle: { readonly pending_timeout: number };
+}
+
+export class Views {
+  constructor(private readonly deps: ViewDeps) {}
+
+  status(): Reply {
+    const now = this.deps.now();
+    const timeout = this.deps.lifecycle.pending_timeout;
+    const pending = this.deps.store
+      .pendingRequests?.()
+      .filter((r) => !pendingTooLong(r, now, timeout));
+    const r = renderStatus({
+      grants: this.deps.store.activeGrants(),
+      pending,
+      now,
+      pendingTimeout: timeout,
+    });
+    return { text: r.plain, html: r.html };
+  }
+
+  /** `show N`: the request in full, in as many messages as it needs. */
+  show(n: number): Reply {
+    const request = this.deps.store.getRequest(n);
+    if (request === undefined) {
+      return say(`There is no request ${n}. Type "status" to see the pending requests.`);
+    }
+    const [first, ...rest] = renderShow(request, {
+      now: this.deps.now(),
+      pendingTimeout: this.deps.lifecycle.pending_timeout,
+    });
+    return {
+      text: first?.plain ?? '',
+      html: first?.html ?? '',
+      ...(rest.length === 0 ? {} : { continued: rest }),
+    };
+  }
+}
