@@ -4,7 +4,7 @@ export { AuditError, type AuditErrorCode } from './errors.js';
 export { type AuditFileHandle, type AuditFs, type AuditOpenFlags, nodeAuditFs } from './fs.js';
 export { AuditLog, type AuditLogDeps, LOG_FILE } from './log.js';
 export { CHECKPOINT_FILE } from './checkpoint.js';
-export { LOCK_FILE } from './lock.js';
+export { acquireLock, LOCK_FILE, lockHolder, processIsAlive, type HeldLock } from './lock.js';
 export type { AuditRecord } from './record.js';
 export { verifyAudit, verifyAuditBytes, type VerifyResult } from './verify.js';
 export type { ChainHead } from './chain.js';

@@ -2,7 +2,9 @@
  * `data_dir/audit.lock`: one writer per data directory. The file holds the owner's pid.
  * It is created atomically complete: the pid goes into a private temp file (O_EXCL), which
  * is then hard-linked to `audit.lock`; link(2) fails with EEXIST when a lock exists, so a
- * reader never sees a half-written lock.
+ * reader never sees a half-written lock. The same mechanism takes other locks of one
+ * folder (`name`: the demo's `demo.lock`), and `lockHolder` asks who holds one without
+ * touching anything.
  */
 import { join } from 'node:path';
 import { AuditError } from './errors.js';
@@ -34,8 +36,12 @@ export function processIsAlive(pid: number): boolean {
   }
 }
 
-export async function acquireLock(dir: string, deps: LockDeps): Promise<HeldLock> {
-  const file = join(dir, LOCK_FILE);
+export async function acquireLock(
+  dir: string,
+  deps: LockDeps,
+  name: string = LOCK_FILE,
+): Promise<HeldLock> {
+  const file = join(dir, name);
   const tmp = `${file}.${deps.pid}.${process.hrtime.bigint()}.tmp`;
   const handle = await deps.fs.open(tmp, 'wx', 0o600);
   try {
@@ -108,6 +114,19 @@ async function tryLink(fs: AuditFs, from: string, to: string): Promise<boolean> 
     if (errnoCode(err) === 'EEXIST') return false;
     throw err;
   }
+}
+
+/**
+ * The pid of the running process that holds `dir/name`, or undefined when nobody does
+ * (no lock, or a stale one of a process that is gone). Reads only: changes no file.
+ */
+export async function lockHolder(
+  dir: string,
+  deps: Pick<LockDeps, 'fs' | 'isAlive'>,
+  name: string = LOCK_FILE,
+): Promise<number | undefined> {
+  const owner = await readOwner(deps.fs, join(dir, name));
+  return owner.kind === 'pid' && deps.isAlive(owner.pid) ? owner.pid : undefined;
 }
 
 type Owner = { kind: 'missing' } | { kind: 'garbage' } | { kind: 'pid'; pid: number };

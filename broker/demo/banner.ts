@@ -17,6 +17,10 @@ export interface BannerInput {
   cloudUser: string;
   /** Shown as given (relative to where the demo was started). */
   cloudFolder: string;
+  /** The demo cloud's trash bin (kept across restarts). */
+  trashFolder: string;
+  /** Where the demo's secret files are (the config names them). */
+  secretsFolder: string;
   dataFolder: string;
   tokensFile: string;
   configFile: string;
@@ -71,7 +75,11 @@ export function renderBanner(b: BannerInput): string {
     ...(b.seeded.length > 0
       ? [`                 example files created: ${b.seeded.join(', ')}`]
       : []),
-    `Broker state     ${b.dataFolder} (grant database, audit log; config ${b.configFile})`,
+    `Trash bin        ${b.trashFolder}: what the agent trashes stays there across restarts;`,
+    `                 to restore, stop the demo and move it from files/ back into ${b.cloudFolder}`,
+    `Broker state     ${b.dataFolder} (grant database, audit log; config ${b.configFile},`,
+    `                 secrets in ${b.secretsFolder}, mode 0600, new on every start)`,
+    `                 check it: npx broker doctor --config ${b.configFile}`,
     ...(b.preferredPortBusy === undefined
       ? []
       : [
@@ -98,8 +106,10 @@ export function renderBanner(b: BannerInput): string {
     '',
     'Tokens are new on every start: paste them again after a restart.',
     '',
-    'Approve here. The agent asks with request_access; the request appears below. Type:',
-    '  approve 1   approve 1 1,2 2h   deny 1   revoke 1   revoke all   status   help',
+    'Approve here. The agent asks with request_access; the request appears below with',
+    'its number N. Type:',
+    '  approve N   approve N 1,2 2h   deny N   show N   deny all   revoke N   revoke all',
+    '  status   help',
     'Stop with Ctrl-C.',
     rule,
     '',

@@ -1,8 +1,9 @@
 /**
  * The demo's configuration: written as an ordinary config.yaml (so the demo goes through
- * the same validation as a real setup, and the owner can read it as an example) that
- * names its secrets by environment variable. The values live only in this process's
- * environment, tokens.env and the terminal, never in the YAML.
+ * the same validation as a real setup, the owner can read it as an example, and
+ * `broker doctor --config data/demo/config.yaml` checks it) that names its secrets by
+ * file (`*_file:`). The values live in `secrets/` beside it (folder 0700, files 0600),
+ * in tokens.env and on the terminal, never in the YAML.
  */
 import { randomBytes } from 'node:crypto';
 
@@ -10,11 +11,14 @@ export const DEMO_INSTANCE = 'demo';
 export const DEMO_HOST = '127.0.0.1';
 export const DEMO_PREFERRED_PORT = 8765;
 
-/** Environment variables the demo config reads its secrets from. */
-export const DEMO_ENV = {
-  agent: 'BROKER_DEMO_AGENT_TOKEN',
-  transfer: 'BROKER_DEMO_TRANSFER_TOKEN',
-  appPassword: 'BROKER_DEMO_APP_PASSWORD',
+/** The folder of the demo's secret files, inside its data folder. */
+export const DEMO_SECRETS_FOLDER = 'secrets';
+
+/** The demo's secret files, relative to its data folder (what the config names). */
+export const DEMO_SECRET_FILES = {
+  agent: `${DEMO_SECRETS_FOLDER}/agent-token`,
+  transfer: `${DEMO_SECRETS_FOLDER}/transfer-token`,
+  appPassword: `${DEMO_SECRETS_FOLDER}/demo-app-password`,
 } as const;
 
 export interface DemoSecrets {
@@ -40,14 +44,6 @@ export function freshSecrets(random: (n: number) => Buffer = randomBytes): DemoS
   };
 }
 
-export function secretsEnv(secrets: DemoSecrets): Record<string, string> {
-  return {
-    [DEMO_ENV.agent]: secrets.agent,
-    [DEMO_ENV.transfer]: secrets.transfer,
-    [DEMO_ENV.appPassword]: secrets.appPassword,
-  };
-}
-
 export interface DemoConfigInput {
   /** The fake Nextcloud's base URL (http on loopback). */
   cloudUrl: string;
@@ -56,18 +52,20 @@ export interface DemoConfigInput {
   port: number;
 }
 
-/** config.yaml text for the demo; data_dir is the config's own folder. */
+/** config.yaml text for the demo; data_dir and the secret files are its own folder's. */
 export function demoConfigYaml(input: DemoConfigInput): string {
   return [
     '# Written by `broker start` for the demo; rewritten on every demo start.',
-    '# Secrets come from environment variables set by the demo process.',
+    `# Secrets are read from the files in ${DEMO_SECRETS_FOLDER}/ (mode 0600), new on every start`,
+    '# and removed when the demo stops. Check this setup with:',
+    '#   npx broker doctor --config data/demo/config.yaml',
     'server:',
     `  host: ${DEMO_HOST}`,
     `  port: ${input.port}`,
     '  allowed_hosts: [localhost, 127.0.0.1]',
     'tokens:',
-    `  agent_env: ${DEMO_ENV.agent}`,
-    `  transfer_env: ${DEMO_ENV.transfer}`,
+    `  agent_file: ${DEMO_SECRET_FILES.agent}`,
+    `  transfer_file: ${DEMO_SECRET_FILES.transfer}`,
     'approval: console',
     'lifecycle: { pending_timeout: 12h, default_grant: 24h, max_grant: 7d }',
     'data_dir: .',
@@ -76,7 +74,7 @@ export function demoConfigYaml(input: DemoConfigInput): string {
     `  ${DEMO_INSTANCE}:`,
     `    url: ${JSON.stringify(input.cloudUrl)}`,
     `    username: ${JSON.stringify(input.cloudUser)}`,
-    `    app_password_env: ${DEMO_ENV.appPassword}`,
+    `    app_password_file: ${DEMO_SECRET_FILES.appPassword}`,
     '    discovery: true',
     '',
   ].join('\n');

@@ -1,7 +1,12 @@
 /**
- * The demo (`broker start` without a config): a fake Nextcloud serving ./data/demo-cloud,
- * the broker on 127.0.0.1 with fresh tokens and its state in ./data/demo, and the
- * approval console on this terminal. Everything stays on loopback.
+ * The demo (`broker start` without a config): a fake Nextcloud serving ./data/demo-cloud
+ * (its trash bin in ./data/demo-cloud-trash, kept across restarts), the broker on
+ * 127.0.0.1 with fresh tokens and its state in ./data/demo, and the approval console on
+ * this terminal. Everything stays on loopback.
+ *
+ * One demo per folder: a start first checks, without touching anything, that no demo
+ * or broker holds ./data/demo (demo-lock.ts), so a second `npm start` is refused before
+ * it could rewrite the running demo's config.yaml or secrets.
  *
  * The fake Nextcloud is injected (it lives in fakes/, which the CLI imports), so
  * the broker's own modules never depend on test code.
@@ -14,15 +19,19 @@ import { renderBanner, tokensEnvFile } from './banner.js';
 import {
   DEMO_HOST,
   DEMO_PREFERRED_PORT,
+  DEMO_SECRET_FILES,
+  DEMO_SECRETS_FOLDER,
   demoConfigYaml,
   freshSecrets,
-  secretsEnv,
+  type DemoSecrets,
 } from './config.js';
+import { holdDemoLock } from './demo-lock.js';
 import { demoLogSink } from './log-sink.js';
 import { choosePort } from './ports.js';
 import { seedDemoCloud } from './seed.js';
 
 export const DEMO_CLOUD_FOLDER = join('data', 'demo-cloud');
+export const DEMO_TRASH_FOLDER = join('data', 'demo-cloud-trash');
 export const DEMO_DATA_FOLDER = join('data', 'demo');
 export const DEMO_CLOUD_USER = 'demo';
 export const TOKENS_FILE = 'tokens.env';
@@ -36,6 +45,8 @@ export interface DemoCloud {
 
 export type StartCloud = (opts: {
   root: string;
+  /** Where its trash bin lives; kept, so trashed files can be restored after a restart. */
+  trashDir: string;
   user: string;
   password: string;
   host: string;
@@ -79,35 +90,51 @@ async function writePrivate(file: string, text: string): Promise<void> {
   await writeFile(file, text, { flag: 'wx', mode: 0o600 });
 }
 
+/** The secret files the demo config names (folder 0700, files 0600). */
+async function writeSecrets(dataDir: string, secrets: DemoSecrets): Promise<void> {
+  await mkdir(join(dataDir, DEMO_SECRETS_FOLDER), { recursive: true, mode: 0o700 });
+  for (const key of ['agent', 'transfer', 'appPassword'] as const) {
+    await writePrivate(join(dataDir, DEMO_SECRET_FILES[key]), `${secrets[key]}\n`);
+  }
+}
+
 export async function startDemo(deps: DemoDeps): Promise<RunningDemo> {
   const cloudRoot = join(deps.cwd, DEMO_CLOUD_FOLDER);
+  const trashDir = join(deps.cwd, DEMO_TRASH_FOLDER);
   const dataDir = join(deps.cwd, DEMO_DATA_FOLDER);
-  await mkdir(cloudRoot, { recursive: true });
-  await mkdir(dataDir, { recursive: true, mode: 0o700 });
-  const seeded = await seedDemoCloud(cloudRoot);
-
+  // Before anything is written: refused here, a second start changes no file.
+  const lock = await holdDemoLock(dataDir, shown(deps.cwd, dataDir));
   const secrets = freshSecrets(deps.random);
-  const cloud = await deps.startCloud({
-    root: cloudRoot,
-    user: DEMO_CLOUD_USER,
-    password: secrets.appPassword,
-    host: DEMO_HOST,
-  });
+  let cloud: DemoCloud | undefined;
+  // Everything a failed start leaves is undone, the lock last.
+  const undo = async (): Promise<void> => {
+    await cloud?.close();
+    await rm(join(dataDir, DEMO_SECRETS_FOLDER), { recursive: true, force: true });
+    await lock.release();
+  };
   const tokensFile = join(dataDir, TOKENS_FILE);
   try {
+    await mkdir(cloudRoot, { recursive: true });
+    const seeded = await seedDemoCloud(cloudRoot);
+    await writeSecrets(dataDir, secrets);
+    cloud = await deps.startCloud({
+      root: cloudRoot,
+      trashDir,
+      user: DEMO_CLOUD_USER,
+      password: secrets.appPassword,
+      host: DEMO_HOST,
+    });
+    const cloudUrl = cloud.url;
     const preferred = deps.preferredPort ?? DEMO_PREFERRED_PORT;
     const { port, preferredBusy } = await choosePort(preferred, DEMO_HOST);
     const configFile = join(dataDir, DEMO_CONFIG_FILE);
-    await writePrivate(
-      configFile,
-      demoConfigYaml({ cloudUrl: cloud.url, cloudUser: DEMO_CLOUD_USER, port }),
-    );
+    await writePrivate(configFile, demoConfigYaml({ cloudUrl, cloudUser: DEMO_CLOUD_USER, port }));
 
     // The console greets and prompts as soon as it starts; hold its output back until
     // the banner is printed, so the terminal reads top to bottom.
     const consoleOut = new PassThrough();
     const broker = await startBroker(configFile, {
-      env: { ...deps.env, ...secretsEnv(secrets) },
+      env: deps.env,
       writeLog: demoLogSink(deps.stderr),
       stdin: deps.stdin,
       stdout: consoleOut,
@@ -125,9 +152,11 @@ export async function startDemo(deps: DemoDeps): Promise<RunningDemo> {
         agentToken: secrets.agent,
         transferToken: secrets.transfer,
         ...(preferredBusy ? { preferredPortBusy: preferred } : {}),
-        cloudUrl: cloud.url,
+        cloudUrl,
         cloudUser: DEMO_CLOUD_USER,
         cloudFolder: shown(deps.cwd, cloudRoot),
+        trashFolder: shown(deps.cwd, trashDir),
+        secretsFolder: shown(deps.cwd, join(dataDir, DEMO_SECRETS_FOLDER)),
         dataFolder: shown(deps.cwd, dataDir),
         tokensFile: shown(deps.cwd, tokensFile),
         configFile: shown(deps.cwd, configFile),
@@ -160,14 +189,14 @@ export async function startDemo(deps: DemoDeps): Promise<RunningDemo> {
             consoleOut.unpipe(deps.stdout);
             // The tokens die with this process; a stale file would only mislead.
             await rm(tokensFile, { force: true });
-            await cloud.close();
+            await undo();
           }
         })();
         return stopped;
       },
     };
   } catch (error) {
-    await cloud.close();
+    await undo();
     throw error;
   }
 }

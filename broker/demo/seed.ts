@@ -15,7 +15,7 @@ export const DEMO_FILES: ReadonlyMap<string, string> = new Map([
       '',
       'This file lives in a local, fake Nextcloud (./data/demo-cloud).',
       'An agent can see it only after you approve its request in the broker terminal,',
-      'for example by typing `approve 1`.',
+      'by typing `approve N` with the number N shown in the request.',
       '',
     ].join('\n'),
   ],

@@ -18,15 +18,21 @@ this is exactly \`broker serve\`.
 
 Without one it starts a demo on 127.0.0.1, touching nothing real:
   - a fake Nextcloud serving ./data/demo-cloud (example files added on first run,
-    existing files never overwritten), instance name "demo";
+    existing files never overwritten), instance name "demo"; its trash bin is
+    ./data/demo-cloud-trash, kept across restarts;
   - the broker on port 8765 (or a free port if that is busy) with fresh random tokens,
-    its grant database and audit log in ./data/demo;
-  - the approval console on this terminal: type "approve 1", "deny 1", "status", "help".
+    its grant database and audit log in ./data/demo, its secrets in
+    ./data/demo/secrets (mode 0600; \`broker doctor --config data/demo/config.yaml\`
+    checks the running demo);
+  - the approval console on this terminal: type "approve N", "deny N", "show N",
+    "status", "help" (N is the number shown with each request).
 It prints the MCP URL, the agent token, a ready-to-paste MCP client config and the
 BROKER_URL / BROKER_TRANSFER_TOKEN lines for the CLI (also in ./data/demo/tokens.env,
-mode 0600, removed when the demo stops). Ctrl-C stops it cleanly.
+mode 0600, removed when the demo stops). Ctrl-C stops it cleanly. A second start while
+a demo runs in the same folder is refused and changes nothing.
 
 Exit codes: 0 stopped cleanly · 1 bad usage or configuration · 2 could not start
+            (for instance: a demo already runs here)
 
 Examples:
   npm start

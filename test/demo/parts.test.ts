@@ -1,6 +1,6 @@
 /**
  * The demo's parts in-process: seeding never overwrites, the generated config passes the
- * real config validation with secrets only in the environment, port choice, the log
+ * real config validation with its secrets only in files, port choice, the log
  * sink, when `broker start` means serve, and signal handling under `npm start`.
  */
 import { EventEmitter } from 'node:events';
@@ -13,10 +13,9 @@ import { parseConfig } from '../../broker/config.js';
 import { claudeMcpAddLine, mcpClientConfig, tokensEnvFile } from '../../broker/demo/banner.js';
 import {
   demoConfigYaml,
-  DEMO_ENV,
+  DEMO_SECRET_FILES,
   freshSecrets,
   randomToken,
-  secretsEnv,
 } from '../../broker/demo/config.js';
 import { demoLogSink } from '../../broker/demo/log-sink.js';
 import { choosePort, portIsFree } from '../../broker/demo/ports.js';
@@ -54,15 +53,22 @@ describe('seedDemoCloud', () => {
 });
 
 describe('demo config', () => {
-  it('passes the real validation; secrets come only from the environment', () => {
+  it('passes the real validation; secrets come only from the files beside it', () => {
     const secrets = freshSecrets();
     const yaml = demoConfigYaml({ cloudUrl: 'http://127.0.0.1:4321', cloudUser: 'demo', port: 0 });
     for (const value of Object.values(secrets)) expect(yaml).not.toContain(value);
+    const files = new Map([
+      [join(dir, DEMO_SECRET_FILES.agent), `${secrets.agent}\n`],
+      [join(dir, DEMO_SECRET_FILES.transfer), `${secrets.transfer}\n`],
+      [join(dir, DEMO_SECRET_FILES.appPassword), `${secrets.appPassword}\n`],
+    ]);
     const { config, warnings } = parseConfig(yaml, {
       baseDir: dir,
-      env: secretsEnv(secrets),
-      readFile: () => {
-        throw new Error('no files');
+      env: {},
+      readFile: (path) => {
+        const text = files.get(path);
+        if (text === undefined) throw Object.assign(new Error('no such file'), { code: 'ENOENT' });
+        return text;
       },
     });
     expect(config.tokens).toEqual({ agent: secrets.agent, transfer: secrets.transfer });
@@ -79,10 +85,13 @@ describe('demo config', () => {
     expect(warnings.some((w) => w.includes('plain http'))).toBe(true);
   });
 
-  it('without the environment it does not load (no default secrets)', () => {
+  it('without the secret files it does not load (no default secrets)', () => {
     const yaml = demoConfigYaml({ cloudUrl: 'http://127.0.0.1:4321', cloudUser: 'demo', port: 0 });
-    expect(() => parseConfig(yaml, { baseDir: dir, env: {}, readFile: () => '' })).toThrow(
-      DEMO_ENV.agent,
+    const missing = (): string => {
+      throw Object.assign(new Error('no such file'), { code: 'ENOENT' });
+    };
+    expect(() => parseConfig(yaml, { baseDir: dir, env: {}, readFile: missing })).toThrow(
+      'tokens.agent_file',
     );
   });
 

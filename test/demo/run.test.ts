@@ -3,13 +3,22 @@
  * the banner comes before the console's greeting, the console approves, tokens.env is
  * private and removed on stop, and a failed start closes the fake Nextcloud.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, sep } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AuditLog } from '../../broker/audit/index.js';
 import { startDemo, type StartCloud } from '../../broker/demo/run.js';
+import { DEMO_FILES } from '../../broker/demo/seed.js';
 import { startFakeNextcloud } from '../../fakes/nextcloud.js';
 import { call, connectMcp } from '../../support/mcp.js';
 import { until } from '../../support/until.js';
@@ -105,9 +114,10 @@ describe('startDemo', () => {
     );
   });
 
-  it('a start that fails (data folder locked by another broker) closes the fake Nextcloud', async () => {
+  it('a start refused because a broker holds the data folder starts nothing and writes nothing', async () => {
     const held = await AuditLog.open(join(cwd, 'data', 'demo'), { now: Date.now });
     const c = cloud();
+    let started = 0;
     try {
       await expect(
         startDemo({
@@ -116,14 +126,131 @@ describe('startDemo', () => {
           stdin: new PassThrough(),
           stdout: new PassThrough(),
           stderr: () => undefined,
-          startCloud: c.start,
+          startCloud: async (opts) => {
+            started += 1;
+            return c.start(opts);
+          },
           preferredPort: 0,
         }),
-      ).rejects.toThrow(/lock/i);
-      expect(c.closed()).toBe(1);
-      expect(existsSync(join(cwd, 'data', 'demo', 'tokens.env'))).toBe(false);
+      ).rejects.toThrow(`already running on .${sep}data${sep}demo (process ${process.pid}`);
+      expect(started).toBe(0);
+      expect(readdirSync(join(cwd, 'data', 'demo')).sort()).toEqual(
+        ['audit.checkpoint', 'audit.lock', 'audit.log'].filter((f) =>
+          existsSync(join(cwd, 'data', 'demo', f)),
+        ),
+      );
+      expect(existsSync(join(cwd, 'data', 'demo-cloud'))).toBe(false);
     } finally {
       await held.close();
     }
   });
+
+  it('a start that fails after the lock undoes it: cloud closed, secrets and lock gone', async () => {
+    const c = cloud();
+    // Something the demo does not expect where its config goes: the start fails there.
+    mkdirSync(join(cwd, 'data', 'demo', 'config.yaml'), { recursive: true });
+    await expect(
+      startDemo({
+        cwd,
+        env: {},
+        stdin: new PassThrough(),
+        stdout: new PassThrough(),
+        stderr: () => undefined,
+        startCloud: c.start,
+        preferredPort: 0,
+      }),
+    ).rejects.toThrow();
+    expect(c.closed()).toBe(1);
+    expect(existsSync(join(cwd, 'data', 'demo', 'secrets'))).toBe(false);
+    expect(existsSync(join(cwd, 'data', 'demo', 'demo.lock'))).toBe(false);
+  });
+
+  it('wrong answer fixed: after a restart the banner suggests no request number that cannot work', async () => {
+    const out = await bannerOf(cwd);
+    expect(out).not.toMatch(/\b(approve|deny|revoke) 1\b/);
+    expect(out).toContain('approve N   approve N 1,2 2h   deny N   show N');
+  });
+
+  it('wrong answer fixed: a trashed file stays restorable after the demo stops ("the owner can restore it")', async () => {
+    const first = await running(cwd);
+    const agent = await connectMcp(first.demo.mcpUrl, first.demo.agentToken);
+    await call(agent, 'request_access', {
+      instance: 'demo',
+      reason: 'tidy',
+      items: [{ path: 'Documents', mode: 'write' }],
+    });
+    await until('the request', () => first.out().includes('Request 1'), 5_000, 10);
+    first.stdin.write('approve 1\n');
+    await until('the approval', () => first.out().includes('Approved request 1'), 5_000, 10);
+    const trashed = await call(agent, 'trash', { instance: 'demo', path: 'Documents/notes.txt' });
+    await agent.close();
+    expect(trashed).toMatchObject({ status: 'ok' });
+    expect(JSON.stringify(trashed)).toContain('the owner can restore it');
+    expect(first.out()).toContain(`Trash bin        .${sep}data${sep}demo-cloud-trash`);
+    await first.demo.stop();
+
+    const trashFiles = join(cwd, 'data', 'demo-cloud-trash', 'files');
+    expect(readdirSync(trashFiles)).toEqual([expect.stringMatching(/^notes\.txt\.d\d+$/)]);
+    // Next start: the demo cloud still has it in its trash bin and restores it.
+    const second = await running(cwd);
+    try {
+      const password = readFileSync(
+        join(cwd, 'data', 'demo', 'secrets', 'demo-app-password'),
+        'utf8',
+      ).trim();
+      const cloudUrl = /Demo Nextcloud\s+(http:\/\/\S+)/.exec(second.out())?.[1] ?? '';
+      const base = `${cloudUrl}/remote.php/dav/trashbin/demo`;
+      const auth = `Basic ${Buffer.from(`demo:${password}`).toString('base64')}`;
+      const id = readdirSync(trashFiles)[0] ?? '';
+      const restored = await fetch(`${base}/trash/${id}`, {
+        method: 'MOVE',
+        headers: { Authorization: auth, Destination: `${base}/restore/${id}` },
+      });
+      expect(restored.status).toBe(201);
+      expect(readFileSync(join(cwd, 'data', 'demo-cloud', 'Documents', 'notes.txt'), 'utf8')).toBe(
+        DEMO_FILES.get('Documents/notes.txt'),
+      );
+    } finally {
+      await second.demo.stop();
+    }
+  });
 });
+
+/** A demo started in-process on `dir`, with its output collected. */
+async function running(dir: string): Promise<{
+  demo: Awaited<ReturnType<typeof startDemo>>;
+  stdin: PassThrough;
+  out: () => string;
+}> {
+  const stdin = new PassThrough();
+  const stdout = new PassThrough();
+  let out = '';
+  stdout.on('data', (d: Buffer) => (out += d.toString()));
+  const demo = await startDemo({
+    cwd: dir,
+    env: {},
+    stdin,
+    stdout,
+    stderr: () => undefined,
+    startCloud: cloud().start,
+    preferredPort: 0,
+  });
+  await until('console greeting', () => out.includes('Approval console'), 5_000, 10);
+  return { demo, stdin, out: () => out };
+}
+
+/** The banner of a second start (after a first one made and decided request 1). */
+async function bannerOf(dir: string): Promise<string> {
+  const first = await running(dir);
+  const agent = await connectMcp(first.demo.mcpUrl, first.demo.agentToken);
+  await call(agent, 'request_access', {
+    instance: 'demo',
+    reason: 'x',
+    items: [{ path: 'Documents', mode: 'read' }],
+  });
+  await agent.close();
+  await first.demo.stop();
+  const second = await running(dir);
+  await second.demo.stop();
+  return second.out();
+}

@@ -3,15 +3,24 @@
  * without a config it starts the demo (fake Nextcloud, fresh tokens, console approval)
  * and prints everything a newcomer needs; with a config it is `broker serve`.
  */
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync, existsSync } from 'node:fs';
+import {
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyAudit } from '../../broker/audit/index.js';
 import { DEMO_FILES } from '../../broker/demo/seed.js';
 import { runCli, spawnBrokerCommand, type BrokerProcess } from '../../support/processes.js';
 import { call, connectMcp } from '../../support/mcp.js';
+import { until } from '../../support/until.js';
 
 const dirs: string[] = [];
 const tempDir = (prefix: string): string => {
@@ -240,4 +249,85 @@ describe('broker start without a config: the demo', () => {
       expect(await second.broker.stop('SIGTERM')).toBe(0);
     }
   });
+
+  it('wrong answer fixed: a second start while the demo runs exits non-zero, names the demo, and changes no file', async () => {
+    const cwd = tempDir('broker-demo-twice-');
+    const first = await startDemo(cwd);
+    try {
+      // The running demo's own writes settle first (its checkpoint follows the log).
+      const dataDir = join(cwd, 'data', 'demo');
+      await until('the running demo is idle', () => checkpointLevel(dataDir));
+      const before = snapshot(join(cwd, 'data'));
+      expect(before.has(join('demo', 'config.yaml'))).toBe(true);
+      const second = spawnBrokerCommand(['start'], { cwd, env: cleanEnv() });
+      const code = await second.exited;
+      expect(code).not.toBe(0);
+      expect(second.stderr()).toContain('a demo is already running');
+      expect(second.stderr()).toContain(`process ${first.broker.child.pid}`);
+      expect(second.stderr()).toContain(first.banner.brokerUrl);
+      expect(snapshot(join(cwd, 'data'))).toEqual(before);
+      // The running demo is untouched and still answers.
+      expect((await fetch(`${first.banner.brokerUrl}/health`)).status).toBe(200);
+    } finally {
+      expect(await first.broker.stop('SIGTERM')).toBe(0);
+    }
+  });
+
+  it('broker doctor --config data/demo/config.yaml is all green while the demo runs', async () => {
+    const cwd = tempDir('broker-demo-doctor-');
+    const { broker, banner } = await startDemo(cwd);
+    const secrets = join(cwd, 'data', 'demo', 'secrets');
+    try {
+      expect(statSync(secrets).mode & 0o777).toBe(0o700);
+      for (const name of readdirSync(secrets)) {
+        expect(statSync(join(secrets, name)).mode & 0o777).toBe(0o600);
+      }
+      const yaml = readFileSync(join(cwd, 'data', 'demo', 'config.yaml'), 'utf8');
+      expect(yaml).toContain('agent_file:');
+      expect(yaml).not.toContain(banner.agentToken);
+      const doctor = spawnBrokerCommand(['doctor', '--config', 'data/demo/config.yaml'], {
+        cwd,
+        env: cleanEnv(),
+      });
+      const code = await doctor.exited;
+      expect(code, doctor.stdout() + doctor.stderr()).toBe(0);
+      expect(doctor.stdout()).toContain('All checks passed.');
+      expect(doctor.stdout()).not.toContain('✗');
+      expect(doctor.stdout()).toContain('trash bin on');
+      expect(doctor.stdout()).not.toContain(banner.agentToken);
+    } finally {
+      expect(await broker.stop('SIGTERM')).toBe(0);
+    }
+    // The secrets die with the demo, like its tokens.
+    expect(existsSync(secrets)).toBe(false);
+  });
 });
+
+/** True when audit.checkpoint holds the head of audit.log and no write is under way. */
+function checkpointLevel(dir: string): boolean {
+  if (readdirSync(dir).some((f) => f.endsWith('.tmp'))) return false;
+  const lines = readFileSync(join(dir, 'audit.log'), 'utf8').trim().split('\n');
+  const head = JSON.parse(lines.at(-1) ?? '{}') as { seq?: number };
+  const checkpoint = JSON.parse(readFileSync(join(dir, 'audit.checkpoint'), 'utf8')) as {
+    seq?: number;
+  };
+  return head.seq !== undefined && checkpoint.seq === head.seq;
+}
+
+/** Every file under `root`: its bytes and mtime, keyed by its relative path. */
+function snapshot(root: string): Map<string, { bytes: string; mtimeMs: number }> {
+  const out = new Map<string, { bytes: string; mtimeMs: number }>();
+  const walk = (dir: string): void => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) walk(path);
+      else
+        out.set(relative(root, path), {
+          bytes: readFileSync(path).toString('base64'),
+          mtimeMs: statSync(path).mtimeMs,
+        });
+    }
+  };
+  walk(root);
+  return out;
+}
