@@ -88,6 +88,18 @@ describe('approve', () => {
     expect(reply.granted).toHaveLength(1);
   });
 
+  it('wrong answer fixed: the suggested shorter expiry keeps the chosen items (never approves more)', async () => {
+    const n = h.request([
+      ['a', 'read'],
+      ['b', 'write'],
+      ['c', 'write'],
+    ]);
+    const reply = await h.engine.handleText(`approve ${n} 1 30d`, OWNER);
+    expect(reply?.text).toContain(`e.g. "approve ${n} 1 7d"`);
+    expect(reply?.text).not.toContain(`"approve ${n} 7d"`);
+    expect(h.store.activeGrants()).toEqual([]);
+  });
+
   it('refuses an expiry above the maximum, grants nothing, and leaves the request pending', async () => {
     const n = h.request([['a', 'read']]);
     const reply = await h.engine.apply({ kind: 'approve', request: n, durationMs: 8 * D }, OWNER);

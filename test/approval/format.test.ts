@@ -105,6 +105,16 @@ describe('renderRequest', () => {
     expect(matrix.plain).toContain('👍 approve all 2 items (1d) · 👎 deny');
   });
 
+  it('wrong answer fixed: the example expiry is one that works (never above max_grant)', () => {
+    const two = request([
+      { path: 'a', mode: 'read' },
+      { path: 'b', mode: 'read' },
+    ]);
+    const r = renderRequest(two, { expiresIn: H, defaultGrant: H, maxGrant: 4 * H });
+    expect(r.plain).toContain('approve 3 1,2 4h');
+    expect(r.plain).not.toContain('8h');
+  });
+
   it('keeps lines short for a phone (only paths may be long)', () => {
     const r = renderRequest(request([{ path: 'a', mode: 'read' }]), { expiresIn: H });
     for (const line of r.plain.split('\n')) expect(line.length).toBeLessThanOrEqual(60);
