@@ -18,14 +18,18 @@ beforeEach(async () => {
   output = new PassThrough();
   printed = '';
   output.on('data', (chunk: Buffer) => (printed += chunk.toString('utf8')));
-  gateway = new ConsoleGateway({
+  gateway = consoleOn(h);
+});
+
+function consoleOn(on: Harness): ConsoleGateway {
+  return new ConsoleGateway({
     input,
     output,
-    engine: h.engine,
-    now: () => h.clock.now,
+    engine: on.engine,
+    now: () => on.clock.now,
     lifecycle: LIFECYCLE,
   });
-});
+}
 
 afterEach(async () => {
   await gateway.stop();
@@ -189,13 +193,7 @@ describe('ConsoleGateway', () => {
     await gateway.stop();
     await h.close();
     h = await harness({ channel: 'console', lifecycle: { max_pending: 10 } });
-    gateway = new ConsoleGateway({
-      input,
-      output,
-      engine: h.engine,
-      now: () => h.clock.now,
-      lifecycle: LIFECYCLE,
-    });
+    gateway = consoleOn(h);
     await gateway.start();
     const help = await type('help');
     expect(help).toContain('deny all');

@@ -118,27 +118,20 @@ describe('startDemo', () => {
     const held = await AuditLog.open(join(cwd, 'data', 'demo'), { now: Date.now });
     const c = cloud();
     let started = 0;
+    const before = readdirSync(join(cwd, 'data', 'demo')).sort();
     try {
       await expect(
-        startDemo({
-          cwd,
-          env: {},
-          stdin: new PassThrough(),
-          stdout: new PassThrough(),
-          stderr: () => undefined,
-          startCloud: async (opts) => {
+        startDemo(
+          quietDeps(async (opts) => {
             started += 1;
             return c.start(opts);
-          },
-          preferredPort: 0,
-        }),
+          }),
+        ),
       ).rejects.toThrow(`already running on .${sep}data${sep}demo (process ${process.pid}`);
       expect(started).toBe(0);
-      expect(readdirSync(join(cwd, 'data', 'demo')).sort()).toEqual(
-        ['audit.checkpoint', 'audit.lock', 'audit.log'].filter((f) =>
-          existsSync(join(cwd, 'data', 'demo', f)),
-        ),
-      );
+      // Only what the holder wrote is there: no config, secrets, lock or tokens of ours.
+      expect(readdirSync(join(cwd, 'data', 'demo')).sort()).toEqual(before);
+      expect(before).not.toContain('config.yaml');
       expect(existsSync(join(cwd, 'data', 'demo-cloud'))).toBe(false);
     } finally {
       await held.close();
@@ -149,17 +142,7 @@ describe('startDemo', () => {
     const c = cloud();
     // Something the demo does not expect where its config goes: the start fails there.
     mkdirSync(join(cwd, 'data', 'demo', 'config.yaml'), { recursive: true });
-    await expect(
-      startDemo({
-        cwd,
-        env: {},
-        stdin: new PassThrough(),
-        stdout: new PassThrough(),
-        stderr: () => undefined,
-        startCloud: c.start,
-        preferredPort: 0,
-      }),
-    ).rejects.toThrow();
+    await expect(startDemo(quietDeps(c.start))).rejects.toThrow();
     expect(c.closed()).toBe(1);
     expect(existsSync(join(cwd, 'data', 'demo', 'secrets'))).toBe(false);
     expect(existsSync(join(cwd, 'data', 'demo', 'demo.lock'))).toBe(false);
@@ -215,6 +198,19 @@ describe('startDemo', () => {
     }
   });
 });
+
+/** Demo deps on `cwd` that print nothing. */
+function quietDeps(startCloud: StartCloud): Parameters<typeof startDemo>[0] {
+  return {
+    cwd,
+    env: {},
+    stdin: new PassThrough(),
+    stdout: new PassThrough(),
+    stderr: () => undefined,
+    startCloud,
+    preferredPort: 0,
+  };
+}
 
 /** A demo started in-process on `dir`, with its output collected. */
 async function running(dir: string): Promise<{
