@@ -34,10 +34,15 @@ export function throttled(state: FakeState): boolean {
   return state.authFailures >= state.throttleAtFailure - 1;
 }
 
+/** How long the real server waits after the n-th failed login (1-based), scaled. */
+export function failureDelayMs(failures: number, scale: number): number {
+  const seconds = FAILURE_DELAYS_S[Math.min(failures, FAILURE_DELAYS_S.length) - 1] ?? 26;
+  return seconds * 1000 * scale;
+}
+
 /** Count a failed login and wait as long as the real server would (scaled). */
 export async function recordFailure(state: FakeState): Promise<void> {
   state.authFailures += 1;
-  const seconds = FAILURE_DELAYS_S[Math.min(state.authFailures, FAILURE_DELAYS_S.length) - 1] ?? 26;
-  const ms = seconds * 1000 * state.authDelayScale;
+  const ms = failureDelayMs(state.authFailures, state.authDelayScale);
   if (ms > 0) await sleep(ms);
 }

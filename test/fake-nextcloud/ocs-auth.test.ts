@@ -1,5 +1,6 @@
 /** Facts file, "## OCS and search" and "## Authentication and throttling". */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { failureDelayMs } from '../../fakes/nextcloud/auth.js';
 import { startFakeNextcloud, type FakeNextcloud } from '../../fakes/nextcloud.js';
 import { basic, dav, sabreException } from './helpers.js';
 
@@ -88,7 +89,7 @@ describe('Wrong app password', () => {
     expect((await dav(fake, 'PROPFIND', '', { headers: { Depth: '0' } })).status).toBe(207);
   });
 
-  it('each failure is slower (delays scaled by authDelayScale)', async () => {
+  it('a failed login waits at least its scheduled delay (scaled by authDelayScale)', async () => {
     const slow = await startFakeNextcloud({ authDelayScale: 0.02 });
     try {
       const timed = async () => {
@@ -101,12 +102,19 @@ describe('Wrong app password', () => {
       await timed();
       await timed();
       const fifth = await timed(); // 4 s × 0.02 = 80 ms
+      // Lower bounds only: a sleep is never shorter, but a loaded machine makes any
+      // answer longer, so comparing two timings would be a timed test.
       expect(first).toBeGreaterThanOrEqual(19);
       expect(fifth).toBeGreaterThanOrEqual(79);
-      expect(fifth).toBeGreaterThan(first);
     } finally {
       await slow.close();
     }
+  });
+
+  it('the delay grows with every failure like the real server: 1, 1.2, 1.6, 2.4, 4, 7.4, 13.6, then 26 s', () => {
+    const delays = Array.from({ length: 10 }, (_, i) => failureDelayMs(i + 1, 1));
+    expect(delays).toEqual([1000, 1200, 1600, 2400, 4000, 7400, 13600, 26000, 26000, 26000]);
+    expect(failureDelayMs(5, 0.02)).toBeCloseTo(80);
   });
 
   it('from the 12th failure the whole client IP gets 429 for every request, valid credentials included, until reset()', async () => {
