@@ -120,9 +120,10 @@ function lockData(state: FakeState, fileId: number): unknown {
     fileId,
     type: lock.type === 'token' ? 2 : 0,
     owner: lock.owner,
-    ownerDisplayName: lock.owner,
+    // Observed: a token lock shows its LOCK body's owner text and its bare uuid.
+    ownerDisplayName: lock.type === 'token' ? lock.ownerText : lock.owner,
     ownerEditor: '',
-    token: lock.token,
+    token: lock.token.replace(/^opaquelocktoken:/, ''),
     creation: lock.createdAt,
     eta: lock.timeoutSeconds,
   };
@@ -141,6 +142,9 @@ async function filesLock(ctx: OcsContext, user: string): Promise<void> {
   if (!node) return ocsReply(ctx, 404, 'File not found', []);
   const existing = state.locks.get(node.fileId);
   const foreign = existing && !(existing.type === 'user' && existing.owner === user);
+  // Observed: the DELETE also removes a token lock of the same user (the owner breaks a
+  // checkout from the web UI); a PUT over it is 423.
+  const ownToken = existing?.type === 'token' && existing.owner === user;
   if (ctx.req.method === 'PUT') {
     if (foreign) return ocsReply(ctx, 423, 'File is locked', lockData(state, node.fileId));
     if (!existing) {
@@ -160,7 +164,8 @@ async function filesLock(ctx: OcsContext, user: string): Promise<void> {
   }
   if (ctx.req.method === 'DELETE') {
     if (!existing) return ocsReply(ctx, 412, 'File is not locked', []);
-    if (foreign) return ocsReply(ctx, 423, 'File is locked', lockData(state, node.fileId));
+    if (foreign && !ownToken)
+      return ocsReply(ctx, 423, 'File is locked', lockData(state, node.fileId));
     state.locks.delete(node.fileId);
     return ocsReply(ctx, 200, 'OK', []);
   }

@@ -11,6 +11,7 @@ import { LockTable } from './locks.js';
 import { helperRel } from './paths.js';
 import { EX, Reply } from './reply.js';
 import { route } from './router.js';
+import { ReceivedShares } from './shares.js';
 import { defaultFaults, type FakeState } from './state.js';
 import { DiskStore } from './store.js';
 import { TrashBin } from './trash.js';
@@ -54,6 +55,7 @@ export async function startFakeNextcloud(opts: FakeNextcloudOptions = {}): Promi
       const rel = store.relOfId(fileId);
       if (rel !== undefined) store.touch(rel);
     }),
+    shares: new ReceivedShares(store),
     authFailures: 0,
     authDelayScale: opts.authDelayScale ?? 0,
     throttleAtFailure: opts.throttleAtFailure ?? 12,
@@ -150,6 +152,11 @@ export async function startFakeNextcloud(opts: FakeNextcloudOptions = {}): Promi
         ownerIsHref: false,
       });
       return token;
+    },
+    async receiveShare(p, shareOpts = {}) {
+      const info = await store.info(relOf(p));
+      if (!info) throw new Error(`fake nextcloud: cannot share missing ${p}`);
+      state.shares.add(info.fileId, { owner: shareOpts.owner ?? 'bob' });
     },
     lockOf(p) {
       const id = store.knownId(relOf(p));

@@ -1,5 +1,6 @@
 /** Everything one fake instance knows, shared by its request handlers. */
 import type { LockTable } from './locks.js';
+import type { ReceivedShares } from './shares.js';
 import type { DiskStore } from './store.js';
 import type { TrashBin } from './trash.js';
 import type { Faults, RecordedRequest } from './types.js';
@@ -12,6 +13,8 @@ export interface FakeState {
   store: DiskStore;
   trash: TrashBin;
   locks: LockTable;
+  /** Shares this user received from others (their roots, by file id). */
+  shares: ReceivedShares;
   /** Failed logins since start or the last reset (one client IP: loopback). */
   authFailures: number;
   authDelayScale: number;

@@ -83,6 +83,11 @@ export interface FakeNextcloud {
   trashed(): string[];
   /** Place a lock as if another client did; returns its token. Throws if the path is missing. */
   lockAs(path: string, opts: LockAsOptions): Promise<string>;
+  /**
+   * Make the folder or file at `path` (create it first) the root of a share this user
+   * received from `owner` (default `bob`), read-write, as Nextcloud 29 shows one.
+   */
+  receiveShare(path: string, opts?: { owner?: string }): Promise<void>;
   /** Currently held lock on a path, if any. */
   lockOf(path: string): { type: 'token' | 'user'; owner: string; token: string } | undefined;
   /**

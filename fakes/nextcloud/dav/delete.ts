@@ -1,6 +1,8 @@
 /**
  * DELETE: 204, then 404. With files_trashbin on the item goes to the trashbin
- * (restorable); with it off it is really deleted.
+ * (restorable); with it off it is really deleted. The root of a received share is
+ * unshared instead (nothing in the trashbin), and so is every share inside a deleted
+ * folder (see shares.ts).
  */
 import { EX } from '../reply.js';
 import { checkPreconditions, mayWrite } from './conditions.js';
@@ -28,6 +30,9 @@ export async function discard(
   fileId: number,
 ): Promise<void> {
   ctx.state.locks.delete(fileId);
+  // Observed: a received share is unshared, not trashed, also inside a deleted folder.
+  for (const root of ctx.state.shares.rootsUnder(rel)) await ctx.state.shares.unshare(root);
+  if (!(await ctx.state.store.info(rel))) return;
   if (ctx.state.faults.trashbin) await ctx.state.trash.put(rel, kind);
   else await ctx.state.store.remove(rel);
 }

@@ -5,7 +5,8 @@
  * - An RFC 4918 `<d:lockinfo>` body: a token lock (200, `Lock-Token` header,
  *   lockdiscovery); a missing path is created empty (201, with its OC-FileId; in a
  *   missing folder 404). A second exclusive LOCK is 423; a body-less LOCK with
- *   `If: (<token>)` refreshes it.
+ *   `If: (<token>)` refreshes it. Over the user's own user lock it answers 200 with a
+ *   token but locks nothing.
  * - UNLOCK: 204; no Lock-Token header 400; a wrong token 500 with an empty body.
  * Locking and unlocking give the file a new etag (LockTable). With files_lock off both
  * methods are 501.
@@ -108,6 +109,26 @@ function parseLockInfo(body: string): LockInfo {
   }
 }
 
+function tokenLock(
+  ctx: DavContext,
+  node: NodeInfo,
+  timeout: number,
+  info: NonNullable<LockInfo>,
+  depthHeader: string | undefined,
+): LockRecord {
+  return {
+    type: 'token',
+    owner: ctx.user,
+    token: `opaquelocktoken:${randomUUID()}`,
+    fileId: node.fileId,
+    createdAt: nowSeconds(ctx),
+    timeoutSeconds: timeout,
+    depth: (depthHeader ?? 'infinity').trim() === '0' ? '0' : 'infinity',
+    ownerText: info.ownerText,
+    ownerIsHref: info.ownerIsHref,
+  };
+}
+
 export async function lock(ctx: DavContext): Promise<void> {
   if (!ctx.state.faults.filesLock) return notImplemented(ctx);
   const store = ctx.state.store;
@@ -142,6 +163,14 @@ export async function lock(ctx: DavContext): Promise<void> {
     return;
   }
   const existing = node ? ctx.state.locks.get(node.fileId) : undefined;
+  if (existing && node && existing.type === 'user' && existing.owner === ctx.user) {
+    // Observed: over the user's own user lock, a token LOCK answers 200 with a fresh
+    // token and a full lockdiscovery, but no lock is made (the user lock stays, the
+    // etag does not change, the token holds nothing).
+    const phantom = tokenLock(ctx, node, timeout, info, header(ctx, 'Depth'));
+    ctx.reply.xml(200, discoveryBody(ctx, node, phantom), { 'Lock-Token': `<${phantom.token}>` });
+    return;
+  }
   if (existing) {
     ctx.reply.sabre(423, EX.conflictingLock, '', {}, '  <d:no-conflicting-lock/>\n');
     return;
@@ -158,18 +187,7 @@ export async function lock(ctx: DavContext): Promise<void> {
     if (!node) throw new Error(`fake nextcloud: ${rel} vanished after LOCK`);
     created = true;
   }
-  const depth = (header(ctx, 'Depth') ?? 'infinity').trim() === '0' ? '0' : 'infinity';
-  const record: LockRecord = {
-    type: 'token',
-    owner: ctx.user,
-    token: `opaquelocktoken:${randomUUID()}`,
-    fileId: node.fileId,
-    createdAt: nowSeconds(ctx),
-    timeoutSeconds: timeout,
-    depth,
-    ownerText: info.ownerText,
-    ownerIsHref: info.ownerIsHref,
-  };
+  const record = tokenLock(ctx, node, timeout, info, header(ctx, 'Depth'));
   ctx.state.locks.set(record);
   ctx.reply.xml(created ? 201 : 200, discoveryBody(ctx, node, record), {
     'Lock-Token': `<${record.token}>`,

@@ -105,6 +105,15 @@ export async function moveOrCopy(ctx: DavContext, kind: 'MOVE' | 'COPY'): Promis
     );
     return;
   }
+  if (
+    kind === 'MOVE' &&
+    ctx.state.shares.rootOf(source.fileId) !== undefined &&
+    ctx.state.shares.containing(parentRel(to.rel)) !== undefined
+  ) {
+    // Observed: a received share cannot be moved into another one.
+    ctx.reply.sabre(403, EX.forbidden, '');
+    return;
+  }
   const existing = await store.info(to.rel);
   if (!existing && isPartName(to.rel) && !overwrite) return destinationExists(ctx);
   if (refusePartName(ctx.reply, to.rel)) return;

@@ -111,26 +111,41 @@ export const PRODUCERS = new Map<string, Producer>([
   ],
   [oc('fileid'), (_, n) => String(n.fileId)],
   [oc('id'), (ctx, n) => ctx.state.store.ocId(n.fileId)],
-  [oc('permissions'), (_, n) => (n.kind === 'folder' ? 'RGDNVCK' : 'RGDNVW')],
+  // Observed: `S` (shared with this user) leads the letters of everything in a received share.
+  [
+    oc('permissions'),
+    (ctx, n) =>
+      (ctx.state.shares.containing(n.rel) === undefined ? '' : 'S') +
+      (n.kind === 'folder' ? 'RGDNVCK' : 'RGDNVW'),
+  ],
   [
     oc('size'),
     async (ctx, n) => String(n.kind === 'folder' ? await ctx.state.store.treeSize(n.rel) : n.size),
   ],
   [oc('favorite'), () => '0'],
-  [oc('owner-id'), (ctx) => escapeXml(ctx.user)],
+  [oc('owner-id'), (ctx, n) => escapeXml(ctx.state.shares.containing(n.rel)?.owner ?? ctx.user)],
   [oc('owner-display-name'), (ctx) => escapeXml(ctx.user)],
   [oc('share-types'), () => ''],
   [nc('has-preview'), () => 'false'],
-  [nc('mount-type'), () => ''],
+  [
+    nc('mount-type'),
+    (ctx, n) => (ctx.state.shares.containing(n.rel) === undefined ? '' : 'shared'),
+  ],
+  [
+    nc('is-mount-root'),
+    (ctx, n) => (ctx.state.shares.rootOf(n.fileId) === undefined ? 'false' : 'true'),
+  ],
   [nc('is-encrypted'), () => '0'],
   [nc('lock'), lockProp(() => '1')],
   [nc('lock-owner-type'), lockProp((l) => (l.type === 'token' ? '2' : '0'))],
   [nc('lock-owner'), lockProp((l) => l.owner)],
-  [nc('lock-owner-displayname'), lockProp((l) => l.owner)],
+  // Observed: for a token lock, the `<d:owner>` text of its LOCK body.
+  [nc('lock-owner-displayname'), lockProp((l) => (l.type === 'token' ? l.ownerText : l.owner))],
   [nc('lock-owner-editor'), lockProp(() => '')],
   [nc('lock-time'), lockProp((l) => String(l.createdAt))],
   [nc('lock-timeout'), lockProp((l) => String(l.timeoutSeconds))],
-  [nc('lock-token'), lockProp((l) => l.token)],
+  // Observed: a token lock's uuid without its `opaquelocktoken:` prefix.
+  [nc('lock-token'), lockProp((l) => l.token.replace(/^opaquelocktoken:/, ''))],
 ]);
 
 /** Sabre's allprop set; properties a node lacks are left out (no 404 propstat). */

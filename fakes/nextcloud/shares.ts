@@ -1,0 +1,66 @@
+/**
+ * Folders and files another user shared with this user (received shares), as Nextcloud
+ * 29 shows and treats them: the share's root is a mount (`nc:mount-type` `shared`,
+ * `nc:is-mount-root` true), everything in it belongs to the sharer (`oc:owner-id`) and
+ * carries `S` in `oc:permissions`. A DELETE of the root unshares it: nothing goes to the
+ * trash bin and it cannot be restored; a deleted folder takes the shares inside it along
+ * the same way. A share root moves like any folder of one's own, but not into another
+ * received share (403). Kept by file id, so a share follows its root when it moves.
+ *
+ * Modelled read-write only. Not modelled: what the sharer sees, the sharer's own trash
+ * bin, read-only shares, and a folder holding a share moved into another share (the
+ * real server puts the inner share back at the user's root).
+ */
+import type { DiskStore } from './store.js';
+
+export interface ReceivedShare {
+  /** The sharer's user id. */
+  readonly owner: string;
+}
+
+export class ReceivedShares {
+  readonly #byFileId = new Map<number, ReceivedShare>();
+
+  constructor(private readonly store: DiskStore) {}
+
+  add(fileId: number, share: ReceivedShare): void {
+    this.#byFileId.set(fileId, share);
+  }
+
+  /** The share whose root is exactly this file id. */
+  rootOf(fileId: number): ReceivedShare | undefined {
+    return this.#byFileId.get(fileId);
+  }
+
+  /** The share `rel` lies in (its root or anything below), if any. */
+  containing(rel: string): ReceivedShare | undefined {
+    const parts = rel === '' ? [] : rel.split('/');
+    for (let n = parts.length; n > 0; n--) {
+      const id = this.store.knownId(parts.slice(0, n).join('/'));
+      const share = id === undefined ? undefined : this.#byFileId.get(id);
+      if (share !== undefined) return share;
+    }
+    return undefined;
+  }
+
+  /** The roots (stored rels) of the shares at or below `rel`. */
+  rootsUnder(rel: string): string[] {
+    const roots: string[] = [];
+    for (const id of this.#byFileId.keys()) {
+      const at = this.store.relOfId(id);
+      if (at !== undefined && (at === rel || at.startsWith(`${rel}/`))) roots.push(at);
+    }
+    return roots;
+  }
+
+  /** Unshares the share rooted at `rel`: gone from this user's files, nowhere in the trash. */
+  async unshare(rel: string): Promise<void> {
+    const id = this.store.knownId(rel);
+    if (id !== undefined) this.#byFileId.delete(id);
+    await this.store.remove(rel);
+  }
+
+  clear(): void {
+    this.#byFileId.clear();
+  }
+}
