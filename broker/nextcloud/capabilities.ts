@@ -61,13 +61,13 @@ export class CapabilitiesCache {
   ) {}
 
   /** Cached for `ttlMs`. */
-  async get(): Promise<Capabilities> {
+  async get(signal?: AbortSignal): Promise<Capabilities> {
     const cached = this.#cached;
     if (cached !== undefined && this.conn.now() - cached.at < this.ttlMs) return cached.value;
-    return this.fetch();
+    return this.fetch(signal);
   }
 
-  async fetch(): Promise<Capabilities> {
+  async fetch(signal?: AbortSignal): Promise<Capabilities> {
     const { conn } = this;
     const url = new URL(
       `${conn.origin}${parseBaseUrl(conn.instance.url).pathname.replace(/\/+$/, '')}/ocs/v2.php/cloud/capabilities`,
@@ -79,7 +79,12 @@ export class CapabilitiesCache {
         url,
         headers: { 'ocs-apirequest': 'true', accept: 'application/json' },
       },
-      { idempotent: true, ok: [200], ctx: { verb: 'CAPABILITIES', instance: conn.name, path: '' } },
+      {
+        idempotent: true,
+        ok: [200],
+        ctx: { verb: 'CAPABILITIES', instance: conn.name, path: '' },
+        signal,
+      },
       MAX_SMALL_REPLY_BYTES,
     );
     const value = parseCapabilities(text);

@@ -2,25 +2,30 @@
  * One Nextcloud instance, spoken to over WebDAV (files) and OCS (capabilities): the
  * client the pipeline's steps receive (as operations/ports.ts NextcloudPort).
  *
- * Every verb takes a canonical path — the exact value the wall checked — and nothing
- * else; the client alone turns it into a URL (see url.ts). '' is the instance root and
+ * Every verb takes a canonical path — the exact value the wall checked — and, last, the
+ * operation's abort signal (a grant that ends stops the request: see connection.ts);
+ * the client alone turns the path into a URL (see url.ts). '' is the instance root and
  * is accepted only by `list`. Every error leaving this class is a NextcloudError whose
  * one-line message names the cause and the next step, scrubbed of the app password in
  * every spelling. The parts: connection.ts (credentials, transport, retries, errors),
- * files.ts (list, mkdir, move, trash), transfers.ts (read and write streams), locks.ts
- * (LOCK, UNLOCK) and capabilities.ts.
+ * files.ts (list, mkdir, move, trash; mounts.ts what trash refuses), transfers.ts (read
+ * and write streams), locks.ts (LOCK, UNLOCK, a confirmed release), inspect.ts (lock and
+ * mount properties) and capabilities.ts.
  */
 import type { Readable } from 'node:stream';
 import { CapabilitiesCache, type Capabilities } from './capabilities.js';
 import { NextcloudConnection, type ConnectionDeps, type NextcloudInstance } from './connection.js';
 import { createCursorCodec, type CursorCodec } from './cursor.js';
 import { listFolder, makeFolder, move, trash } from './files.js';
-import { lock, unlock } from './locks.js';
+import { inspect, type Inspection } from './inspect.js';
+import { lock, releaseLock, unlock, type Released } from './locks.js';
 import type { Entry } from './multistatus.js';
 import { readStream, writeStream, type WriteCondition } from './transfers.js';
 
 export type { Entry } from './multistatus.js';
 export type { Capabilities } from './capabilities.js';
+export type { Inspection, LockFacts, MountFacts } from './inspect.js';
+export type { Released } from './locks.js';
 export type { NextcloudInstance } from './connection.js';
 export type { WriteCondition } from './transfers.js';
 
@@ -60,13 +65,21 @@ export class NextcloudClient {
     path: string,
     cursor?: string,
     pageSize = 200,
+    signal?: AbortSignal,
   ): Promise<{ entries: Entry[]; next?: string }> {
-    return this.#conn.guard(() => listFolder(this.#conn, this.#cursors, path, cursor, pageSize));
+    return this.#conn.guard(() =>
+      listFolder(this.#conn, this.#cursors, path, cursor, pageSize, signal),
+    );
   }
 
   /** One file or folder (PROPFIND Depth 0). */
-  stat(path: string): Promise<Entry> {
-    return this.#conn.guard(() => this.#conn.stat(path));
+  stat(path: string, signal?: AbortSignal): Promise<Entry> {
+    return this.#conn.guard(() => this.#conn.stat(path, signal));
+  }
+
+  /** One file or folder with its lock and mount properties (PROPFIND Depth 0). */
+  inspect(path: string, signal?: AbortSignal): Promise<Inspection> {
+    return this.#conn.guard(() => inspect(this.#conn, path, signal));
   }
 
   /**
@@ -76,8 +89,9 @@ export class NextcloudClient {
   readStream(
     path: string,
     range?: { start: number; end?: number },
+    signal?: AbortSignal,
   ): Promise<{ stream: Readable; size: number | null; etag: string | null }> {
-    return this.#conn.guard(() => readStream(this.#conn, path, range));
+    return this.#conn.guard(() => readStream(this.#conn, path, range, signal));
   }
 
   /**
@@ -89,37 +103,46 @@ export class NextcloudClient {
     body: Readable,
     cond: WriteCondition,
     size?: number,
+    signal?: AbortSignal,
   ): Promise<{ etag: string | null }> {
-    return this.#conn.guard(() => writeStream(this.#conn, path, body, cond, size));
+    return this.#conn.guard(() => writeStream(this.#conn, path, body, cond, size, signal));
   }
 
   /** Create one folder (its parent must exist). */
-  mkdir(path: string): Promise<void> {
-    return this.#conn.guard(() => makeFolder(this.#conn, path));
+  mkdir(path: string, signal?: AbortSignal): Promise<void> {
+    return this.#conn.guard(() => makeFolder(this.#conn, path, signal));
   }
 
   /** Rename or move; never overwrites an existing target. */
-  move(from: string, to: string): Promise<void> {
-    return this.#conn.guard(() => move(this.#conn, from, to));
+  move(from: string, to: string, signal?: AbortSignal): Promise<void> {
+    return this.#conn.guard(() => move(this.#conn, from, to, signal));
   }
 
-  /** Delete into the trash bin; refused when the trash bin is off. */
-  trash(path: string): Promise<void> {
-    return this.#conn.guard(() => trash(this.#conn, this.#capabilities, path));
+  /**
+   * Delete into the trash bin; refused when the trash bin is off, and for a mount (a
+   * received share, an external storage) or a folder holding one: see mounts.ts.
+   */
+  trash(path: string, signal?: AbortSignal): Promise<void> {
+    return this.#conn.guard(() => trash(this.#conn, this.#capabilities, path, signal));
   }
 
   /** RFC 4918 exclusive write lock on an existing file; returns `opaquelocktoken:…`. */
-  lock(path: string, timeoutSeconds: number): Promise<{ token: string }> {
-    return this.#conn.guard(() => lock(this.#conn, path, timeoutSeconds));
+  lock(path: string, timeoutSeconds: number, signal?: AbortSignal): Promise<{ token: string }> {
+    return this.#conn.guard(() => lock(this.#conn, path, timeoutSeconds, signal));
   }
 
-  /** Release a lock taken by `lock`. */
+  /** UNLOCK alone (its answer proves little: see `releaseLock`). */
   unlock(path: string, token: string): Promise<void> {
     return this.#conn.guard(() => unlock(this.#conn, path, token));
   }
 
+  /** Release a lock taken by `lock`, confirmed by its lock properties (see locks.ts). */
+  releaseLock(path: string, token: string): Promise<Released> {
+    return this.#conn.guard(() => releaseLock(this.#conn, path, token));
+  }
+
   /** Trash bin and locking support, cached for `capabilitiesTtlMs` (60 s). */
-  capabilities(): Promise<Capabilities> {
-    return this.#conn.guard(() => this.#capabilities.get());
+  capabilities(signal?: AbortSignal): Promise<Capabilities> {
+    return this.#conn.guard(() => this.#capabilities.get(signal));
   }
 }

@@ -56,6 +56,12 @@ export interface CallOptions {
   ctx: StatusContext;
   /** Whole-exchange deadline (buffered replies); streams use idle timeouts only. */
   deadline: boolean;
+  /**
+   * Stops the request when it fires (a grant ended under the operation). An idempotent
+   * request is cut at any moment; one that changes something is stopped only before it
+   * is sent (see `call`).
+   */
+  signal?: AbortSignal | undefined;
 }
 
 export function header(res: HttpResponse, name: string): string | undefined {
@@ -164,9 +170,9 @@ export class NextcloudConnection {
   }
 
   /** One file or folder (PROPFIND Depth 0). */
-  async stat(path: string): Promise<Entry> {
+  async stat(path: string, signal?: AbortSignal): Promise<Entry> {
     const url = this.url(path);
-    const text = await this.propfind(url, '0', path, MAX_SMALL_REPLY_BYTES);
+    const text = await this.propfind(url, '0', path, MAX_SMALL_REPLY_BYTES, signal);
     return selfEntry(
       parseMultistatus(text),
       path,
@@ -175,16 +181,28 @@ export class NextcloudConnection {
     );
   }
 
-  async propfind(url: URL, depth: '0' | '1', path: string, limit: number): Promise<string> {
+  async propfind(
+    url: URL,
+    depth: '0' | '1',
+    path: string,
+    limit: number,
+    signal?: AbortSignal,
+    body: string = PROPFIND_BODY,
+  ): Promise<string> {
     // Security: Depth is 0 or 1, never infinity (Nextcloud honours it, recursively).
     const { text } = await this.exchange(
       {
         method: 'PROPFIND',
         url,
         headers: { 'content-type': 'application/xml; charset=utf-8', depth },
-        body: PROPFIND_BODY,
+        body,
       },
-      { idempotent: true, ok: [207], ctx: { verb: 'PROPFIND', instance: this.name, path } },
+      {
+        idempotent: true,
+        ok: [207],
+        ctx: { verb: 'PROPFIND', instance: this.name, path },
+        signal,
+      },
       limit,
     );
     return text;
@@ -211,10 +229,15 @@ export class NextcloudConnection {
   async call(request: OutgoingRequest, opts: CallOptions): Promise<HttpResponse> {
     for (let attempt = 1; ; attempt += 1) {
       if (this.#authFailure !== undefined) throw this.#authFailure;
+      // Security: a grant that ended stops every request not yet sent.
+      if (opts.signal?.aborted === true) throw this.cancelledError(opts.ctx.verb, opts.ctx.path);
       const canRetry = opts.idempotent && attempt === 1;
       let res: HttpResponse;
       try {
-        res = await this.#send(request, opts.deadline);
+        // Only a request that changes nothing is cut in flight: a MKCOL, MOVE, DELETE or
+        // LOCK that went out is carried out by Nextcloud anyway, so its answer is awaited
+        // and reported as it is (an upload is cut through its body instead).
+        res = await this.#send(request, opts.deadline, opts.idempotent ? opts.signal : undefined);
       } catch (err) {
         // A kept-alive socket the server had already closed: the request never arrived.
         if (canRetry && err instanceof TransportError && err.kind === 'network' && err.reusedSocket)
@@ -250,7 +273,11 @@ export class NextcloudConnection {
     }
   }
 
-  #send(request: OutgoingRequest, deadline: boolean): Promise<HttpResponse> {
+  #send(
+    request: OutgoingRequest,
+    deadline: boolean,
+    signal: AbortSignal | undefined,
+  ): Promise<HttpResponse> {
     const basic = Buffer.from(`${this.instance.username}:${this.instance.app_password}`).toString(
       'base64',
     );
@@ -263,7 +290,16 @@ export class NextcloudConnection {
       },
       idleTimeoutMs: this.timeoutMs,
       ...(deadline ? { deadlineMs: this.timeoutMs } : {}),
+      ...(signal === undefined ? {} : { signal }),
     });
+  }
+
+  /** The request was stopped by the caller's signal (the operation's grant ended). */
+  cancelledError(verb: Verb, path: string): NextcloudError {
+    return new NextcloudError(
+      'cancelled',
+      `the broker stopped ${verb} '${path}' on instance '${this.name}': the operation was cancelled`,
+    );
   }
 
   timeoutError(verb: Verb, path: string): NextcloudError {
@@ -277,6 +313,8 @@ export class NextcloudConnection {
     if (err instanceof NextcloudError) return err;
     if (!(err instanceof TransportError)) return this.scrubbed(err);
     switch (err.kind) {
+      case 'cancelled':
+        return this.cancelledError(verb, path);
       case 'timeout':
         return this.timeoutError(verb, path);
       case 'body':

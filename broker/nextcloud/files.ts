@@ -1,13 +1,15 @@
 /**
  * The file verbs over WebDAV: list a folder, create one, move or rename, and delete into
- * the trash bin. Each takes a canonical path (the exact value the wall checked).
- * Security decisions, each marked below: moves never overwrite; deletes happen only
- * while the trash bin is on; none of these requests is retried.
+ * the trash bin. Each takes a canonical path (the exact value the wall checked) and the
+ * operation's abort signal. Security decisions, each marked below: moves never
+ * overwrite; deletes happen only while the trash bin is on and only where Nextcloud
+ * would trash (never a mount it would unshare); none of these requests is retried.
  */
 import type { CapabilitiesCache } from './capabilities.js';
 import type { NextcloudConnection } from './connection.js';
 import type { CursorCodec } from './cursor.js';
 import { NextcloudError } from './errors.js';
+import { refuseUntrashable } from './mounts.js';
 import { childrenOf, decodeHref, parseMultistatus, type Entry } from './multistatus.js';
 
 const MAX_PAGE_SIZE = 1000;
@@ -24,6 +26,7 @@ export async function listFolder(
   path: string,
   cursor: string | undefined,
   pageSize: number,
+  signal?: AbortSignal,
 ): Promise<{ entries: Entry[]; next?: string }> {
   if (!Number.isSafeInteger(pageSize) || pageSize < 1 || pageSize > MAX_PAGE_SIZE)
     throw new NextcloudError(
@@ -32,7 +35,7 @@ export async function listFolder(
     );
   const offset = cursor === undefined ? 0 : cursors.decode(cursor, path);
   const url = conn.davUrl(path);
-  const text = await conn.propfind(url, '1', path, MAX_LISTING_BYTES);
+  const text = await conn.propfind(url, '1', path, MAX_LISTING_BYTES, signal);
   const responses = parseMultistatus(text);
   const all = childrenOf(responses, path, decodeHref(url.pathname, conn.origin), conn.origin);
   const entries = all.slice(offset, offset + pageSize);
@@ -41,16 +44,25 @@ export async function listFolder(
 }
 
 /** Create one folder (its parent must exist). */
-export async function makeFolder(conn: NextcloudConnection, path: string): Promise<void> {
+export async function makeFolder(
+  conn: NextcloudConnection,
+  path: string,
+  signal?: AbortSignal,
+): Promise<void> {
   // Not retried: a repeat of a MKCOL that did succeed would answer 405 "exists".
   await conn.exchange(
     { method: 'MKCOL', url: conn.url(path), headers: {} },
-    { idempotent: false, ok: [201], ctx: { verb: 'MKCOL', instance: conn.name, path } },
+    { idempotent: false, ok: [201], ctx: { verb: 'MKCOL', instance: conn.name, path }, signal },
   );
 }
 
 /** Rename or move; never overwrites an existing target. */
-export async function move(conn: NextcloudConnection, from: string, to: string): Promise<void> {
+export async function move(
+  conn: NextcloudConnection,
+  from: string,
+  to: string,
+  signal?: AbortSignal,
+): Promise<void> {
   const source = conn.url(from);
   const target = conn.url(to);
   if (from === to)
@@ -83,27 +95,39 @@ export async function move(conn: NextcloudConnection, from: string, to: string):
       idempotent: false,
       ok: [201, 204],
       ctx: { verb: 'MOVE', instance: conn.name, path: from, to },
+      signal,
     },
   );
 }
 
-/** Delete into the trash bin; refused when the trash bin is off. */
+/**
+ * Delete into the trash bin; refused when the trash bin is off, and when the item is or
+ * holds a mount (a received share, an external storage) that the DELETE would unshare
+ * or unmount instead of trashing.
+ */
 export async function trash(
   conn: NextcloudConnection,
   capabilities: CapabilitiesCache,
   path: string,
+  signal?: AbortSignal,
 ): Promise<void> {
   const url = conn.url(path);
   // Security: a DELETE is permanent when the trash bin is off. Ask afresh (not the
   // cache) so a trash bin switched off a minute ago is noticed.
-  const caps = await capabilities.fetch();
+  const caps = await capabilities.fetch(signal);
   if (!caps.undelete)
     throw new NextcloudError(
       'trash_disabled',
       `the trash bin is off on instance '${conn.name}', so a delete would be permanent: nothing was deleted; ask the owner to enable files_trashbin`,
     );
+  await refuseUntrashable(conn, path, signal);
   await conn.exchange(
     { method: 'DELETE', url, headers: {} },
-    { idempotent: false, ok: [200, 204], ctx: { verb: 'DELETE', instance: conn.name, path } },
+    {
+      idempotent: false,
+      ok: [200, 204],
+      ctx: { verb: 'DELETE', instance: conn.name, path },
+      signal,
+    },
   );
 }

@@ -11,7 +11,8 @@ import https from 'node:https';
 import { Readable, Transform } from 'node:stream';
 import type { IncomingHttpHeaders, IncomingMessage, ClientRequest } from 'node:http';
 
-export type TransportErrorKind = 'timeout' | 'network' | 'body';
+/** `cancelled`: the caller's abort signal fired (a grant ended under the request). */
+export type TransportErrorKind = 'timeout' | 'network' | 'body' | 'cancelled';
 
 export class TransportError extends Error {
   override readonly name = 'TransportError';
@@ -40,6 +41,8 @@ export interface HttpRequest {
   idleTimeoutMs: number;
   /** A deadline for the whole exchange, reply body included (buffered replies). */
   deadlineMs?: number;
+  /** Cuts the exchange (request and reply) when it fires. */
+  signal?: AbortSignal;
 }
 
 export interface HttpResponse {
@@ -47,8 +50,8 @@ export interface HttpResponse {
   headers: IncomingHttpHeaders;
   body: IncomingMessage;
   request: ClientRequest;
-  /** Set when this exchange was ended by one of our timeouts. */
-  readonly state: { timedOut: boolean };
+  /** Set when this exchange was ended by one of our timeouts, or by the caller's signal. */
+  readonly state: { timedOut: boolean; cancelled: boolean };
 }
 
 export interface Transport {
@@ -96,7 +99,7 @@ export function createTransport(url: URL): Transport {
 
   const send = (r: HttpRequest): Promise<HttpResponse> =>
     new Promise((resolve, reject) => {
-      const state = { timedOut: false };
+      const state = { timedOut: false, cancelled: false };
       const headers: Record<string, string> = { ...r.headers };
       if (typeof r.body === 'string')
         headers['content-length'] = String(Buffer.byteLength(r.body, 'utf8'));
@@ -104,7 +107,20 @@ export function createTransport(url: URL): Transport {
         headers['content-length'] = String(r.contentLength);
       if (r.body instanceof Readable && r.expectContinue) headers['expect'] = '100-continue';
 
+      if (r.signal?.aborted === true) {
+        reject(new TransportError('cancelled', 'cancelled', false));
+        return;
+      }
       const req = requestFn(r.url, { method: r.method, headers, agent, timeout: r.idleTimeoutMs });
+      const signal = r.signal;
+      if (signal !== undefined) {
+        const cancel = (): void => {
+          state.cancelled = true;
+          req.destroy(new TransportError('cancelled', 'cancelled', req.reusedSocket));
+        };
+        signal.addEventListener('abort', cancel, { once: true });
+        req.once('close', () => signal.removeEventListener('abort', cancel));
+      }
       const deadline =
         r.deadlineMs === undefined
           ? undefined
@@ -125,7 +141,9 @@ export function createTransport(url: URL): Transport {
         req.destroy(new TransportError('timeout', 'no progress', req.reusedSocket));
       });
       req.on('error', (err) => {
-        if (state.timedOut) fail(new TransportError('timeout', 'no progress', req.reusedSocket));
+        if (state.cancelled) fail(new TransportError('cancelled', 'cancelled', req.reusedSocket));
+        else if (state.timedOut)
+          fail(new TransportError('timeout', 'no progress', req.reusedSocket));
         else if (bodyError !== undefined)
           fail(new TransportError('body', errnoOf(bodyError ?? err), req.reusedSocket));
         else fail(new TransportError('network', errnoOf(err), req.reusedSocket));
@@ -205,9 +223,11 @@ export function readText(res: HttpResponse, limitBytes: number): Promise<string>
       else resolve(Buffer.concat(chunks).toString('utf8'));
     };
     const lost = (): TransportError =>
-      res.state.timedOut
-        ? new TransportError('timeout', 'no progress', res.request.reusedSocket)
-        : new TransportError('network', 'connection closed mid-reply', res.request.reusedSocket);
+      res.state.cancelled
+        ? new TransportError('cancelled', 'cancelled', res.request.reusedSocket)
+        : res.state.timedOut
+          ? new TransportError('timeout', 'no progress', res.request.reusedSocket)
+          : new TransportError('network', 'connection closed mid-reply', res.request.reusedSocket);
     res.body.on('data', (chunk: Buffer) => {
       total += chunk.length;
       if (total > limitBytes) {

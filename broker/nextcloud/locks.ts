@@ -1,11 +1,14 @@
 /**
  * Token locks (RFC 4918 LOCK/UNLOCK, served by the files_lock app): checkout takes an
  * exclusive write lock on an existing file, checkin and the broker's own clean-up
- * release it. Security decisions, each marked below: only existing files are locked, and
- * a lock token is never put into a header unless it is plainly one.
+ * release it. Security decisions, each marked below: only existing files are locked, a
+ * lock token is never put into a header unless it is plainly one, and a release counts
+ * only once Nextcloud's lock properties show the token no longer holds the file.
  */
 import { header, type NextcloudConnection } from './connection.js';
 import { NextcloudError } from './errors.js';
+import { heldBy, inspect } from './inspect.js';
+import type { Entry } from './multistatus.js';
 
 const MAX_LOCK_SECONDS = 7 * 24 * 3600;
 
@@ -25,6 +28,7 @@ export async function lock(
   conn: NextcloudConnection,
   path: string,
   timeoutSeconds: number,
+  signal?: AbortSignal,
 ): Promise<{ token: string }> {
   if (
     !Number.isSafeInteger(timeoutSeconds) ||
@@ -37,7 +41,7 @@ export async function lock(
     );
   // Security: an RFC LOCK on a missing path creates an empty file, and a lock on a
   // folder does not protect the files in it: lock existing files only.
-  const entry = await conn.stat(path);
+  const entry = await conn.stat(path, signal);
   if (entry.kind === 'folder')
     throw new NextcloudError('is_folder', `'${path}' is a folder: only files can be checked out`);
   const url = conn.url(path);
@@ -52,7 +56,12 @@ export async function lock(
       },
       body: LOCK_BODY,
     },
-    { idempotent: false, ok: [200, 201], ctx: { verb: 'LOCK', instance: conn.name, path } },
+    {
+      idempotent: false,
+      ok: [200, 201],
+      ctx: { verb: 'LOCK', instance: conn.name, path },
+      signal,
+    },
   );
   const fromHeader = /^<([^<>]*)>$/.exec(header(res, 'lock-token') ?? '')?.[1];
   const fromBody =
@@ -91,6 +100,50 @@ export async function unlock(
     { method: 'UNLOCK', url, headers: { 'lock-token': `<${token}>` } },
     { idempotent: false, ok: [200, 204], ctx: { verb: 'UNLOCK', instance: conn.name, path } },
   );
+}
+
+/** What a release found: the UNLOCK removed the lock, or the token held nothing any more. */
+export interface Released {
+  readonly outcome: 'unlocked' | 'not_held';
+  /** The file as it is after the release; null when it no longer exists. */
+  readonly entry: Entry | null;
+}
+
+/**
+ * Release a checkout's lock and confirm it is gone. UNLOCK answers 500 with an empty
+ * body for a wrong, expired, already released or owner-removed lock alike, so its status
+ * proves nothing either way: the lock properties read afterwards decide. Throws when the
+ * token still holds the file (or Nextcloud cannot be asked): the caller retries.
+ */
+export async function releaseLock(
+  conn: NextcloudConnection,
+  path: string,
+  token: string,
+): Promise<Released> {
+  let unlocked = false;
+  try {
+    await unlock(conn, path, token);
+    unlocked = true;
+  } catch (err) {
+    if (!(err instanceof NextcloudError) || !['bad_lock_token', 'not_found'].includes(err.code))
+      throw err;
+  }
+  let after;
+  try {
+    after = await inspect(conn, path);
+  } catch (err) {
+    // The file is gone, and its lock with it.
+    if (err instanceof NextcloudError && err.code === 'not_found')
+      return { outcome: unlocked ? 'unlocked' : 'not_held', entry: null };
+    throw err;
+  }
+  // Security: released only when Nextcloud shows that this token no longer holds the file.
+  if (heldBy(after, token))
+    throw new NextcloudError(
+      'locked',
+      `the checkout lock on '${path}' on instance '${conn.name}' still holds after UNLOCK: the broker tries again`,
+    );
+  return { outcome: unlocked ? 'unlocked' : 'not_held', entry: after.entry };
 }
 
 async function removeCreatedByLock(

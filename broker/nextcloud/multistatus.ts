@@ -192,8 +192,18 @@ export function childrenOf(
   requestSegments: readonly string[],
   origin: string,
 ): Entry[] {
+  return childResponses(responses, folderPath, requestSegments, origin).map((c) => c.entry);
+}
+
+/** As `childrenOf`, each child with the response it was read from (for more props). */
+export function childResponses(
+  responses: readonly DavResponse[],
+  folderPath: string,
+  requestSegments: readonly string[],
+  origin: string,
+): { entry: Entry; response: DavResponse }[] {
   let self: DavResponse | undefined;
-  const entries: Entry[] = [];
+  const children: { entry: Entry; response: DavResponse }[] = [];
   for (const response of responses) {
     const segments = decodeHref(response.href, origin);
     // Security: the folder itself is recognised by its full decoded href, never by name
@@ -209,7 +219,7 @@ export function childrenOf(
       throw badResponse('an href outside the requested folder');
     const name = (segments[segments.length - 1] as string).normalize('NFC');
     const path = folderPath === '' ? name : `${folderPath}/${name}`;
-    entries.push(toEntry(name, path, response.props));
+    children.push({ entry: toEntry(name, path, response.props), response });
   }
   if (self === undefined) throw badResponse('the listing lacks the folder itself');
   if (toEntry('', folderPath, self.props).kind !== 'folder')
@@ -217,7 +227,7 @@ export function childrenOf(
       'not_folder',
       `'${folderPath}' is a file, not a folder: read it instead of listing it`,
     );
-  return entries.sort(compareEntries);
+  return children.sort((a, b) => compareEntries(a.entry, b.entry));
 }
 
 /** The single entry of a Depth-0 PROPFIND reply for `path`. */

@@ -29,6 +29,7 @@ export async function readStream(
   conn: NextcloudConnection,
   path: string,
   range?: { start: number; end?: number },
+  signal?: AbortSignal,
 ): Promise<{ stream: Readable; size: number | null; etag: string | null }> {
   if (range !== undefined) {
     const { start, end } = range;
@@ -39,7 +40,7 @@ export async function readStream(
     )
       throw new NextcloudError('invalid_argument', 'the byte range must be 0 <= start <= end');
   }
-  const entry = await conn.stat(path);
+  const entry = await conn.stat(path, signal);
   // Security: a GET of a folder answers 200 with an HTML page; never hand that out
   // as file content.
   if (entry.kind === 'folder')
@@ -58,6 +59,7 @@ export async function readStream(
       ok: range === undefined ? [200] : [206],
       ctx: { verb: 'GET', instance: conn.name, path },
       deadline: false,
+      signal,
     },
   );
   const lengthHeader = header(res, 'content-length');
@@ -93,6 +95,7 @@ export async function writeStream(
   body: Readable,
   cond: WriteCondition,
   size?: number,
+  signal?: AbortSignal,
 ): Promise<{ etag: string | null }> {
   const url = conn.url(path);
   const name = path.split('/').pop() ?? '';
@@ -148,6 +151,7 @@ export async function writeStream(
       ok: [200, 201, 204],
       ctx: { verb: 'PUT', instance: conn.name, path, write },
       deadline: false,
+      signal,
     },
   );
   discard(res);

@@ -26,6 +26,8 @@ const MAP = new Map<NextcloudErrorCode, Mapping>([
   ['locking_unavailable', { status: 'refused', code: 'locking_unavailable' }],
   ['bad_lock_token', { status: 'refused', code: 'lock_token_unknown' }],
   ['trash_disabled', { status: 'refused', code: 'trash_unavailable' }],
+  ['not_trashable', { status: 'refused', code: 'trash_unavailable' }],
+  ['lock_not_taken', { status: 'refused', code: 'locked' }],
   ['is_folder', { status: 'refused', code: 'not_a_file' }],
   ['not_folder', { status: 'refused', code: 'not_a_folder' }],
   ['locked', { status: 'error', code: 'locked' }],
@@ -38,6 +40,8 @@ const MAP = new Map<NextcloudErrorCode, Mapping>([
   ['unexpected_status', { status: 'error', code: 'nextcloud_error' }],
   ['bad_response', { status: 'error', code: 'nextcloud_error' }],
   ['aborted', { status: 'error', code: 'aborted' }],
+  // Only the pipeline's own signal cancels; it answers for the grant that ended instead.
+  ['cancelled', { status: 'error', code: 'aborted' }],
 ]);
 
 export function isNextcloudError(error: unknown): error is NextcloudError {

@@ -5,6 +5,7 @@
  * defends against (names, encodings, locks, the trash bin, same-second etags). Each
  * case starts from empty homes. Second-wave request shapes join as they land.
  */
+import { INSPECT_BODY } from '../../../broker/nextcloud/inspect.js';
 import { LOCK_BODY } from '../../../broker/nextcloud/locks.js';
 import { PROPFIND_BODY } from '../../../broker/nextcloud/multistatus.js';
 import { NEXT_SECOND, type Case, type Step } from './steps.js';
@@ -20,6 +21,23 @@ const propfind = (name: string, target: string, depth: '0' | '1' | 'infinity' = 
   target,
   headers: { 'Content-Type': XML, Depth: depth },
   body: PROPFIND_BODY,
+});
+
+/** NextcloudClient.inspect (Depth 0) and the trash check's walk (Depth 1): lock and mount props. */
+const inspect = (name: string, target: string, depth: '0' | '1' = '0'): Step => ({
+  name,
+  method: 'PROPFIND',
+  target,
+  headers: { 'Content-Type': XML, Depth: depth },
+  body: INSPECT_BODY,
+});
+
+/** The owner's OCS unlock (the web UI's), which also breaks a checkout's token lock. */
+const ocsUnlock = (name: string, fileid: string): Step => ({
+  name,
+  method: 'DELETE',
+  target: `/ocs/v2.php/apps/files_lock/lock/{fileid:${fileid}}?format=json`,
+  headers: { 'OCS-APIRequest': 'true', Accept: 'application/json' },
 });
 
 /** NextcloudClient.readStream: If-Match the etag just read, optionally a Range. */
@@ -453,6 +471,67 @@ export const CASES: readonly Case[] = [
         target: '/ocs/v2.php/apps/files_lock/lock/{fileid:a}?format=json',
         headers: { 'OCS-APIRequest': 'true', Accept: 'application/json' },
       },
+    ],
+  },
+  {
+    name: 'a checkout confirmed and released by its lock properties',
+    steps: [
+      mkcol('MKCOL', '~/T'),
+      create('PUT a file', '~/T/a.txt', 'v1', { fileid: 'a' }),
+      inspect('PROPFIND the lock props of an unlocked file', '~/T/a.txt'),
+      lock('LOCK', '~/T/a.txt', 'L'),
+      inspect('PROPFIND the lock props under the token lock', '~/T/a.txt'),
+      inspect('PROPFIND the lock props of the folder (Depth 1)', '~/T', '1'),
+      ocsUnlock('OCS unlock of the token lock (the owner breaks the checkout)', 'a'),
+      inspect('PROPFIND the lock props after the owner broke it', '~/T/a.txt'),
+      unlock('UNLOCK with the broken lock’s token', '~/T/a.txt', '{lock:L}'),
+      lock('LOCK again', '~/T/a.txt', 'M'),
+      unlock('UNLOCK', '~/T/a.txt', '{lock:M}'),
+      inspect('PROPFIND the lock props after the UNLOCK', '~/T/a.txt'),
+      unlock('UNLOCK again (already released)', '~/T/a.txt', '{lock:M}'),
+    ],
+  },
+  {
+    name: 'a token LOCK over the user’s own user lock makes no lock',
+    steps: [
+      mkcol('MKCOL', '~/T'),
+      create('PUT a file', '~/T/a.txt', 'v1'),
+      {
+        name: 'LOCK X-User-Lock: 1',
+        method: 'LOCK',
+        target: '~/T/a.txt',
+        headers: { 'X-User-Lock': '1' },
+      },
+      inspect('PROPFIND the lock props under the user lock', '~/T/a.txt'),
+      lock('a token LOCK over it (200, a token)', '~/T/a.txt', 'P'),
+      inspect('PROPFIND the lock props after that LOCK', '~/T/a.txt'),
+      NEXT_SECOND,
+      put('PUT with the token that LOCK returned', '~/T/a.txt', 'v2', { If: '(<{lock:P}>)' }),
+      unlock('UNLOCK with that token', '~/T/a.txt', '{lock:P}'),
+      put('PUT by the lock owner without a token', '~/T/a.txt', 'v3', {}),
+    ],
+  },
+  {
+    name: 'received shares (mount props, trash, move)',
+    received: ['Shared', 'Other'],
+    steps: [
+      propfind('PROPFIND Depth 1 of the home (the broker’s listing)', '~/'),
+      inspect('PROPFIND the mount props of the home (Depth 1)', '~/', '1'),
+      inspect('PROPFIND the mount props of a share root', '~/Shared'),
+      inspect('PROPFIND the mount props inside a share (Depth 1)', '~/Shared', '1'),
+      mkcol('MKCOL a folder of the user’s', '~/Mine'),
+      move('MOVE a share root into it', '~/Shared', '{files}/Mine/Shared'),
+      inspect('PROPFIND the moved share root', '~/Mine/Shared'),
+      move('MOVE a share root into another share', '~/Mine/Shared', '{files}/Other/Shared'),
+      del('DELETE a file inside a share', '~/Mine/Shared/inner.txt'),
+      trashList('the trash bin after that DELETE'),
+      create('PUT a file of the user’s next to the share', '~/Mine/own.txt', 'mine'),
+      del('DELETE a folder that holds a share', '~/Mine'),
+      trashList('the trash bin after deleting the folder'),
+      propfind('PROPFIND Depth 1 of the home after it', '~/'),
+      del('DELETE a share root', '~/Other'),
+      trashList('the trash bin after deleting the share root'),
+      propfind('PROPFIND the deleted share root', '~/Other', '0'),
     ],
   },
   {

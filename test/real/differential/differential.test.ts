@@ -8,9 +8,43 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeNextcloud, type FakeNextcloud } from '../../../fakes/nextcloud.js';
 import { realServer } from '../server.js';
 import { CASES } from './cases.js';
-import { differences, requestsOf, runCase, type Case } from './steps.js';
+import { send } from '../http.js';
+import { differences, RECEIVED_FILE, requestsOf, runCase, type Case } from './steps.js';
 
 const real = realServer();
+
+/** The second user makes each folder of `c.received` and shares it with the user. */
+async function shareOnReal(c: Case): Promise<void> {
+  const dav = `/remote.php/dav/files/${encodeURIComponent(real.other.user)}`;
+  for (const folder of c.received ?? []) {
+    const steps = [
+      { method: 'MKCOL', target: `${dav}/${encodeURIComponent(folder)}` },
+      {
+        method: 'PUT',
+        target: `${dav}/${encodeURIComponent(folder)}/${RECEIVED_FILE.name}`,
+        body: RECEIVED_FILE.content,
+      },
+      {
+        method: 'POST',
+        target: '/ocs/v2.php/apps/files_sharing/api/v1/shares?format=json',
+        headers: {
+          'OCS-APIRequest': 'true',
+          'Content-Type': 'application/x-www-form-urlencoded',
+        },
+        body: new URLSearchParams({
+          path: `/${folder}`,
+          shareType: '0',
+          shareWith: real.owner.user,
+          permissions: '31',
+        }).toString(),
+      },
+    ];
+    for (const step of steps) {
+      const res = await send(real.url, { ...step, auth: real.other });
+      if (res.status >= 300) throw new Error(`sharing ${folder}: ${step.method} ${res.status}`);
+    }
+  }
+}
 
 async function onFake(c: Case): Promise<ReturnType<typeof runCase>> {
   const fake: FakeNextcloud = await startFakeNextcloud({
@@ -18,6 +52,10 @@ async function onFake(c: Case): Promise<ReturnType<typeof runCase>> {
     password: 'fake-app-password-0123456789abcdef',
   });
   try {
+    for (const folder of c.received ?? []) {
+      await fake.writeFile(`${folder}/${RECEIVED_FILE.name}`, RECEIVED_FILE.content);
+      await fake.receiveShare(folder, { owner: real.other.user });
+    }
     if (c.filesLockOff === true) fake.faults.filesLock = false;
     return await runCase(
       { url: fake.url, account: { user: fake.user, password: fake.password } },
@@ -29,6 +67,7 @@ async function onFake(c: Case): Promise<ReturnType<typeof runCase>> {
 }
 
 async function onReal(c: Case): Promise<ReturnType<typeof runCase>> {
+  await shareOnReal(c);
   if (c.filesLockOff !== true) return runCase({ url: real.url, account: real.owner }, c);
   await real.occ('app:disable', 'files_lock');
   try {

@@ -49,6 +49,8 @@ function etagLabel(labels: Labels, value: string | undefined): string | undefine
 
 function lockLabel(labels: Labels, token: string | undefined): string | undefined {
   if (token === undefined) return undefined;
+  // nc:lock-token shows a token lock's uuid without its prefix: the same lock, the same label.
+  if (/^[0-9a-f-]{36}$/.test(token)) return labels.of('lock', `opaquelocktoken:${token}`);
   return /^opaquelocktoken:[0-9a-f-]{36}$/.test(token)
     ? labels.of('lock', token)
     : /^files_lock\/[0-9a-f-]{36}$/.test(token)

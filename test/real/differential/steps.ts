@@ -48,7 +48,15 @@ export interface Case {
   steps: readonly (Step | typeof NEXT_SECOND)[];
   /** Run with the files_lock app disabled. */
   filesLockOff?: boolean;
+  /**
+   * Folders the second user creates (each with `inner.txt`) and shares read-write with
+   * the user before the steps run: received shares at the user's root.
+   */
+  received?: readonly string[];
 }
+
+/** What the second user puts in each folder it shares (`Case.received`). */
+export const RECEIVED_FILE = { name: 'inner.txt', content: 'from the other user' } as const;
 
 export interface Server {
   url: string;
