@@ -21,8 +21,9 @@ import { configSecrets, type BrokerConfig } from './config.js';
 import { GrantStore } from './grants/index.js';
 import { NextcloudClient, type NextcloudClientDeps } from './nextcloud/index.js';
 import { createOperations, type Operations } from './operations/index.js';
-import { Lifecycle, nodeTimers, type Timers } from './operations/lifecycle.js';
+import { Lifecycle } from './operations/lifecycle.js';
 import { AccessRequests } from './operations/requests.js';
+import { nodeTimers, type Timers } from './operations/timers.js';
 
 /** The grant database's file name in data_dir. */
 export const GRANTS_FILE = 'grants.db';
@@ -131,14 +132,17 @@ export async function assemble(config: BrokerConfig, options: AssembleOptions): 
         new NextcloudClient(instance, { logger, now, timeoutMs: 30_000, ...options.nextcloud }),
       );
     }
+    const timers = options.timers ?? nodeTimers;
     const operations = createOperations({
       grants: store,
+      checkoutLocks: store.checkoutLocks,
       audit,
       instances: config.instances,
       clients,
       logger,
       scrub,
       now,
+      timers,
       ...(options.correlationId ? { correlationId: options.correlationId } : {}),
       ...(options.randomBytes ? { randomBytes: options.randomBytes } : {}),
     });
@@ -171,7 +175,8 @@ export async function assemble(config: BrokerConfig, options: AssembleOptions): 
       logger,
       pendingTimeoutMs: config.lifecycle.pending_timeout,
       onGrantsEnded: (grants, reason) => operations.endGrants(grants, reason),
-      timers: options.timers ?? nodeTimers,
+      releaseLocks: () => operations.releaseDueLocks(),
+      timers,
       intervalMs: options.sweepIntervalMs ?? 5_000,
     });
     const server = createServer({

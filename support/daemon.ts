@@ -2,8 +2,9 @@
  * The whole broker on 127.0.0.1:0 in this process, assembled by broker/assemble.ts as
  * the daemon is: two instances (`personal`, and `shared` with discovery) on the fake
  * Nextcloud on loopback (or, with startBrokerOn, on any Nextcloud account), the grants in
- * memory, the audit log in a temp dir on a file system the test can make fail, and a
- * clock the test can move. `startBroker` puts the InMemoryGateway in front of the
+ * memory (or, with `persist`, in the temp dir, so `restart()` keeps them), the audit log
+ * in that temp dir on a file system the test can make fail, and a clock (and, if given,
+ * timers) the test can move. `startBroker` puts the InMemoryGateway in front of the
  * ApprovalEngine (tests approve by typing as the owner); `startMatrixBroker` the
  * MatrixGateway against the fake homeserver.
  */
@@ -25,6 +26,7 @@ import type { AuditFs, AuditLog } from '../broker/audit/index.js';
 import type { LogLevel, Logger } from '../broker/base/log.js';
 import type { BrokerConfig, InstanceConfig, MatrixConfig } from '../broker/config.js';
 import type { GrantStore } from '../broker/grants/index.js';
+import type { Timers } from '../broker/operations/timers.js';
 import { startFakeHomeserver, type FakeHomeserver } from '../fakes/homeserver.js';
 import { startFakeNextcloud, type FakeNextcloud } from '../fakes/nextcloud.js';
 import { faultyAuditFs } from './audit-fs.js';
@@ -54,6 +56,10 @@ export interface BrokerOptions {
   nextcloud?: { timeoutMs?: number; capabilitiesTtlMs?: number };
   /** The audit log's file system; without it, one that `failAudit` and `onAuditWrite` act on. */
   auditFs?: AuditFs;
+  /** Keep the grant database in the data dir (not in memory), so `restart()` keeps it. */
+  persist?: boolean;
+  /** The daemon's timers (the sweep's interval, each operation's expiry timer). */
+  timers?: Timers;
 }
 
 /**
@@ -101,11 +107,29 @@ interface Common {
   close(): Promise<void>;
 }
 
-export interface Broker extends Common {
-  fake: FakeNextcloud;
+/** A broker that can be stopped and started again on the same data dir and Nextcloud. */
+export interface Restartable<B> {
+  /**
+   * Stops this daemon as `close()` would, but keeps the data dir and the fakes, and
+   * starts a new daemon on them (same config and clock; a new port). The new broker owns
+   * everything from then on; closing this one afterwards does nothing.
+   */
+  restart(): Promise<B>;
+}
+
+/** The broker with the InMemoryGateway: tests speak as the owner. */
+interface OwnerBroker extends Common {
   gateway: InMemoryGateway;
   /** request_access + approve as the owner; returns the request number. */
   grant(items: { path: string; mode: 'read' | 'write' }[], instance?: string): Promise<number>;
+}
+
+/** The broker on any Nextcloud (startBrokerOn). */
+export interface BrokerOn extends OwnerBroker, Restartable<BrokerOn> {}
+
+/** The broker on the fake Nextcloud (startBroker). */
+export interface Broker extends OwnerBroker, Restartable<Broker> {
+  fake: FakeNextcloud;
 }
 
 export interface MatrixBroker extends Common {
@@ -123,11 +147,19 @@ export async function startBroker(opts: BrokerOptions = {}): Promise<Broker> {
   const fake = await startFakeNextcloud({ password: APP_PASSWORD });
   try {
     const broker = await startBrokerOn(fakeTarget(fake), opts, () => fake.close());
-    return Object.assign(broker, { fake });
+    return withFake(broker, fake);
   } catch (error) {
     await fake.close();
     throw error;
   }
+}
+
+function withFake(broker: BrokerOn, fake: FakeNextcloud): Broker {
+  const restart = broker.restart;
+  return Object.assign(broker, {
+    fake,
+    restart: async () => withFake(await restart(), fake),
+  });
 }
 
 /** The broker on any Nextcloud (the real-server suite passes a real one). */
@@ -135,7 +167,8 @@ export function startBrokerOn(
   nextcloud: NextcloudTarget,
   opts: BrokerOptions = {},
   onClose: () => Promise<void> = () => Promise.resolve(),
-): Promise<Omit<Broker, 'fake'>> {
+  kept?: Kept,
+): Promise<BrokerOn> {
   let gateway: InMemoryGateway | undefined;
   return start(
     nextcloud,
@@ -143,7 +176,7 @@ export function startBrokerOn(
     opts,
     undefined,
     (engine) => (gateway = new InMemoryGateway({ engine, actor: OWNER })),
-    (common) => {
+    (common, keep) => {
       const inMemory = gateway as InMemoryGateway;
       return {
         ...common,
@@ -153,9 +186,17 @@ export function startBrokerOn(
           await inMemory.decide(`approve ${id}`);
           return id;
         },
+        restart: async () => startBrokerOn(nextcloud, opts, onClose, await keep()),
       };
     },
+    kept,
   );
+}
+
+/** What a restart keeps: the data dir and the clock. */
+interface Kept {
+  dir: string;
+  clock: { offset: number };
 }
 
 const fakeTarget = (fake: FakeNextcloud): NextcloudTarget => ({
@@ -241,10 +282,11 @@ async function start<B>(
   opts: BrokerOptions,
   matrix: MatrixConfig | undefined,
   gateway: NonNullable<AssembleOptions['gateway']>,
-  finish: (common: Common) => B,
+  finish: (common: Common, keep: () => Promise<Kept>) => B,
+  kept?: Kept,
 ): Promise<B> {
-  const dir = mkdtempSync(join(tmpdir(), 'broker-daemon-'));
-  const clock = { offset: 0 };
+  const dir = kept?.dir ?? mkdtempSync(join(tmpdir(), 'broker-daemon-'));
+  const clock = kept?.clock ?? { offset: 0 };
   const now = (): number => Date.now() + clock.offset;
   const instance = (name: string, discovery: boolean): InstanceConfig => ({
     name,
@@ -277,8 +319,9 @@ async function start<B>(
   const daemon = await assemble(config, {
     writeLog: (line) => lines.push(line),
     now,
-    grantsFile: ':memory:',
+    grantsFile: opts.persist === true ? join(dir, 'grants.db') : ':memory:',
     auditFs: opts.auditFs ?? faulty.fs,
+    ...(opts.timers === undefined ? {} : { timers: opts.timers }),
     nextcloud: { timeoutMs: 5_000, capabilitiesTtlMs: 0, ...opts.nextcloud },
     gateway,
     sweepIntervalMs: opts.sweepIntervalMs ?? 60_000,
@@ -292,6 +335,11 @@ async function start<B>(
     throw error;
   }
   const opened: Client[] = [];
+  let handedOver = false;
+  const stopDaemon = async (): Promise<void> => {
+    for (const c of opened) await c.close().catch(() => undefined);
+    await daemon.stop();
+  };
   const open = async (path: string, token: string): Promise<Client> => {
     const c = await connectMcp(`${url}${path}`, token);
     opened.push(c);
@@ -327,11 +375,16 @@ async function start<B>(
       return answer.request as number;
     },
     close: async () => {
-      for (const c of opened) await c.close().catch(() => undefined);
-      await daemon.stop();
+      if (handedOver) return;
+      await stopDaemon();
       await onClose();
       rmSync(dir, { recursive: true, force: true });
     },
   };
-  return finish(common);
+  return finish(common, async () => {
+    if (opts.persist !== true) throw new Error('restart() needs a broker started with persist');
+    handedOver = true;
+    await stopDaemon();
+    return { dir, clock };
+  });
 }

@@ -9,7 +9,7 @@
  * the request was still pending), so the `decision` line follows the store call; if it
  * cannot be written, the grants just made are revoked again and the reply says so.
  */
-import type { Clock, GrantRecord, RequestRecord } from '../base/domain.js';
+import type { CheckoutLockRecord, Clock, GrantRecord, RequestRecord } from '../base/domain.js';
 import { errorLine } from '../base/errors.js';
 import type { Logger } from '../base/log.js';
 import { iso } from '../base/time.js';
@@ -67,6 +67,8 @@ export interface ApprovalStore {
   revokeGrants(ids: number[]): GrantRecord[];
   /** Optional: pending requests, oldest first, for `status`. */
   pendingRequests?(): RequestRecord[];
+  /** Optional: checkout locks not yet confirmed released, for `status`. */
+  openCheckoutLocks?(): readonly CheckoutLockRecord[];
   /**
    * Optional (the real store has it): the SQLite database, where the reaction links
    * persist (reaction-links.ts), so a withdrawn 👍 is honoured after a restart.

@@ -8,7 +8,7 @@
  * message, broadest first), so the owner can judge them from `status` alone; what is
  * left out is counted and points to `show N`.
  */
-import type { GrantRecord, RequestRecord } from '../base/domain.js';
+import type { CheckoutLockRecord, GrantRecord, RequestRecord } from '../base/domain.js';
 import {
   formatTimeLeft,
   grantLines,
@@ -17,6 +17,7 @@ import {
   renderLines,
   type Line,
   type Rendered,
+  type Span,
 } from './format.js';
 import { broadestFirst } from './shown.js';
 
@@ -26,6 +27,8 @@ export interface StatusInput {
   readonly pending: readonly RequestRecord[] | undefined;
   readonly now: number;
   readonly pendingTimeout: number;
+  /** Checkout locks not yet confirmed released (the section shows only when there are any). */
+  readonly locks?: readonly CheckoutLockRecord[] | undefined;
 }
 
 export type StatusSection = (input: StatusInput) => Line[];
@@ -39,6 +42,33 @@ export function grantsSection({ grants, now }: StatusInput): Line[] {
   return [
     [grants.length === 0 ? 'No active grants.' : `Active grants (${grants.length}):`],
     ...grantLines(grants, now),
+  ];
+}
+
+/**
+ * A checkout lock the broker holds on Nextcloud: `• personal `Docs/a.txt` (request 3) —
+ * locked, 2h 14m left`, or, while its release waits for Nextcloud, how that goes.
+ */
+export function lockLine(lock: CheckoutLockRecord, now: number): Line {
+  const where: Span[] = ['• ', { text: lock.instance }, ' ', { code: lock.path }];
+  if (lock.requestIds.length > 0) where.push(` (request ${lock.requestIds.join(', ')})`);
+  if (lock.state === 'held')
+    return [...where, ` — locked, ${formatTimeLeft(lock.lockExpiresAt - now)} left`];
+  const next =
+    lock.nextAttemptAt === null ? '' : `; next try in ${formatTimeLeft(lock.nextAttemptAt - now)}`;
+  return [
+    ...where,
+    ` — being released (${lock.end ?? 'ended'}), ${lock.attempts} ${lock.attempts === 1 ? 'try' : 'tries'} so far${next}`,
+    ...(lock.lastError === null ? [] : ['; last: ', { text: lock.lastError }]),
+  ];
+}
+
+/** The checkout locks on Nextcloud, while there are any: what blocks the owner's writes. */
+export function locksSection({ locks = [], now }: StatusInput): Line[] {
+  if (locks.length === 0) return [];
+  return [
+    [`Checkout locks on Nextcloud (${locks.length}):`],
+    ...locks.map((l) => lockLine(l, now)),
   ];
 }
 
@@ -83,7 +113,11 @@ export function pendingSection(input: StatusInput): Line[] {
 }
 
 /** The sections of `status`, in order. */
-export const STATUS_SECTIONS: readonly StatusSection[] = [grantsSection, pendingSection];
+export const STATUS_SECTIONS: readonly StatusSection[] = [
+  grantsSection,
+  locksSection,
+  pendingSection,
+];
 
 export function renderStatus(
   input: StatusInput,

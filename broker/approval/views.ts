@@ -27,6 +27,7 @@ export class Views {
       pending,
       now,
       pendingTimeout: timeout,
+      locks: this.deps.store.openCheckoutLocks?.(),
     });
     return { text: r.plain, html: r.html };
   }

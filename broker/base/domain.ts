@@ -55,3 +55,40 @@ export interface GrantRecord extends GrantView {
 
 /** A clock: milliseconds since the epoch. Injected everywhere. */
 export type Clock = () => number;
+
+/**
+ * A checkout's lock on Nextcloud, as the broker keeps it until Nextcloud confirms it is
+ * gone: `held` while the checkout stands, `releasing` once it must go (its grant ended,
+ * the checkin's own release failed, its LOCK timed out) and the release has not been
+ * confirmed yet, `released` once Nextcloud showed the token no longer holds the file.
+ */
+export type CheckoutLockState = 'held' | 'releasing' | 'released';
+
+/** Why a checkout lock is being released (or was). */
+export type CheckoutLockEnd =
+  'checkin' | 'abandon' | 'revoked' | 'expired' | 'timed_out' | 'not_taken' | 'checkout_failed';
+
+export interface CheckoutLockRecord {
+  readonly id: number;
+  readonly instance: string;
+  /** Canonical path, as the wall returned it at checkout. */
+  readonly path: string;
+  /** The Nextcloud lock token (`opaquelocktoken:…`): needed to UNLOCK after a restart. */
+  readonly token: string;
+  /** The grants that allowed the checkout; the lock goes when any of them ends. */
+  readonly grantIds: readonly number[];
+  /** The requests those grants came from (what the owner revokes). */
+  readonly requestIds: readonly number[];
+  readonly lockedAt: number;
+  /** When the LOCK's own timeout runs out on Nextcloud. */
+  readonly lockExpiresAt: number;
+  readonly state: CheckoutLockState;
+  readonly end: CheckoutLockEnd | null;
+  /** Release attempts so far (each one audited). */
+  readonly attempts: number;
+  /** When the next release attempt is due (releasing only). */
+  readonly nextAttemptAt: number | null;
+  /** Why the last attempt failed: a short, scrubbed line. */
+  readonly lastError: string | null;
+  readonly releasedAt: number | null;
+}

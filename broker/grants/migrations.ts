@@ -10,7 +10,9 @@
  *   its instance, path, mode and expiry never change (grants never renew);
  * - nothing is deleted (the database is part of the record of what was allowed);
  * - the link from the approver's 👍 to the approval it made never changes, and is
- *   marked undone at most once.
+ *   marked undone at most once;
+ * - a checkout lock moves held → releasing → released, never back, and what it locked,
+ *   with which token and under which grants, never changes.
  */
 import type { Database } from 'better-sqlite3';
 
@@ -139,6 +141,69 @@ export const MIGRATIONS: readonly string[] = [
     BEGIN SELECT RAISE(ABORT, 'the store id is never rewritten'); END;
   CREATE TRIGGER store_meta_kept BEFORE DELETE ON store_meta
     BEGIN SELECT RAISE(ABORT, 'the store id is never deleted'); END;
+  `,
+  // 4: the checkout locks the broker holds on Nextcloud, so that a lock whose grant ends
+  // is released after a restart too, and a release that failed is tried again until
+  // Nextcloud confirms it (docs/architecture.md, "Checkout locks"). The token is kept
+  // because an UNLOCK needs it; it is looked up by its sha256. A row stays after its
+  // release, as the record of what was locked, under which grants, and when it went.
+  `
+  CREATE TABLE checkout_locks (
+    id               INTEGER PRIMARY KEY AUTOINCREMENT,
+    instance         TEXT    NOT NULL CHECK (length(instance) > 0),
+    path             TEXT    NOT NULL CHECK (length(path) > 0),
+    token            TEXT    NOT NULL CHECK (length(token) > 0),
+    token_sha256     TEXT    NOT NULL UNIQUE
+                       CHECK (length(token_sha256) = 64 AND token_sha256 NOT GLOB '*[^0-9a-f]*'),
+    locked_at        INTEGER NOT NULL,
+    lock_expires_at  INTEGER NOT NULL CHECK (lock_expires_at > locked_at),
+    state            TEXT    NOT NULL CHECK (state IN ('held', 'releasing', 'released')),
+    end_reason       TEXT    CHECK (end_reason IN
+                       ('checkin', 'abandon', 'revoked', 'expired', 'timed_out', 'not_taken',
+                        'checkout_failed')),
+    attempts         INTEGER NOT NULL DEFAULT 0 CHECK (attempts >= 0),
+    next_attempt_at  INTEGER,
+    last_error       TEXT,
+    released_at      INTEGER,
+    CHECK ((state = 'held') = (end_reason IS NULL)),
+    CHECK ((state = 'released') = (released_at IS NOT NULL))
+  ) STRICT;
+
+  CREATE TABLE checkout_lock_grants (
+    lock_id   INTEGER NOT NULL REFERENCES checkout_locks (id),
+    grant_id  INTEGER NOT NULL REFERENCES grants (id),
+    PRIMARY KEY (lock_id, grant_id)
+  ) STRICT;
+
+  CREATE INDEX checkout_locks_open ON checkout_locks (state) WHERE state <> 'released';
+  CREATE INDEX checkout_lock_grants_by_grant ON checkout_lock_grants (grant_id);
+
+  CREATE TRIGGER checkout_locks_taken_held BEFORE INSERT ON checkout_locks
+    WHEN NEW.state <> 'held' OR NEW.attempts <> 0 OR NEW.next_attempt_at IS NOT NULL
+    BEGIN SELECT RAISE(ABORT, 'a checkout lock starts held'); END;
+  CREATE TRIGGER checkout_locks_forward BEFORE UPDATE OF state ON checkout_locks
+    WHEN OLD.state = 'released' OR (NEW.state = 'held' AND OLD.state <> 'held')
+    BEGIN SELECT RAISE(ABORT, 'a checkout lock moves held, releasing, released, never back'); END;
+  CREATE TRIGGER checkout_locks_released_fixed BEFORE UPDATE ON checkout_locks
+    WHEN OLD.state = 'released'
+    BEGIN SELECT RAISE(ABORT, 'a released checkout lock never changes'); END;
+  CREATE TRIGGER checkout_locks_fixed BEFORE UPDATE OF
+      id, instance, path, token, token_sha256, locked_at, lock_expires_at ON checkout_locks
+    BEGIN SELECT RAISE(ABORT, 'what a checkout locked is never rewritten'); END;
+  CREATE TRIGGER checkout_locks_end_fixed BEFORE UPDATE OF end_reason ON checkout_locks
+    WHEN OLD.end_reason IS NOT NULL AND NEW.end_reason IS NOT OLD.end_reason
+    BEGIN SELECT RAISE(ABORT, 'why a checkout lock ended is never rewritten'); END;
+  CREATE TRIGGER checkout_locks_kept BEFORE DELETE ON checkout_locks
+    BEGIN SELECT RAISE(ABORT, 'checkout locks are never deleted'); END;
+  CREATE TRIGGER checkout_lock_grants_fixed BEFORE UPDATE ON checkout_lock_grants
+    BEGIN SELECT RAISE(ABORT, 'the grants of a checkout lock are never rewritten'); END;
+  CREATE TRIGGER checkout_lock_grants_kept BEFORE DELETE ON checkout_lock_grants
+    BEGIN SELECT RAISE(ABORT, 'the grants of a checkout lock are never deleted'); END;
+  -- A lock is recorded even when its grant ended while the LOCK was on its way: the
+  -- record is what gets it released.
+  CREATE TRIGGER checkout_lock_grants_when_taken BEFORE INSERT ON checkout_lock_grants
+    WHEN (SELECT state FROM checkout_locks WHERE id = NEW.lock_id) IS NOT 'held'
+    BEGIN SELECT RAISE(ABORT, 'the grants of a checkout lock are recorded as it is taken'); END;
   `,
 ];
 

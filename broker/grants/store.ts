@@ -2,7 +2,9 @@
  * The grant store: access requests, the owner's decisions on them, and the grants
  * those decisions made (docs/contracts.md §3), in one SQLite database (database.ts). The parts:
  * requests.ts (requests and the decide-once rule), grant-table.ts (grants, their
- * snapshot for the wall, expiry and revokes); this class puts them behind one door.
+ * snapshot for the wall, expiry and revokes), checkout-locks.ts (the checkout locks the
+ * grants allowed, until Nextcloud confirms their release); this class puts them behind
+ * one door.
  *
  * What it allows and refuses:
  * - A request is decided once. The decision is an atomic
@@ -15,7 +17,8 @@
  *   or marked expired it never comes back (the schema's triggers refuse it too), even
  *   if the clock goes backwards. Expiry counts from the broker's clock at approval.
  */
-import type { Clock, GrantRecord, RequestRecord } from '../base/domain.js';
+import type { CheckoutLockRecord, Clock, GrantRecord, RequestRecord } from '../base/domain.js';
+import { CheckoutLockTable } from './checkout-locks.js';
 import { invalid, isPositiveInt, openGrantDatabase, type GrantDatabase } from './database.js';
 import { GrantTable } from './grant-table.js';
 import { RequestTable, type DecideResult, type Decision, type NewRequest } from './requests.js';
@@ -44,6 +47,8 @@ export class GrantStore {
    * reaction links). The schema's triggers hold whoever writes.
    */
   readonly database: GrantDatabase;
+  /** The checkout locks held on Nextcloud under these grants (operations releases them). */
+  readonly checkoutLocks: CheckoutLockTable;
   readonly #requests: RequestTable;
   readonly #grants: GrantTable;
 
@@ -52,6 +57,7 @@ export class GrantStore {
     this.storeId = database.storeId;
     this.#requests = new RequestTable(database, pendingTimeoutMs);
     this.#grants = new GrantTable(database);
+    this.checkoutLocks = new CheckoutLockTable(database);
   }
 
   /** Opens (creating and migrating if needed) the database at `file`; `:memory:` for tests. */
@@ -136,5 +142,12 @@ export class GrantStore {
 
   revokeGrants(ids: number[]): GrantRecord[] {
     return this.#grants.revokeGrants(ids);
+  }
+
+  // ---- checkout locks (checkout-locks.ts) --------------------------------------------
+
+  /** Checkout locks not yet confirmed released, oldest first (for `status`). */
+  openCheckoutLocks(): CheckoutLockRecord[] {
+    return this.checkoutLocks.open();
   }
 }

@@ -13,17 +13,16 @@ import type { Readable, Writable } from 'node:stream';
 import { pipeline as pipe } from 'node:stream/promises';
 import type { CallContext } from '../base/call.js';
 import { failure, refused, type Envelope } from '../base/envelope.js';
-import type { CheckoutTable } from './checkouts.js';
+import type { Checkouts } from './checkouts.js';
 import { digestStream, HashingStream } from './hashing.js';
 import { isNextcloudError } from './nextcloud-errors.js';
 import { OperationRefusal, type Outcome, type Pipeline } from './pipeline.js';
 import type { Ticket, TicketBook, TicketKind } from './tickets.js';
-import { unlockWithEtag } from './unlock.js';
 
 export interface BlobDeps {
   readonly pipeline: Pipeline;
   readonly tickets: TicketBook;
-  readonly checkouts: CheckoutTable;
+  readonly checkouts: Checkouts;
 }
 
 /** Where a download goes: the surface's response. */
@@ -90,7 +89,11 @@ export class BlobTransfers {
       ctx,
       { op: 'read', instance: ticket.instance, path: ticket.path },
       async (client, allowed) => {
-        const source = await client.readStream(allowed.paths[0] ?? ticket.path);
+        const source = await client.readStream(
+          allowed.paths[0] ?? ticket.path,
+          undefined,
+          allowed.signal,
+        );
         const hasher = new HashingStream();
         const out = sink.start({ size: source.size, etag: source.etag });
         try {
@@ -156,7 +159,7 @@ export class BlobTransfers {
         let written: { etag: string | null };
         try {
           [written] = await Promise.all([
-            client.writeStream(path, hasher, condition, ticket.size),
+            client.writeStream(path, hasher, condition, ticket.size, allowed.signal),
             piping,
           ]);
         } catch (error) {
@@ -171,7 +174,7 @@ export class BlobTransfers {
         let back: Awaited<ReturnType<typeof client.readStream>>;
         let stored: { sha256: string; size: number };
         try {
-          back = await client.readStream(path);
+          back = await client.readStream(path, undefined, allowed.signal);
           stored = await digestStream(back.stream, allowed.signal);
         } catch (error) {
           if (!allowed.signal.aborted) throw error;
@@ -213,8 +216,7 @@ export class BlobTransfers {
         let etag = back.etag ?? written.etag;
         if (ticket.kind === 'checkin' && ticket.lockToken !== undefined) {
           // The UNLOCK gives the file a new etag: hand out that one (see unlock.ts).
-          etag = await unlockWithEtag(client, path, ticket.lockToken);
-          checkouts.remove(ticket.lockToken);
+          ({ etag } = await checkouts.releaseOwn(client, path, ticket.lockToken, 'checkin'));
           unlocked = true;
         }
         const kind = ticket.kind === 'checkin' ? 'checkin' : 'write';

@@ -31,7 +31,7 @@ export class FileOperations {
       { op: 'list', instance: args.instance, path: args.path },
       async (client, allowed) => {
         const path = allowed.paths[0] ?? '';
-        const page = await client.list(path, args.cursor, LIST_PAGE_SIZE);
+        const page = await client.list(path, args.cursor, LIST_PAGE_SIZE, allowed.signal);
         const listing: Listing = { path, discovery: allowed.discovery, entries: page.entries };
         return page.next === undefined ? listing : { ...listing, next: page.next };
       },
@@ -48,7 +48,7 @@ export class FileOperations {
       { op: 'write', instance: args.instance, path: args.path },
       async (client, allowed) => {
         const path = first(allowed.paths);
-        await client.mkdir(path);
+        await client.mkdir(path, allowed.signal);
         return { path };
       },
     );
@@ -65,7 +65,7 @@ export class FileOperations {
         const [from, to] = allowed.paths;
         if (from === undefined || to === undefined)
           throw new Error('move decided without two paths');
-        await client.move(from, to);
+        await client.move(from, to, allowed.signal);
         return { from, to };
       },
     );
@@ -79,8 +79,9 @@ export class FileOperations {
       ctx,
       { op: 'write', instance: args.instance, path: args.path },
       async (client, allowed) => {
-        // Security: a DELETE without the trash bin is permanent; only trash what can be restored.
-        const caps = await client.capabilities();
+        // Security: a DELETE without the trash bin is permanent; only trash what can be
+        // restored. (The client also refuses what a DELETE would unshare: mounts.ts.)
+        const caps = await client.capabilities(allowed.signal);
         if (!caps.undelete) {
           throw new OperationRefusal(
             refused(
@@ -91,7 +92,7 @@ export class FileOperations {
           );
         }
         const path = first(allowed.paths);
-        await client.trash(path);
+        await client.trash(path, allowed.signal);
         return { path };
       },
     );

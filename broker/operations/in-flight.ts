@@ -1,28 +1,56 @@
 /**
  * Operations in flight, by the grants that allowed them, so that revoking or expiring a
- * grant can abort what it is still allowing (a download or upload half-way through).
+ * grant can abort what it is still allowing (a download or upload half-way through, a
+ * listing still on its way). Each operation also carries a timer for the earliest expiry
+ * of its grants: it is stopped at that instant, not at the next sweep.
  */
+import type { Clock } from '../base/domain.js';
+import { MAX_TIMER_MS, type Timers } from './timers.js';
+
+/** How a grant ended: the owner revoked it, or its time ran out. */
+export type GrantEnd = 'revoked' | 'expired';
 
 /** The reason attached to an abort caused by a grant ending. */
 export class GrantEndedError extends Error {
   override readonly name = 'GrantEndedError';
   readonly code = 'grant_ended' as const;
-  constructor(readonly grantIds: readonly number[]) {
-    super('the grant allowing this operation was revoked or expired');
+  constructor(
+    readonly grantIds: readonly number[],
+    /** Which way the grant ended; the audit line records it as `cause`. */
+    readonly ended: GrantEnd,
+  ) {
+    super(
+      ended === 'expired'
+        ? 'the grant allowing this operation expired'
+        : 'the grant allowing this operation was revoked',
+    );
   }
 }
 
 export interface InFlightHandle {
   readonly signal: AbortSignal;
-  /** Unregisters; call when the operation has finished, whatever its outcome. */
+  /** Unregisters (and stops its expiry timer); call when the operation has finished. */
   done(): void;
+}
+
+export interface InFlightDeps {
+  readonly now: Clock;
+  readonly timers: Pick<Timers, 'setTimeout' | 'clearTimeout'>;
 }
 
 export class InFlight {
   readonly #byGrant = new Map<number, Set<AbortController>>();
+  readonly #deps: InFlightDeps;
 
-  /** Registers an operation allowed by `grantIds` (empty for discovery: never aborted). */
-  start(grantIds: readonly number[]): InFlightHandle {
+  constructor(deps: InFlightDeps) {
+    this.#deps = deps;
+  }
+
+  /**
+   * Registers an operation allowed by `grantIds` (empty for discovery: never aborted),
+   * to be aborted at `expiresAt`, the earliest expiry of those grants (ms, broker clock).
+   */
+  start(grantIds: readonly number[], expiresAt?: number): InFlightHandle {
     const controller = new AbortController();
     const ids = [...new Set(grantIds)];
     for (const id of ids) {
@@ -33,9 +61,25 @@ export class InFlight {
       }
       set.add(controller);
     }
+    const { now, timers } = this.#deps;
+    let timer: unknown;
+    // Security: an operation never outlives its grant, whatever it waits for; the timer
+    // re-reads the broker's clock when it fires (a timer can run early against it).
+    const arm = (at: number): void => {
+      const left = at - now();
+      if (left <= 0) {
+        timer = undefined;
+        controller.abort(new GrantEndedError(ids, 'expired'));
+        return;
+      }
+      timer = timers.setTimeout(() => arm(at), Math.min(left, MAX_TIMER_MS));
+    };
+    if (expiresAt !== undefined && ids.length > 0) arm(expiresAt);
     return {
       signal: controller.signal,
       done: () => {
+        if (timer !== undefined) timers.clearTimeout(timer);
+        timer = undefined;
         for (const id of ids) {
           const set = this.#byGrant.get(id);
           set?.delete(controller);
@@ -46,10 +90,10 @@ export class InFlight {
   }
 
   /** Aborts every operation relying on any of these grants; returns how many. */
-  abortGrants(grantIds: readonly number[]): number {
+  abortGrants(grantIds: readonly number[], ended: GrantEnd): number {
     const hit = new Set<AbortController>();
     for (const id of grantIds) for (const c of this.#byGrant.get(id) ?? []) hit.add(c);
-    for (const c of hit) c.abort(new GrantEndedError(grantIds));
+    for (const c of hit) c.abort(new GrantEndedError(grantIds, ended));
     return hit.size;
   }
 

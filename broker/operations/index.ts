@@ -9,17 +9,20 @@ import type { Clock, GrantRecord } from '../base/domain.js';
 import type { Logger } from '../base/log.js';
 import { AuditTrail } from './audit-trail.js';
 import { BlobTransfers } from './blobs.js';
-import { CheckoutTable } from './checkouts.js';
+import { Checkouts } from './checkouts.js';
 import { FileOperations } from './files.js';
 import { InFlight } from './in-flight.js';
 import { Pipeline } from './pipeline.js';
-import type { AuditPort, GrantsPort, NextcloudPort } from './ports.js';
+import type { AuditPort, CheckoutLocksPort, GrantsPort, NextcloudPort } from './ports.js';
 import { releaseEndedGrants } from './release.js';
 import { TicketBook } from './tickets.js';
+import type { Timers } from './timers.js';
 import { TransferService } from './transfer.js';
 
 export interface OperationsDeps {
   readonly grants: GrantsPort;
+  /** The checkout locks, kept beside the grants (grants/checkout-locks.ts). */
+  readonly checkoutLocks: CheckoutLocksPort;
   readonly audit: AuditPort;
   /** Per-instance policy from the owner's config. */
   readonly instances: ReadonlyMap<string, { readonly discovery: boolean }>;
@@ -29,6 +32,8 @@ export interface OperationsDeps {
   /** Removes every configured secret from a text. */
   readonly scrub: (text: string) => string;
   readonly now: Clock;
+  /** Each operation's timer at the expiry of its grants. */
+  readonly timers: Pick<Timers, 'setTimeout' | 'clearTimeout'>;
   readonly correlationId?: () => string;
   readonly randomBytes?: (n: number) => Buffer;
 }
@@ -43,12 +48,14 @@ export interface Operations {
   readonly inFlight: InFlight;
   /** Ends what these grants still allow: running streams, unused tickets, checkout locks. */
   endGrants(grants: readonly GrantRecord[], reason: 'revoked' | 'expired'): Promise<void>;
+  /** One attempt at every checkout lock release that is due (the sweep, and on start). */
+  releaseDueLocks(): Promise<void>;
 }
 
 export function createOperations(deps: OperationsDeps): Operations {
   const { logger, now } = deps;
   const correlationId = deps.correlationId ?? randomUUID;
-  const inFlight = new InFlight();
+  const inFlight = new InFlight({ now, timers: deps.timers });
   const trail = new AuditTrail({ audit: deps.audit, scrub: deps.scrub, logger });
   const pipeline = new Pipeline({
     grants: deps.grants,
@@ -64,7 +71,14 @@ export function createOperations(deps: OperationsDeps): Operations {
     now,
     ...(deps.randomBytes ? { randomBytes: deps.randomBytes } : {}),
   });
-  const checkouts = new CheckoutTable();
+  const checkouts = new Checkouts({
+    pipeline,
+    locks: deps.checkoutLocks,
+    instances: deps.clients,
+    logger,
+    now,
+    correlationId,
+  });
   return {
     pipeline,
     trail,
@@ -73,10 +87,7 @@ export function createOperations(deps: OperationsDeps): Operations {
     transfer: new TransferService({ pipeline, tickets, checkouts, logger, now }),
     blobs: new BlobTransfers({ pipeline, tickets, checkouts }),
     endGrants: (grants, reason) =>
-      releaseEndedGrants(
-        { pipeline, inFlight, tickets, checkouts, logger, correlationId },
-        grants,
-        reason,
-      ),
+      releaseEndedGrants({ inFlight, tickets, checkouts, logger }, grants, reason),
+    releaseDueLocks: () => checkouts.releaseDue(),
   };
 }

@@ -1,9 +1,11 @@
 /**
  * The request and grant lifecycle the broker drives itself: on start, pending requests
  * are discarded (silence grants nothing, and nobody may approve a request the agent
- * made before a restart); then a periodic sweep expires pending requests older than
- * `lifecycle.pending_timeout` and grants past their expiry, tells the owner, and ends
- * what the ended grants still allow (streams, tickets, checkout locks).
+ * made before a restart); then a periodic sweep, whose first pass runs at once, expires
+ * pending requests older than `lifecycle.pending_timeout` and grants past their expiry,
+ * tells the owner, ends what the ended grants still allow (streams, tickets, checkout
+ * locks), and retries every checkout lock release that is due — so a lock whose grant
+ * ended while the broker was down is released right after the start.
  */
 import type { GrantRecord, RequestRecord } from '../base/domain.js';
 import type { Logger } from '../base/log.js';
@@ -11,20 +13,7 @@ import { errorDetail } from '../base/errors.js';
 import { BROKER_VERSION } from '../base/version.js';
 import type { AuditTrail } from './audit-trail.js';
 import type { GatewayPort, GrantsPort, NoticeText, OwnerNotices } from './ports.js';
-
-export interface Timers {
-  setInterval(fn: () => void, ms: number): unknown;
-  clearInterval(handle: unknown): void;
-}
-
-export const nodeTimers: Timers = {
-  setInterval: (fn, ms) => {
-    const handle = setInterval(fn, ms);
-    handle.unref();
-    return handle;
-  },
-  clearInterval: (handle) => clearInterval(handle as NodeJS.Timeout),
-};
+import type { Timers } from './timers.js';
 
 export interface LifecycleDeps {
   readonly grants: GrantsPort;
@@ -35,7 +24,9 @@ export interface LifecycleDeps {
   readonly logger: Logger;
   readonly pendingTimeoutMs: number;
   readonly onGrantsEnded: (grants: GrantRecord[], reason: 'expired') => Promise<void>;
-  readonly timers: Timers;
+  /** One attempt at every checkout lock release that is due. */
+  readonly releaseLocks: () => Promise<void>;
+  readonly timers: Pick<Timers, 'setInterval' | 'clearInterval'>;
   readonly intervalMs: number;
 }
 
@@ -67,11 +58,11 @@ export class Lifecycle {
     }
   }
 
+  /** Starts the timer, and a first pass at once (locks whose grants ended while down). */
   start(): void {
     if (this.#handle !== undefined) return;
-    this.#handle = this.deps.timers.setInterval(() => {
-      this.#running = this.#running.then(() => this.sweep());
-    }, this.deps.intervalMs);
+    void this.sweep();
+    this.#handle = this.deps.timers.setInterval(() => void this.sweep(), this.deps.intervalMs);
   }
 
   /** Stops the timer and waits for a sweep in progress. */
@@ -81,8 +72,13 @@ export class Lifecycle {
     await this.#running;
   }
 
-  /** One pass; never throws (a failing sweep is logged and retried next time). */
-  async sweep(): Promise<void> {
+  /** One pass after any pass in progress; never throws (a failure is retried next time). */
+  sweep(): Promise<void> {
+    this.#running = this.#running.then(() => this.#pass());
+    return this.#running;
+  }
+
+  async #pass(): Promise<void> {
     try {
       const expired = this.deps.grants.expirePending(this.deps.pendingTimeoutMs);
       for (const request of expired) await this.requestExpired(request);
@@ -92,6 +88,7 @@ export class Lifecycle {
         await this.deps.onGrantsEnded(ended, 'expired');
         await this.announce(this.deps.notices.grantsEnded(ended, 'expired'));
       }
+      await this.deps.releaseLocks();
     } catch (error) {
       this.deps.logger.error('lifecycle sweep failed', { error: errorDetail(error) });
     }

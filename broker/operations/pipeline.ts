@@ -191,7 +191,12 @@ export class Pipeline {
       return { ok: false, envelope: internalError(ctx.correlationId) };
     }
 
-    const handle = this.#deps.inFlight.start([...decision.grantIds, ...bound]);
+    // Security: the operation is stopped at the earliest expiry of every grant it relies
+    // on (the ticket's too), not at the next sweep.
+    const handle = this.#deps.inFlight.start(
+      [...decision.grantIds, ...bound],
+      this.#earliestExpiry([...decision.grantIds, ...bound]),
+    );
     const allowed: Allowed = {
       instance: op.instance,
       paths: decision.paths,
@@ -216,11 +221,14 @@ export class Pipeline {
       const cause =
         error instanceof OperationRefusal || !handle.signal.aborted ? error : handle.signal.reason;
       const envelope = this.#envelopeFor(ctx, cause);
+      const ended = handle.signal.aborted ? endOf(handle.signal.reason) : undefined;
       await this.#trail.bestEffort('outcome', {
         ...decided,
         outcome: envelope.status,
         code: envelope.code,
         reason: envelope.message,
+        // Which way the grant ended under the operation: `revoked` or `expired`.
+        ...(ended === undefined ? {} : { cause: ended }),
       });
       return { ok: false, envelope };
     } finally {
@@ -237,8 +245,16 @@ export class Pipeline {
    */
   async runSystem<T>(
     ctx: CallContext,
-    target: { instance: string; path: string; grantIds: readonly number[]; reason: string },
+    target: {
+      instance: string;
+      path: string;
+      grantIds: readonly number[];
+      reason: string;
+      /** Extra fields for both lines (never content, never a secret). */
+      fields?: Record<string, unknown>;
+    },
     step: (client: NextcloudPort) => Promise<T>,
+    describe?: (value: T) => Record<string, unknown>,
   ): Promise<Outcome<T>> {
     const fields = {
       surface: ctx.surface,
@@ -247,6 +263,7 @@ export class Pipeline {
       path: target.path,
       grants: target.grantIds,
       reason: target.reason,
+      ...target.fields,
       correlation_id: ctx.correlationId,
     };
     const client = this.#deps.clients.get(target.instance);
@@ -265,7 +282,11 @@ export class Pipeline {
     }
     try {
       const value = await step(client);
-      const ok = await this.#trail.bestEffort('outcome', { ...fields, outcome: 'ok' });
+      const ok = await this.#trail.bestEffort('outcome', {
+        ...fields,
+        outcome: 'ok',
+        ...describe?.(value),
+      });
       return { ok: true, value, warnings: ok ? [] : ['outcome not audited'] };
     } catch (error) {
       const envelope = this.#envelopeFor(ctx, error);
@@ -273,6 +294,7 @@ export class Pipeline {
         ...fields,
         outcome: envelope.status,
         code: envelope.code,
+        reason: envelope.message,
       });
       return { ok: false, envelope };
     }
@@ -317,10 +339,8 @@ export class Pipeline {
     if (error instanceof GrantEndedError) {
       return refused(
         'grant_ended',
-        'the grant was revoked or expired while the operation ran; it was stopped',
-        {
-          hint: 'request access again if you still need it',
-        },
+        `the grant ${error.ended === 'expired' ? 'expired' : 'was revoked'} while the operation ran; it was stopped`,
+        { hint: 'request access again if you still need it' },
       );
     }
     if (isNextcloudError(error)) return envelopeForNextcloudError(error, this.#deps.scrub);
@@ -350,6 +370,11 @@ export class Pipeline {
       hint: 'call request_access again if you still need it',
     });
   }
+}
+
+/** How the grant ended, when an abort was a grant ending. */
+function endOf(reason: unknown): GrantEndedError['ended'] | undefined {
+  return reason instanceof GrantEndedError ? reason.ended : undefined;
 }
 
 /** A step's deliberate refusal with a vetted envelope (e.g. "not a file"). */

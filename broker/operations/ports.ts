@@ -4,7 +4,13 @@
  * else of those modules is reachable from here.
  */
 import type { Readable } from 'node:stream';
-import type { GrantRecord, Mode, RequestRecord } from '../base/domain.js';
+import type {
+  CheckoutLockEnd,
+  CheckoutLockRecord,
+  GrantRecord,
+  Mode,
+  RequestRecord,
+} from '../base/domain.js';
 
 export interface GrantsPort {
   /** Grants in force now: not ended and `now < expiresAt`. */
@@ -22,6 +28,25 @@ export interface GrantsPort {
   expirePending(timeoutMs: number): RequestRecord[];
   discardAllPending(): RequestRecord[];
   expireGrants(): GrantRecord[];
+}
+
+/** Where checkout locks are kept until Nextcloud confirms their release (grants/checkout-locks.ts). */
+export interface CheckoutLocksPort {
+  add(lock: {
+    instance: string;
+    path: string;
+    token: string;
+    grantIds: readonly number[];
+    lockedAt: number;
+    lockExpiresAt: number;
+  }): CheckoutLockRecord;
+  byToken(token: string): CheckoutLockRecord | undefined;
+  /** Marks what must go now (grants ended, LOCK timed out); returns the releases due. */
+  due(): CheckoutLockRecord[];
+  releaseForGrants(grantIds: readonly number[], end: 'revoked' | 'expired'): CheckoutLockRecord[];
+  markReleasing(lockId: number, end: CheckoutLockEnd, error?: string): void;
+  attemptFailed(lockId: number, nextAttemptAt: number, error: string): void;
+  released(lockId: number, end: CheckoutLockEnd, attempted: boolean): void;
 }
 
 export interface AuditPort {
@@ -63,28 +88,49 @@ export interface EntryLike {
 export type WriteCondition =
   { ifMatch: string; lockToken?: string } | { ifNoneMatch: '*' } | { lockToken: string };
 
-/** The Nextcloud verbs the pipeline calls, always with a canonical path from the wall. */
+/** An item with the lock Nextcloud reports on it (token locks with their full token). */
+export interface InspectionLike {
+  entry: EntryLike;
+  lock: { kind: 'token'; token: string } | { kind: 'user' | 'app' } | null;
+}
+
+/** A confirmed release: the UNLOCK removed the lock, or the token held nothing any more. */
+export interface ReleasedLike {
+  outcome: 'unlocked' | 'not_held';
+  /** The file after the release; null when it no longer exists. */
+  entry: EntryLike | null;
+}
+
+/**
+ * The Nextcloud verbs the pipeline calls, always with a canonical path from the wall and
+ * the operation's abort signal last (a grant that ends stops the request).
+ */
 export interface NextcloudPort {
   list(
     path: string,
     cursor?: string,
     pageSize?: number,
+    signal?: AbortSignal,
   ): Promise<{ entries: EntryLike[]; next?: string }>;
-  stat(path: string): Promise<EntryLike>;
+  stat(path: string, signal?: AbortSignal): Promise<EntryLike>;
+  inspect(path: string, signal?: AbortSignal): Promise<InspectionLike>;
   readStream(
     path: string,
     range?: { start: number; end?: number },
+    signal?: AbortSignal,
   ): Promise<{ stream: Readable; size: number | null; etag: string | null }>;
   writeStream(
     path: string,
     body: Readable,
     cond: WriteCondition,
     size?: number,
+    signal?: AbortSignal,
   ): Promise<{ etag: string | null }>;
-  mkdir(path: string): Promise<void>;
-  move(from: string, to: string): Promise<void>;
-  trash(path: string): Promise<void>;
-  lock(path: string, timeoutSeconds: number): Promise<{ token: string }>;
-  unlock(path: string, token: string): Promise<void>;
-  capabilities(): Promise<{ undelete: boolean; locking: boolean }>;
+  mkdir(path: string, signal?: AbortSignal): Promise<void>;
+  move(from: string, to: string, signal?: AbortSignal): Promise<void>;
+  trash(path: string, signal?: AbortSignal): Promise<void>;
+  lock(path: string, timeoutSeconds: number, signal?: AbortSignal): Promise<{ token: string }>;
+  /** UNLOCK, then confirm from the lock properties; throws while the token still holds. */
+  releaseLock(path: string, token: string): Promise<ReleasedLike>;
+  capabilities(signal?: AbortSignal): Promise<{ undelete: boolean; locking: boolean }>;
 }

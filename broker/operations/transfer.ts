@@ -12,12 +12,11 @@ import type { Clock, Mode } from '../base/domain.js';
 import { refused } from '../base/envelope.js';
 import type { Logger } from '../base/log.js';
 import { iso } from '../base/time.js';
-import type { CheckoutTable } from './checkouts.js';
+import type { Checkouts } from './checkouts.js';
 import { isNotFound } from './nextcloud-errors.js';
 import { OperationRefusal, type Outcome, type Pipeline } from './pipeline.js';
 import type { WriteCondition } from './ports.js';
 import type { Ticket, TicketBook } from './tickets.js';
-import { unlockWithEtag } from './unlock.js';
 
 export const BLOB_PATH = '/transfer/blobs/';
 /** Longest LOCK the broker asks for; it also never outlives the grant. */
@@ -26,7 +25,7 @@ export const MAX_LOCK_SECONDS = 24 * 3600;
 export interface TransferDeps {
   readonly pipeline: Pipeline;
   readonly tickets: TicketBook;
-  readonly checkouts: CheckoutTable;
+  readonly checkouts: Checkouts;
   readonly logger: Logger;
   readonly now: Clock;
 }
@@ -141,7 +140,7 @@ export class TransferService {
       { op: 'read', instance: args.instance, path: args.path },
       async (client, allowed) => {
         const path = allowed.paths[0] ?? '';
-        const entry = await client.stat(path);
+        const entry = await client.stat(path, allowed.signal);
         if (entry.kind !== 'file') throw notAFile(path);
         const ticket = tickets.issue({
           instance: allowed.instance,
@@ -178,7 +177,7 @@ export class TransferService {
       async (client, allowed) => {
         const path = allowed.paths[0] ?? '';
         // Early answer for the common conflicts; Nextcloud enforces the same condition on the PUT.
-        const current = await statOrNull(() => client.stat(path));
+        const current = await statOrNull(() => client.stat(path, allowed.signal));
         if (current !== null && current.kind !== 'file') throw notAFile(path);
         if ('ifNoneMatch' in condition && current !== null) {
           throw new OperationRefusal(
@@ -235,7 +234,7 @@ export class TransferService {
       async (client, allowed) => {
         const path = allowed.paths[0] ?? '';
         // Security: a LOCK on a missing path creates an empty file; lock only what exists.
-        const entry = await client.stat(path);
+        const entry = await client.stat(path, allowed.signal);
         if (entry.kind !== 'file') throw notAFile(path);
         const expiry = allowed.expiresAt;
         const grantLeft = expiry === undefined ? 0 : Math.floor((expiry - now()) / 1000);
@@ -243,45 +242,25 @@ export class TransferService {
           1,
           Math.min(args.timeout_s ?? MAX_LOCK_SECONDS, MAX_LOCK_SECONDS, grantLeft),
         );
-        const { token } = await client.lock(path, seconds);
-        let locked: typeof entry;
-        try {
-          // The LOCK gave the file a new etag (files_lock); under the lock nobody else can
-          // change it, so this read is the version the agent gets.
-          locked = await client.stat(path);
-          // Security: a revoke that landed while the LOCK or that read was on its way must
-          // not leave a lock behind that nobody will release (the release has run already;
-          // nothing awaits between this check and recording the checkout).
-          if (allowed.signal.aborted) throw allowed.signal.reason;
-        } catch (error) {
-          await client.unlock(path, token).catch(() => undefined);
-          throw error;
-        }
-        checkouts.add({
-          instance: allowed.instance,
-          path,
-          token,
-          grantIds: allowed.grantIds,
-          lockedAt: now(),
-        });
+        const { token, entry: locked, record } = await checkouts.take(client, allowed, seconds);
         const ticket = tickets.issue({
           instance: allowed.instance,
           path,
           kind: 'read',
           grantIds: allowed.grantIds,
         });
-        return { entry: locked, token, seconds, ticket };
+        return { entry: locked, token, seconds, lockExpiresAt: record.lockExpiresAt, ticket };
       },
       { describe: (v) => ({ size: v.entry.size, etag: v.entry.etag, lock_seconds: v.seconds }) },
     );
     if (!outcome.ok) return outcome;
-    const { entry, token, seconds, ticket } = outcome.value;
+    const { entry, token, seconds, lockExpiresAt, ticket } = outcome.value;
     return {
       ...outcome,
       value: {
         path: ticket.path,
         lock_token: token,
-        lock_expires_at: iso(now() + seconds * 1000),
+        lock_expires_at: iso(lockExpiresAt),
         seconds,
         size: entry.size,
         etag: entry.etag,
@@ -298,9 +277,9 @@ export class TransferService {
       { op: 'write', instance: args.instance, path: args.path },
       async (client, allowed) => {
         const path = allowed.paths[0] ?? '';
-        const known = checkouts.find(allowed.instance, path, args.lock_token);
+        const known = checkouts.byToken(args.lock_token);
         // Security: a token the broker issued for another file is never used on this one.
-        if (known === undefined && checkouts.get(args.lock_token) !== undefined) {
+        if (known !== undefined && (known.instance !== allowed.instance || known.path !== path)) {
           throw new OperationRefusal(
             refused(
               'lock_token_unknown',
@@ -313,16 +292,32 @@ export class TransferService {
         }
         if (known === undefined) {
           warnings.push(
-            'the broker has no record of this checkout (restarted?); Nextcloud checks the token',
+            'the broker has no record of this checkout (made by another broker?); Nextcloud checks the token',
           );
         }
         if (args.abandon === true) {
           // The UNLOCK gives the file a new etag: answer that one (see unlock.ts).
-          const etag = await unlockWithEtag(client, path, args.lock_token);
-          checkouts.remove(args.lock_token);
+          const { outcome, etag } = await checkouts.releaseOwn(
+            client,
+            path,
+            args.lock_token,
+            'abandon',
+          );
+          if (outcome === 'not_held') {
+            // Security: a token the broker never issued proves nothing by holding nothing.
+            if (known === undefined)
+              throw new OperationRefusal(
+                refused('lock_token_unknown', `this lock token holds no lock on "${path}"`, {
+                  hint: 'check in with the lock_token the checkout returned',
+                }),
+              );
+            warnings.push(
+              'the lock was already gone (it timed out, its grant ended, or the owner removed it)',
+            );
+          }
           return { kind: 'abandoned' as const, path, etag };
         }
-        const entry = await client.stat(path);
+        const entry = await client.stat(path, allowed.signal);
         if (entry.kind !== 'file') throw notAFile(path);
         const ticket = tickets.issue({
           instance: allowed.instance,

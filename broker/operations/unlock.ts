@@ -4,14 +4,15 @@
  * files_lock gives a file a new etag when it is locked and again when it is unlocked, so
  * an etag read under the lock is stale once the lock is gone: a push with it would be
  * refused as a clobber although nobody changed the file. So the file is read just before
- * and just after the UNLOCK. When its size and modification time are unchanged, nobody
- * wrote in between, and the new etag names the very bytes the agent holds. Otherwise, or
- * when either read fails, the etag is null: the agent must fetch again before it can
- * replace the file (with no etag a push is create-only, and refused).
+ * the release, and the release itself reads it again (it confirms from the file's lock
+ * properties that the token no longer holds). When its size and modification time are
+ * unchanged, nobody wrote in between, and the new etag names the very bytes the agent
+ * holds. Otherwise, or when the first read fails, the etag is null: the agent must fetch
+ * again before it can replace the file (with no etag a push is create-only, and refused).
  */
-import type { NextcloudPort } from './ports.js';
+import type { NextcloudPort, ReleasedLike } from './ports.js';
 
-type Client = Pick<NextcloudPort, 'stat' | 'unlock'>;
+type Client = Pick<NextcloudPort, 'stat' | 'releaseLock'>;
 
 async function statOrUndefined(client: Client, path: string) {
   try {
@@ -22,22 +23,26 @@ async function statOrUndefined(client: Client, path: string) {
   }
 }
 
-/** UNLOCK, then the file's new etag if it is still the version it was under the lock. */
+/**
+ * Releases the lock (confirmed: see NextcloudPort.releaseLock), then answers the file's
+ * new etag if it is still the version it was under the lock. Throws when the release
+ * could not be confirmed.
+ */
 export async function unlockWithEtag(
   client: Client,
   path: string,
   token: string,
-): Promise<string | null> {
+): Promise<{ outcome: ReleasedLike['outcome']; etag: string | null }> {
   const before = await statOrUndefined(client, path);
-  await client.unlock(path, token);
-  if (before === undefined || before.kind !== 'file' || before.modified === null) return null;
-  const after = await statOrUndefined(client, path);
+  const { outcome, entry: after } = await client.releaseLock(path, token);
+  if (before === undefined || before.kind !== 'file' || before.modified === null)
+    return { outcome, etag: null };
   // Security: the new etag is handed out only for the version the agent has; a write by
   // someone else in between gives null, so the agent's next replace is refused.
-  return after !== undefined &&
+  const same =
+    after !== null &&
     after.kind === 'file' &&
     after.size === before.size &&
-    after.modified === before.modified
-    ? after.etag
-    : null;
+    after.modified === before.modified;
+  return { outcome, etag: same ? after.etag : null };
 }

@@ -13,11 +13,11 @@ import { afterAll, beforeAll } from 'vitest';
 import { Dav } from './dav.js';
 import { send } from './http.js';
 import { realServer, type RealServer } from './server.js';
-import { startBrokerOn, type Broker, type BrokerOptions } from '../../support/daemon.js';
+import { startBrokerOn, type BrokerOn, type BrokerOptions } from '../../support/daemon.js';
 import { TRANSFER_TOKEN } from '../../support/tokens.js';
 import { runCli, type CliRun } from '../../support/processes.js';
 
-export type RealBroker = Omit<Broker, 'fake'>;
+export type RealBroker = BrokerOn;
 
 export interface RealRig {
   server: RealServer;
@@ -34,6 +34,34 @@ export interface RealRig {
   cli(args: readonly string[], stage: string): Promise<CliRun>;
   /** The owner shares a folder with the second user, who may then write in it. */
   share(path: string): Promise<void>;
+  /** The second user shares a folder of theirs with the owner (a share she receives). */
+  receive(path: string): Promise<void>;
+  /**
+   * Restarts the daemon on the same data (a rig made with `persist`): `broker`, `agent`
+   * and `transfer` are the new daemon's afterwards.
+   */
+  restart(): Promise<void>;
+}
+
+/** POST an OCS user share of `path` from `from` to `to` (read-write, re-sharable). */
+async function shareWith(server: RealServer, from: 'owner' | 'other', path: string): Promise<void> {
+  const sharer = server[from];
+  const res = await send(server.url, {
+    method: 'POST',
+    target: '/ocs/v2.php/apps/files_sharing/api/v1/shares?format=json',
+    headers: {
+      'OCS-APIRequest': 'true',
+      'Content-Type': 'application/x-www-form-urlencoded',
+    },
+    body: new URLSearchParams({
+      path: `/${path}`,
+      shareType: '0',
+      shareWith: server[from === 'owner' ? 'other' : 'owner'].user,
+      permissions: '31',
+    }).toString(),
+    auth: sharer,
+  });
+  if (res.status !== 200) throw new Error(`sharing ${path}: ${res.status} ${res.text}`);
 }
 
 /** Registers the file's hooks; the returned object is filled in before the first test. */
@@ -56,27 +84,16 @@ export function useRealRig(opts: BrokerOptions = {}): RealRig {
       stage: () => mkdtempSync(join(tmpdir(), 'broker-real-stage-')),
       cli: (args: readonly string[], stage: string) =>
         runCli(args, {
-          BROKER_URL: broker.url,
+          BROKER_URL: rig.broker.url,
           BROKER_TRANSFER_TOKEN: TRANSFER_TOKEN,
           BROKER_STAGE_DIR: stage,
         }),
-      share: async (path: string) => {
-        const res = await send(server.url, {
-          method: 'POST',
-          target: '/ocs/v2.php/apps/files_sharing/api/v1/shares?format=json',
-          headers: {
-            'OCS-APIRequest': 'true',
-            'Content-Type': 'application/x-www-form-urlencoded',
-          },
-          body: new URLSearchParams({
-            path: `/${path}`,
-            shareType: '0',
-            shareWith: server.other.user,
-            permissions: '31',
-          }).toString(),
-          auth: server.owner,
-        });
-        if (res.status !== 200) throw new Error(`sharing ${path}: ${res.status} ${res.text}`);
+      share: (path: string) => shareWith(server, 'owner', path),
+      receive: (path: string) => shareWith(server, 'other', path),
+      restart: async () => {
+        rig.broker = await rig.broker.restart();
+        rig.agent = await rig.broker.agent();
+        rig.transfer = await rig.broker.transfer();
       },
     } satisfies RealRig);
   });

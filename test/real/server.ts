@@ -7,6 +7,9 @@
  *   NC_RESET                              a shell command that empties both users' homes,
  *                                         trash bins and locks (the kit's `reset.sh --wipe`)
  *   NC_OCC                                a shell command prefix that runs occ on the server
+ *   NC_STOP, NC_START                     shell commands that stop the server and start it
+ *                                         again (the kit's `stop.sh`, `start.sh`); needed
+ *                                         only by the tests that take the server down
  *
  * The server must be disposable: every test file starts by resetting it.
  */
@@ -39,7 +42,14 @@ export interface RealServer {
   reset(): Promise<void>;
   /** Runs `occ` with these arguments; returns its stdout. */
   occ(...args: string[]): Promise<string>;
+  /** Stops the server (NC_STOP); throws, naming the variable, when it is not set. */
+  stop(): Promise<void>;
+  /** Starts it again and waits until it answers (NC_START). */
+  start(): Promise<void>;
 }
+
+/** The commands that take the server down and up, needed only by the tests that do. */
+export const REAL_STOP_START_ENV = ['NC_STOP', 'NC_START'] as const;
 
 function shellQuote(arg: string): string {
   return /^[A-Za-z0-9_./:=@-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`;
@@ -55,6 +65,15 @@ async function shell(what: string, command: string): Promise<string> {
       `${what} failed (exit ${String(e.code)}): ${(e.stderr ?? '').trim().slice(-400)}`,
     );
   }
+}
+
+function stopStart(env: NodeJS.ProcessEnv, name: (typeof REAL_STOP_START_ENV)[number]): string {
+  const command = env[name] ?? '';
+  if (command === '')
+    throw new Error(
+      `this test stops and starts the server: it needs ${REAL_STOP_START_ENV.join(' and ')} (see CONTRIBUTING.md, "The real-server suite")`,
+    );
+  return command;
 }
 
 /** The server from the environment; throws naming every missing variable. */
@@ -74,5 +93,11 @@ export function realServer(env: NodeJS.ProcessEnv = process.env): RealServer {
     },
     occ: (...args) =>
       shell(`occ ${args.join(' ')}`, `${get('NC_OCC')} ${args.map(shellQuote).join(' ')}`),
+    stop: async () => {
+      await shell('NC_STOP', stopStart(env, 'NC_STOP'));
+    },
+    start: async () => {
+      await shell('NC_START', stopStart(env, 'NC_START'));
+    },
   };
 }

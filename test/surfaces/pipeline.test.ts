@@ -10,6 +10,7 @@ import { memoryLogger } from '../../broker/base/log.js';
 import { Pipeline } from '../../broker/operations/pipeline.js';
 import { FileOperations } from '../../broker/operations/files.js';
 import { InFlight } from '../../broker/operations/in-flight.js';
+import { nodeTimers } from '../../broker/operations/timers.js';
 import type { NextcloudPort } from '../../broker/operations/ports.js';
 import { createScrubber } from '../../broker/base/scrub.js';
 import { startBroker, type Broker } from '../../support/daemon.js';
@@ -245,7 +246,7 @@ describe('one error boundary', () => {
         audit: broker.audit,
         instances: broker.config.instances,
         clients: new Map([['personal', throwing]]),
-        inFlight: new InFlight(),
+        inFlight: new InFlight({ now: Date.now, timers: nodeTimers }),
         logger,
         scrub,
         now: Date.now,

@@ -1,9 +1,10 @@
 /**
  * The etag handed out after a checkout lock is released: the server's new one only when
- * the file is still the version it was under the lock (unlock.ts).
+ * the file is still the version it was under the lock (unlock.ts). The file is read
+ * before the release; the release's own confirming read is the version after it.
  */
 import { describe, expect, it } from 'vitest';
-import type { EntryLike } from '../../broker/operations/ports.js';
+import type { EntryLike, ReleasedLike } from '../../broker/operations/ports.js';
 import { unlockWithEtag } from '../../broker/operations/unlock.js';
 
 const file = (over: Partial<EntryLike> = {}): EntryLike => ({
@@ -16,21 +17,22 @@ const file = (over: Partial<EntryLike> = {}): EntryLike => ({
   ...over,
 });
 
-/** A client whose stat answers `before` until the unlock, then `after`. */
-function client(before: EntryLike | Error, after: EntryLike | Error) {
-  let unlocked = false;
+/** A client whose stat answers `before`, and whose release reads `after` (null: gone). */
+function client(
+  before: EntryLike | Error,
+  after: EntryLike | null,
+  outcome: ReleasedLike['outcome'] = 'unlocked',
+) {
   const calls: string[] = [];
   return {
     calls,
     stat: (path: string) => {
       calls.push(`stat ${path}`);
-      const v = unlocked ? after : before;
-      return v instanceof Error ? Promise.reject(v) : Promise.resolve(v);
+      return before instanceof Error ? Promise.reject(before) : Promise.resolve(before);
     },
-    unlock: (path: string, token: string) => {
-      calls.push(`unlock ${path} ${token}`);
-      unlocked = true;
-      return Promise.resolve();
+    releaseLock: (path: string, token: string) => {
+      calls.push(`release ${path} ${token}`);
+      return Promise.resolve({ outcome, entry: after });
     },
   };
 }
@@ -38,39 +40,41 @@ function client(before: EntryLike | Error, after: EntryLike | Error) {
 describe('the etag after an unlock', () => {
   it('is the new one when size and modification time are unchanged', async () => {
     const c = client(file(), file({ etag: '"after-unlock"' }));
-    expect(await unlockWithEtag(c, 'Co/doc.txt', 'opaquelocktoken:t')).toBe('"after-unlock"');
-    expect(c.calls).toEqual([
-      'stat Co/doc.txt',
-      'unlock Co/doc.txt opaquelocktoken:t',
-      'stat Co/doc.txt',
-    ]);
+    expect(await unlockWithEtag(c, 'Co/doc.txt', 'opaquelocktoken:t')).toEqual({
+      outcome: 'unlocked',
+      etag: '"after-unlock"',
+    });
+    expect(c.calls).toEqual(['stat Co/doc.txt', 'release Co/doc.txt opaquelocktoken:t']);
   });
 
   it('is null when someone wrote between the unlock and the read (another size or time)', async () => {
     for (const changed of [file({ size: 3 }), file({ modified: '2026-12-01T09:00:01.000Z' })])
-      expect(await unlockWithEtag(client(file(), changed), 'Co/doc.txt', 't')).toBeNull();
+      expect((await unlockWithEtag(client(file(), changed), 'Co/doc.txt', 't')).etag).toBeNull();
   });
 
-  it('is null when the file became a folder or cannot be read; the unlock still happens', async () => {
-    const gone = client(file(), new Error('unreachable'));
-    expect(await unlockWithEtag(gone, 'Co/doc.txt', 't')).toBeNull();
-    expect(gone.calls).toContain('unlock Co/doc.txt t');
+  it('is null when the file became a folder, is gone or could not be read first; the release still happens', async () => {
     const blind = client(new Error('unreachable'), file());
-    expect(await unlockWithEtag(blind, 'Co/doc.txt', 't')).toBeNull();
-    expect(blind.calls).toContain('unlock Co/doc.txt t');
+    expect((await unlockWithEtag(blind, 'Co/doc.txt', 't')).etag).toBeNull();
+    expect(blind.calls).toContain('release Co/doc.txt t');
     expect(
-      await unlockWithEtag(client(file(), file({ kind: 'folder' })), 'Co/doc.txt', 't'),
+      (await unlockWithEtag(client(file(), file({ kind: 'folder' })), 'Co/doc.txt', 't')).etag,
     ).toBeNull();
+    expect((await unlockWithEtag(client(file(), null), 'Co/doc.txt', 't')).etag).toBeNull();
     expect(
-      await unlockWithEtag(client(file({ modified: null }), file()), 'Co/doc.txt', 't'),
+      (await unlockWithEtag(client(file({ modified: null }), file()), 'Co/doc.txt', 't')).etag,
     ).toBeNull();
   });
 
-  it('a failing unlock fails the call (the lock may still hold)', async () => {
+  it('says when the token held nothing any more (the lock was already gone)', async () => {
+    const c = client(file(), file({ etag: '"x"' }), 'not_held');
+    expect(await unlockWithEtag(c, 'Co/doc.txt', 't')).toMatchObject({ outcome: 'not_held' });
+  });
+
+  it('a release that cannot be confirmed fails the call (the lock may still hold)', async () => {
     const c = {
       stat: () => Promise.resolve(file()),
-      unlock: () => Promise.reject(new Error('bad_lock_token')),
+      releaseLock: () => Promise.reject(new Error('still locked')),
     };
-    await expect(unlockWithEtag(c, 'Co/doc.txt', 't')).rejects.toThrow('bad_lock_token');
+    await expect(unlockWithEtag(c, 'Co/doc.txt', 't')).rejects.toThrow('still locked');
   });
 });
