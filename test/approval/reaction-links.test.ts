@@ -7,13 +7,14 @@ import Database from 'better-sqlite3';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { GrantStore } from '../../broker/grants/index.js';
-import { GrantStoreError, MIGRATIONS, SCHEMA_VERSION } from '../../broker/grants/index.js';
+import { GrantStoreError, SCHEMA_VERSION } from '../../broker/grants/index.js';
 import { ReactionLinks } from '../../broker/approval/reaction-links.js';
 import {
   approveAll,
   fileStore as tempFileStore,
   memoryStore,
   twoItems,
+  writeOldDatabase,
 } from '../grants/helpers.js';
 
 const ROOM = '!approvals:hs.test';
@@ -253,15 +254,7 @@ describe('attack: editing the reaction links behind the store’s back', () => {
 describe('migration 2', () => {
   it('upgrades a database written by the previous broker, keeping its grants', () => {
     const { file, open } = fileStore();
-    const old = new Database(file);
-    old.exec(MIGRATIONS[0] as string);
-    old.pragma('user_version = 1');
-    old.exec(`INSERT INTO requests (instance, reason, state, created_at) VALUES ('personal', 'r', 'pending', 0);
-      INSERT INTO items VALUES (1, 1, 'Documents', 'read');
-      UPDATE requests SET state = 'approved', decided_at = 1, decided_by = '${OWNER}';
-      INSERT INTO grants (request_id, item_no, instance, path, mode, state, created_at, expires_at)
-        VALUES (1, 1, 'personal', 'Documents', 'read', 'active', 1, 99999999999999);`);
-    old.close();
+    writeOldDatabase(file, 1, 'read', OWNER);
     const store = open();
     expect(store.grant(1)?.state).toBe('active');
     expect(links(store).record({ eventId: THUMB, requestId: 1, ...by })).toBe(true);

@@ -7,8 +7,16 @@
  */
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { MIGRATIONS, SCHEMA_VERSION } from '../../broker/grants/index.js';
-import { approveAll, DAY, fileStore, HOUR, memoryStore, twoItems } from './helpers.js';
+import { SCHEMA_VERSION } from '../../broker/grants/index.js';
+import {
+  approveAll,
+  DAY,
+  fileStore,
+  HOUR,
+  memoryStore,
+  twoItems,
+  writeOldDatabase,
+} from './helpers.js';
 
 let cleanups: (() => void)[] = [];
 afterEach(() => {
@@ -210,15 +218,7 @@ describe('attack: rewriting the record of a checkout lock', () => {
 describe('migration 4', () => {
   it('adds the checkout locks to a database from the previous broker, keeping its grants', () => {
     const { open, file } = fileStore(cleanups);
-    const old = new Database(file);
-    for (const sql of MIGRATIONS.slice(0, 3)) old.exec(sql);
-    old.pragma('user_version = 3');
-    old.exec(`INSERT INTO requests (instance, reason, state, created_at) VALUES ('personal', 'r', 'pending', 0);
-      INSERT INTO items VALUES (1, 1, 'Documents', 'write');
-      UPDATE requests SET state = 'approved', decided_at = 1, decided_by = '@owner:hs.test';
-      INSERT INTO grants (request_id, item_no, instance, path, mode, state, created_at, expires_at)
-        VALUES (1, 1, 'personal', 'Documents', 'write', 'active', 1, 99999999999999);`);
-    old.close();
+    writeOldDatabase(file, 3, 'write');
     const upgraded = open();
     expect(upgraded.grant(1)?.state).toBe('active');
     const lock = upgraded.checkoutLocks.add({

@@ -1,7 +1,8 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { GrantStore } from '../../broker/grants/index.js';
+import Database from 'better-sqlite3';
+import { GrantStore, MIGRATIONS } from '../../broker/grants/index.js';
 
 export const HOUR = 3_600_000;
 export const DAY = 24 * HOUR;
@@ -76,4 +77,26 @@ export function fileStore(cleanups: (() => void)[], clock = manualClock()) {
     tmp.cleanup();
   });
   return { open, clock, file: tmp.file };
+}
+
+/**
+ * Writes `file` as a broker with only the first `version` migrations left it: one
+ * approved request (number 1) whose one item made an active grant (number 1) on
+ * `Documents`, decided by `decidedBy`. For the tests of a later migration.
+ */
+export function writeOldDatabase(
+  file: string,
+  version: number,
+  mode: 'read' | 'write' = 'read',
+  decidedBy = '@owner:hs.test',
+): void {
+  const old = new Database(file);
+  for (const sql of MIGRATIONS.slice(0, version)) old.exec(sql);
+  old.pragma(`user_version = ${version}`);
+  old.exec(`INSERT INTO requests (instance, reason, state, created_at) VALUES ('personal', 'r', 'pending', 0);
+    INSERT INTO items VALUES (1, 1, 'Documents', '${mode}');
+    UPDATE requests SET state = 'approved', decided_at = 1, decided_by = '${decidedBy}';
+    INSERT INTO grants (request_id, item_no, instance, path, mode, state, created_at, expires_at)
+      VALUES (1, 1, 'personal', 'Documents', '${mode}', 'active', 1, 99999999999999);`);
+  old.close();
 }

@@ -5,8 +5,14 @@
  */
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { MIGRATIONS, SCHEMA_VERSION } from '../../broker/grants/index.js';
-import { approveAll, fileStore as tempFileStore, memoryStore, twoItems } from './helpers.js';
+import { SCHEMA_VERSION } from '../../broker/grants/index.js';
+import {
+  approveAll,
+  fileStore as tempFileStore,
+  memoryStore,
+  twoItems,
+  writeOldDatabase,
+} from './helpers.js';
 
 const HEX32 = /^[0-9a-f]{32}$/;
 
@@ -89,16 +95,7 @@ describe('attack: replacing the grant database to reuse request numbers', () => 
 describe('migration 3', () => {
   it('gives a database from the previous broker an id, keeping its grants', () => {
     const { open, file } = fileStore();
-    const old = new Database(file);
-    old.exec(MIGRATIONS[0] as string);
-    old.exec(MIGRATIONS[1] as string);
-    old.pragma('user_version = 2');
-    old.exec(`INSERT INTO requests (instance, reason, state, created_at) VALUES ('personal', 'r', 'pending', 0);
-      INSERT INTO items VALUES (1, 1, 'Documents', 'read');
-      UPDATE requests SET state = 'approved', decided_at = 1, decided_by = '@owner:hs.test';
-      INSERT INTO grants (request_id, item_no, instance, path, mode, state, created_at, expires_at)
-        VALUES (1, 1, 'personal', 'Documents', 'read', 'active', 1, 99999999999999);`);
-    old.close();
+    writeOldDatabase(file, 2);
     const upgraded = open();
     expect(upgraded.storeId).toMatch(HEX32);
     expect(upgraded.grant(1)?.state).toBe('active');

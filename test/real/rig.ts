@@ -43,9 +43,15 @@ export interface RealRig {
   restart(): Promise<void>;
 }
 
-/** POST an OCS user share of `path` from `from` to `to` (read-write, re-sharable). */
-async function shareWith(server: RealServer, from: 'owner' | 'other', path: string): Promise<void> {
-  const sharer = server[from];
+/**
+ * `from` shares the folder or file `path` of theirs with the other of the two users, as
+ * the web UI does (an OCS user share, read-write, re-sharable).
+ */
+export async function shareWith(
+  server: Pick<RealServer, 'url' | 'owner' | 'other'>,
+  from: 'owner' | 'other',
+  path: string,
+): Promise<void> {
   const res = await send(server.url, {
     method: 'POST',
     target: '/ocs/v2.php/apps/files_sharing/api/v1/shares?format=json',
@@ -59,7 +65,7 @@ async function shareWith(server: RealServer, from: 'owner' | 'other', path: stri
       shareWith: server[from === 'owner' ? 'other' : 'owner'].user,
       permissions: '31',
     }).toString(),
-    auth: sharer,
+    auth: server[from],
   });
   if (res.status !== 200) throw new Error(`sharing ${path}: ${res.status} ${res.text}`);
 }

@@ -8,41 +8,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeNextcloud, type FakeNextcloud } from '../../../fakes/nextcloud.js';
 import { realServer } from '../server.js';
 import { CASES } from './cases.js';
-import { send } from '../http.js';
+import { Dav } from '../dav.js';
+import { shareWith } from '../rig.js';
 import { differences, RECEIVED_FILE, requestsOf, runCase, type Case } from './steps.js';
 
 const real = realServer();
 
 /** The second user makes each folder of `c.received` and shares it with the user. */
 async function shareOnReal(c: Case): Promise<void> {
-  const dav = `/remote.php/dav/files/${encodeURIComponent(real.other.user)}`;
+  const other = new Dav(real.url, real.other);
   for (const folder of c.received ?? []) {
-    const steps = [
-      { method: 'MKCOL', target: `${dav}/${encodeURIComponent(folder)}` },
-      {
-        method: 'PUT',
-        target: `${dav}/${encodeURIComponent(folder)}/${RECEIVED_FILE.name}`,
-        body: RECEIVED_FILE.content,
-      },
-      {
-        method: 'POST',
-        target: '/ocs/v2.php/apps/files_sharing/api/v1/shares?format=json',
-        headers: {
-          'OCS-APIRequest': 'true',
-          'Content-Type': 'application/x-www-form-urlencoded',
-        },
-        body: new URLSearchParams({
-          path: `/${folder}`,
-          shareType: '0',
-          shareWith: real.owner.user,
-          permissions: '31',
-        }).toString(),
-      },
-    ];
-    for (const step of steps) {
-      const res = await send(real.url, { ...step, auth: real.other });
-      if (res.status >= 300) throw new Error(`sharing ${folder}: ${step.method} ${res.status}`);
-    }
+    await other.writeFile(`${folder}/${RECEIVED_FILE.name}`, RECEIVED_FILE.content);
+    await shareWith(real, 'other', folder);
   }
 }
 
