@@ -68,6 +68,16 @@ export type CheckoutLockState = 'held' | 'releasing' | 'released';
 export type CheckoutLockEnd =
   'checkin' | 'abandon' | 'revoked' | 'expired' | 'timed_out' | 'not_taken' | 'checkout_failed';
 
+/** A checkout lock as it is recorded when Nextcloud answered the LOCK. */
+export interface NewCheckoutLock {
+  readonly instance: string;
+  readonly path: string;
+  readonly token: string;
+  readonly grantIds: readonly number[];
+  readonly lockedAt: number;
+  readonly lockExpiresAt: number;
+}
+
 export interface CheckoutLockRecord {
   readonly id: number;
   readonly instance: string;

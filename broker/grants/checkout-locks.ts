@@ -9,7 +9,12 @@
 import { createHash } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import { z } from 'zod';
-import type { CheckoutLockEnd, CheckoutLockRecord, Clock } from '../base/domain.js';
+import type {
+  CheckoutLockEnd,
+  CheckoutLockRecord,
+  Clock,
+  NewCheckoutLock,
+} from '../base/domain.js';
 import { invalid, isPositiveInt, type GrantDatabase } from './database.js';
 import { id, parseRow, time } from './rows.js';
 
@@ -80,16 +85,6 @@ const SELECT = `
     (SELECT group_concat(g.request_id) FROM checkout_lock_grants lg
        JOIN grants g ON g.id = lg.grant_id WHERE lg.lock_id = l.id) AS request_ids
   FROM checkout_locks l`;
-
-/** A checkout lock as it is recorded when the LOCK answered. */
-export interface NewCheckoutLock {
-  instance: string;
-  path: string;
-  token: string;
-  grantIds: readonly number[];
-  lockedAt: number;
-  lockExpiresAt: number;
-}
 
 export class CheckoutLockTable {
   readonly #db: Database.Database;

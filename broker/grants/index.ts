@@ -9,5 +9,5 @@ export {
   type NewRequest,
 } from './store.js';
 export { MIGRATIONS, SCHEMA_VERSION } from './migrations.js';
-export { CheckoutLockTable, type NewCheckoutLock } from './checkout-locks.js';
+export { CheckoutLockTable } from './checkout-locks.js';
 export type { GrantDatabase } from './database.js';

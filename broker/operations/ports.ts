@@ -9,6 +9,7 @@ import type {
   CheckoutLockRecord,
   GrantRecord,
   Mode,
+  NewCheckoutLock,
   RequestRecord,
 } from '../base/domain.js';
 
@@ -32,14 +33,7 @@ export interface GrantsPort {
 
 /** Where checkout locks are kept until Nextcloud confirms their release (grants/checkout-locks.ts). */
 export interface CheckoutLocksPort {
-  add(lock: {
-    instance: string;
-    path: string;
-    token: string;
-    grantIds: readonly number[];
-    lockedAt: number;
-    lockExpiresAt: number;
-  }): CheckoutLockRecord;
+  add(lock: NewCheckoutLock): CheckoutLockRecord;
   byToken(token: string): CheckoutLockRecord | undefined;
   /** Marks what must go now (grants ended, LOCK timed out); returns the releases due. */
   due(): CheckoutLockRecord[];
