@@ -15,13 +15,21 @@
  * the inputs — unknown instance, a clock that is not a finite number, a grant that is
  * not canonical — denies (fail closed).
  *
+ * When nothing allows an operation, the refusal says why: `grant_revoked` or
+ * `grant_expired` (with when) if a grant that ended would have allowed it, `no_grant`
+ * only if none ever did. The caller passes the ended grants for that; an ended grant
+ * never allows anything.
+ *
  * No I/O, no clock, no state: the caller passes the grants and `now`.
  */
-import type { GrantView } from './base/domain.js';
+import type { EndedGrantView, GrantView } from './base/domain.js';
 import { escapeForReason } from './base/text.js';
-import { canonicalPath, SLASH } from './wall/canonical.js';
+import { iso } from './base/time.js';
+import { canonicalPath } from './wall/canonical.js';
+import { coversCanonical, findEnding, findGrant, type GrantEnding } from './wall/lookup.js';
 
 export { canonicalPath, type CanonicalResult } from './wall/canonical.js';
+export type { GrantEnding } from './wall/lookup.js';
 
 export type WallOp =
   | { op: 'list'; instance: string; path: unknown } // '' or '/' = instance root (discovery only)
@@ -33,22 +41,17 @@ export interface InstancePolicy {
   readonly discovery: boolean;
 }
 
-export type WallRefusalCode = 'invalid_path' | 'unknown_instance' | 'no_grant' | 'same_path';
+export type WallRefusalCode =
+  | 'invalid_path'
+  | 'unknown_instance'
+  | 'no_grant'
+  | 'grant_revoked'
+  | 'grant_expired'
+  | 'same_path';
 
 export type WallDecision =
   | { ok: true; paths: string[]; grantIds: number[]; discovery: boolean }
-  | { ok: false; code: WallRefusalCode; reason: string };
-
-/** `grantPath` covers `path` component-wise; both must already be canonical. */
-function coversCanonical(grantPath: string, path: string): boolean {
-  // Security: a prefix match must end at a component boundary (`A/B` never covers `A/BC`).
-  return (
-    path === grantPath ||
-    (path.length > grantPath.length &&
-      path.charCodeAt(grantPath.length) === SLASH &&
-      path.startsWith(grantPath))
-  );
-}
+  | { ok: false; code: WallRefusalCode; reason: string; ended?: GrantEnding };
 
 function isCanonical(value: unknown): value is string {
   const result = canonicalPath(value);
@@ -64,114 +67,38 @@ export function covers(grantPath: string, path: string): boolean {
   return isCanonical(grantPath) && isCanonical(path) && coversCanonical(grantPath, path);
 }
 
-/**
- * Whether one grant allows `path` (canonical) on `instance`: same instance, unexpired,
- * enough mode, covering, well-formed. The index and the scan both decide through this
- * one function, so they cannot disagree.
- */
-function allows(
-  grant: GrantView,
-  instance: string,
+/** The one-line reason of a refusal because the grant that covered `path` ended. */
+export function endedReason(ending: GrantEnding, instance: string, path: string): string {
+  const grant = `the ${ending.mode} grant #${ending.grant} on "${escapeForReason(instance, 40)}:${escapeForReason(ending.path)}"`;
+  const covered = path === ending.path ? '' : ` (covering "${escapeForReason(path)}")`;
+  return ending.state === 'revoked'
+    ? `${grant}${covered} was revoked by the owner at ${iso(ending.at)}; request access again if you still need it`
+    : `${grant}${covered} expired at ${iso(ending.at)}; grants never renew: request access again if you still need it`;
+}
+
+/** No live grant allows `mode` on `path`: say which grant ended, or that none ever covered it. */
+function refuseUncovered(
+  lookup: Lookup,
+  mode: 'read' | 'write',
   path: string,
-  needWrite: boolean,
-  now: number,
-): boolean {
-  // Cheap filters first: most grants are on other instances or paths.
-  if (grant?.instance !== instance) return false;
-  // Security: expiry is exclusive (allowed only while now < expiresAt); NaN compares
-  // false, a non-number is never coerced, and a grant that never expires (Infinity)
-  // does not exist: every grant ends.
-  if (!Number.isFinite(grant.expiresAt) || !(now < grant.expiresAt)) return false;
-  if (grant.mode !== 'write' && (needWrite || grant.mode !== 'read')) return false;
-  // Security: a grant whose path is not a string (an array would be coerced by
-  // startsWith) or whose id is not an integer covers nothing. A grant path that is
-  // not canonical cannot cover here either: `path` is canonical, and a run of its
-  // leading whole components is itself canonical, so only a canonical grant path can
-  // equal one (a property test generates hostile grants to hold this).
-  if (typeof grant.path !== 'string' || !coversCanonical(grant.path, path)) return false;
-  return Number.isSafeInteger(grant.id);
+  hint: string,
+): WallDecision {
+  const { grants, ended, instance, now } = lookup;
+  const ending = findEnding(grants, ended, instance, path, mode === 'write', now);
+  if (ending === undefined) return noGrant(mode, instance, path, hint);
+  return {
+    ok: false,
+    code: ending.state === 'revoked' ? 'grant_revoked' : 'grant_expired',
+    reason: endedReason(ending, instance, path),
+    ended: ending,
+  };
 }
 
-/** Grants by instance, then by exact path: candidates for a path are its ancestors' entries. */
-type GrantIndex = ReadonlyMap<string, ReadonlyMap<string, readonly GrantView[]>>;
-
-/** Indexes of frozen grant lists; `null` marks a frozen list that holds a mutable grant. */
-const indexes = new WeakMap<readonly GrantView[], GrantIndex | null>();
-
-/**
- * An index for a frozen list of frozen grants, built once per list. A caller that keeps
- * one frozen snapshot of the active grants (replaced whenever a grant changes) gets
- * lookups proportional to the path's depth instead of a scan of every grant.
- */
-function indexFor(grants: readonly GrantView[]): GrantIndex | undefined {
-  // Security: only an immutable list can be indexed: a mutable one could lose a revoked
-  // grant after the index was built, and the index would still offer it.
-  if (!Object.isFrozen(grants)) return undefined;
-  let index = indexes.get(grants);
-  if (index === undefined) {
-    index = buildIndex(grants);
-    indexes.set(grants, index);
-  }
-  return index ?? undefined;
-}
-
-function buildIndex(grants: readonly GrantView[]): GrantIndex | null {
-  const byInstance = new Map<string, Map<string, GrantView[]>>();
-  for (const grant of grants) {
-    // Security: a grant object that can still change could move away from its index
-    // entry; such a list is scanned instead. (Primitives and null count as frozen; they
-    // are skipped below and refused by `allows` in a scan.)
-    if (!Object.isFrozen(grant)) return null;
-    if (typeof grant?.instance !== 'string' || typeof grant.path !== 'string') continue;
-    let byPath = byInstance.get(grant.instance);
-    if (byPath === undefined) {
-      byPath = new Map();
-      byInstance.set(grant.instance, byPath);
-    }
-    const same = byPath.get(grant.path);
-    if (same === undefined) byPath.set(grant.path, [grant]);
-    else same.push(grant);
-  }
-  return byInstance;
-}
-
-/** Index entries for `path` and each of its ancestors (whole components only). */
-function candidates(index: GrantIndex, instance: string, path: string): GrantView[] {
-  const byPath = index.get(instance);
-  const found: GrantView[] = [];
-  if (byPath === undefined) return found;
-  for (let end = path.indexOf('/'); ; end = path.indexOf('/', end + 1)) {
-    const entry = byPath.get(end === -1 ? path : path.slice(0, end));
-    if (entry !== undefined) found.push(...entry);
-    if (end === -1) return found;
-  }
-}
-
-/**
- * The grant that best allows `mode` on `path`: the latest expiry, then the lowest id
- * (deterministic). Every candidate, indexed or scanned, passes `allows` in full.
- */
-function findGrant(
-  grants: readonly GrantView[],
-  instance: string,
-  path: string,
-  needWrite: boolean,
-  now: number,
-): GrantView | undefined {
-  const index = indexFor(grants);
-  const pool = index === undefined ? grants : candidates(index, instance, path);
-  let best: GrantView | undefined;
-  for (const grant of pool) {
-    if (!allows(grant, instance, path, needWrite, now)) continue;
-    if (
-      best === undefined ||
-      grant.expiresAt > best.expiresAt ||
-      (grant.expiresAt === best.expiresAt && grant.id < best.id)
-    ) {
-      best = grant;
-    }
-  }
-  return best;
+interface Lookup {
+  readonly grants: readonly GrantView[];
+  readonly ended: readonly EndedGrantView[];
+  readonly instance: string;
+  readonly now: number;
 }
 
 function noGrant(
@@ -192,15 +119,17 @@ function invalidPath(label: string, reason: string): WallDecision {
 }
 
 /**
- * The wall's decision on one operation. `grants` are the active grants (any instance;
- * each is still checked here), `policy` the instance's configuration (undefined when
- * the instance is unknown), `now` ms since the epoch.
+ * The wall's decision on one operation. `grants` are the unended grants (any instance;
+ * each is still checked here, expiry included), `policy` the instance's configuration
+ * (undefined when the instance is unknown), `now` ms since the epoch, `ended` the grants
+ * that were revoked or marked expired (they only ever name why nothing allows).
  */
 export function decide(
   op: WallOp,
   grants: readonly GrantView[],
   policy: InstancePolicy | undefined,
   now: number,
+  ended: readonly EndedGrantView[] = [],
 ): WallDecision {
   // Security: only instances from the owner's configuration exist.
   if (policy === undefined) {
@@ -215,13 +144,15 @@ export function decide(
     return { ok: false, code: 'no_grant', reason: 'the broker clock is not usable; refusing' };
   }
   const { instance } = op;
+  const lookup: Lookup = { grants, ended, instance, now };
   switch (op.op) {
     case 'read':
     case 'write': {
       const target = canonicalPath(op.path);
       if (!target.ok) return invalidPath('path', target.reason);
       const grant = findGrant(grants, instance, target.path, op.op === 'write', now);
-      if (grant === undefined) return noGrant(op.op, instance, target.path, 'request access first');
+      if (grant === undefined)
+        return refuseUncovered(lookup, op.op, target.path, 'request access first');
       return { ok: true, paths: [target.path], grantIds: [grant.id], discovery: false };
     }
     case 'list': {
@@ -243,7 +174,7 @@ export function decide(
         return { ok: true, paths: [target.path], grantIds: [grant.id], discovery: false };
       }
       if (discovery) return { ok: true, paths: [target.path], grantIds: [], discovery: true };
-      return noGrant('read', instance, target.path, 'request read access to the folder');
+      return refuseUncovered(lookup, 'read', target.path, 'request read access to the folder');
     }
     case 'move': {
       const from = canonicalPath(op.from);
@@ -261,10 +192,10 @@ export function decide(
       }
       const source = findGrant(grants, instance, from.path, true, now);
       if (source === undefined)
-        return noGrant('write', instance, from.path, 'moving needs write on both paths');
+        return refuseUncovered(lookup, 'write', from.path, 'moving needs write on both paths');
       const destination = findGrant(grants, instance, to.path, true, now);
       if (destination === undefined)
-        return noGrant('write', instance, to.path, 'moving needs write on both paths');
+        return refuseUncovered(lookup, 'write', to.path, 'moving needs write on both paths');
       return {
         ok: true,
         paths: [from.path, to.path],

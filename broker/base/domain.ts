@@ -19,6 +19,16 @@ export interface GrantView {
   readonly expiresAt: number;
 }
 
+/**
+ * A grant that ended, as the wall reads it to say why nothing allows an operation: an
+ * ended grant never allows anything.
+ */
+export interface EndedGrantView extends GrantView {
+  readonly state: 'revoked' | 'expired';
+  /** When the broker recorded the end (for `revoked`, the revoke's instant). */
+  readonly endedAt: number;
+}
+
 export type RequestState =
   'pending' | 'approved' | 'partially_approved' | 'denied' | 'expired' | 'discarded';
 

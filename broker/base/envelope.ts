@@ -15,8 +15,13 @@ export type EnvelopeCode =
   | 'invalid_path'
   | 'unknown_instance'
   | 'no_grant'
-  | 'same_path'
+  // a grant covered the path but was revoked by the owner / expired; the envelope says
+  // when (`ended_at`), which grant (`grant`, `request`) and, for a revoke, `ended_by`
+  | 'grant_revoked'
+  | 'grant_expired'
+  // sent by brokers before these two existed, for both; this broker no longer sends it
   | 'grant_ended'
+  | 'same_path'
   | 'audit_unavailable'
   | 'unknown_request'
   | 'permission'

@@ -4,14 +4,23 @@
  * (the schema's triggers refuse it too), even if the clock goes backwards.
  */
 import type Database from 'better-sqlite3';
-import type { Clock, GrantRecord } from '../base/domain.js';
+import type { Clock, EndedGrantView, GrantRecord } from '../base/domain.js';
 import { isPositiveInt, type GrantDatabase } from './database.js';
 import { toGrant } from './rows.js';
+
+/** A grant that was revoked or marked expired. */
+export type EndedGrantRecord = GrantRecord & EndedGrantView;
+
+/** The grants as the wall reads them, frozen: the unended ones and the ended ones. */
+export interface GrantSnapshot {
+  readonly unended: readonly GrantRecord[];
+  readonly ended: readonly EndedGrantRecord[];
+}
 
 export class GrantTable {
   readonly #db: Database.Database;
   readonly #now: Clock;
-  private snapshot: { key: string; grants: readonly GrantRecord[] } | undefined;
+  private snapshot: { key: string; grants: GrantSnapshot } | undefined;
 
   constructor(database: GrantDatabase) {
     this.#db = database.db;
@@ -33,16 +42,31 @@ export class GrantTable {
    * and total_changes() on this connection's own writes, and both are read every call.
    */
   unendedGrants(): readonly GrantRecord[] {
+    return this.grantSnapshot().unended;
+  }
+
+  /**
+   * The unended grants (as `unendedGrants`) and every grant that ended (revoked or
+   * marked expired), both frozen, read under one version check: the wall allows only on
+   * the first and names why nothing allows from the second.
+   */
+  grantSnapshot(): GrantSnapshot {
     const version = this.#db
       .prepare('SELECT (SELECT data_version FROM pragma_data_version()) AS d, total_changes() AS t')
       .get() as { d: number; t: number };
     const key = `${version.d}:${version.t}`;
     if (this.snapshot === undefined || this.snapshot.key !== key) {
-      const grants = this.#db
-        .prepare(`SELECT * FROM grants WHERE state = 'active' ORDER BY id`)
-        .all()
-        .map((row) => Object.freeze(toGrant(row)));
-      this.snapshot = { key, grants: Object.freeze(grants) };
+      const unended: GrantRecord[] = [];
+      const ended: EndedGrantRecord[] = [];
+      for (const row of this.#db.prepare('SELECT * FROM grants ORDER BY id').all()) {
+        const grant = Object.freeze(toGrant(row));
+        if (grant.state === 'active') unended.push(grant);
+        else if (grant.endedAt !== null) ended.push(grant as EndedGrantRecord);
+      }
+      this.snapshot = {
+        key,
+        grants: { unended: Object.freeze(unended), ended: Object.freeze(ended) },
+      };
     }
     return this.snapshot.grants;
   }

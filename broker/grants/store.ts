@@ -20,10 +20,11 @@
 import type { CheckoutLockRecord, Clock, GrantRecord, RequestRecord } from '../base/domain.js';
 import { CheckoutLockTable } from './checkout-locks.js';
 import { invalid, isPositiveInt, openGrantDatabase, type GrantDatabase } from './database.js';
-import { GrantTable } from './grant-table.js';
+import { GrantTable, type GrantSnapshot } from './grant-table.js';
 import { RequestTable, type DecideResult, type Decision, type NewRequest } from './requests.js';
 
 export { GrantStoreError } from './rows.js';
+export type { EndedGrantRecord, GrantSnapshot } from './grant-table.js';
 export type { DecideRefusal, DecideResult, Decision, NewRequest } from './requests.js';
 
 export interface GrantStoreDeps {
@@ -116,6 +117,11 @@ export class GrantStore {
   /** Grants not yet revoked or marked expired, past their expiry or not: the wall's snapshot. */
   unendedGrants(): readonly GrantRecord[] {
     return this.#grants.unendedGrants();
+  }
+
+  /** The unended grants and the ended ones, frozen, under one version check (for the wall). */
+  grantSnapshot(): GrantSnapshot {
+    return this.#grants.grantSnapshot();
   }
 
   /** Grants in force now: not ended and `now < expiresAt` (the expiry instant is out). */

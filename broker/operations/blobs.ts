@@ -15,6 +15,8 @@ import type { CallContext } from '../base/call.js';
 import { failure, refused, type Envelope } from '../base/envelope.js';
 import type { Checkouts } from './checkouts.js';
 import { digestStream, HashingStream } from './hashing.js';
+import { endedCode, endedFields } from './wall-answers.js';
+import { GrantEndedError } from './in-flight.js';
 import { isNextcloudError } from './nextcloud-errors.js';
 import { OperationRefusal, type Outcome, type Pipeline } from './pipeline.js';
 import type { Ticket, TicketBook, TicketKind } from './tickets.js';
@@ -177,15 +179,17 @@ export class BlobTransfers {
           back = await client.readStream(path, undefined, allowed.signal);
           stored = await digestStream(back.stream, allowed.signal);
         } catch (error) {
-          if (!allowed.signal.aborted) throw error;
+          const end: unknown = allowed.signal.reason;
+          if (!allowed.signal.aborted || !(end instanceof GrantEndedError)) throw error;
           // Nothing is lost silently: the bytes are on Nextcloud, so the answer says so,
           // even though the grant ended before they could be read back.
           throw new OperationRefusal(
             refused(
-              'grant_ended',
-              `"${path}" was stored on Nextcloud (${sent.size} bytes), but the grant ended before the broker could verify it; the remote file has changed`,
+              endedCode(end.end),
+              `"${path}" was stored on Nextcloud (${sent.size} bytes), but the grant ${end.end.state === 'revoked' ? 'was revoked by the owner' : 'expired'} before the broker could verify it; the remote file has changed`,
               {
-                hint: 'request access again, then fetch the file to see what Nextcloud holds',
+                hint: 'request access again, then `broker fetch` the file to see what Nextcloud holds',
+                ...endedFields({ ...end.end, grant: end.grantIds[0] }),
                 stored: true,
                 sha256: sent.sha256,
                 size: sent.size,
@@ -237,6 +241,20 @@ export class BlobTransfers {
   ): Promise<{ ticket: Ticket } | { ticket: undefined; envelope: Envelope }> {
     // Security: single use — the ticket is gone from the book whatever happens next.
     const ticket = this.deps.tickets.take(id);
+    if (ticket === undefined) {
+      // A ticket whose grant ended says so (grant_revoked / grant_expired), like the wall.
+      const ended = this.deps.tickets.takeEnded(id);
+      const ending =
+        ended !== undefined && kinds.includes(ended.kind)
+          ? this.deps.pipeline.endingOf(ended.grantIds)
+          : undefined;
+      if (ended !== undefined && ending !== undefined) {
+        return {
+          ticket: undefined,
+          envelope: await this.deps.pipeline.refuseEnded(ctx, ended, ending),
+        };
+      }
+    }
     if (ticket === undefined || !kinds.includes(ticket.kind)) {
       return {
         ticket: undefined,

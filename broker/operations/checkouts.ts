@@ -112,7 +112,7 @@ export class Checkouts {
       return { token, entry: facts.entry, record };
     } catch (error) {
       if (!(error instanceof OperationRefusal)) {
-        const ended = error instanceof GrantEndedError ? error.ended : 'checkout_failed';
+        const ended = error instanceof GrantEndedError ? error.end.state : 'checkout_failed';
         await this.#releaseNow(record, ended);
       }
       throw error;

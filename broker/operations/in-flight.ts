@@ -7,22 +7,22 @@
 import type { Clock } from '../base/domain.js';
 import { MAX_TIMER_MS, type Timers } from './timers.js';
 
-/** How a grant ended: the owner revoked it, or its time ran out. */
-export type GrantEnd = 'revoked' | 'expired';
+/** How the grants behind an abort ended: revoked (by the owner) or expired, and when. */
+export interface GrantEnd {
+  readonly state: 'revoked' | 'expired';
+  /** ms since the epoch: the revoke's instant, or the expiry's. */
+  readonly at: number;
+}
 
 /** The reason attached to an abort caused by a grant ending. */
 export class GrantEndedError extends Error {
   override readonly name = 'GrantEndedError';
-  readonly code = 'grant_ended' as const;
   constructor(
     readonly grantIds: readonly number[],
-    /** Which way the grant ended; the audit line records it as `cause`. */
-    readonly ended: GrantEnd,
+    readonly end: GrantEnd,
   ) {
     super(
-      ended === 'expired'
-        ? 'the grant allowing this operation expired'
-        : 'the grant allowing this operation was revoked',
+      `the grant allowing this operation ${end.state === 'revoked' ? 'was revoked' : 'expired'}`,
     );
   }
 }
@@ -69,7 +69,7 @@ export class InFlight {
       const left = at - now();
       if (left <= 0) {
         timer = undefined;
-        controller.abort(new GrantEndedError(ids, 'expired'));
+        controller.abort(new GrantEndedError(ids, { state: 'expired', at }));
         return;
       }
       timer = timers.setTimeout(() => arm(at), Math.min(left, MAX_TIMER_MS));
@@ -89,11 +89,13 @@ export class InFlight {
     };
   }
 
-  /** Aborts every operation relying on any of these grants; returns how many. */
-  abortGrants(grantIds: readonly number[], ended: GrantEnd): number {
+  /** Aborts every operation relying on any of these grants, saying how they ended; returns how many. */
+  abortGrants(grantIds: readonly number[], end: GrantEnd): number {
     const hit = new Set<AbortController>();
-    for (const id of grantIds) for (const c of this.#byGrant.get(id) ?? []) hit.add(c);
-    for (const c of hit) c.abort(new GrantEndedError(grantIds, ended));
+    for (const id of grantIds) {
+      for (const c of this.#byGrant.get(id) ?? []) if (!c.signal.aborted) hit.add(c);
+    }
+    for (const c of hit) c.abort(new GrantEndedError(grantIds, end));
     return hit.size;
   }
 

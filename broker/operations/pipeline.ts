@@ -22,14 +22,22 @@ import { internalError, refused, type Envelope, type EnvelopeCode } from '../bas
 import { errorDetail } from '../base/errors.js';
 import type { Logger } from '../base/log.js';
 import { scrubDeep } from '../base/scrub.js';
-import { decide, type WallDecision, type WallOp } from '../wall.js';
+import { decide, type GrantEnding, type WallDecision, type WallOp } from '../wall.js';
 import { AuditTrail } from './audit-trail.js';
+import {
+  cutRefusal,
+  endedMeanwhile,
+  endingOfGrants,
+  refusalFields,
+  wallRefusal,
+  type WallRefusal,
+} from './wall-answers.js';
 import { GrantEndedError, type InFlight } from './in-flight.js';
 import { envelopeForNextcloudError, isNextcloudError } from './nextcloud-errors.js';
 import type { AuditPort, GrantsPort, NextcloudPort } from './ports.js';
 
 export interface PipelineDeps {
-  readonly grants: Pick<GrantsPort, 'unendedGrants'>;
+  readonly grants: Pick<GrantsPort, 'grantSnapshot'>;
   readonly audit: AuditPort;
   /** Per-instance policy from the owner's config (a Map: agent input is the key). */
   readonly instances: ReadonlyMap<string, { readonly discovery: boolean }>;
@@ -72,14 +80,6 @@ export interface RunOptions<T> {
   /** Audit fields describing a successful value (never content, never a secret). */
   readonly describe?: (value: T) => Record<string, unknown>;
 }
-
-const HINTS: Record<Extract<WallDecision, { ok: false }>['code'], string> = {
-  invalid_path:
-    'paths are refused, never repaired: send a plain relative path like "Documents/report.odt"',
-  unknown_instance: 'call list_instances for the configured names',
-  no_grant: 'call request_access with this path and the mode you need, then wait for the owner',
-  same_path: 'choose a destination that differs from the source',
-};
 
 export const AUDIT_UNAVAILABLE = 'audit log unavailable; operation refused';
 
@@ -127,6 +127,32 @@ export class Pipeline {
     return refused(code, message, hint === undefined ? {} : { hint });
   }
 
+  /** How the first of these grants that is not in force ended (undefined: all in force). */
+  endingOf(grantIds: readonly number[]): GrantEnding | undefined {
+    return endingOfGrants(grantIds, this.#deps.grants.grantSnapshot(), this.#deps.now());
+  }
+
+  /**
+   * A refusal because a grant this call relied on (a ticket's) ended: named as the wall
+   * names it, audited, nothing sent.
+   */
+  async refuseEnded(
+    ctx: CallContext,
+    target: { instance: string; path: string },
+    ending: GrantEnding,
+  ): Promise<Envelope> {
+    const envelope = endedMeanwhile(ending, target.instance, target.path);
+    await this.#trail.bestEffort('refused', {
+      surface: ctx.surface,
+      tool: ctx.tool,
+      instance: target.instance,
+      path: target.path,
+      ...refusalFields(envelope),
+      correlation_id: ctx.correlationId,
+    });
+    return envelope;
+  }
+
   async run<T>(
     ctx: CallContext,
     op: WallOp,
@@ -142,18 +168,25 @@ export class Pipeline {
     };
     const decision = this.#decide(op);
     if (!decision.ok) {
-      const envelope = await this.refuse(
-        ctx,
-        decision.code,
-        decision.reason,
-        { instance: op.instance, op: op.op, ...pathFields(op) },
-        HINTS[decision.code],
-      );
+      const envelope = wallRefusal(decision);
+      await this.#trail.bestEffort('refused', {
+        surface: ctx.surface,
+        tool: ctx.tool,
+        instance: op.instance,
+        op: op.op,
+        ...pathFields(op),
+        ...refusalFields(envelope),
+        correlation_id: ctx.correlationId,
+      });
       return { ok: false, envelope };
     }
     const bound = options.boundGrants ?? [];
-    if (!this.#grantsLive([...decision.grantIds, ...bound])) {
-      return { ok: false, envelope: await this.#grantEnded(ctx, base, 'refused') };
+    const relied = [...decision.grantIds, ...bound];
+    if (!this.#grantsLive(relied)) {
+      return {
+        ok: false,
+        envelope: await this.#grantEnded(ctx, { ...base, ...pathFields(op) }, 'refused', relied),
+      };
     }
     const decided = { ...base, ...decidedPathFields(op, decision.paths) };
     try {
@@ -181,8 +214,15 @@ export class Pipeline {
       again.ok &&
       again.paths.length === decision.paths.length &&
       again.paths.every((p, i) => p === decision.paths[i]);
-    if (!sameTarget || !this.#grantsLive([...decision.grantIds, ...bound])) {
-      return { ok: false, envelope: await this.#grantEnded(ctx, decided, 'outcome') };
+    if (!sameTarget || !this.#grantsLive(relied)) {
+      const envelope = await this.#grantEnded(
+        ctx,
+        decided,
+        'outcome',
+        relied,
+        again.ok ? undefined : again,
+      );
+      return { ok: false, envelope };
     }
     const client = this.#deps.clients.get(op.instance);
     if (client === undefined) {
@@ -193,10 +233,7 @@ export class Pipeline {
 
     // Security: the operation is stopped at the earliest expiry of every grant it relies
     // on (the ticket's too), not at the next sweep.
-    const handle = this.#deps.inFlight.start(
-      [...decision.grantIds, ...bound],
-      this.#earliestExpiry([...decision.grantIds, ...bound]),
-    );
+    const handle = this.#deps.inFlight.start(relied, this.#earliestExpiry(relied));
     const allowed: Allowed = {
       instance: op.instance,
       paths: decision.paths,
@@ -301,12 +338,8 @@ export class Pipeline {
   }
 
   #decide(op: WallOp): WallDecision {
-    return decide(
-      op,
-      this.#deps.grants.unendedGrants(),
-      this.#deps.instances.get(op.instance),
-      this.#deps.now(),
-    );
+    const { unended, ended } = this.#deps.grants.grantSnapshot();
+    return decide(op, unended, this.#deps.instances.get(op.instance), this.#deps.now(), ended);
   }
 
   /** The earliest expiry among these grants (ms), or undefined if none is active. */
@@ -315,7 +348,7 @@ export class Pipeline {
     const wanted = new Set(ids);
     let earliest: number | undefined;
     const now = this.#deps.now();
-    for (const g of this.#deps.grants.unendedGrants()) {
+    for (const g of this.#deps.grants.grantSnapshot().unended) {
       if (!(now < g.expiresAt)) continue;
       if (wanted.has(g.id) && (earliest === undefined || g.expiresAt < earliest))
         earliest = g.expiresAt;
@@ -327,7 +360,7 @@ export class Pipeline {
   #grantsLive(ids: readonly number[]): boolean {
     if (ids.length === 0) return true;
     const now = this.#deps.now();
-    const unended = this.#deps.grants.unendedGrants();
+    const { unended } = this.#deps.grants.grantSnapshot();
     return ids.every((id) => {
       const g = unended.find((grant) => grant.id === id);
       return g !== undefined && g.state === 'active' && now < g.expiresAt;
@@ -336,13 +369,7 @@ export class Pipeline {
 
   /** Maps a failure of a step to an envelope; unknown failures stay in the log. */
   #envelopeFor(ctx: CallContext, error: unknown): Envelope {
-    if (error instanceof GrantEndedError) {
-      return refused(
-        'grant_ended',
-        `the grant ${error.ended === 'expired' ? 'expired' : 'was revoked'} while the operation ran; it was stopped`,
-        { hint: 'request access again if you still need it' },
-      );
-    }
+    if (error instanceof GrantEndedError) return cutRefusal(error.grantIds, error.end);
     if (isNextcloudError(error)) return envelopeForNextcloudError(error, this.#deps.scrub);
     if (error instanceof OperationRefusal) return scrubDeep(error.envelope, this.#deps.scrub);
     this.#deps.logger.error('operation failed', {
@@ -354,27 +381,37 @@ export class Pipeline {
     return internalError(ctx.correlationId);
   }
 
+  /**
+   * A grant this operation relied on ended after the wall allowed it: refused, named as
+   * the wall names it (`grant_revoked` / `grant_expired`, with when).
+   */
   async #grantEnded(
     ctx: CallContext,
     fields: Record<string, unknown>,
     event: 'refused' | 'outcome',
+    relied: readonly number[],
+    wall?: WallRefusal,
   ): Promise<Envelope> {
-    const message = 'the grant for this path was revoked or has expired; nothing was done';
+    const envelope =
+      wall !== undefined
+        ? wallRefusal(wall)
+        : endedMeanwhile(
+            this.endingOf(relied),
+            String(fields.instance),
+            String(fields.path ?? fields.from ?? ''),
+          );
     await this.#trail.bestEffort(event, {
       ...fields,
       ...(event === 'outcome' ? { outcome: 'refused' } : {}),
-      code: 'grant_ended',
-      reason: message,
+      ...refusalFields(envelope),
     });
-    return refused('grant_ended', message, {
-      hint: 'call request_access again if you still need it',
-    });
+    return envelope;
   }
 }
 
 /** How the grant ended, when an abort was a grant ending. */
-function endOf(reason: unknown): GrantEndedError['ended'] | undefined {
-  return reason instanceof GrantEndedError ? reason.ended : undefined;
+function endOf(reason: unknown): GrantEndedError['end']['state'] | undefined {
+  return reason instanceof GrantEndedError ? reason.end.state : undefined;
 }
 
 /** A step's deliberate refusal with a vetted envelope (e.g. "not a file"). */

@@ -7,6 +7,7 @@ import type { Readable } from 'node:stream';
 import type {
   CheckoutLockEnd,
   CheckoutLockRecord,
+  EndedGrantView,
   GrantRecord,
   Mode,
   NewCheckoutLock,
@@ -18,6 +19,11 @@ export interface GrantsPort {
   activeGrants(): GrantRecord[];
   /** Grants not yet ended, past their expiry or not, frozen (the wall checks expiry). */
   unendedGrants(): readonly GrantRecord[];
+  /** The unended grants and the ended ones (revoked or marked expired), both frozen. */
+  grantSnapshot(): {
+    readonly unended: readonly GrantRecord[];
+    readonly ended: readonly (GrantRecord & EndedGrantView)[];
+  };
   grant(id: number): GrantRecord | undefined;
   getRequest(id: number): RequestRecord | undefined;
   createRequest(input: {

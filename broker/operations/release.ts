@@ -16,15 +16,27 @@ export interface ReleaseDeps {
   readonly logger: Logger;
 }
 
+/** What release needs of an ended grant. */
+export interface EndedGrant {
+  readonly id: number;
+  readonly endedAt: number | null;
+  readonly expiresAt: number;
+}
+
 export async function releaseEndedGrants(
   deps: ReleaseDeps,
-  grants: readonly { readonly id: number }[],
-  reason: GrantEnd,
+  grants: readonly EndedGrant[],
+  reason: 'revoked' | 'expired',
 ): Promise<void> {
   const ids = grants.map((g) => g.id);
   if (ids.length === 0) return;
-  // Security: the revoke wins over anything in flight — streams stop mid-transfer.
-  const aborted = deps.inFlight.abortGrants(ids, reason);
+  // Security: the revoke wins over anything in flight — streams stop mid-transfer, and
+  // each is told how its grant ended (revoked at the revoke, expired at the expiry).
+  let aborted = 0;
+  for (const g of grants) {
+    const at = reason === 'revoked' ? (g.endedAt ?? g.expiresAt) : g.expiresAt;
+    aborted += deps.inFlight.abortGrants([g.id], { state: reason, at });
+  }
   const dropped = deps.tickets.dropForGrants(ids);
   const locks = await deps.checkouts.releaseForGrants(ids, reason);
   deps.logger.info('grants ended', {

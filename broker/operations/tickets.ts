@@ -39,6 +39,11 @@ const keyOf = (id: string): string => createHash('sha256').update(id, 'utf8').di
 
 export class TicketBook {
   readonly #tickets = new Map<string, Ticket>();
+  /**
+   * Tickets dropped because their grants ended, kept (unusable) until their own expiry so
+   * that a redemption can be told the grant was revoked or expired, not "unknown".
+   */
+  readonly #ended = new Map<string, Ticket>();
   readonly #now: Clock;
   readonly #random: (n: number) => Buffer;
   readonly #ttlMs: number;
@@ -72,24 +77,39 @@ export class TicketBook {
     return this.#now() < ticket.expiresAt ? ticket : undefined;
   }
 
-  /** Forgets every ticket relying on one of these grants (revoke/expiry). */
+  /** Withdraws every ticket relying on one of these grants (revoke/expiry). */
   dropForGrants(grantIds: readonly number[]): number {
     const ended = new Set(grantIds);
     let dropped = 0;
     for (const [key, ticket] of this.#tickets) {
       if (ticket.grantIds.some((g) => ended.has(g))) {
+        // Security: gone from the usable book at once; `take` never returns it again.
         this.#tickets.delete(key);
+        this.#ended.set(key, ticket);
         dropped += 1;
       }
     }
     return dropped;
   }
 
+  /**
+   * A ticket withdrawn because its grants ended, once (then forgotten), while it would
+   * still have been valid: only to say why it cannot be used.
+   */
+  takeEnded(id: string): Ticket | undefined {
+    if (!TICKET_SHAPE.test(id)) return undefined;
+    const key = keyOf(id);
+    const ticket = this.#ended.get(key);
+    this.#ended.delete(key);
+    return ticket !== undefined && this.#now() < ticket.expiresAt ? ticket : undefined;
+  }
+
   /** Forgets expired tickets. */
   sweep(): void {
     const now = this.#now();
-    for (const [key, ticket] of this.#tickets)
-      if (!(now < ticket.expiresAt)) this.#tickets.delete(key);
+    for (const book of [this.#tickets, this.#ended]) {
+      for (const [key, ticket] of book) if (!(now < ticket.expiresAt)) book.delete(key);
+    }
   }
 
   get size(): number {

@@ -15,6 +15,7 @@ import { iso } from '../base/time.js';
 import type { Checkouts } from './checkouts.js';
 import { isNotFound } from './nextcloud-errors.js';
 import { OperationRefusal, type Outcome, type Pipeline } from './pipeline.js';
+import { wallRefusal } from './wall-answers.js';
 import type { WriteCondition } from './ports.js';
 import type { Ticket, TicketBook } from './tickets.js';
 
@@ -116,7 +117,7 @@ export class TransferService {
       instance: args.instance,
       path: args.path,
     });
-    if (!decision.ok) return { ok: false, envelope: refused(decision.code, decision.reason) };
+    if (!decision.ok) return { ok: false, envelope: wallRefusal(decision) };
     const path = decision.paths[0] ?? '';
     const expiry = decision.expiresAt;
     return {

@@ -33,6 +33,11 @@ export const envelopeBaseShape = {
   warnings: z.array(z.string()).optional(),
   next: z.string().optional(),
   correlation_id: z.string().optional(),
+  // A refusal because a grant ended (grant_revoked / grant_expired): which, when, who.
+  grant: z.number().int().optional(),
+  request: z.number().int().optional(),
+  ended_at: z.string().optional(),
+  ended_by: z.literal('owner').optional(),
 };
 
 /** A tool's output schema: the envelope plus its own optional result fields, strict. */

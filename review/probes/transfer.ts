@@ -57,8 +57,8 @@ function streamCases(b: Broker): Case[] {
   };
   return [
     {
-      name: '"revoke shared" (by instance) while a 16 MiB download is half way: stream cut, audited grant_ended',
-      expect: 'cut, refused grant_ended, 0 in flight',
+      name: '"revoke shared" (by instance) while a 16 MiB download is half way: stream cut, audited grant_revoked',
+      expect: 'cut, refused grant_revoked, 0 in flight',
       run: async () => {
         await b.grant([{ path: 'S1', mode: 'read' }], 'shared');
         return cutDownload(
@@ -90,7 +90,7 @@ function streamCases(b: Broker): Case[] {
     },
     {
       name: 'revoke while a new file is half uploaded: aborted, nothing half-written on Nextcloud',
-      expect: 'aborted (refused grant_ended), nothing written',
+      expect: 'aborted (refused grant_revoked), nothing written',
       run: async () => {
         const id = await b.grant([{ path: 'U1', mode: 'write' }]);
         await b.fake.writeFile('U1/.keep', '');
@@ -114,7 +114,7 @@ function streamCases(b: Broker): Case[] {
     },
     {
       name: 'revoke while a replacement is half uploaded: aborted, the old content intact',
-      expect: 'aborted (refused grant_ended), old content intact',
+      expect: 'aborted (refused grant_revoked), old content intact',
       run: async () => {
         const id = await b.grant([{ path: 'U2', mode: 'write' }]);
         await b.fake.writeFile('U2/doc.txt', 'the owner version');
@@ -140,7 +140,7 @@ function streamCases(b: Broker): Case[] {
     },
     {
       name: 'the grant expires (clock past expiry, sweep) while a download is half way (last: it expires every grant)',
-      expect: 'cut, refused grant_ended, 0 in flight',
+      expect: 'cut, refused grant_expired, 0 in flight',
       run: async () => {
         await b.grant([{ path: 'S2', mode: 'read' }]);
         return cutDownload('S2', async () => {
@@ -186,8 +186,8 @@ function ticketCases(b: Broker): Case[] {
       },
     },
     {
-      name: 'a ticket whose grant was revoked and granted again on the same path stays dead',
-      expect: '404 ticket_invalid',
+      name: 'a ticket whose grant was revoked and granted again on the same path stays dead, and says why',
+      expect: '403 grant_revoked',
       run: async () => {
         await b.fake.writeFile('K2/x.txt', 'x');
         const id = await b.grant([{ path: 'K2', mode: 'read' }]);
@@ -195,12 +195,12 @@ function ticketCases(b: Broker): Case[] {
         await b.gateway.decide(`revoke ${id}`);
         await b.grant([{ path: 'K2', mode: 'read' }]);
         const r = await getBlob(b.url, url, TRANSFER_TOKEN);
-        return `${r.status} ${r.status === 404 ? ((JSON.parse(r.body.toString()) as { code?: string }).code ?? '') : ''}`.trim();
+        return `${r.status} ${r.status === 200 ? '' : ((JSON.parse(r.body.toString()) as { code?: string }).code ?? '')}`.trim();
       },
     },
     {
       name: 'a ticket issued under a grant on one file stays dead after that grant is revoked, though a wider grant now covers the file',
-      expect: '404',
+      expect: '403',
       run: async () => {
         await b.fake.writeFile('K3/a.txt', 'a');
         const narrow = await b.grant([{ path: 'K3/a.txt', mode: 'read' }]);
@@ -212,7 +212,7 @@ function ticketCases(b: Broker): Case[] {
     },
     {
       name: 'revoke while the checkout LOCK is on its way to Nextcloud: refused, no lock left behind',
-      expect: 'refused grant_ended, no lock left',
+      expect: 'refused grant_revoked, no lock left',
       run: async () => {
         await b.fake.writeFile('L/doc.txt', 'x');
         const id = await b.grant([{ path: 'L', mode: 'write' }]);
@@ -302,7 +302,7 @@ function clockCases(b: Broker): Case[] {
   return [
     {
       name: 'a grant the sweep marked expired stays dead when the clock goes back 2 h',
-      expect: 'ok, then refused no_grant',
+      expect: 'ok, then refused grant_expired',
       run: async () => {
         await b.fake.writeFile('C1/a.txt', 'a');
         const id = await requestRead('C1');

@@ -71,3 +71,44 @@ describe('stale snapshot attacks', () => {
     expect(store.activeGrants()).toEqual([]);
   });
 });
+
+describe('the ended grants beside them (what the wall names after a revoke or expiry)', () => {
+  it('a revoke moves the grant to ended at once, with its instant; never back', () => {
+    const { store, clock } = memoryStore();
+    const id = approve(store, 'Docs');
+    expect(store.grantSnapshot().ended).toEqual([]);
+    clock.advance(60_000);
+    store.revokeRequest(id);
+    const { unended, ended } = store.grantSnapshot();
+    expect(unended).toEqual([]);
+    expect(ended).toMatchObject([{ path: 'Docs', state: 'revoked', endedAt: clock.now() }]);
+    expect(Object.isFrozen(ended) && ended.every((g) => Object.isFrozen(g))).toBe(true);
+    expect(store.grantSnapshot()).toBe(store.grantSnapshot());
+    const d = decide(
+      { op: 'read', instance: 'personal', path: 'Docs/a' },
+      unended,
+      { discovery: false },
+      clock.now(),
+      ended,
+    );
+    expect(d).toMatchObject({ ok: false, code: 'grant_revoked' });
+  });
+
+  it('an expiry the sweep marked is ended as expired; one committed elsewhere is seen next call', () => {
+    const { file, cleanup } = tempDir();
+    cleanups.push(cleanup);
+    const clock = manualClock();
+    const daemon = GrantStore.open(file, { now: clock.now });
+    const other = GrantStore.open(file, { now: clock.now });
+    cleanups.unshift(() => {
+      daemon.close();
+      other.close();
+    });
+    approve(daemon, 'Docs');
+    expect(daemon.grantSnapshot().ended).toEqual([]);
+    clock.advance(HOUR);
+    other.expireGrants();
+    expect(daemon.grantSnapshot().ended).toMatchObject([{ path: 'Docs', state: 'expired' }]);
+    expect(daemon.unendedGrants()).toEqual([]);
+  });
+});

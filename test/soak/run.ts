@@ -206,7 +206,7 @@ async function main(): Promise<number> {
       verdict.ok ? '' : `seq ${verdict.seq}: ${verdict.reason}`,
     );
     const refusedForGrant = [...tally.statuses]
-      .filter(([k]) => /refused:(no_grant|grant_ended)/.test(k))
+      .filter(([k]) => /refused:(no_grant|grant_revoked|grant_expired)/.test(k))
       .reduce((n, [, v]) => n + v, 0);
     check(
       'revocations took effect (some operations were refused for lack of a grant)',

@@ -89,7 +89,8 @@ describe('revoke between check and use', () => {
         if (text.includes('"event":"intent"')) broker.store.revokeAll();
       });
       const answer = await call(agent, tool, args);
-      expect(answer).toMatchObject({ status: 'refused', code: 'grant_ended' });
+      expect(answer).toMatchObject({ status: 'refused', code: 'grant_revoked', ended_by: 'owner' });
+      expect(answer.message).toContain('revoked by the owner at');
       expect(broker.fake.requests).toEqual([]);
       expect(await broker.fake.exists('Race/a.txt')).toBe(true);
       const lines = broker
@@ -97,21 +98,21 @@ describe('revoke between check and use', () => {
         .filter((l) => l.correlation_id === broker.auditLines().at(-1)?.correlation_id);
       expect(lines.map((l) => [l.event, l.outcome, l.code])).toEqual([
         ['intent', undefined, undefined],
-        ['outcome', 'refused', 'grant_ended'],
+        ['outcome', 'refused', 'grant_revoked'],
       ]);
     },
   );
 
-  it('an expired grant is refused even before the sweep records it', async () => {
+  it('an expired grant is refused, as expired, even before the sweep records it', async () => {
     await broker.fake.writeFile('Exp/a.txt', 'a');
     await broker.grant([{ path: 'Exp', mode: 'read' }]);
     const agent = await broker.agent();
     broker.clock.offset += 25 * 3_600_000;
     try {
-      expect(await call(agent, 'list', { instance: 'personal', path: 'Exp' })).toMatchObject({
-        status: 'refused',
-        code: 'no_grant',
-      });
+      const answer = await call(agent, 'list', { instance: 'personal', path: 'Exp' });
+      expect(answer).toMatchObject({ status: 'refused', code: 'grant_expired' });
+      expect(answer.message).toContain('expired at');
+      expect(answer.ended_by).toBeUndefined();
     } finally {
       broker.clock.offset -= 25 * 3_600_000;
     }

@@ -147,14 +147,42 @@ describe('read: a round trip with sha256', () => {
     });
   });
 
-  it('a ticket dies with its grant: revoked before use → refused, nothing read', async () => {
+  it('a ticket dies with its grant: revoked before use → refused grant_revoked, nothing read', async () => {
     await broker.fake.writeFile('Rv/a.txt', 'a');
     const id = await broker.grant([{ path: 'Rv', mode: 'read' }]);
     const answer = await call(transfer, 'read', { instance: 'personal', path: 'Rv/a.txt' });
     await broker.gateway.decide(`revoke ${id}`);
     broker.fake.requests.length = 0;
-    expect((await getBlob(broker.url, answer.blob_url as string, TRANSFER_TOKEN)).status).toBe(404);
+    const blob = await getBlob(broker.url, answer.blob_url as string, TRANSFER_TOKEN);
+    expect(blob.status).toBe(403);
+    const body = JSON.parse(blob.body.toString()) as Record<string, unknown>;
+    expect(body).toMatchObject({ status: 'refused', code: 'grant_revoked', ended_by: 'owner' });
+    expect(String(body.message)).toContain('revoked by the owner at');
     expect(broker.fake.requests.filter((r) => r.method === 'GET')).toEqual([]);
+    // Spent: the second try is an unknown ticket, as any used one.
+    expect((await getBlob(broker.url, answer.blob_url as string, TRANSFER_TOKEN)).status).toBe(404);
+  });
+
+  it('a ticket whose grant expired says grant_expired, with when', async () => {
+    await broker.fake.writeFile('Ex/a.txt', 'a');
+    const id = await broker.request(await broker.agent(), [{ path: 'Ex', mode: 'read' }]);
+    await broker.gateway.decide(`approve ${id} 20s`);
+    const answer = await call(transfer, 'read', { instance: 'personal', path: 'Ex/a.txt' });
+    const expiry = broker.store.getRequest(id)?.items[0]?.grant?.expiresAt as number;
+    broker.clock.offset += 30_000; // the grant is over, the 60 s ticket is not
+    try {
+      await broker.server.sweep();
+      const blob = await getBlob(broker.url, answer.blob_url as string, TRANSFER_TOKEN);
+      const body = JSON.parse(blob.body.toString()) as Record<string, unknown>;
+      expect(body).toMatchObject({
+        status: 'refused',
+        code: 'grant_expired',
+        ended_at: new Date(expiry).toISOString(),
+      });
+      expect(String(body.message)).toContain(`expired at ${new Date(expiry).toISOString()}`);
+    } finally {
+      broker.clock.offset -= 30_000;
+    }
   });
 });
 
@@ -454,7 +482,7 @@ describe('checkout and checkin', () => {
 });
 
 describe('revocation aborts an in-flight download', () => {
-  it('cuts the stream mid-transfer: no trailers, outcome refused (grant_ended)', async () => {
+  it('cuts the stream mid-transfer: no trailers, outcome refused (grant_revoked)', async () => {
     const content = randomBytes(24 * 1024 * 1024);
     await broker.fake.writeFile('Big/large.bin', content);
     const id = await broker.grant([{ path: 'Big', mode: 'read' }]);
@@ -495,13 +523,13 @@ describe('revocation aborts an in-flight download', () => {
       .auditLines()
       .filter((l) => l.tool === 'blob_get' && l.event === 'outcome')
       .at(-1);
-    expect(outcome).toMatchObject({ outcome: 'refused', code: 'grant_ended' });
+    expect(outcome).toMatchObject({ outcome: 'refused', code: 'grant_revoked' });
     expect(broker.server.inFlight.size).toBe(0);
   });
 });
 
 describe('revocation aborts an in-flight upload', () => {
-  it('cuts the upload: refused (grant_ended), nothing stored', async () => {
+  it('cuts the upload: refused (grant_revoked), nothing stored', async () => {
     await broker.fake.mkdir('BigUp');
     const id = await broker.grant([{ path: 'BigUp', mode: 'write' }]);
     const size = 8 * 1024 * 1024;
@@ -534,14 +562,14 @@ describe('revocation aborts an in-flight upload', () => {
       }, 100);
     });
     expect(result.status).toBe(403);
-    expect(JSON.parse(result.body)).toMatchObject({ status: 'refused', code: 'grant_ended' });
+    expect(JSON.parse(result.body)).toMatchObject({ status: 'refused', code: 'grant_revoked' });
     await new Promise((r) => setTimeout(r, 100));
     expect(await broker.fake.exists('BigUp/up.bin')).toBe(false);
     const outcome = broker
       .auditLines()
       .filter((l) => l.tool === 'blob_put' && l.event === 'outcome')
       .at(-1);
-    expect(outcome).toMatchObject({ outcome: 'refused', code: 'grant_ended' });
+    expect(outcome).toMatchObject({ outcome: 'refused', code: 'grant_revoked' });
     expect(broker.server.inFlight.size).toBe(0);
   });
 });
@@ -573,7 +601,7 @@ describe('revocation during the verifying read-back of an upload', () => {
       const put = await putBlob(broker.url, answer.blob_url as string, TRANSFER_TOKEN, content);
       expect(put.json).toMatchObject({
         status: 'refused',
-        code: 'grant_ended',
+        code: 'grant_revoked',
         stored: true,
         sha256: sha256(content),
       });

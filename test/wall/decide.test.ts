@@ -154,12 +154,14 @@ describe('write vs read', () => {
 describe('expiry boundary now == expires_at', () => {
   const g = grant('Docs', 'write', { expiresAt: NOW });
 
-  it('allows strictly before expiresAt and refuses at and after it', () => {
+  it('allows strictly before expiresAt and refuses at and after it, as expired', () => {
     expect(allowed(decide(read('Docs'), [g], closed, NOW - 1)).grantIds).toEqual([g.id]);
-    expect(refused(decide(read('Docs'), [g], closed, NOW)).code).toBe('no_grant');
-    expect(refused(decide(write('Docs'), [g], closed, NOW)).code).toBe('no_grant');
-    expect(refused(decide(list('Docs'), [g], closed, NOW)).code).toBe('no_grant');
-    expect(refused(decide(read('Docs'), [g], closed, NOW + 1)).code).toBe('no_grant');
+    for (const op of [read('Docs'), write('Docs'), list('Docs')]) {
+      const d = refused(decide(op, [g], closed, NOW));
+      expect(d.code).toBe('grant_expired');
+      expect(d.reason).toContain(`expired at ${new Date(NOW).toISOString()}`);
+    }
+    expect(refused(decide(read('Docs'), [g], closed, NOW + 1)).code).toBe('grant_expired');
   });
 
   it.each([Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY])(
