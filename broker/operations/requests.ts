@@ -7,7 +7,7 @@
  * gateway. Nothing here grants anything; only the owner's decision does.
  */
 import type { CallContext } from '../base/call.js';
-import type { Clock, Mode, RequestRecord } from '../base/domain.js';
+import type { Clock, GrantRecord, Mode, RequestRecord } from '../base/domain.js';
 import { failure, refused } from '../base/envelope.js';
 import { errorDetail } from '../base/errors.js';
 import type { Logger } from '../base/log.js';
@@ -173,8 +173,13 @@ export interface ItemStatus {
   mode: Mode;
   granted: boolean;
   grant?: number;
+  /** What holds now: `expired` from the expiry instant on, even before the sweep marks it. */
   grant_state?: 'active' | 'expired' | 'revoked';
   expires_at?: string;
+  /** When it ended: the revoke's instant, or the expiry's. */
+  ended_at?: string;
+  /** Who ended it: a revoke is always the owner's. */
+  ended_by?: 'owner';
 }
 
 export type AccessStatus =
@@ -203,21 +208,30 @@ function approvalUnavailable() {
   });
 }
 
+/** A grant as it holds at `now`: a grant past its expiry is expired even before the sweep. */
+function grantNow(grant: GrantRecord, now: number): Omit<ItemStatus, 'n' | 'path' | 'mode'> {
+  const expiresAt = iso(grant.expiresAt);
+  const base = { granted: true, grant: grant.id, expires_at: expiresAt };
+  if (grant.state === 'revoked') {
+    return {
+      ...base,
+      grant_state: 'revoked',
+      ended_at: iso(grant.endedAt ?? grant.expiresAt),
+      ended_by: 'owner',
+    };
+  }
+  if (grant.state === 'expired' || !(now < grant.expiresAt)) {
+    return { ...base, grant_state: 'expired', ended_at: expiresAt };
+  }
+  return { ...base, grant_state: 'active' };
+}
+
 function requestStatus(record: RequestRecord, now: number): AccessStatus {
-  const items = record.items.map((it) => ({
+  const items = record.items.map((it): ItemStatus => ({
     n: it.n,
     path: it.path,
     mode: it.mode,
-    granted: it.grant !== null,
-    ...(it.grant === null
-      ? {}
-      : {
-          grant: it.grant.id,
-          // A grant past its expiry is expired even before the sweep has recorded it.
-          grant_state:
-            it.grant.state === 'active' && !(now < it.grant.expiresAt) ? 'expired' : it.grant.state,
-          expires_at: iso(it.grant.expiresAt),
-        }),
+    ...(it.grant === null ? { granted: false } : grantNow(it.grant, now)),
   }));
   return {
     kind: 'request',

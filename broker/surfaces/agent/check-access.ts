@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { RequestRecord } from '../../base/domain.js';
 import { ok, pending, type Envelope } from '../../base/envelope.js';
-import type { AccessStatus } from '../../operations/requests.js';
+import type { AccessStatus, ItemStatus } from '../../operations/requests.js';
 import { answer } from '../answer.js';
 import { ModeArg, Timestamp, envelopeSchema } from '../schemas.js';
 import type { ToolRegistry } from '../tool.js';
@@ -39,6 +39,11 @@ export const CheckAccessOutput = envelopeSchema({
         grant: z.number().int().optional(),
         grant_state: z.enum(['active', 'expired', 'revoked']).optional(),
         expires_at: Timestamp.optional(),
+        ended_at: Timestamp.optional(),
+        ended_by: z.literal('owner').optional(),
+        holds: z
+          .string()
+          .describe('what holds now: "active until T", "revoked at T by the owner", …'),
       }),
     )
     .optional(),
@@ -56,16 +61,74 @@ export const CheckAccessOutput = envelopeSchema({
     .optional(),
 });
 
-const STATE_MESSAGES: Record<RequestRecord['state'], (id: number) => string> = {
+const UNDECIDED_MESSAGES: Record<
+  Exclude<RequestRecord['state'], 'approved' | 'partially_approved'>,
+  (id: number) => string
+> = {
   pending: (id) => `request #${id} is waiting for the owner; call check_access again later`,
-  approved: (id) => `request #${id} was approved; the items are usable until their expiry`,
-  partially_approved: (id) =>
-    `request #${id} was partially approved; only the items marked granted are usable`,
   denied: (id) => `request #${id} was denied; do not send it again as is`,
   expired: (id) => `request #${id} expired without a decision; request again if you still need it`,
   discarded: (id) =>
     `request #${id} was discarded when the broker restarted; request again if you still need it`,
 };
+
+/** One item's "what holds now", from its grant's state at the moment of the answer. */
+function holds(item: ItemStatus, requestState: RequestRecord['state']): string {
+  switch (item.grant_state) {
+    case 'active':
+      return `active until ${item.expires_at}`;
+    case 'revoked':
+      return `revoked at ${item.ended_at} by the owner`;
+    case 'expired':
+      return `expired at ${item.ended_at}`;
+    default:
+      return requestState === 'pending' ? 'waiting for the owner' : 'not granted';
+  }
+}
+
+const plural = (n: number, one: string): string => `${n} ${one}${n === 1 ? '' : 's'}`;
+
+/** "at T", or "between T1 and T2" when the items differ. */
+function when(times: readonly (string | undefined)[]): string {
+  const sorted = [...new Set(times)].sort();
+  return sorted.length === 1 ? `${sorted[0]}` : `${sorted[0]} … ${sorted.at(-1)} (see items)`;
+}
+
+/**
+ * The message of a decided request: what holds now for its granted items (active until,
+ * revoked at, expired at), and what to do when nothing of it is usable any more.
+ */
+function decidedMessage(id: number, state: 'approved' | 'partially_approved', items: ItemStatus[]) {
+  const granted = items.filter((it) => it.granted);
+  const decided =
+    state === 'approved'
+      ? `request #${id} was approved`
+      : `request #${id} was partially approved (${granted.length} of ${items.length} items)`;
+  const group = (s: NonNullable<ItemStatus['grant_state']>) =>
+    granted.filter((it) => it.grant_state === s);
+  const active = group('active');
+  const revoked = group('revoked');
+  const expired = group('expired');
+  const parts: string[] = [];
+  if (active.length > 0)
+    parts.push(
+      `${plural(active.length, 'item')} active until ${when(active.map((it) => it.expires_at))}`,
+    );
+  if (revoked.length > 0)
+    parts.push(
+      `${plural(revoked.length, 'item')} revoked by the owner at ${when(revoked.map((it) => it.ended_at))}`,
+    );
+  if (expired.length > 0)
+    parts.push(
+      `${plural(expired.length, 'item')} expired at ${when(expired.map((it) => it.ended_at))}`,
+    );
+  const now = `now ${parts.join(', ')}`;
+  if (active.length === 0) {
+    return `${decided}; ${now}: nothing of it is usable, call request_access again if you still need access (grants never renew)`;
+  }
+  const rest = active.length < items.length ? '; use only the active items' : '';
+  return `${decided}; ${now}${rest}`;
+}
 
 function renderStatus(status: AccessStatus): Envelope {
   if (status.kind === 'grants') {
@@ -78,8 +141,15 @@ function renderStatus(status: AccessStatus): Envelope {
     );
   }
   const { kind: _kind, ...fields } = status;
-  const message = STATE_MESSAGES[status.state](status.request);
-  return status.state === 'pending' ? pending(message, fields) : ok(message, fields);
+  const items = fields.items.map((it) => ({ ...it, holds: holds(it, status.state) }));
+  const { state } = status;
+  if (state === 'approved' || state === 'partially_approved') {
+    return ok(decidedMessage(status.request, state, fields.items), { ...fields, items });
+  }
+  const message = UNDECIDED_MESSAGES[state](status.request);
+  return state === 'pending'
+    ? pending(message, { ...fields, items })
+    : ok(message, { ...fields, items });
 }
 
 export function registerCheckAccess(registry: ToolRegistry, deps: AgentToolDeps): void {
