@@ -55,18 +55,22 @@ export function describeIssues(error: z.ZodError): string {
   return text.length > 400 ? `${text.slice(0, 399)}…` : text;
 }
 
-/** The MCP CallToolResult for an envelope. */
-function toToolResult(envelope: Envelope): {
+/**
+ * The MCP CallToolResult for an envelope. `isError` is true when the call did not do what
+ * was asked (`refused`, `error`) and false for `ok` and `pending` (docs/contracts.md §5),
+ * so a client that reads only the flag still sees a refusal as one.
+ */
+export function toToolResult(envelope: Envelope): {
   content: { type: 'text'; text: string }[];
   structuredContent: Record<string, unknown>;
-  isError?: boolean;
+  isError: boolean;
 } {
   const body = compact(envelope);
-  const result = {
+  return {
     content: [{ type: 'text' as const, text: JSON.stringify(body) }],
     structuredContent: body as Record<string, unknown>,
+    isError: envelope.status === 'refused' || envelope.status === 'error',
   };
-  return envelope.status === 'error' ? { ...result, isError: true } : result;
 }
 
 export function createMcpSurface(
