@@ -73,10 +73,21 @@ describe('fetch', () => {
     const before = broker.fake.requests.length;
     const run = await runCli(['fetch', 'personal:Secret/x.txt'], envFor(stage));
     expect(run.code).toBe(ExitCode.refused);
-    expect(run.json).toMatchObject({ status: 'failed' });
+    // The refusal arrives with isError set; the CLI reads the envelope it carries.
+    expect(run.json).toMatchObject({ status: 'failed', code: 'no_grant' });
     expect(typeof run.json.next_step).toBe('string');
     expect(broker.fake.requests.length).toBe(before);
     expect(existsSync(join(stage, 'personal', 'Secret', 'x.txt'))).toBe(false);
+  });
+
+  it('after a revoke → exit 3 with grant_revoked and when (not no_grant)', async () => {
+    await broker.fake.writeFile('Gone/x.txt', 'x');
+    const id = await broker.grant([{ path: 'Gone', mode: 'read' }]);
+    await broker.gateway.decide(`revoke ${id}`);
+    const run = await runCli(['fetch', 'personal:Gone/x.txt'], envFor(stageDir()));
+    expect(run.code).toBe(ExitCode.refused);
+    expect(run.json).toMatchObject({ status: 'failed', code: 'grant_revoked' });
+    expect(String(run.json.error)).toContain('revoked by the owner at');
   });
 
   it('a flipped byte on the way → exit 4 and the temp file is removed', async () => {

@@ -53,8 +53,17 @@ function sdkSurface(jsonResponse: boolean, seen: string[] = []) {
     );
     server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [] }));
     server.setRequestHandler(CallToolRequestSchema, (request) => {
-      if (request.params.name !== 'echo')
+      if (request.params.name !== 'echo' && request.params.name !== 'refuse')
         throw new McpError(ErrorCode.InvalidParams, 'no such tool');
+      if (request.params.name === 'refuse') {
+        // As the broker answers a refusal: the envelope, with isError set.
+        const refusal = { status: 'refused', message: 'no grant', code: 'grant_revoked' };
+        return {
+          content: [{ type: 'text', text: JSON.stringify(refusal) }],
+          structuredContent: refusal,
+          isError: true,
+        };
+      }
       const envelope = { status: 'ok', message: 'echoed', args: request.params.arguments };
       return {
         content: [{ type: 'text', text: JSON.stringify(envelope) }],
@@ -97,6 +106,15 @@ describe('the CLI MCP client against the SDK server', () => {
       expect(seen).toEqual(['-', '2025-06-18', '2025-06-18']);
     });
   }
+
+  it('reads a refusal flagged isError as the envelope it carries (never as a protocol failure)', async () => {
+    const url = await sdkSurface(true);
+    expect(await client(url).callTool('refuse', {})).toEqual({
+      status: 'refused',
+      message: 'no grant',
+      code: 'grant_revoked',
+    });
+  });
 
   it('makes the handshake once for several calls', async () => {
     const seen: string[] = [];
