@@ -53,8 +53,10 @@ export interface ServerDeps {
   readonly lifecycle: Lifecycle;
   readonly gateway: ApprovalGatewayPort;
   readonly logger: Logger;
-  /** Removes every configured secret from a text (createScrubber over configSecrets). */
+  /** Removes every configured secret from a text (createSecretGuard over configSecrets). */
   readonly scrub: (text: string) => string;
+  /** Whether a text holds a configured secret in any form `scrub` removes (the same guard). */
+  readonly holdsSecret: (text: string) => boolean;
   readonly now: Clock;
   readonly correlationId?: () => string;
   /** How long close() waits for in-flight requests before cutting them. Default 10 s. */
@@ -84,12 +86,23 @@ export function createServer(deps: ServerDeps): BrokerServer {
     logger,
     correlationId,
     scrub: deps.scrub,
+    holdsSecret: deps.holdsSecret,
     onInvalidArguments: async (ctx: CallContext, message: string) => {
       await trail.bestEffort('refused', {
         surface: ctx.surface,
         tool: ctx.tool,
         code: 'invalid_arguments',
         reason: message,
+        correlation_id: ctx.correlationId,
+      });
+    },
+    // Security: the line says which field held a secret, never the value.
+    onSecretInArguments: async (ctx: CallContext, field: string) => {
+      await trail.bestEffort('refused', {
+        surface: ctx.surface,
+        tool: ctx.tool,
+        code: 'secret_in_arguments',
+        field,
         correlation_id: ctx.correlationId,
       });
     },

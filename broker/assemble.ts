@@ -16,7 +16,7 @@ import { AuditLog, type AuditFs } from './audit/index.js';
 import type { Clock } from './base/domain.js';
 import { errorDetail } from './base/errors.js';
 import { createLogger, type Logger } from './base/log.js';
-import { createScrubber } from './base/scrub.js';
+import { createSecretGuard } from './base/scrub.js';
 import { configSecrets, type BrokerConfig } from './config.js';
 import { GrantStore } from './grants/index.js';
 import { NextcloudClient, type NextcloudClientDeps } from './nextcloud/index.js';
@@ -99,10 +99,13 @@ async function defaultGateway(
 
 export async function assemble(config: BrokerConfig, options: AssembleOptions): Promise<Daemon> {
   const now = options.now ?? Date.now;
-  const scrub = createScrubber(
+  // One list of secrets for both: what is scrubbed from every output is exactly what is
+  // refused in every argument.
+  const guard = createSecretGuard(
     configSecrets(config),
     [...config.instances.values()].map((i) => [i.username, i.app_password] as const),
   );
+  const { scrub } = guard;
   const logger = createLogger({ level: config.logging.level, scrub, write: options.writeLog, now });
   for (const warning of options.configWarnings ?? []) logger.warn('config', { warning });
   const audit = await AuditLog.open(config.data_dir, {
@@ -187,6 +190,7 @@ export async function assemble(config: BrokerConfig, options: AssembleOptions): 
       gateway,
       logger,
       scrub,
+      holdsSecret: guard.holds,
       now,
       ...(options.correlationId ? { correlationId: options.correlationId } : {}),
       ...(options.drainTimeoutMs === undefined ? {} : { drainTimeoutMs: options.drainTimeoutMs }),

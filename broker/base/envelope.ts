@@ -22,6 +22,8 @@ export type EnvelopeCode =
   // sent by brokers before these two existed, for both; this broker no longer sends it
   | 'grant_ended'
   | 'same_path'
+  // an argument held a configured secret (a token or password); nothing was recorded or sent
+  | 'secret_in_arguments'
   | 'audit_unavailable'
   | 'unknown_request'
   | 'permission'

@@ -83,14 +83,11 @@ function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
-/**
- * Build a scrubber for a set of secrets and `[user, password]` pairs. The returned
- * function is pure and cheap enough to run on every log line.
- */
-export function createScrubber(
+/** Every spelling of every secret and pair, longest first, without the empty one. */
+function allForms(
   secrets: readonly string[],
-  pairs: readonly (readonly [user: string, password: string])[] = [],
-): (text: string) => string {
+  pairs: readonly (readonly [user: string, password: string])[],
+): string[] {
   const all = new Set<string>();
   for (const secret of secrets) for (const form of secretForms(secret)) all.add(form);
   for (const [user, password] of pairs) {
@@ -98,14 +95,36 @@ export function createScrubber(
     for (const form of pairForms(user, password)) all.add(form);
   }
   all.delete('');
-  if (all.size === 0) return (text) => text;
+  return [...all].sort((a, b) => b.length - a.length);
+}
+
+/** What one list of secrets gives: the scrubber, and the test for any of their forms. */
+export interface SecretGuard {
+  /** Replaces every form of every secret with `[redacted]` (see the module comment). */
+  readonly scrub: (text: string) => string;
+  /** Whether the text holds any form the scrubber would replace. */
+  readonly holds: (text: string) => boolean;
+}
+
+/**
+ * The scrubber and the secret test for a set of secrets and `[user, password]` pairs,
+ * built from one list of forms so that what is refused and what is scrubbed never differ.
+ * Both are pure and cheap enough to run on every log line and every argument.
+ */
+export function createSecretGuard(
+  secrets: readonly string[],
+  pairs: readonly (readonly [user: string, password: string])[] = [],
+): SecretGuard {
+  const forms = allForms(secrets, pairs);
+  if (forms.length === 0) return { scrub: (text) => text, holds: () => false };
   // Longest first: alternation takes the first alternative that matches at a position.
-  const forms = [...all].sort((a, b) => b.length - a.length);
-  const pattern = new RegExp(forms.map(escapeRegExp).join('|'), 'g');
-  const contains = (text: string): boolean => forms.some((form) => text.includes(form));
+  const source = forms.map(escapeRegExp).join('|');
+  const pattern = new RegExp(source, 'g');
+  const anywhere = new RegExp(source);
+  const contains = (text: string): boolean => anywhere.test(text);
   const fallback = contains(MARK) ? '' : MARK;
 
-  return (text: string): string => {
+  const scrub = (text: string): string => {
     let out = text;
     // Security: replacing can join the marker with neighbouring text into a new
     // occurrence (only for secrets made of marker characters); re-run a few times,
@@ -116,6 +135,18 @@ export function createScrubber(
     }
     return contains(out) ? fallback : out;
   };
+  return { scrub, holds: contains };
+}
+
+/**
+ * Build a scrubber for a set of secrets and `[user, password]` pairs. The returned
+ * function is pure and cheap enough to run on every log line.
+ */
+export function createScrubber(
+  secrets: readonly string[],
+  pairs: readonly (readonly [user: string, password: string])[] = [],
+): (text: string) => string {
+  return createSecretGuard(secrets, pairs).scrub;
 }
 
 /** Deep-scrubs every string in an audit or envelope value. */

@@ -24,6 +24,7 @@ import { errorDetail } from '../base/errors.js';
 import type { Logger } from '../base/log.js';
 import { scrubDeep } from '../base/scrub.js';
 import { BROKER_VERSION } from '../base/version.js';
+import { secretField } from './secret-arguments.js';
 import type { ToolDefinition, ToolRegistry } from './tool.js';
 
 export interface SurfaceDeps {
@@ -31,8 +32,12 @@ export interface SurfaceDeps {
   readonly correlationId: () => string;
   /** Removes configured secrets from any text (applied to every result string). */
   readonly scrub: (text: string) => string;
+  /** Whether a text holds a configured secret in any form `scrub` removes. */
+  readonly holdsSecret: (text: string) => boolean;
   /** Records a call refused before it reached the pipeline (bad arguments). */
   readonly onInvalidArguments: (ctx: CallContext, message: string) => Promise<void>;
+  /** Records a call refused because `field` held a secret (the field, never the value). */
+  readonly onSecretInArguments: (ctx: CallContext, field: string) => Promise<void>;
 }
 
 export interface McpSurface {
@@ -90,6 +95,20 @@ export function createMcpSurface(
   }));
 
   const call = async (tool: ToolDefinition, args: unknown, ctx: CallContext): Promise<Envelope> => {
+    // Security: the one boundary every call passes, before its arguments are parsed,
+    // audited, shown to the owner or sent anywhere (see secret-arguments.ts).
+    const field = secretField(args ?? {}, deps.holdsSecret);
+    if (field !== undefined) {
+      await deps.onSecretInArguments(ctx, field);
+      return refused(
+        'secret_in_arguments',
+        `${field} holds a secret of this broker (a token or a password, in some spelling); the call was refused before anything was recorded, shown to the owner or sent to Nextcloud`,
+        {
+          hint: `never put a token or a password into a tool argument: remove it from ${field} and call again`,
+          field,
+        },
+      );
+    }
     const parsed = tool.input.safeParse(args ?? {});
     if (!parsed.success) {
       const message = `invalid arguments: ${describeIssues(parsed.error)}; fix them and call again`;

@@ -38,6 +38,8 @@ export const envelopeBaseShape = {
   request: z.number().int().optional(),
   ended_at: z.string().optional(),
   ended_by: z.literal('owner').optional(),
+  // A refusal of the arguments (secret_in_arguments): which field, never its value.
+  field: z.string().optional(),
 };
 
 /** A tool's output schema: the envelope plus its own optional result fields, strict. */

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { memoryLogger } from '../../broker/base/log.js';
-import { createScrubber } from '../../broker/base/scrub.js';
+import { createScrubber, createSecretGuard } from '../../broker/base/scrub.js';
 import { ok, type Envelope } from '../../broker/base/envelope.js';
 import { createMcpSurface } from '../../broker/surfaces/mcp-endpoint.js';
 import { ToolRegistry } from '../../broker/surfaces/tool.js';
@@ -19,6 +19,7 @@ import { envelopeSchema } from '../../broker/surfaces/schemas.js';
 const SECRET = 'a-secret-value-that-must-not-leak-0123456789';
 const logger = memoryLogger(createScrubber([SECRET]));
 const invalid: string[] = [];
+const secretFields: string[] = [];
 let handled = 0;
 let server: ReturnType<ReturnType<typeof express>['listen']>;
 let client: Client;
@@ -80,9 +81,13 @@ beforeAll(async () => {
     {
       logger,
       scrub: createScrubber([SECRET]),
+      holdsSecret: createSecretGuard([SECRET]).holds,
       correlationId: () => `cid-${++n}`,
       onInvalidArguments: async (_ctx, message) => {
         invalid.push(message);
+      },
+      onSecretInArguments: async (_ctx, field) => {
+        secretFields.push(field);
       },
     },
     'test',
@@ -131,6 +136,29 @@ describe('the error boundary', () => {
     });
     expect(handled).toBe(before);
     expect(invalid.length).toBe(2);
+  });
+
+  it('an argument holding a secret is refused before parsing, naming the field, never the value', async () => {
+    const before = handled;
+    const b64 = Buffer.from(SECRET).toString('base64');
+    for (const [args, field] of [
+      [{ n: 1, extra: `x${SECRET}y` }, 'extra'],
+      [{ n: `${b64}` }, 'n'],
+      [{ n: 1, deep: [{}, { a: ['', encodeURIComponent(SECRET)] }] }, 'deep[1].a[1]'],
+      [{ n: 1, [SECRET]: 1 }, 'a key of the arguments'],
+    ] as const) {
+      const result = await client.callTool({ name: 'echo', arguments: args });
+      expect(result.isError).toBe(true);
+      expect(result.structuredContent).toMatchObject({
+        status: 'refused',
+        code: 'secret_in_arguments',
+        field,
+      });
+      expect(JSON.stringify(result)).not.toContain(SECRET);
+      expect(JSON.stringify(result)).not.toContain(b64);
+      expect(secretFields.at(-1)).toBe(field);
+    }
+    expect(handled).toBe(before);
   });
 
   it('every string of a result is scrubbed of configured secrets', async () => {
