@@ -167,6 +167,7 @@ export async function assemble(config: BrokerConfig, options: AssembleOptions): 
       grants: store,
       gateway,
       instances: config.instances,
+      maxPending: config.lifecycle.max_pending,
       logger,
       now,
     });

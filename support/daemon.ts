@@ -60,6 +60,8 @@ export interface BrokerOptions {
   persist?: boolean;
   /** The daemon's timers (the sweep's interval, each operation's expiry timer). */
   timers?: Timers;
+  /** lifecycle.max_pending. Default 10. */
+  maxPending?: number;
 }
 
 /**
@@ -306,7 +308,12 @@ async function start<B>(
     tokens: { agent: AGENT_TOKEN, transfer: TRANSFER_TOKEN },
     matrix,
     approval: matrix === undefined ? 'console' : 'matrix',
-    lifecycle: { pending_timeout: 12 * H, default_grant: 24 * H, max_grant: 7 * 24 * H },
+    lifecycle: {
+      pending_timeout: 12 * H,
+      default_grant: 24 * H,
+      max_grant: 7 * 24 * H,
+      max_pending: opts.maxPending ?? 10,
+    },
     data_dir: dir,
     logging: { level: opts.logLevel ?? 'debug' },
     instances: new Map([

@@ -24,6 +24,8 @@ export type EnvelopeCode =
   | 'same_path'
   // an argument held a configured secret (a token or password); nothing was recorded or sent
   | 'secret_in_arguments'
+  // lifecycle.max_pending requests already wait for the owner
+  | 'too_many_pending'
   | 'audit_unavailable'
   | 'unknown_request'
   | 'permission'

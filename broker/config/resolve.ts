@@ -199,7 +199,7 @@ export function resolveConfig(
 
   const matrix = resolveMatrix(raw, ctx, out);
 
-  const { pending_timeout, default_grant, max_grant } = raw.lifecycle;
+  const { pending_timeout, default_grant, max_grant, max_pending } = raw.lifecycle;
   if (max_grant < default_grant) {
     out.issue(
       'lifecycle.max_grant',
@@ -223,7 +223,7 @@ export function resolveConfig(
     tokens: { agent, transfer },
     matrix,
     approval: raw.approval,
-    lifecycle: { pending_timeout, default_grant, max_grant },
+    lifecycle: { pending_timeout, default_grant, max_grant, max_pending },
     data_dir: resolvePath(ctx.baseDir, raw.data_dir),
     logging: { level: raw.logging.level },
     instances: resolveInstances(raw, ctx, out),

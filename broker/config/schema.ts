@@ -118,6 +118,14 @@ export const LifecycleSchema = strict({
   pending_timeout: duration('12h').default(12 * 3_600_000),
   default_grant: duration('24h').default(24 * 3_600_000),
   max_grant: duration('7d').default(7 * 86_400_000),
+  // Security: an agent cannot flood the owner; beyond this many waiting requests a new one
+  // is refused until the owner has decided some.
+  max_pending: z
+    .number({ error: 'must be a whole number of requests, e.g. 10' })
+    .int({ error: 'must be a whole number of requests, e.g. 10' })
+    .min(1, { error: 'must be at least 1 (0 would refuse every request)' })
+    .max(1000, { error: 'must be at most 1000' })
+    .default(10),
 });
 
 export const LoggingSchema = strict({

@@ -37,7 +37,13 @@ export interface BrokerConfig {
   /** Present whenever `approval` is `matrix`; optional for `console`. */
   matrix: MatrixConfig | undefined;
   approval: 'matrix' | 'console';
-  lifecycle: { pending_timeout: number; default_grant: number; max_grant: number };
+  lifecycle: {
+    pending_timeout: number;
+    default_grant: number;
+    max_grant: number;
+    /** The most requests that may wait for the owner at once (all instances). */
+    max_pending: number;
+  };
   /** Absolute; a relative path in the file resolves against the config file's folder. */
   data_dir: string;
   logging: { level: LogLevel };

@@ -37,6 +37,29 @@ export interface NewRequest {
   items: { path: string; mode: Mode }[];
 }
 
+/** A new request, or the ids of the requests already waiting when there are too many. */
+export type CreateResult =
+  { ok: true; request: RequestRecord } | { ok: false; code: 'too_many_pending'; pending: number[] };
+
+function validateNew(input: NewRequest): void {
+  if (typeof input.instance !== 'string' || input.instance === '') {
+    throw invalid('instance must be a non-empty string');
+  }
+  if (typeof input.reason !== 'string') throw invalid('reason must be a string');
+  if (!Array.isArray(input.items) || input.items.length === 0) {
+    throw invalid('a request needs at least one item');
+  }
+  for (const item of input.items) {
+    // Security: only canonical paths are stored, so the wall later compares exactly
+    // the spelling the owner approved.
+    const c = canonicalPath(item.path);
+    if (!c.ok || c.path !== item.path)
+      throw invalid('item paths must be canonical (see wall.canonicalPath)');
+    if (item.mode !== 'read' && item.mode !== 'write')
+      throw invalid('item mode must be read or write');
+  }
+}
+
 function refuse(code: DecideRefusal, message: string): DecideResult {
   return { ok: false, code, message };
 }
@@ -59,25 +82,28 @@ export class RequestTable {
 
   /** Records a pending request; items are numbered 1… in the order given. */
   createRequest(input: NewRequest): RequestRecord {
-    if (typeof input.instance !== 'string' || input.instance === '') {
-      throw invalid('instance must be a non-empty string');
-    }
-    if (typeof input.reason !== 'string') throw invalid('reason must be a string');
-    if (!Array.isArray(input.items) || input.items.length === 0) {
-      throw invalid('a request needs at least one item');
-    }
-    for (const item of input.items) {
-      // Security: only canonical paths are stored, so the wall later compares exactly
-      // the spelling the owner approved.
-      const c = canonicalPath(item.path);
-      if (!c.ok || c.path !== item.path)
-        throw invalid('item paths must be canonical (see wall.canonicalPath)');
-      if (item.mode !== 'read' && item.mode !== 'write')
-        throw invalid('item mode must be read or write');
-    }
+    const result = this.createRequestWithin(input, Number.POSITIVE_INFINITY);
+    if (!result.ok) throw invalid('unreachable: no limit on pending requests');
+    return result.request;
+  }
+
+  /**
+   * Records a pending request unless `maxPending` requests already wait for a decision
+   * (those still pending and not yet past the pending timeout, on every instance).
+   * Security: the count and the insert are one IMMEDIATE transaction, so concurrent
+   * requests (or a second connection) can never together pass the limit.
+   */
+  createRequestWithin(input: NewRequest, maxPending: number): CreateResult {
+    validateNew(input);
+    if (!(maxPending >= 1)) throw invalid('maxPending must be at least 1');
     const now = this.#now();
-    const id = this.#db
-      .transaction(() => {
+    const outcome = this.#db
+      .transaction((): { ok: true; id: number } | { ok: false; waiting: number[] } => {
+        const waiting = this.#db
+          .prepare(`SELECT id FROM requests WHERE state = 'pending' AND created_at > ? ORDER BY id`)
+          .all(now - this.pendingTimeoutMs)
+          .map((row) => (row as { id: number }).id);
+        if (waiting.length >= maxPending) return { ok: false, waiting };
         const info = this.#db
           .prepare(
             `INSERT INTO requests (instance, reason, state, created_at) VALUES (?, ?, 'pending', ?)`,
@@ -88,10 +114,11 @@ export class RequestTable {
           'INSERT INTO items (request_id, n, path, mode) VALUES (?, ?, ?, ?)',
         );
         input.items.forEach((item, i) => insertItem.run(requestId, i + 1, item.path, item.mode));
-        return requestId;
+        return { ok: true, id: requestId };
       })
       .immediate();
-    return this.mustGetRequest(id);
+    if (!outcome.ok) return { ok: false, code: 'too_many_pending', pending: outcome.waiting };
+    return { ok: true, request: this.mustGetRequest(outcome.id) };
   }
 
   getRequest(id: number): RequestRecord | undefined {

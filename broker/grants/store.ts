@@ -21,11 +21,23 @@ import type { CheckoutLockRecord, Clock, GrantRecord, RequestRecord } from '../b
 import { CheckoutLockTable } from './checkout-locks.js';
 import { invalid, isPositiveInt, openGrantDatabase, type GrantDatabase } from './database.js';
 import { GrantTable, type GrantSnapshot } from './grant-table.js';
-import { RequestTable, type DecideResult, type Decision, type NewRequest } from './requests.js';
+import {
+  RequestTable,
+  type CreateResult,
+  type DecideResult,
+  type Decision,
+  type NewRequest,
+} from './requests.js';
 
 export { GrantStoreError } from './rows.js';
 export type { EndedGrantRecord, GrantSnapshot } from './grant-table.js';
-export type { DecideRefusal, DecideResult, Decision, NewRequest } from './requests.js';
+export type {
+  CreateResult,
+  DecideRefusal,
+  DecideResult,
+  Decision,
+  NewRequest,
+} from './requests.js';
 
 export interface GrantStoreDeps {
   now: Clock;
@@ -82,6 +94,14 @@ export class GrantStore {
   /** Records a pending request; items are numbered 1… in the order given. */
   createRequest(input: NewRequest): RequestRecord {
     return this.#requests.createRequest(input);
+  }
+
+  /**
+   * Records a pending request unless `maxPending` requests already wait for the owner
+   * (any instance); then answers their ids. One transaction: never more than the limit.
+   */
+  createRequestWithin(input: NewRequest, maxPending: number): CreateResult {
+    return this.#requests.createRequestWithin(input, maxPending);
   }
 
   getRequest(id: number): RequestRecord | undefined {

@@ -26,11 +26,13 @@ export interface GrantsPort {
   };
   grant(id: number): GrantRecord | undefined;
   getRequest(id: number): RequestRecord | undefined;
-  createRequest(input: {
-    instance: string;
-    reason: string;
-    items: { path: string; mode: Mode }[];
-  }): RequestRecord;
+  /** A new pending request, unless `maxPending` already wait; then their ids. */
+  createRequestWithin(
+    input: { instance: string; reason: string; items: { path: string; mode: Mode }[] },
+    maxPending: number,
+  ): { ok: true; request: RequestRecord } | { ok: false; pending: number[] };
+  /** Requests still marked pending, oldest first (some may be past the timeout). */
+  pendingRequests(): RequestRecord[];
   decide(id: number, d: { kind: 'deny'; by: string }): { ok: boolean };
   expirePending(timeoutMs: number): RequestRecord[];
   discardAllPending(): RequestRecord[];

@@ -6,7 +6,7 @@
  */
 import type { Logger } from '../base/log.js';
 import type { Checkouts } from './checkouts.js';
-import type { GrantEnd, InFlight } from './in-flight.js';
+import type { InFlight } from './in-flight.js';
 import type { TicketBook } from './tickets.js';
 
 export interface ReleaseDeps {

@@ -26,6 +26,8 @@ export interface RequestDeps {
   readonly grants: GrantsPort;
   readonly gateway: GatewayPort;
   readonly instances: ReadonlyMap<string, unknown>;
+  /** lifecycle.max_pending: the most requests that may wait for the owner at once. */
+  readonly maxPending: number;
   readonly logger: Logger;
   readonly now: Clock;
 }
@@ -99,7 +101,23 @@ export class AccessRequests {
       return { ok: false, envelope: approvalUnavailable() };
     }
 
-    const record = grants.createRequest({ instance: args.instance, reason: args.reason, items });
+    // Security: the owner cannot be flooded; the count and the insert are one transaction.
+    const created = grants.createRequestWithin(
+      { instance: args.instance, reason: args.reason, items },
+      this.deps.maxPending,
+    );
+    if (!created.ok) {
+      await trail.bestEffort('refused', {
+        surface: ctx.surface,
+        tool: ctx.tool,
+        instance: args.instance,
+        code: 'too_many_pending',
+        pending: created.pending,
+        correlation_id: ctx.correlationId,
+      });
+      return { ok: false, envelope: tooManyPending(created.pending) };
+    }
+    const record = created.request;
     try {
       await trail.append('request', {
         surface: ctx.surface,
@@ -147,7 +165,12 @@ export class AccessRequests {
         mode: g.mode,
         expires_at: iso(g.expiresAt),
       }));
-      return { ok: true, value: { kind: 'grants', grants }, warnings: [] };
+      const pending = this.deps.grants.pendingRequests().map((r) => ({
+        request: r.id,
+        instance: r.instance,
+        items: r.items.length,
+      }));
+      return { ok: true, value: { kind: 'grants', grants, pending }, warnings: [] };
     }
     const record = this.deps.grants.getRequest(args.request);
     if (record === undefined) {
@@ -193,6 +216,8 @@ export type AccessStatus =
         mode: Mode;
         expires_at: string;
       }[];
+      /** Requests still waiting for the owner. */
+      pending: { request: number; instance: string; items: number }[];
     }
   | {
       kind: 'request';
@@ -201,6 +226,18 @@ export type AccessStatus =
       state: RequestRecord['state'];
       items: ItemStatus[];
     };
+
+function tooManyPending(waiting: readonly number[]) {
+  const list = waiting.map((id) => `#${id}`).join(', ');
+  return refused(
+    'too_many_pending',
+    `${waiting.length} of your requests already wait for the owner (${list}), the most the owner allows; nothing was requested: wait for the owner to decide them before asking again`,
+    {
+      hint: 'call check_access with each request number (or without arguments: it lists them) until the owner has decided; then ask again if you still need to',
+      pending_requests: waiting,
+    },
+  );
+}
 
 function approvalUnavailable() {
   return failure('approval_unavailable', APPROVAL_UNAVAILABLE, true, {

@@ -179,6 +179,7 @@ describe('config.yaml.example', () => {
       'pending_timeout',
       'default_grant',
       'max_grant',
+      'max_pending',
       'data_dir',
       'level',
       'url',

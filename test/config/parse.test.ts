@@ -28,6 +28,7 @@ describe('parseConfig: a valid file', () => {
       pending_timeout: 12 * 3_600_000,
       default_grant: 24 * 3_600_000,
       max_grant: 7 * 86_400_000,
+      max_pending: 10,
     });
     expect(config.data_dir).toBe('/srv/broker/data');
     expect(config.logging).toEqual({ level: 'info' });
@@ -63,7 +64,12 @@ describe('parseConfig: a valid file', () => {
       request_timeout_ms: 500,
     };
     raw['approval'] = 'console';
-    raw['lifecycle'] = { pending_timeout: '30m', default_grant: '2h', max_grant: '2h' };
+    raw['lifecycle'] = {
+      pending_timeout: '30m',
+      default_grant: '2h',
+      max_grant: '2h',
+      max_pending: 3,
+    };
     raw['data_dir'] = '/var/lib/broker';
     raw['logging'] = { level: 'debug' };
     const { config } = parseRaw(
@@ -84,6 +90,7 @@ describe('parseConfig: a valid file', () => {
       pending_timeout: 1_800_000,
       default_grant: 7_200_000,
       max_grant: 7_200_000,
+      max_pending: 3,
     });
     expect(config.data_dir).toBe('/var/lib/broker');
     expect(config.logging.level).toBe('debug');
@@ -271,6 +278,11 @@ const NEGATIVE: [string, unknown, RegExp][] = [
   ],
   ['lifecycle.max_grant', '12h', /must be at least lifecycle\.default_grant \(12h < 1d\)/],
   ['lifecycle.max_grant', '-7d', /duration/],
+  ['lifecycle.max_pending', 0, /at least 1/],
+  ['lifecycle.max_pending', -5, /at least 1/],
+  ['lifecycle.max_pending', 2.5, /whole number of requests/],
+  ['lifecycle.max_pending', '10', /whole number of requests/],
+  ['lifecycle.max_pending', 1001, /at most 1000/],
   ['data_dir', '', /empty/],
   ['data_dir', 5, /text/],
   ['logging.level', 'verbose', /debug, info, warn, error/],

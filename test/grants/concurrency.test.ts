@@ -129,3 +129,19 @@ describe('attack: two decisions on one request race (decide-once)', () => {
     );
   }, 30_000);
 });
+
+describe('attack: two connections flood pending requests past lifecycle.max_pending', () => {
+  it('interleaved on two connections, never more than the limit wait; the rest name them', () => {
+    const { a, b } = twoConnections();
+    const results = Array.from({ length: 12 }, (_, i) =>
+      (i % 2 === 0 ? a : b).createRequestWithin(twoItems, 5),
+    );
+    expect(results.filter((r) => r.ok)).toHaveLength(5);
+    const waiting = a.pendingRequests().map((r) => r.id);
+    expect(waiting).toHaveLength(5);
+    for (const r of results.filter((x) => !x.ok)) {
+      expect(r).toEqual({ ok: false, code: 'too_many_pending', pending: waiting });
+    }
+    expect(() => a.createRequestWithin(twoItems, 0)).toThrow(/at least 1/);
+  });
+});

@@ -59,6 +59,12 @@ export const CheckAccessOutput = envelopeSchema({
       }),
     )
     .optional(),
+  pending_requests: z
+    .array(
+      z.strictObject({ request: z.number().int(), instance: z.string(), items: z.number().int() }),
+    )
+    .optional()
+    .describe('without arguments: the requests still waiting for the owner'),
 });
 
 const UNDECIDED_MESSAGES: Record<
@@ -132,13 +138,19 @@ function decidedMessage(id: number, state: 'approved' | 'partially_approved', it
 
 function renderStatus(status: AccessStatus): Envelope {
   if (status.kind === 'grants') {
-    const { grants } = status;
-    return ok(
-      grants.length === 0
-        ? 'no active grants; call request_access to ask the owner for access'
-        : `${grants.length} active grant${grants.length === 1 ? '' : 's'}`,
-      { grants },
-    );
+    const { grants, pending: waiting } = status;
+    const active =
+      grants.length === 0 ? 'no active grants' : `${plural(grants.length, 'active grant')}`;
+    const next =
+      waiting.length > 0
+        ? `; ${plural(waiting.length, 'request')} waiting for the owner: ${waiting.map((r) => `#${r.request}`).join(', ')} (call check_access with a request number for its decision)`
+        : grants.length === 0
+          ? '; call request_access to ask the owner for access'
+          : '';
+    return ok(`${active}${next}`, {
+      grants,
+      ...(waiting.length > 0 ? { pending_requests: waiting } : {}),
+    });
   }
   const { kind: _kind, ...fields } = status;
   const items = fields.items.map((it) => ({ ...it, holds: holds(it, status.state) }));
@@ -158,7 +170,8 @@ export function registerCheckAccess(registry: ToolRegistry, deps: AgentToolDeps)
     title: 'Check access',
     description:
       'With a request number: the state of that request (status "pending" while the owner has not decided) ' +
-      'and, per item, whether it was granted and until when. Without arguments: all your active grants.',
+      'and, per item, what holds now (active until, revoked at, expired at). Without arguments: your active ' +
+      'grants and the requests still waiting for the owner.',
     input: CheckAccessInput,
     output: CheckAccessOutput,
     annotations: {

@@ -23,6 +23,8 @@ export const RequestAccessInput = z.strictObject({
 
 export const RequestAccessOutput = envelopeSchema({
   request: z.number().int().optional(),
+  /** too_many_pending: the requests that already wait for the owner. */
+  pending_requests: z.array(z.number().int()).optional(),
   items: z
     .array(z.strictObject({ n: z.number().int(), path: z.string(), mode: ModeArg }))
     .optional(),
