@@ -321,7 +321,7 @@ export class NextcloudConnection {
         if (verb === 'PUT')
           return new NextcloudError(
             'aborted',
-            `the upload of '${path}' to instance '${this.name}' was cut short (${err.detail}): nothing was replaced; send it again`,
+            `the upload of '${path}' to instance '${this.name}' was cut short (${err.detail}): nothing was replaced; run the same command again`,
           );
         return new NextcloudError(
           'bad_response',

@@ -86,6 +86,15 @@ function quote(path: string): string {
   return path === '' ? 'the root folder' : `'${path}'`;
 }
 
+/**
+ * The file as the agent's `broker` CLI names it (`personal:Docs/a.txt`): transfer answers
+ * end up in the CLI's output, so their next steps name its commands, not the transfer
+ * tools' arguments (the agent never sees `if_match` or a lock token).
+ */
+function cliTarget(ctx: StatusContext): string {
+  return `${ctx.instance}:${ctx.path}`;
+}
+
 /** Map a non-success HTTP status to an error naming the cause and the next step. */
 export function errorForStatus(status: number, ctx: StatusContext): NextcloudError {
   const at = quote(ctx.path);
@@ -140,27 +149,27 @@ export function errorForStatus(status: number, ctx: StatusContext): NextcloudErr
       if (ctx.verb === 'GET')
         return new NextcloudError(
           'precondition_failed',
-          `${at} changed while it was being opened on ${inst}: read it again`,
+          `${at} changed while it was being opened on ${inst}: \`broker fetch ${cliTarget(ctx)}\` again`,
           { status, retry: true },
         );
       if (ctx.write === 'locked')
         return make(
           'bad_lock_token',
-          `the lock token no longer holds on ${at} (the lock expired or was released): check the file out again`,
+          `the lock on ${at} no longer holds (it expired or was released): \`broker checkout ${cliTarget(ctx)}\` again (to a new local path, so your copy stays) and reapply your change`,
         );
       if (ctx.write === 'replace_locked')
         return make(
           'precondition_failed',
-          `${at} changed since read on ${inst}, or its lock no longer holds: check it out again and reapply your change`,
+          `${at} changed since it was fetched on ${inst}, or its lock no longer holds: \`broker checkout ${cliTarget(ctx)}\` again (to a new local path, so your copy stays) and reapply your change`,
         );
       if (ctx.write === 'create')
         return make(
           'precondition_failed',
-          `${at} already exists (exists) on ${inst}: choose another name, or replace it with the etag you read (if_match)`,
+          `${at} already exists (exists) on ${inst}: push to another name, or \`broker fetch ${cliTarget(ctx)}\` first and push your change to the fetched copy`,
         );
       return make(
         'precondition_failed',
-        `${at} changed since read on ${inst} (its etag no longer matches): read it again and reapply your change`,
+        `${at} changed since it was fetched on ${inst} (its etag no longer matches): \`broker fetch ${cliTarget(ctx)}\` the current version (to a new local path, so your copy stays), reapply your change there and \`broker push\` that`,
       );
     case 416:
       return make(
@@ -181,7 +190,7 @@ export function errorForStatus(status: number, ctx: StatusContext): NextcloudErr
       if (ctx.verb === 'LOCK')
         return make(
           'locking_unavailable',
-          `locking is unavailable on ${inst}: the files_lock app is not enabled; ask the owner to enable it, or write with the etag (if_match) instead`,
+          `locking is unavailable on ${inst}: the files_lock app is not enabled; ask the owner to enable it, or use \`broker fetch\` and \`broker push\` instead (a push replaces only a file unchanged since it was fetched)`,
         );
       break;
     case 507:
@@ -195,7 +204,7 @@ export function errorForStatus(status: number, ctx: StatusContext): NextcloudErr
   if (status === 500 && ctx.verb === 'UNLOCK')
     return make(
       'bad_lock_token',
-      `the lock token does not match the lock on ${at}: it may have been released already; check out again if you still need the file`,
+      `the lock token does not match the lock on ${at}: it may have been released already; \`broker checkout ${cliTarget(ctx)}\` again if you still need the file`,
     );
   if (status >= 500)
     return make(

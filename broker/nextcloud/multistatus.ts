@@ -225,7 +225,7 @@ export function childResponses(
   if (toEntry('', folderPath, self.props).kind !== 'folder')
     throw new NextcloudError(
       'not_folder',
-      `'${folderPath}' is a file, not a folder: read it instead of listing it`,
+      `'${folderPath}' is a file, not a folder, so it cannot be listed`,
     );
   return children.sort((a, b) => compareEntries(a.entry, b.entry));
 }

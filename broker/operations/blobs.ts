@@ -62,7 +62,8 @@ export interface Uploaded {
 /** An upload's outcome; `bodyUnread` when it was refused before the body was read. */
 export type UploadOutcome = Outcome<Uploaded> & { readonly bodyUnread?: true };
 
-const TICKET_INVALID = 'ticket unknown, already used or expired; call the tool again for a new one';
+const TICKET_INVALID =
+  'ticket unknown, already used or expired (a ticket is good once, for 60 s); run the broker command again';
 
 function clientGone(): OperationRefusal {
   return new OperationRefusal(
@@ -204,8 +205,8 @@ export class BlobTransfers {
               'verification_failed',
               `Nextcloud holds different bytes than were sent (${stored.size} of ${sent.size} bytes, sha256 differs)` +
                 (ticket.kind === 'checkin'
-                  ? '; the file stays checked out: check in again'
-                  : '; upload again'),
+                  ? '; the file stays checked out: `broker checkin` it again'
+                  : '; `broker push` it again'),
               false,
               {
                 sha256: sent.sha256,

@@ -5,6 +5,7 @@
  */
 import type { CallContext } from '../base/call.js';
 import { refused } from '../base/envelope.js';
+import { isNotFolder } from './nextcloud-errors.js';
 import { OperationRefusal, type Outcome, type Pipeline } from './pipeline.js';
 import type { EntryLike } from './ports.js';
 
@@ -31,7 +32,19 @@ export class FileOperations {
       { op: 'list', instance: args.instance, path: args.path },
       async (client, allowed) => {
         const path = allowed.paths[0] ?? '';
-        const page = await client.list(path, args.cursor, LIST_PAGE_SIZE, allowed.signal);
+        const page = await client
+          .list(path, args.cursor, LIST_PAGE_SIZE, allowed.signal)
+          .catch((error: unknown) => {
+            if (!isNotFolder(error)) throw error;
+            // The agent surface has no read tool: name what the agent does have.
+            throw new OperationRefusal(
+              refused(
+                'not_a_folder',
+                `"${path}" is a file, not a folder, so it cannot be listed; nothing here returns file content`,
+                { hint: `to get its content, run \`broker fetch ${allowed.instance}:${path}\`` },
+              ),
+            );
+          });
         const listing: Listing = { path, discovery: allowed.discovery, entries: page.entries };
         return page.next === undefined ? listing : { ...listing, next: page.next };
       },

@@ -53,6 +53,11 @@ export function isNotFound(error: unknown): boolean {
   return error instanceof NextcloudError && error.code === 'not_found';
 }
 
+/** Whether a step's failure is "that is a file, not a folder" (a list of a file). */
+export function isNotFolder(error: unknown): boolean {
+  return error instanceof NextcloudError && error.code === 'not_folder';
+}
+
 export function envelopeForNextcloudError(
   error: NextcloudError,
   scrub: (text: string) => string,

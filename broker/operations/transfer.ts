@@ -177,13 +177,14 @@ export class TransferService {
       { op: 'write', instance: args.instance, path: args.path },
       async (client, allowed) => {
         const path = allowed.paths[0] ?? '';
+        const target = `${allowed.instance}:${path}`;
         // Early answer for the common conflicts; Nextcloud enforces the same condition on the PUT.
         const current = await statOrNull(() => client.stat(path, allowed.signal));
         if (current !== null && current.kind !== 'file') throw notAFile(path);
         if ('ifNoneMatch' in condition && current !== null) {
           throw new OperationRefusal(
             refused('conflict', `"${path}" already exists; nothing was written`, {
-              hint: 'read it and replace it with if_match set to its etag, or choose another name',
+              hint: `push to another name, or \`broker fetch ${target}\` first and push your change to the fetched copy (a fetched file is replaced only if unchanged since)`,
               etag: current.etag,
             }),
           );
@@ -196,10 +197,13 @@ export class TransferService {
             refused(
               'conflict',
               current === null
-                ? `"${path}" does not exist, so it cannot be replaced; create it with if_none_match "*"`
-                : `"${path}" changed since it was read (etag differs); nothing was written`,
+                ? `"${path}" no longer exists on Nextcloud (moved or trashed since it was fetched), so it cannot be replaced; nothing was written`
+                : `"${path}" changed since it was fetched (etag differs); nothing was written`,
               {
-                hint: 'read it again and reapply your change',
+                hint:
+                  current === null
+                    ? `check with list where it went; to create it anew, \`broker push\` it to a new name`
+                    : `\`broker fetch ${target}\` the current version to a new local path (your copy stays), reapply your change there and \`broker push\` that`,
                 ...(current === null ? {} : { etag: current.etag }),
               },
             ),
@@ -286,7 +290,7 @@ export class TransferService {
               'lock_token_unknown',
               `this lock token belongs to another checkout, not "${path}"`,
               {
-                hint: 'check in each file with the lock_token its checkout returned',
+                hint: `check in each file with its own checkout's lock token (\`broker checkin ${allowed.instance}:${path}\` does so)`,
               },
             ),
           );

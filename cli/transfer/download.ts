@@ -42,12 +42,19 @@ export async function download(opts: DownloadOptions): Promise<Outcome> {
   // Security (of the user's work): never silently overwrite a local edit or a file the
   // broker did not stage.
   if (editedLocally && !opts.force) {
+    const name = `${target.instance}:${target.path}`;
     throw new CliError(
       ExitCode.clobber,
       entry === undefined
         ? `a local file that broker did not stage exists at ${plan.file}`
         : `${plan.file} was edited locally since it was fetched`,
-      'push your change first, or rerun with --force to replace the local file',
+      // The next step names what works for this file: a checked-out file is uploaded with
+      // checkin (push is refused for it), an unknown local file is not ours to upload.
+      entry === undefined
+        ? 'move that file away or give another local path, or rerun with --force to replace it'
+        : entry.lock_token !== undefined
+          ? `check your change in first (\`broker checkin ${name}\`; a checked-out file cannot be pushed), or rerun with --force to replace the local file`
+          : `push your change first (\`broker push ${name}\`), or rerun with --force to replace the local file`,
       { local_path: plan.file },
     );
   }

@@ -113,6 +113,7 @@ describe('fetch', () => {
     writeFileSync(local, 'my local edit');
     const refused = await runCli(['fetch', 'personal:Edit/e.txt'], envFor(stage));
     expect(refused.code).toBe(ExitCode.clobber);
+    expect(String(refused.json.next_step)).toContain('`broker push personal:Edit/e.txt`');
     expect(readFileSync(local, 'utf8')).toBe('my local edit');
     const forced = await runCli(['fetch', 'personal:Edit/e.txt', '--force'], envFor(stage));
     expect(forced.code).toBe(ExitCode.ok);
@@ -263,6 +264,20 @@ describe('checkout and checkin', () => {
     expect(ci.code).toBe(ExitCode.refused);
   });
 
+  it('a second checkout of an edited checked-out file names `broker checkin`, not push', async () => {
+    await broker.fake.writeFile('Co5/doc.txt', 'v1');
+    await broker.grant([{ path: 'Co5', mode: 'write' }]);
+    const stage = stageDir();
+    expect((await runCli(['checkout', 'personal:Co5/doc.txt'], envFor(stage))).code).toBe(0);
+    writeFileSync(join(stage, 'personal', 'Co5', 'doc.txt'), 'my edit under the lock');
+    for (const command of ['checkout', 'fetch']) {
+      const again = await runCli([command, 'personal:Co5/doc.txt'], envFor(stage));
+      expect(again.code).toBe(ExitCode.clobber);
+      expect(String(again.json.next_step)).toContain('`broker checkin personal:Co5/doc.txt`');
+      expect(String(again.json.next_step)).not.toContain('push your change');
+    }
+  });
+
   it('a byte flipped in storage is caught by checkin verification (exit 4)', async () => {
     await broker.fake.writeFile('Co4/doc.txt', 'v1');
     await broker.grant([{ path: 'Co4', mode: 'write' }]);
@@ -273,6 +288,7 @@ describe('checkout and checkin', () => {
     try {
       const run = await runCli(['checkin', 'personal:Co4/doc.txt'], envFor(stage));
       expect(run.code).toBe(ExitCode.verification);
+      expect(String(run.json.error)).toContain('`broker checkin` it again');
     } finally {
       broker.fake.faults.flipByte = false;
     }

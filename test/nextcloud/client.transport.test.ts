@@ -200,7 +200,7 @@ describe('file swap race: the file changes between the check and the download', 
       true,
     );
     expect(ifMatch).toBe('"e1"');
-    expect(err.message).toContain('read it again');
+    expect(err.message).toContain('`broker fetch stub:f.bin` again');
   });
 });
 

@@ -161,7 +161,7 @@ describe('F2-F5 PUT', () => {
       rig.client.writeStream('P/stale.txt', body('mine'), { ifMatch: etag as string }, 4),
       'precondition_failed',
     );
-    expect(err.message).toContain('changed since read');
+    expect(err.message).toContain('changed since it was fetched');
     expect((await rig.fake.readFile('P/stale.txt'))?.toString()).toBe('v2 by someone else');
     await rejectsWith(
       rig.client.writeStream('P/missing.txt', body('x'), { ifMatch: '"abc"' }, 1),

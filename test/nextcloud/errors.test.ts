@@ -53,7 +53,7 @@ describe('status mapping (docs/nextcloud-behaviour.md)', () => {
   it('distinguishes "exists" (create) from "changed since read" (replace) on 412', () => {
     expect(errorForStatus(412, ctx({ verb: 'PUT', write: 'create' })).message).toContain('exists');
     expect(errorForStatus(412, ctx({ verb: 'PUT', write: 'replace' })).message).toContain(
-      'changed since read',
+      'changed since it was fetched',
     );
   });
 
@@ -69,5 +69,42 @@ describe('status mapping (docs/nextcloud-behaviour.md)', () => {
     expect(errorForStatus(403, ctx({ serverMessage: 'No write permission' })).message).toContain(
       '(Nextcloud: No write permission)',
     );
+  });
+
+  describe('next steps name what the agent has: the broker CLI, never the transfer arguments', () => {
+    const says = (status: number, c: StatusContext): string => errorForStatus(status, c).message;
+    it.each([
+      [412, ctx({ verb: 'PUT', write: 'replace' }), '`broker fetch home:Docs/a.txt`'],
+      [412, ctx({ verb: 'PUT', write: 'replace' }), '`broker push`'],
+      [412, ctx({ verb: 'PUT', write: 'create' }), '`broker fetch home:Docs/a.txt` first'],
+      [412, ctx({ verb: 'PUT', write: 'locked' }), '`broker checkout home:Docs/a.txt` again'],
+      [
+        412,
+        ctx({ verb: 'PUT', write: 'replace_locked' }),
+        '`broker checkout home:Docs/a.txt` again',
+      ],
+      [412, ctx({ verb: 'GET' }), '`broker fetch home:Docs/a.txt` again'],
+      [501, ctx({ verb: 'LOCK' }), '`broker fetch` and `broker push` instead'],
+      [500, ctx({ verb: 'UNLOCK' }), '`broker checkout home:Docs/a.txt` again'],
+    ] as const)('%i on %o says %s', (status, c, words) => {
+      expect(says(status, c)).toContain(words);
+    });
+
+    it('no message names if_match, if_none_match, a lock_token or "read it"', () => {
+      for (const status of [400, 403, 404, 405, 409, 412, 416, 423, 429, 500, 501, 507]) {
+        for (const verb of ['PROPFIND', 'GET', 'PUT', 'MKCOL', 'MOVE', 'LOCK', 'UNLOCK'] as const) {
+          for (const write of [
+            undefined,
+            'create',
+            'replace',
+            'replace_locked',
+            'locked',
+          ] as const) {
+            const text = says(status, ctx({ verb, ...(write ? { write } : {}), to: 'b' }));
+            expect(text).not.toMatch(/if_match|if_none_match|lock_token|read it/);
+          }
+        }
+      }
+    });
   });
 });

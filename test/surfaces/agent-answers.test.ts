@@ -34,7 +34,8 @@ async function later<T>(ms: number, fn: () => Promise<T>): Promise<T> {
 
 function grantOf(request: number, item = 1) {
   const g = broker.store.getRequest(request)?.items[item - 1]?.grant;
-  if (g === undefined || g === null) throw new Error(`request ${request} item ${item} has no grant`);
+  if (g === undefined || g === null)
+    throw new Error(`request ${request} item ${item} has no grant`);
   return g;
 }
 
