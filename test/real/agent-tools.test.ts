@@ -83,6 +83,33 @@ describe('list', () => {
   });
 });
 
+describe('answers that say what the agent can do next, on the real server', () => {
+  it('list of a file: not_a_folder, naming `broker fetch INSTANCE:PATH`', async () => {
+    await rig.owner.writeFile('AFile/doc.txt', 'content');
+    await rig.broker.grant([{ path: 'AFile', mode: 'read' }]);
+    const answer = await call(rig.agent, 'list', { instance: 'personal', path: 'AFile/doc.txt' });
+    expect(answer).toMatchObject({ status: 'refused', code: 'not_a_folder' });
+    expect(answer.hint).toContain('`broker fetch personal:AFile/doc.txt`');
+  });
+
+  it('after a revoke: grant_revoked with when, and nothing reaches the server', async () => {
+    await rig.owner.mkdirs('Revoked');
+    const id = await rig.broker.grant([{ path: 'Revoked', mode: 'read' }]);
+    await rig.broker.gateway.decide(`revoke ${id}`);
+    const answer = await call(rig.agent, 'list', { instance: 'personal', path: 'Revoked' });
+    expect(answer).toMatchObject({ status: 'refused', code: 'grant_revoked', ended_by: 'owner' });
+    expect(answer.message).toContain('revoked by the owner at');
+  });
+
+  it('a literal "[redacted]" folder is listed as itself (only real secrets are refused)', async () => {
+    await rig.owner.writeFile('Red/[redacted]/inside.txt', 'x');
+    await rig.broker.grant([{ path: 'Red', mode: 'read' }]);
+    const answer = await call(rig.agent, 'list', { instance: 'personal', path: 'Red/[redacted]' });
+    expect(answer).toMatchObject({ status: 'ok', path: 'Red/[redacted]' });
+    expect((answer.entries as { name: string }[]).map((e) => e.name)).toEqual(['inside.txt']);
+  });
+});
+
 describe('mkdir', () => {
   it('creates the folder on the server; an existing one is a conflict', async () => {
     await rig.owner.mkdirs('Made');
