@@ -145,24 +145,33 @@ describe('after a revoke or expiry the tools say grant_revoked / grant_expired, 
     expect(line).toMatchObject({ code: 'grant_revoked', ended_at: revokedAt, ended_by: 'owner' });
   });
 
-  it('list after expiry: grant_expired at the expiry; fetch (the transfer surface) too', async () => {
+  it('list after expiry: grant_expired at the expiry, before and after the sweep; the transfer surface too', async () => {
     await broker.fake.writeFile('Exp2/a.txt', 'a');
     const id = await broker.grant([{ path: 'Exp2', mode: 'read' }]);
     const expiry = iso(grantOf(id).expiresAt);
     const transfer = await broker.transfer();
-    const [listed, read, checked] = await later(25 * H, async () => [
-      await call(agent, 'list', { instance: 'personal', path: 'Exp2' }),
-      await call(transfer, 'read', { instance: 'personal', path: 'Exp2/a.txt' }),
-      await call(transfer, 'check_access', {
-        instance: 'personal',
-        path: 'Exp2/a.txt',
-        mode: 'read',
-      }),
-    ]);
-    for (const answer of [listed, read, checked]) {
-      expect(answer).toMatchObject({ status: 'refused', code: 'grant_expired', ended_at: expiry });
-      expect(answer?.message).toContain(`expired at ${expiry}`);
-      expect(answer?.ended_by).toBeUndefined();
+    for (const sweep of [false, true]) {
+      const answers = await later(25 * H, async () => {
+        if (sweep) await broker.server.sweep();
+        return [
+          await call(agent, 'list', { instance: 'personal', path: 'Exp2' }),
+          await call(transfer, 'read', { instance: 'personal', path: 'Exp2/a.txt' }),
+          await call(transfer, 'check_access', {
+            instance: 'personal',
+            path: 'Exp2/a.txt',
+            mode: 'read',
+          }),
+        ];
+      });
+      for (const answer of answers) {
+        expect(answer).toMatchObject({
+          status: 'refused',
+          code: 'grant_expired',
+          ended_at: expiry,
+        });
+        expect(answer.message).toContain(`expired at ${expiry}`);
+        expect(answer.ended_by).toBeUndefined();
+      }
     }
   });
 
