@@ -116,15 +116,7 @@ export class Pipeline {
     fields: Record<string, unknown> = {},
     hint?: string,
   ): Promise<Envelope> {
-    await this.#trail.bestEffort('refused', {
-      surface: ctx.surface,
-      tool: ctx.tool,
-      code,
-      reason: message,
-      correlation_id: ctx.correlationId,
-      ...fields,
-    });
-    return refused(code, message, hint === undefined ? {} : { hint });
+    return this.#refused(ctx, fields, refused(code, message, hint === undefined ? {} : { hint }));
   }
 
   /** How the first of these grants that is not in force ended (undefined: all in force). */
@@ -141,16 +133,8 @@ export class Pipeline {
     target: { instance: string; path: string },
     ending: GrantEnding,
   ): Promise<Envelope> {
-    const envelope = endedMeanwhile(ending, target.instance, target.path);
-    await this.#trail.bestEffort('refused', {
-      surface: ctx.surface,
-      tool: ctx.tool,
-      instance: target.instance,
-      path: target.path,
-      ...refusalFields(envelope),
-      correlation_id: ctx.correlationId,
-    });
-    return envelope;
+    const { instance, path } = target;
+    return this.#refused(ctx, { instance, path }, endedMeanwhile(ending, instance, path));
   }
 
   async run<T>(
@@ -168,17 +152,8 @@ export class Pipeline {
     };
     const decision = this.#decide(op);
     if (!decision.ok) {
-      const envelope = wallRefusal(decision);
-      await this.#trail.bestEffort('refused', {
-        surface: ctx.surface,
-        tool: ctx.tool,
-        instance: op.instance,
-        op: op.op,
-        ...pathFields(op),
-        ...refusalFields(envelope),
-        correlation_id: ctx.correlationId,
-      });
-      return { ok: false, envelope };
+      const fields = { instance: op.instance, op: op.op, ...pathFields(op) };
+      return { ok: false, envelope: await this.#refused(ctx, fields, wallRefusal(decision)) };
     }
     const bound = options.boundGrants ?? [];
     const relied = [...decision.grantIds, ...bound];
@@ -335,6 +310,22 @@ export class Pipeline {
       });
       return { ok: false, envelope };
     }
+  }
+
+  /** Audits a refusal (its code, reason and any ended grant's facts), then answers it. */
+  async #refused(
+    ctx: CallContext,
+    fields: Record<string, unknown>,
+    envelope: Envelope,
+  ): Promise<Envelope> {
+    await this.#trail.bestEffort('refused', {
+      surface: ctx.surface,
+      tool: ctx.tool,
+      ...refusalFields(envelope),
+      correlation_id: ctx.correlationId,
+      ...fields,
+    });
+    return envelope;
   }
 
   #decide(op: WallOp): WallDecision {

@@ -23,6 +23,20 @@ afterEach(() => {
   for (const c of cleanups.splice(0)) c();
 });
 
+/** The daemon's connection and another one to the same database file, on one clock. */
+function twoConnections() {
+  const { file, cleanup } = tempDir();
+  cleanups.push(cleanup);
+  const clock = manualClock();
+  const daemon = GrantStore.open(file, { now: clock.now });
+  const other = GrantStore.open(file, { now: clock.now });
+  cleanups.unshift(() => {
+    daemon.close();
+    other.close();
+  });
+  return { daemon, other, clock };
+}
+
 describe('stale snapshot attacks', () => {
   it('a revoke on the same connection is seen by the very next call', () => {
     const { store } = memoryStore();
@@ -33,15 +47,7 @@ describe('stale snapshot attacks', () => {
   });
 
   it('a revoke committed by another connection is seen by the very next call', () => {
-    const { file, cleanup } = tempDir();
-    cleanups.push(cleanup);
-    const clock = manualClock();
-    const daemon = GrantStore.open(file, { now: clock.now });
-    const other = GrantStore.open(file, { now: clock.now });
-    cleanups.unshift(() => {
-      daemon.close();
-      other.close();
-    });
+    const { daemon, other } = twoConnections();
     const id = approve(daemon, 'Docs');
     const before = daemon.unendedGrants();
     expect(before).toHaveLength(1);
@@ -95,15 +101,7 @@ describe('the ended grants beside them (what the wall names after a revoke or ex
   });
 
   it('an expiry the sweep marked is ended as expired; one committed elsewhere is seen next call', () => {
-    const { file, cleanup } = tempDir();
-    cleanups.push(cleanup);
-    const clock = manualClock();
-    const daemon = GrantStore.open(file, { now: clock.now });
-    const other = GrantStore.open(file, { now: clock.now });
-    cleanups.unshift(() => {
-      daemon.close();
-      other.close();
-    });
+    const { daemon, other, clock } = twoConnections();
     approve(daemon, 'Docs');
     expect(daemon.grantSnapshot().ended).toEqual([]);
     clock.advance(HOUR);

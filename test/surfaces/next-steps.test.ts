@@ -30,26 +30,20 @@ const words = (answer: Record<string, unknown>): string =>
   `${String(answer.message)} ${String(answer.hint ?? '')}`;
 const NOT_THE_READERS = /if_match|if_none_match|lock_token|call the tool|read it/;
 
+/** A transfer `write` of one byte to `path` under `condition`. */
+const write = (path: string, condition: Record<string, unknown>) =>
+  call(transfer, 'write', { instance: 'personal', path, size: 1, ...condition });
+
 describe('next steps name the broker CLI, never the transfer arguments', () => {
   it('creating over an existing file: fetch it first with `broker fetch`, not "if_match"', async () => {
-    const answer = await call(transfer, 'write', {
-      instance: 'personal',
-      path: 'Ns/a.txt',
-      size: 1,
-      if_none_match: '*',
-    });
+    const answer = await write('Ns/a.txt', { if_none_match: '*' });
     expect(answer.code).toBe('conflict');
     expect(answer.hint).toContain('`broker fetch personal:Ns/a.txt` first');
     expect(words(answer)).not.toMatch(NOT_THE_READERS);
   });
 
   it('replacing a file changed since it was fetched: `broker fetch` it again, then `broker push`', async () => {
-    const answer = await call(transfer, 'write', {
-      instance: 'personal',
-      path: 'Ns/a.txt',
-      size: 1,
-      if_match: '"not-the-etag"',
-    });
+    const answer = await write('Ns/a.txt', { if_match: '"not-the-etag"' });
     expect(answer.code).toBe('conflict');
     expect(answer.hint).toContain('`broker fetch personal:Ns/a.txt` the current version');
     expect(answer.hint).toContain('`broker push`');
@@ -57,12 +51,7 @@ describe('next steps name the broker CLI, never the transfer arguments', () => {
   });
 
   it('replacing a file that is gone: push it to a new name (no if_none_match)', async () => {
-    const answer = await call(transfer, 'write', {
-      instance: 'personal',
-      path: 'Ns/gone.txt',
-      size: 1,
-      if_match: '"e"',
-    });
+    const answer = await write('Ns/gone.txt', { if_match: '"e"' });
     expect(answer.message).toContain('no longer exists');
     expect(answer.hint).toContain('`broker push` it to a new name');
     expect(words(answer)).not.toMatch(NOT_THE_READERS);
@@ -95,12 +84,7 @@ describe('next steps name the broker CLI, never the transfer arguments', () => {
   });
 
   it('a spent ticket: run the broker command again', async () => {
-    const ticket = await call(transfer, 'write', {
-      instance: 'personal',
-      path: 'Ns/new.txt',
-      size: 1,
-      if_none_match: '*',
-    });
+    const ticket = await write('Ns/new.txt', { if_none_match: '*' });
     await putBlob(broker.url, ticket.blob_url as string, TRANSFER_TOKEN, Buffer.from('x'));
     const again = await putBlob(
       broker.url,

@@ -3,45 +3,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { GrantView, Mode } from '../../broker/base/domain.js';
-import { covers, decide, type WallDecision, type WallOp } from '../../broker/wall.js';
-
-const NOW = 1_700_000_000_000;
-const HOUR = 3_600_000;
-const closed = { discovery: false } as const;
-const open = { discovery: true } as const;
-
-let nextId = 1;
-function grant(path: string, mode: Mode = 'read', extra: Partial<GrantView> = {}): GrantView {
-  const id = nextId++;
-  return {
-    id,
-    requestId: 100 + id,
-    instance: 'personal',
-    path,
-    mode,
-    expiresAt: NOW + HOUR,
-    ...extra,
-  };
-}
-
-const read = (path: unknown, instance = 'personal'): WallOp => ({ op: 'read', instance, path });
-const write = (path: unknown, instance = 'personal'): WallOp => ({ op: 'write', instance, path });
-const list = (path: unknown, instance = 'personal'): WallOp => ({ op: 'list', instance, path });
-const move = (from: unknown, to: unknown): WallOp => ({
-  op: 'move',
-  instance: 'personal',
-  from,
-  to,
-});
-
-function allowed(d: WallDecision): Extract<WallDecision, { ok: true }> {
-  if (!d.ok) throw new Error(`expected allowed, got ${d.code}: ${d.reason}`);
-  return d;
-}
-function refused(d: WallDecision): Extract<WallDecision, { ok: false }> {
-  if (d.ok) throw new Error(`expected refused, got ${JSON.stringify(d)}`);
-  return d;
-}
+import { covers, decide, type WallOp } from '../../broker/wall.js';
+import { allowed, closed, grant, list, move, NOW, open, read, refused, write } from './helpers.js';
 
 describe('prefix siblings (Docs2, Docs.bak, Docs-old)', () => {
   const g = grant('Docs', 'write');

@@ -6,26 +6,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { EndedGrantView, GrantView, Mode } from '../../broker/base/domain.js';
-import { canonicalPath, decide, type WallDecision, type WallOp } from '../../broker/wall.js';
+import { canonicalPath, decide, type WallOp } from '../../broker/wall.js';
+import { closed, grant, HOUR, list, move, NOW, open, read, refused, write } from './helpers.js';
 
-const NOW = 1_700_000_000_000;
-const HOUR = 3_600_000;
-const closed = { discovery: false } as const;
-const open = { discovery: true } as const;
-
-let nextId = 1;
-function live(path: string, mode: Mode = 'read', extra: Partial<GrantView> = {}): GrantView {
-  const id = nextId++;
-  return {
-    id,
-    requestId: 100 + id,
-    instance: 'personal',
-    path,
-    mode,
-    expiresAt: NOW + HOUR,
-    ...extra,
-  };
-}
+const live = grant;
 function revoked(path: string, mode: Mode, at: number, extra: Partial<EndedGrantView> = {}) {
   const g: EndedGrantView = { ...live(path, mode), state: 'revoked', endedAt: at, ...extra };
   return g;
@@ -40,20 +24,6 @@ function expired(path: string, mode: Mode, expiresAt: number, extra: Partial<End
   return g;
 }
 
-const read = (path: unknown, instance = 'personal'): WallOp => ({ op: 'read', instance, path });
-const write = (path: unknown): WallOp => ({ op: 'write', instance: 'personal', path });
-const list = (path: unknown): WallOp => ({ op: 'list', instance: 'personal', path });
-const move = (from: unknown, to: unknown): WallOp => ({
-  op: 'move',
-  instance: 'personal',
-  from,
-  to,
-});
-
-function refused(d: WallDecision): Extract<WallDecision, { ok: false }> {
-  if (d.ok) throw new Error(`expected refused, got ${JSON.stringify(d)}`);
-  return d;
-}
 const at = (ms: number): string => new Date(ms).toISOString();
 
 describe('a revoked grant never allows, and says so', () => {
