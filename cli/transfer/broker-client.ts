@@ -26,7 +26,13 @@ export const EnvelopeSchema = z
 export type Envelope = z.infer<typeof EnvelopeSchema>;
 
 /** Refusals that a grant would change: the next step is to request access. */
-const ACCESS_CODES = new Set(['no_grant', 'grant_ended', 'unknown_instance']);
+const ACCESS_CODES = new Set([
+  'no_grant',
+  'grant_revoked',
+  'grant_expired',
+  'grant_ended',
+  'unknown_instance',
+]);
 
 /** Envelope codes that mean "this would overwrite something": exit 5. */
 const CLOBBER_CODES = new Set([

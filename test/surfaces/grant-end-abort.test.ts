@@ -91,7 +91,7 @@ describe('attack: start a download just before the grant expires', () => {
     expect(result.complete).toBe(false);
     expect(result.received).toBeLessThan(content.length);
     await until('the outcome line', () => lastOutcome('blob_get')?.outcome === 'refused');
-    expect(lastOutcome('blob_get')).toMatchObject({ code: 'grant_ended', cause: 'expired' });
+    expect(lastOutcome('blob_get')).toMatchObject({ code: 'grant_expired', cause: 'expired' });
     expect(String(lastOutcome('blob_get')?.reason)).toContain('expired');
     // The sweep never ran: the grant is still marked active, the timer alone cut it.
     expect(broker.store.grant(grant.id)?.state).toBe('active');
@@ -113,7 +113,7 @@ describe('attack: revoke while a slow PROPFIND is on its way', () => {
       );
       await broker.gateway.decide(`revoke ${id}`);
       const listed = await answer;
-      expect(listed).toMatchObject({ status: 'refused', code: 'grant_ended' });
+      expect(listed).toMatchObject({ status: 'refused', code: 'grant_revoked' });
       expect(JSON.stringify(listed)).not.toContain('secret-name');
       expect(String(listed.message)).toContain('revoked');
       expect(lastOutcome('list')).toMatchObject({ outcome: 'refused', cause: 'revoked' });
@@ -136,7 +136,7 @@ describe('attack: revoke while a slow PROPFIND is on its way', () => {
       const answer = call(agent, 'trash', { instance: 'personal', path: 'SlowTrash/a.txt' });
       await until('the first check', () => broker.fake.requests.length > seen);
       await broker.gateway.decide(`revoke ${id}`);
-      expect(await answer).toMatchObject({ status: 'refused', code: 'grant_ended' });
+      expect(await answer).toMatchObject({ status: 'refused', code: 'grant_revoked' });
       expect(broker.fake.requests.slice(seen).some((r) => r.method === 'DELETE')).toBe(false);
     } finally {
       broker.fake.faults.slowMs = 0;
@@ -154,7 +154,7 @@ describe('attack: revoke while a slow PROPFIND is on its way', () => {
       await until('the stat', () => broker.fake.requests.length > seen);
       await broker.gateway.decide(`revoke ${id}`);
       const got = await answer;
-      expect(got).toMatchObject({ status: 'refused', code: 'grant_ended' });
+      expect(got).toMatchObject({ status: 'refused', code: 'grant_revoked' });
       expect(got.blob_url).toBeUndefined();
     } finally {
       broker.fake.faults.slowMs = 0;

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { assemble } from '../../broker/assemble.js';
 import { startFakeNextcloud, type FakeNextcloud } from '../../fakes/nextcloud.js';
-import { startBrokerOn, startMatrixBroker, type Broker, ROOM } from '../../support/daemon.js';
+import { startBrokerOn, startMatrixBroker, type BrokerOn, ROOM } from '../../support/daemon.js';
 import { call, connectMcp } from '../../support/mcp.js';
 import { AGENT_TOKEN, TRANSFER_TOKEN } from '../../support/tokens.js';
 
@@ -21,7 +21,7 @@ import { AGENT_TOKEN, TRANSFER_TOKEN } from '../../support/tokens.js';
 const PASSWORD = 'p@ss/w0rd+with spaces&=?#ünï-8d2f';
 
 let fake: FakeNextcloud;
-let broker: Omit<Broker, 'fake'>;
+let broker: BrokerOn;
 let agent: Client;
 let transfer: Client;
 

@@ -27,7 +27,7 @@ describe('an operation is stopped at the expiry of its grants', () => {
     expect(op.signal.aborted).toBe(true);
     const reason = op.signal.reason as GrantEndedError;
     expect(reason).toBeInstanceOf(GrantEndedError);
-    expect(reason.ended).toBe('expired');
+    expect(reason.end).toEqual({ state: 'expired', at: 1_090_000 });
     expect(reason.grantIds).toEqual([3, 4]);
     expect(reason.message).toContain('expired');
   });
@@ -65,7 +65,7 @@ describe('an operation is stopped at the expiry of its grants', () => {
   it('a revoke says it was a revoke', () => {
     const { inFlight } = rig();
     const op = inFlight.start([7], 1_000_000 + 5_000);
-    expect(inFlight.abortGrants([7], 'revoked')).toBe(1);
-    expect((op.signal.reason as GrantEndedError).ended).toBe('revoked');
+    expect(inFlight.abortGrants([7], { state: 'revoked', at: 1_000_100 })).toBe(1);
+    expect((op.signal.reason as GrantEndedError).end).toEqual({ state: 'revoked', at: 1_000_100 });
   });
 });
