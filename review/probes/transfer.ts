@@ -365,7 +365,8 @@ function clockCases(b: Broker): Case[] {
     },
     {
       name: 'approved while the clock was 2 h behind, "1h": already over once the clock is corrected',
-      expect: 'refused no_grant',
+      // It was granted, and it is over: the agent is told it expired (not "no grant").
+      expect: 'refused grant_expired',
       run: async () => {
         await b.fake.writeFile('C5/a.txt', 'a');
         const id = await requestRead('C5');
