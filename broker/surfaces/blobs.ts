@@ -1,8 +1,10 @@
 /**
  * The blob endpoint: `GET|PUT /transfer/blobs/<ticket>` (transfer token required), the
  * HTTP side of operations/blobs.ts. A download is `200` with the bytes and, over
- * HTTP/1.1, the trailers `x-broker-sha256` and `x-broker-size`; every other answer is an
- * envelope as JSON with the status `blobStatus` gives it. No answer carries a secret.
+ * HTTP/1.1, the trailers `x-broker-sha256` and `x-broker-size`; a download stopped after
+ * its head (a revoke, an expiry, Nextcloud failing) ends with the trailer
+ * `x-broker-envelope` saying why instead. Every other answer is an envelope as JSON with
+ * the status `blobStatus` gives it. No answer carries a secret.
  */
 import type { Request, Response } from 'express';
 import type { CallContext } from '../base/call.js';
@@ -32,6 +34,20 @@ export function blobStatus(envelope: Envelope): number {
   return envelope.code === 'internal' ? 500 : 502;
 }
 
+/** Declared in the head of a chunked download: what its end may carry. */
+const DOWNLOAD_TRAILERS = 'x-broker-sha256, x-broker-size, x-broker-envelope';
+
+/**
+ * An envelope as a header value: its JSON with every character outside printable ASCII
+ * written as `\uXXXX` (so it parses back to the same value and no byte can end the field).
+ */
+export function envelopeTrailer(envelope: Envelope): string {
+  return JSON.stringify(envelope).replace(
+    /[^\x20-\x7e]/g,
+    (unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+}
+
 function contentLength(req: Request): number | undefined {
   const header = req.headers['content-length'];
   if (header === undefined || !/^[0-9]{1,16}$/.test(header)) return undefined;
@@ -53,7 +69,7 @@ export class BlobEndpoint {
           'content-type': 'application/octet-stream',
           'cache-control': 'no-store',
           ...(chunked
-            ? { trailer: 'x-broker-sha256, x-broker-size' }
+            ? { trailer: DOWNLOAD_TRAILERS }
             : size === null
               ? {}
               : { 'content-length': String(size) }),
@@ -70,7 +86,17 @@ export class BlobEndpoint {
         return res.destroyed;
       },
     });
-    if (!outcome.ok) this.send(res, outcome.envelope);
+    if (outcome.ok) return;
+    if (chunked && res.headersSent && !res.destroyed && !res.writableEnded) {
+      // The head went out, so the status cannot say no any more: the trailer does. Without
+      // `x-broker-sha256` the bytes sent are never a complete file, whatever a client does.
+      res.addTrailers({
+        'x-broker-envelope': envelopeTrailer(scrubDeep(outcome.envelope, this.deps.scrub)),
+      });
+      res.end();
+      return;
+    }
+    this.send(res, outcome.envelope);
   }
 
   async upload(req: Request, res: Response, id: string): Promise<void> {
@@ -97,10 +123,14 @@ export class BlobEndpoint {
         },
       ),
     );
-    // A refusal before the body was read closes the connection: the unread body must not
-    // be taken for the next request.
-    const close = !outcome.ok && (outcome.bodyUnread === true || !req.complete);
-    this.send(res, envelope, close);
+    // A refusal may come while the client is still sending (a revoke mid-upload, a bad
+    // ticket before the body). The answer goes out on a connection that stays open: had
+    // the broker closed it, the client's next write would meet a reset and the client
+    // would lose the answer ("connection reset" instead of "refused"). Node never takes
+    // the rest of the body for a next request (it is framed by Content-Length); it
+    // discards it, or leaves it unread until the keep-alive timeout closes the
+    // connection. The CLI closes as soon as it has read the answer.
+    this.send(res, envelope);
   }
 
   private ctx(tool: string): CallContext {
@@ -111,12 +141,11 @@ export class BlobEndpoint {
     res.setTimeout(this.deps.idleTimeoutMs, () => res.destroy());
   }
 
-  private send(res: Response, envelope: Envelope, close = false): void {
+  private send(res: Response, envelope: Envelope): void {
     if (res.headersSent) {
       res.destroy();
       return;
     }
-    if (close) res.set('Connection', 'close');
     res.status(blobStatus(envelope)).json(scrubDeep(envelope, this.deps.scrub));
   }
 }
