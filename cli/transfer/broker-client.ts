@@ -25,14 +25,15 @@ export const EnvelopeSchema = z
   .loose();
 export type Envelope = z.infer<typeof EnvelopeSchema>;
 
-/** Refusals that a grant would change: the next step is to request access. */
-const ACCESS_CODES = new Set([
-  'no_grant',
-  'grant_revoked',
-  'grant_expired',
-  'grant_ended',
-  'unknown_instance',
-]);
+/**
+ * Refusals that a grant would change: the next step is to request access. By prefix, so
+ * every grant code (`grant_ended`, `grant_revoked`, `grant_expired`, any later one) is one.
+ */
+const needsAccess = (code: string | undefined): boolean =>
+  code === undefined ||
+  code === 'no_grant' ||
+  code === 'unknown_instance' ||
+  code.startsWith('grant_');
 
 /** Envelope codes that mean "this would overwrite something": exit 5. */
 const CLOBBER_CODES = new Set([
@@ -80,11 +81,12 @@ const FAILURE_RULES: readonly FailureRule[] = [
     nextStep: () => 'retry later; the broker owner must fix its audit log',
   },
   {
+    // Every refusal, whatever its code: the wall or a grant said no (exit 3, never 2).
     matches: (e) => e.status === 'refused' || e.status === 'pending',
     exitCode: ExitCode.refused,
     prefix: 'refused: ',
     nextStep: (e) =>
-      e.code === undefined || ACCESS_CODES.has(e.code)
+      needsAccess(e.code)
         ? 'ask for access with request_access (and wait for the owner); do not retry as is'
         : 'change what the message names; do not retry as is',
   },
@@ -120,6 +122,27 @@ async function readEnvelope(
     body = undefined;
   }
   return EnvelopeSchema.safeParse(body);
+}
+
+/** The trailer that says why the broker cut a download (docs/transfer-protocol.md). */
+export const ENVELOPE_TRAILER = 'x-broker-envelope';
+
+/**
+ * The envelope a cut download's trailer carries; an unreadable one is still a cut
+ * (an error envelope: exit 2), never a success.
+ */
+function trailerEnvelope(value: string | undefined): Envelope | undefined {
+  if (value === undefined) return undefined;
+  let body: unknown;
+  try {
+    body = JSON.parse(value);
+  } catch {
+    body = undefined;
+  }
+  const parsed = EnvelopeSchema.safeParse(body);
+  return parsed.success && parsed.data.status !== 'ok'
+    ? parsed.data
+    : { status: 'error', message: 'the broker stopped the transfer and gave no readable reason' };
 }
 
 /** The blob URL of a ticket answer; its absence means the CLI and broker disagree. */
@@ -241,12 +264,15 @@ export class TransferClient {
   }
 
   /**
-   * Streams a blob into `sink`. Resolves with what the broker says it streamed (the
-   * `x-broker-sha256` / `x-broker-size` trailers), for the caller to compare.
+   * Streams a blob into the writable `open` gives once the broker has answered 200 (so
+   * nothing is created locally for a refusal). Resolves with what the broker says it
+   * streamed (the `x-broker-sha256` / `x-broker-size` trailers), for the caller to
+   * compare; a stream the broker cut ends with the `x-broker-envelope` trailer instead,
+   * which becomes its failure (a revoke: exit 3 with the code).
    */
   async download(
     blobUrl: string,
-    sink: Writable,
+    open: () => Promise<Writable>,
   ): Promise<{ sha256: string; size: number; etag: string | null }> {
     const req = this.blobRequest(blobUrl, 'GET', {});
     const res = await new Promise<IncomingMessage>((resolve, reject) => {
@@ -257,16 +283,25 @@ export class TransferClient {
       throw unreachable(this.env, err);
     });
     if (res.statusCode !== 200) throw await this.blobFailure(res);
+    let sink: Writable;
+    try {
+      sink = await open();
+    } catch (err) {
+      res.destroy();
+      throw err;
+    }
     try {
       await pipeline(res, sink);
     } catch (err) {
       if (err instanceof CliError) throw err;
       throw new CliError(
         ExitCode.infrastructure,
-        'the transfer was interrupted (the grant may have been revoked or expired, or the connection dropped)',
-        'check access with the agent, then retry; nothing was written',
+        'the connection to the broker dropped during the transfer',
+        'retry later; nothing was staged',
       );
     }
+    const cut = trailerEnvelope(res.trailers[ENVELOPE_TRAILER]);
+    if (cut !== undefined) throw envelopeFailure(cut, 'transfer');
     const sha256 = res.trailers['x-broker-sha256'];
     const size = Number(res.trailers['x-broker-size']);
     if (
@@ -277,7 +312,7 @@ export class TransferClient {
       throw new CliError(
         ExitCode.infrastructure,
         'the transfer ended without the broker confirming it (no checksum trailer)',
-        'retry; nothing was written',
+        'retry; nothing was staged',
       );
     }
     const etag = res.headers.etag;
@@ -310,8 +345,16 @@ export class TransferClient {
     } catch (err) {
       throw unreachable(this.env, (await sent) ?? err);
     }
-    if (res.statusCode === 401) throw authFailure();
+    // An answer before the whole body went (a refusal) ends the upload here: stop sending.
+    const stopSending = (): void => {
+      if (!req.writableFinished) req.destroy();
+    };
+    if (res.statusCode === 401) {
+      stopSending();
+      throw authFailure();
+    }
     const env = await readEnvelope(res);
+    stopSending();
     if (!env.success) {
       throw new CliError(
         ExitCode.infrastructure,

@@ -1,56 +1,56 @@
 /**
  * `fetch` and `checkout`: stage a remote file locally, verified against what the broker
- * streamed, and record it in the manifest.
+ * streamed, and record it in the CLI's state.
  */
 import { ExitCode } from '../command.js';
 import { blobUrlOf, type TransferClient } from './broker-client.js';
 import { CliError } from './errors.js';
-import { Manifest, recordStaged } from './manifest.js';
 import type { Outcome } from './output.js';
 import { progressFor } from './progress.js';
-import {
-  checkTarget,
-  digestFile,
-  planLocal,
-  prepareFolders,
-  recheckFolders,
-  stageFile,
-} from './staging.js';
+import { checkTarget, digestFile, inspectFolders, stageFile } from './staging.js';
+import { noteLegacyManifests, planLocal } from './local-path.js';
+import { recordStaged, type StateStore } from './state.js';
 import type { RemoteTarget } from './target.js';
 
 export interface DownloadOptions {
   readonly client: TransferClient;
   readonly stageRoot: string;
+  readonly state: StateStore;
   readonly target: RemoteTarget;
   readonly local?: string;
   readonly force: boolean;
   readonly mode: 'fetch' | 'checkout';
+  /** A note for the person or agent running the command (stderr and `warnings`). */
+  readonly warn?: (note: string) => void;
 }
 
 const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 
 export async function download(opts: DownloadOptions): Promise<Outcome> {
-  const { client, target } = opts;
-  const plan = await planLocal(target, opts.stageRoot, opts.local);
-  const folder = await prepareFolders(plan);
-  const manifest = await Manifest.load(plan.root);
-  const entry = manifest.get(target.instance, target.path);
+  const { client, target, state } = opts;
+  await state.check();
+  const plan = await planLocal(target, opts.stageRoot, state.dir, opts.local);
+  await noteLegacyManifests(opts.stageRoot, plan, state.dir, opts.warn);
+  const entry = await state.get(target.instance, target.path);
+  // Read-only until the broker says yes: a refusal leaves nothing behind.
+  await inspectFolders(plan);
   const existing = await checkTarget(plan.file);
   const local = existing === undefined ? undefined : await digestFile(plan.file);
-  const editedLocally =
-    local !== undefined && (entry === undefined || entry.sha256 !== local.sha256);
+  // The record vouches for the file it was made for, at the path it was staged to.
+  const staged = entry !== undefined && entry.local_path === plan.file;
+  const editedLocally = local !== undefined && (!staged || entry.sha256 !== local.sha256);
   // Security (of the user's work): never silently overwrite a local edit or a file the
   // broker did not stage.
   if (editedLocally && !opts.force) {
     const name = `${target.instance}:${target.path}`;
     throw new CliError(
       ExitCode.clobber,
-      entry === undefined
-        ? `a local file that broker did not stage exists at ${plan.file}`
-        : `${plan.file} was edited locally since it was fetched`,
+      staged
+        ? `${plan.file} was edited locally since it was fetched`
+        : `a local file that broker did not stage exists at ${plan.file}`,
       // The next step names what works for this file: a checked-out file is uploaded with
       // checkin (push is refused for it), an unknown local file is not ours to upload.
-      entry === undefined
+      !staged
         ? 'move that file away or give another local path, or rerun with --force to replace it'
         : entry.lock_token !== undefined
           ? `check your change in first (\`broker checkin ${name}\`; a checked-out file cannot be pushed), or rerun with --force to replace the local file`
@@ -61,9 +61,9 @@ export async function download(opts: DownloadOptions): Promise<Outcome> {
   if (entry?.lock_token !== undefined && opts.mode === 'checkout') {
     throw new CliError(
       ExitCode.usage,
-      `${target.instance}:${target.path} is already checked out here`,
-      'edit the staged file, then run `broker checkin` (or `broker checkin --abandon`)',
-      { local_path: plan.file },
+      `${target.instance}:${target.path} is already checked out (to ${entry.local_path})`,
+      'edit that file, then run `broker checkin` (or `broker checkin --abandon`)',
+      { local_path: entry.local_path },
     );
   }
 
@@ -95,9 +95,9 @@ export async function download(opts: DownloadOptions): Promise<Outcome> {
   const expectedSize = typeof ticket.size === 'number' ? ticket.size : null;
   const progress = progressFor(opts.mode === 'checkout' ? 'checkout' : 'fetch', expectedSize);
   try {
-    const { digest, result } = await stageFile(
-      plan.file,
-      (sink) => client.download(blobUrl, sink),
+    const file = await stageFile(
+      plan,
+      (open) => client.download(blobUrl, open),
       (got, streamed) => {
         // Security: rename into place only when what arrived is exactly what the broker sent.
         if (
@@ -113,24 +113,29 @@ export async function download(opts: DownloadOptions): Promise<Outcome> {
         }
       },
       (n) => progress.add(n),
-      () => recheckFolders(plan, folder),
     );
     progress.stop();
-    const etag = remoteEtag ?? result.etag;
-    const staged = await recordStaged(
-      manifest,
-      {
-        instance: target.instance,
-        path: target.path,
-        local_path: plan.file,
-        sha256: digest.sha256,
-        size: digest.size,
-        etag,
-        ...(lockToken !== null ? { lock_token: lockToken } : {}),
-      },
+    // A fetch keeps a checkout's lock token: the lock is the remote file's, wherever the copy is.
+    const keptLock = lockToken ?? (opts.mode === 'fetch' ? (entry?.lock_token ?? null) : null);
+    const record = {
+      instance: target.instance,
+      path: target.path,
+      local_path: plan.file,
+      sha256: file.digest.sha256,
+      size: file.digest.size,
+      // The etag the tool answered: for a checkout, the one Nextcloud gave under the lock.
+      etag: remoteEtag ?? file.result.etag,
+      ...(keptLock !== null ? { lock_token: keptLock } : {}),
+    };
+    const result = await recordStaged(
+      state,
+      record,
       opts.mode === 'checkout' ? 'checked_out' : 'fetched',
-    );
-    return opts.mode === 'checkout' ? { ...staged, locked: true } : staged;
+    ).catch(async (error: unknown) => {
+      await file.undo();
+      throw error;
+    });
+    return opts.mode === 'checkout' ? { ...result, locked: true } : result;
   } catch (err) {
     progress.stop();
     if (opts.mode === 'checkout' && lockToken !== null) {

@@ -1,5 +1,5 @@
 import { homedir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join, resolve, sep } from 'node:path';
 import { usageError } from './errors.js';
 
 /** Where the CLI finds the broker and stages files. */
@@ -8,7 +8,13 @@ export interface ClientEnv {
   readonly token: string;
   /** Absolute staging root: $BROKER_STAGE_DIR, else the XDG data folder. */
   readonly stageRoot: string;
+  /** Absolute folder of the CLI's own records: $BROKER_STATE_DIR, else `<stageRoot>.state`. */
+  readonly stateDir: string;
 }
+
+/** `inner` is `outer` or lies below it. */
+export const isWithin = (inner: string, outer: string): boolean =>
+  inner === outer || inner.startsWith(outer.endsWith(sep) ? outer : outer + sep);
 
 export function readClientEnv(env: NodeJS.ProcessEnv): ClientEnv {
   const rawUrl = env.BROKER_URL;
@@ -50,5 +56,17 @@ export function readClientEnv(env: NodeJS.ProcessEnv): ClientEnv {
           'broker',
           'stage',
         );
-  return { brokerUrl, token, stageRoot };
+  const stateDir =
+    env.BROKER_STATE_DIR !== undefined && env.BROKER_STATE_DIR !== ''
+      ? resolve(env.BROKER_STATE_DIR)
+      : `${stageRoot}.state`;
+  // Security: fetched files land in the staging folder; the records that decide what may
+  // be overwritten must never be among them (or hold them).
+  if (isWithin(stateDir, stageRoot) || isWithin(stageRoot, stateDir)) {
+    throw usageError(
+      `the CLI state folder ${stateDir} and the staging folder ${stageRoot} overlap`,
+      'set BROKER_STATE_DIR to a folder outside the staging folder (or unset it)',
+    );
+  }
+  return { brokerUrl, token, stageRoot, stateDir };
 }

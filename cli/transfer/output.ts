@@ -42,12 +42,22 @@ export function jsonLine(value: unknown): string {
 
 /**
  * Runs a client command body and turns its result or failure into the contract's
- * output: one JSON object on stdout, human text on stderr, and the exit code.
+ * output: one JSON object on stdout (with `warnings` when the body noted any), human
+ * text on stderr, and the exit code.
  */
-export async function report(io: Io, body: () => Promise<Outcome>): Promise<number> {
+export async function report(
+  io: Io,
+  body: (warn: (note: string) => void) => Promise<Outcome>,
+): Promise<number> {
+  const warnings: string[] = [];
+  const noted = (): Record<string, unknown> => (warnings.length > 0 ? { warnings } : {});
+  const warn = (note: string): void => {
+    warnings.push(note);
+    io.stderr(`broker: note: ${forTerminal(note)}\n`);
+  };
   try {
-    const outcome = await body();
-    io.stdout(jsonLine(outcome));
+    const outcome = await body(warn);
+    io.stdout(jsonLine({ ...outcome, ...noted() }));
     return ExitCode.ok;
   } catch (err) {
     const failure =
@@ -64,6 +74,7 @@ export async function report(io: Io, body: () => Promise<Outcome>): Promise<numb
         ...failure.fields,
         error: failure.message,
         next_step: failure.nextStep,
+        ...noted(),
       }),
     );
     // Security: messages carry remote file names and the broker's words; an escape

@@ -2,14 +2,18 @@ import { parseClientArgs } from './args.js';
 import { TransferClient } from './broker-client.js';
 import { readClientEnv } from './env.js';
 import { processIo, report, type Io, type Outcome } from './output.js';
+import { StateStore } from './state.js';
 import { parseTarget, type RemoteTarget } from './target.js';
 
 export interface ClientContext {
   readonly client: TransferClient;
   readonly stageRoot: string;
+  readonly state: StateStore;
   readonly target: RemoteTarget;
   readonly local: string | undefined;
   readonly flags: ReadonlySet<string>;
+  /** A note for whoever runs the command: on stderr, and in the JSON's `warnings`. */
+  readonly warn: (note: string) => void;
 }
 
 /**
@@ -24,16 +28,18 @@ export function runClientCommand(
   io: Io = processIo,
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<number> {
-  return report(io, async () => {
+  return report(io, async (warn) => {
     const { positional, flags } = parseClientArgs(args, allowedFlags, command);
     const target = parseTarget(positional[0]);
     const clientEnv = readClientEnv(env);
     return body({
       client: new TransferClient(clientEnv),
       stageRoot: clientEnv.stageRoot,
+      state: new StateStore(clientEnv.stateDir),
       target,
       local: positional[1],
       flags,
+      warn,
     });
   });
 }

@@ -1,64 +1,22 @@
 /**
- * Where staged files go on the agent's host, and how they get there.
+ * How staged files get to their place on the agent's host (where that is: local-path.ts).
  *
  * Security: a staged file is written only inside its staging root. The root is the
  * owner's choice; below it no component may be a symlink or a non-directory, the target
  * may not be a symlink, and bytes go to a temp file created exclusively (O_EXCL,
  * O_NOFOLLOW, 0600) in the target folder, renamed into place only after verification.
+ * Nothing is created before the broker has said yes, and a failure removes what this
+ * command created.
  */
 import { constants, createReadStream, promises as fs, type Stats } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { createHash, randomBytes } from 'node:crypto';
-import { basename, dirname, join, relative, resolve, sep } from 'node:path';
+import { basename, dirname, join, relative, sep } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Writable, type Readable } from 'node:stream';
-import { CliError, usageError } from './errors.js';
-import { ExitCode } from '../command.js';
-import type { RemoteTarget } from './target.js';
-import { MANIFEST_NAME } from './manifest.js';
-
-export interface LocalPlan {
-  /** Folder holding the manifest. */
-  readonly root: string;
-  /** Absolute path of the staged file. */
-  readonly file: string;
-}
-
-/**
- * The local path for a remote target: an explicit LOCAL argument wins (a folder
- * receives the remote file name); otherwise `<stageRoot>/<instance>/<path>`.
- */
-export async function planLocal(
-  target: RemoteTarget,
-  stageRoot: string,
-  local?: string,
-): Promise<LocalPlan> {
-  if (local !== undefined) {
-    let file = resolve(local);
-    const st = await fs.lstat(file).catch(() => undefined);
-    if (local.endsWith('/') || (st?.isDirectory() ?? false)) {
-      file = join(file, target.components[target.components.length - 1] ?? '');
-    }
-    // Security: the manifest vouches for staged files; a remote file must never land on it.
-    if (basename(file) === MANIFEST_NAME) {
-      throw usageError(
-        `the local name ${MANIFEST_NAME} is reserved for the staging manifest`,
-        'pass another local file name as LOCAL',
-      );
-    }
-    return { root: dirname(file), file };
-  }
-  const file = resolve(stageRoot, target.instance, ...target.components);
-  // Security: the wall already refused `..` and separators; this re-checks the result.
-  if (!file.startsWith(resolve(stageRoot) + sep)) {
-    throw new CliError(
-      ExitCode.refused,
-      'path leaves the staging folder',
-      'use a plain relative path',
-    );
-  }
-  return { root: resolve(stageRoot), file };
-}
+import { type CliError, usageError } from './errors.js';
+import { isWithin } from './env.js';
+import type { LocalPlan } from './local-path.js';
 
 async function lstatOrUndefined(path: string): Promise<Stats | undefined> {
   try {
@@ -83,36 +41,93 @@ export interface PreparedFolder {
   readonly ino: number;
 }
 
+/** Folders that `mkdir(root, { recursive })` created: from the first one down to root. */
+function chainFrom(first: string | undefined, root: string): string[] {
+  if (first === undefined) return [];
+  const chain = [root];
+  for (let dir = dirname(root); isWithin(dir, first); dir = dirname(dir)) chain.unshift(dir);
+  return chain;
+}
+
+/**
+ * Walks the folders from the root to the target's folder, refusing any symlink or
+ * non-folder on the way, and the target if it is not a regular file. With `create`
+ * it creates what is missing (0700) and returns the target folder and every folder it
+ * created; without, it creates nothing and stops at the first missing folder.
+ */
+async function walkFolders(
+  plan: LocalPlan,
+  create: boolean,
+): Promise<{ folder: PreparedFolder | undefined; created: string[] }> {
+  const created: string[] = [];
+  try {
+    if (create) {
+      created.push(
+        ...chainFrom(await fs.mkdir(plan.root, { recursive: true, mode: 0o700 }), plan.root),
+      );
+    }
+    const rootStat = await fs.stat(plan.root).catch((err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT' && !create) return undefined;
+      throw err;
+    });
+    if (rootStat === undefined) return { folder: undefined, created };
+    if (!rootStat.isDirectory())
+      throw usageError(`${plan.root} is not a folder`, 'choose another destination');
+    const parts = relative(plan.root, dirname(plan.file))
+      .split(sep)
+      .filter((p) => p !== '');
+    let current = plan.root;
+    for (const part of parts) {
+      current = join(current, part);
+      let st = await lstatOrUndefined(current);
+      if (st === undefined) {
+        if (!create) return { folder: undefined, created };
+        // Another process may create it meanwhile: then it is not ours to remove.
+        const made = await fs.mkdir(current, { mode: 0o700 }).then(
+          () => true,
+          (err: NodeJS.ErrnoException) => {
+            if (err.code === 'EEXIST') return false;
+            throw err;
+          },
+        );
+        if (made) created.push(current);
+        st = await fs.lstat(current);
+      }
+      // Security: a symlink planted in a parent would redirect the write outside the root.
+      if (st.isSymbolicLink()) throw symlinkRefused(current);
+      if (!st.isDirectory())
+        throw usageError(`${current} is not a folder`, 'move it away, then retry');
+    }
+    await checkTarget(plan.file);
+    const st = await fs.lstat(current);
+    return { folder: { path: current, dev: st.dev, ino: st.ino }, created };
+  } catch (error) {
+    await removeFolders(created);
+    throw error;
+  }
+}
+
+/** The read-only half of `prepareFolders`: refuses what it would refuse, creates nothing. */
+export async function inspectFolders(plan: LocalPlan): Promise<void> {
+  await walkFolders(plan, false);
+}
+
 /**
  * Creates the folders from the root down to the target's folder, one at a time,
- * refusing any symlink or non-folder on the way. Returns the target folder.
+ * refusing any symlink or non-folder on the way. Returns the target folder and the
+ * folders it created (for `removeFolders` should the command fail).
  */
-export async function prepareFolders(plan: LocalPlan): Promise<PreparedFolder> {
-  await fs.mkdir(plan.root, { recursive: true, mode: 0o700 });
-  const rootStat = await fs.stat(plan.root);
-  if (!rootStat.isDirectory())
-    throw usageError(`${plan.root} is not a folder`, 'choose another destination');
-  const parts = relative(plan.root, dirname(plan.file))
-    .split(sep)
-    .filter((p) => p !== '');
-  let current = plan.root;
-  for (const part of parts) {
-    current = join(current, part);
-    let st = await lstatOrUndefined(current);
-    if (st === undefined) {
-      await fs.mkdir(current, { mode: 0o700 }).catch((err: NodeJS.ErrnoException) => {
-        if (err.code !== 'EEXIST') throw err;
-      });
-      st = await fs.lstat(current);
-    }
-    // Security: a symlink planted in a parent would redirect the write outside the root.
-    if (st.isSymbolicLink()) throw symlinkRefused(current);
-    if (!st.isDirectory())
-      throw usageError(`${current} is not a folder`, 'move it away, then retry');
-  }
-  await checkTarget(plan.file);
-  const st = await fs.lstat(current);
-  return { path: current, dev: st.dev, ino: st.ino };
+export async function prepareFolders(
+  plan: LocalPlan,
+): Promise<{ folder: PreparedFolder; created: string[] }> {
+  const { folder, created } = await walkFolders(plan, true);
+  if (folder === undefined) throw new Error('prepareFolders: the folders were not created');
+  return { folder, created };
+}
+
+/** Removes folders this command created, deepest first, each only if it is still empty. */
+export async function removeFolders(created: readonly string[]): Promise<void> {
+  for (const dir of [...created].reverse()) await fs.rmdir(dir).catch(() => undefined);
 }
 
 /**
@@ -196,46 +211,84 @@ export async function digestFile(file: string): Promise<Digest> {
   return sink.digest();
 }
 
+/** A file staged by `stageFile`, and how to take it back should recording it fail. */
+export interface Staged<T> {
+  readonly digest: Digest;
+  readonly result: T;
+  /** Removes what staging created: the file if it is new, and the folders made for it. */
+  undo(): Promise<void>;
+}
+
 /**
- * Lets `fill` stream into an exclusively created temp file beside `file`, hashing as
- * it goes; `verify` sees the digest and `fill`'s result and throws to reject. Only
- * then is the temp file renamed over the target. On any failure the temp file is
- * removed, so a failed or corrupt transfer leaves nothing behind.
+ * Lets `fill` stream into an exclusively created temp file beside `plan.file`, hashing
+ * as it goes; `verify` sees the digest and `fill`'s result and throws to reject. Only
+ * then is the temp file renamed over the target. `fill` calls `open` once the broker
+ * has said yes and the first byte is due: only then are folders and the temp file
+ * created. On any failure the temp file and the folders this call created are removed,
+ * so a refused, failed or corrupt transfer leaves nothing behind.
  */
 export async function stageFile<T>(
-  file: string,
-  fill: (sink: Writable) => Promise<T>,
+  plan: LocalPlan,
+  fill: (open: () => Promise<Writable>) => Promise<T>,
   verify: (digest: Digest, result: T) => void,
   onBytes?: (n: number) => void,
-  beforeRename?: () => Promise<void>,
-): Promise<{ digest: Digest; result: T }> {
-  const temp = join(
-    dirname(file),
-    `.${basename(file).slice(0, 64)}.${randomBytes(6).toString('hex')}.broker-tmp`,
-  );
-  // Security: O_EXCL + O_NOFOLLOW: never open an existing file or follow a planted link.
-  const handle = await fs.open(
-    temp,
-    constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
-    0o600,
-  );
+): Promise<Staged<T>> {
+  const replacing = (await checkTarget(plan.file)) !== undefined;
+  const opened: {
+    folder?: PreparedFolder;
+    created?: string[];
+    temp?: string;
+    handle?: FileHandle;
+    digest?: () => Digest;
+  } = {};
+  const open = async (): Promise<Writable> => {
+    if (opened.created !== undefined) throw new Error('stageFile: opened twice');
+    const { folder, created } = await prepareFolders(plan);
+    Object.assign(opened, { folder, created });
+    opened.temp = join(
+      folder.path,
+      `.${basename(plan.file).slice(0, 64)}.${randomBytes(6).toString('hex')}.broker-tmp`,
+    );
+    // Security: O_EXCL + O_NOFOLLOW: never open an existing file or follow a planted link.
+    const handle = await fs.open(
+      opened.temp,
+      constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+      0o600,
+    );
+    opened.handle = handle;
+    const sink = hashingSink((chunks) => writeAll(handle, chunks), onBytes);
+    opened.digest = sink.digest;
+    return sink.stream;
+  };
   let renamed = false;
   try {
-    const sink = hashingSink((chunks) => writeAll(handle, chunks), onBytes);
-    const result = await fill(sink.stream);
+    const result = await fill(open);
+    const { folder, handle, temp, digest: digestOf } = opened;
+    if (folder === undefined || handle === undefined || temp === undefined || !digestOf) {
+      throw new Error('stageFile: the transfer ended without opening the file');
+    }
     await handle.sync();
-    const digest = sink.digest();
+    const digest = digestOf();
     verify(digest, result);
     await handle.close();
-    await beforeRename?.();
-    await checkTarget(file);
-    await fs.rename(temp, file);
+    await recheckFolders(plan, folder);
+    await checkTarget(plan.file);
+    await fs.rename(temp, plan.file);
     renamed = true;
-    return { digest, result };
+    const created = opened.created ?? [];
+    return {
+      digest,
+      result,
+      undo: async () => {
+        if (!replacing) await fs.rm(plan.file, { force: true });
+        await removeFolders(created);
+      },
+    };
   } finally {
     if (!renamed) {
-      await handle.close().catch(() => undefined);
-      await fs.rm(temp, { force: true });
+      await opened.handle?.close().catch(() => undefined);
+      if (opened.temp !== undefined) await fs.rm(opened.temp, { force: true });
+      await removeFolders(opened.created ?? []);
     }
   }
 }

@@ -1,44 +1,51 @@
 /**
  * `push` and `checkin`: upload a local file without ever clobbering, verify what the
- * broker stored, and update the manifest.
+ * broker stored, and update the CLI's record of it.
  */
 import { Transform } from 'node:stream';
 import { createHash } from 'node:crypto';
 import { ExitCode } from '../command.js';
 import { blobUrlOf, type TransferClient } from './broker-client.js';
 import { CliError, usageError } from './errors.js';
-import { Manifest, recordStaged } from './manifest.js';
 import type { Outcome } from './output.js';
 import { progressFor } from './progress.js';
-import { checkTarget, digestFile, openLocalFile, planLocal } from './staging.js';
+import { checkTarget, digestFile, openLocalFile } from './staging.js';
+import { noteLegacyManifests, planLocal } from './local-path.js';
+import { recordStaged, type StateStore } from './state.js';
 import type { RemoteTarget } from './target.js';
 
 export interface UploadOptions {
   readonly client: TransferClient;
   readonly stageRoot: string;
+  readonly state: StateStore;
   readonly target: RemoteTarget;
   readonly local?: string;
   readonly mode: 'push' | 'checkin';
   readonly abandon?: boolean;
+  /** A note for the person or agent running the command (stderr and `warnings`). */
+  readonly warn?: (note: string) => void;
 }
 
 const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 
 export async function upload(opts: UploadOptions): Promise<Outcome> {
-  const { client, target } = opts;
-  const plan = await planLocal(target, opts.stageRoot, opts.local);
-  const manifest = await Manifest.load(plan.root);
-  const entry = manifest.get(target.instance, target.path);
+  const { client, target, state } = opts;
+  await state.check();
+  const entry = await state.get(target.instance, target.path);
+  // Without LOCAL, the file goes up from where the CLI last staged it.
+  const plan = await planLocal(target, opts.stageRoot, state.dir, opts.local ?? entry?.local_path);
+  await noteLegacyManifests(opts.stageRoot, plan, state.dir, opts.warn);
+  const name = `${target.instance}:${target.path}`;
 
   if (opts.mode === 'checkin' && entry?.lock_token === undefined) {
     throw usageError(
-      `${target.instance}:${target.path} is not checked out from ${plan.root}`,
-      'run `broker checkout` first (or name the same local path you checked out to)',
+      `${name} is not checked out (the CLI has no record of a checkout in ${state.dir})`,
+      `run \`broker checkout ${name}\` first`,
     );
   }
   if (opts.mode === 'push' && entry?.lock_token !== undefined) {
     throw usageError(
-      `${target.instance}:${target.path} is checked out; a plain push would fail against the lock`,
+      `${name} is checked out; a plain push would fail against the lock`,
       'run `broker checkin` to upload under the lock',
     );
   }
@@ -51,17 +58,9 @@ export async function upload(opts: UploadOptions): Promise<Outcome> {
     });
     // The unlock changed the file's etag: keep the one the broker read after it (null
     // when it could not tell the version, so a later push is refused rather than blind).
-    const { lock_token: _released, ...rest } = entry;
+    const { lock_token: _released, fetched_at: _at, ...rest } = entry;
     const etag = 'etag' in released ? str(released.etag) : entry.etag;
-    manifest.set({ ...rest, etag });
-    await manifest.save();
-    return {
-      status: 'abandoned',
-      local_path: plan.file,
-      sha256: entry.sha256,
-      size: entry.size,
-      etag,
-    };
+    return recordStaged(state, { ...rest, etag }, 'abandoned');
   }
 
   const st = await checkTarget(plan.file);
@@ -72,6 +71,17 @@ export async function upload(opts: UploadOptions): Promise<Outcome> {
     );
   }
   const local = await digestFile(plan.file);
+  // What the CLI itself recorded says these exact bytes are the remote version it last
+  // saw: uploading them again would only make a new version of the same content.
+  if (opts.mode === 'push' && entry?.sha256 === local.sha256 && entry.size === local.size) {
+    return {
+      status: 'unchanged',
+      local_path: plan.file,
+      sha256: local.sha256,
+      size: local.size,
+      etag: entry.etag,
+    };
+  }
 
   // Security (of the owner's data): never overwrite silently. A file we never fetched is
   // created only if absent; a fetched one is replaced only if unchanged since (its etag).
@@ -128,7 +138,7 @@ export async function upload(opts: UploadOptions): Promise<Outcome> {
   }
   const etag = str(stored.etag);
   return recordStaged(
-    manifest,
+    state,
     {
       instance: target.instance,
       path: target.path,

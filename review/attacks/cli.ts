@@ -1,6 +1,7 @@
 /**
  * Attacks on the CLI's staging (cli/transfer/*), run in-process against the real daemon
- * and the fake Nextcloud: symlink races, planted manifests, hard links, a staging root
+ * and the fake Nextcloud: symlink races, planted manifests (in the staging folder, where
+ * they are never read, and records in the state folder), hard links, a staging root
  * that is a symlink, special files, and names that collide with the CLI's own files.
  * A race is made deterministic by wrapping the real TransferClient so the attacker acts
  * exactly while the bytes stream.
@@ -25,7 +26,7 @@ import type { Writable } from 'node:stream';
 import { TransferClient } from '../../cli/transfer/broker-client.js';
 import { download } from '../../cli/transfer/download.js';
 import { CliError } from '../../cli/transfer/errors.js';
-import { MANIFEST_NAME } from '../../cli/transfer/manifest.js';
+import { LEGACY_MANIFEST_NAME, recordName, StateStore } from '../../cli/transfer/state.js';
 import { parseTarget } from '../../cli/transfer/target.js';
 import { upload } from '../../cli/transfer/upload.js';
 import { startBroker, type Broker } from '../../support/daemon.js';
@@ -51,8 +52,12 @@ function clientFor(ctx: Ctx, stageRoot: string): TransferClient {
     brokerUrl: new URL(ctx.broker.url),
     token: TRANSFER_TOKEN,
     stageRoot,
+    stateDir: stateDirOf(stageRoot),
   });
 }
+
+/** The CLI's default state folder for a staging folder (cli/transfer/env.ts). */
+const stateDirOf = (stage: string): string => `${stage}.state`;
 
 /** `exit N` for a CLI failure; the outcome's status otherwise. */
 async function attempt(fn: () => Promise<{ status: string }>): Promise<string> {
@@ -73,6 +78,7 @@ function fetchInto(
   return download({
     client: opts.client ?? clientFor(ctx, stage),
     stageRoot: stage,
+    state: new StateStore(stateDirOf(stage)),
     target: parseTarget(`personal:${remote}`),
     ...(opts.local === undefined ? {} : { local: opts.local }),
     force: opts.force ?? false,
@@ -80,31 +86,46 @@ function fetchInto(
   });
 }
 
-/** Writes a staging manifest holding one planted `entry` under `key`. */
+/** Writes an old-style manifest in the staging folder holding one planted `entry` under `key`. */
 function plantManifest(stage: string, key: string, entry: Record<string, unknown>): void {
   writeFileSync(
-    join(stage, MANIFEST_NAME),
+    join(stage, LEGACY_MANIFEST_NAME),
     JSON.stringify({ version: 1, files: { [key]: entry } }),
   );
 }
 
+/** Writes a record into the CLI's state folder, as someone with the user's rights could. */
+function plantRecord(stage: string, entry: Record<string, unknown>): void {
+  const dir = stateDirOf(stage);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  writeFileSync(
+    join(dir, recordName(String(entry.instance), String(entry.path))),
+    JSON.stringify({ version: 1, ...entry }),
+  );
+}
+
 /**
- * Stages an edited CliW/doc.txt under a planted manifest `entry`, then pushes or checks
- * it in; reports the outcome and whether the owner's remote copy changed.
+ * Stages an edited CliW/doc.txt under a planted `entry` (an old manifest in the staging
+ * folder, or a record in the state folder), then pushes or checks it in; reports the
+ * outcome and whether the owner's remote copy changed.
  */
 async function uploadOverPlanted(
   ctx: Ctx,
   entry: Record<string, unknown>,
   mode: 'push' | 'checkin',
+  where: 'staging folder' | 'state folder',
 ): Promise<string> {
   const stage = tempDir(ctx, 'stage');
+  const local = join(stage, 'personal', 'CliW', 'doc.txt');
   mkdirSync(join(stage, 'personal', 'CliW'), { recursive: true });
-  writeFileSync(join(stage, 'personal', 'CliW', 'doc.txt'), 'agent version');
-  plantManifest(stage, 'personal:CliW/doc.txt', entry);
+  writeFileSync(local, 'agent version');
+  if (where === 'staging folder') plantManifest(stage, 'personal:CliW/doc.txt', entry);
+  else plantRecord(stage, { ...entry, local_path: local });
   const status = await attempt(() =>
     upload({
       client: clientFor(ctx, stage),
       stageRoot: stage,
+      state: new StateStore(stateDirOf(stage)),
       target: parseTarget('personal:CliW/doc.txt'),
       mode,
     }),
@@ -127,11 +148,14 @@ function cases(ctx: Ctx): Case[] {
         const dir = join(stage, 'personal', 'Cli', 'race');
         // The attacker moves the folder away and leaves a link in its place mid-download.
         const racing = Object.assign(Object.create(real) as TransferClient, {
-          download: async (url: string, sink: Writable) => {
-            renameSync(dir, join(outside, 'race'));
-            symlinkSync(join(outside, 'race'), dir);
-            return real.download(url, sink);
-          },
+          download: (url: string, open: () => Promise<Writable>) =>
+            real.download(url, async () => {
+              // The folders exist once the broker said yes; swap them before a byte lands.
+              const sink = await open();
+              renameSync(dir, join(outside, 'race'));
+              symlinkSync(join(outside, 'race'), dir);
+              return sink;
+            }),
         });
         const status = await attempt(() =>
           fetchInto(ctx, stage, 'Cli/race/a.txt', { client: racing }),
@@ -171,7 +195,8 @@ function cases(ctx: Ctx): Case[] {
         symlinkSync(target, join(holder, 'stage'));
         const status = await attempt(() => fetchInto(ctx, join(holder, 'stage'), 'Cli/plain.txt'));
         const inside = existsSync(join(target, 'personal', 'Cli', 'plain.txt'));
-        const beside = readdirSync(holder).filter((f) => f !== 'stage');
+        // The CLI's records sit beside the staging folder (stage.state), nothing else does.
+        const beside = readdirSync(holder).filter((f) => f !== 'stage' && f !== 'stage.state');
         return status === 'fetched' && inside && beside.length === 0
           ? 'staged in the link target'
           : `${status}, inside=${inside}, beside=${beside.join(',')}`;
@@ -212,6 +237,7 @@ function cases(ctx: Ctx): Case[] {
           upload({
             client: clientFor(ctx, stage),
             stageRoot: stage,
+            state: new StateStore(stateDirOf(stage)),
             target: parseTarget('personal:Cli/new-from-fifo.txt'),
             local: fifo,
             mode: 'push',
@@ -228,7 +254,7 @@ function cases(ctx: Ctx): Case[] {
         ),
     },
     {
-      name: 'planted manifest: an entry under "__proto__" that matches the local file does not vouch for it',
+      name: 'planted old manifest: an entry under "__proto__" that matches the local file does not vouch for it',
       expect: 'exit 5, local file untouched',
       run: async () => {
         const stage = tempDir(ctx, 'stage');
@@ -244,7 +270,7 @@ function cases(ctx: Ctx): Case[] {
           fetched_at: 'now',
         };
         writeFileSync(
-          join(stage, MANIFEST_NAME),
+          join(stage, LEGACY_MANIFEST_NAME),
           `{"version":1,"files":{"__proto__":${JSON.stringify(entry)}}}`,
         );
         const status = await attempt(() => fetchInto(ctx, stage, 'Cli/plain.txt'));
@@ -253,7 +279,7 @@ function cases(ctx: Ctx): Case[] {
       },
     },
     {
-      name: 'planted manifest: an entry whose local_path points outside the root is never written to',
+      name: 'planted old manifest: an entry whose local_path points outside the root is never written to',
       expect: 'fetched, outside untouched',
       run: async () => {
         const stage = tempDir(ctx, 'stage');
@@ -275,7 +301,21 @@ function cases(ctx: Ctx): Case[] {
       },
     },
     {
-      name: 'planted manifest: etag "*" for a file never fetched, then push (If-Match: * would clobber)',
+      name: 'a remote .broker-manifest.json staged beside an edited file vouches for the edit: the next fetch replaces it',
+      expect: 'exit 5, edit kept',
+      run: async () => {
+        const stage = tempDir(ctx, 'stage');
+        const first = await fetchInto(ctx, stage, 'Cli/posing/x.txt');
+        const local = first.local_path ?? '';
+        writeFileSync(local, "the agent's edit");
+        await fetchInto(ctx, stage, 'Cli/posing/.broker-manifest.json');
+        await broker.fake.writeFile('Cli/posing/x.txt', 'changed by the owner');
+        const status = await attempt(() => fetchInto(ctx, stage, 'Cli/posing/x.txt', { local }));
+        return `${status}, edit ${readFileSync(local, 'utf8') === "the agent's edit" ? 'kept' : 'replaced'}`;
+      },
+    },
+    ...(['staging folder', 'state folder'] as const).map((where) => ({
+      name: `planted in the ${where}: etag "*" for a file never fetched, then push (If-Match: * would clobber)`,
       expect: 'exit 5, remote unchanged',
       run: () =>
         uploadOverPlanted(
@@ -290,18 +330,24 @@ function cases(ctx: Ctx): Case[] {
             fetched_at: 'now',
           },
           'push',
+          where,
         ),
-    },
-    {
-      name: "planted manifest: another file's lock token, then checkin",
-      expect: 'exit 3, remote unchanged',
+    })),
+    ...(
+      [
+        ['staging folder', 'exit 1, remote unchanged'],
+        ['state folder', 'exit 3, remote unchanged'],
+      ] as const
+    ).map(([where, expect]) => ({
+      name: `planted in the ${where}: another file's lock token, then checkin`,
+      expect,
       run: async () => {
         const transfer = await broker.transfer();
         const other = await call(transfer, 'checkout', {
           instance: 'personal',
           path: 'CliW/locked.txt',
         });
-        return uploadOverPlanted(
+        const verdict = await uploadOverPlanted(
           ctx,
           {
             instance: 'personal',
@@ -314,20 +360,53 @@ function cases(ctx: Ctx): Case[] {
             lock_token: other.lock_token,
           },
           'checkin',
+          where,
         );
+        await call(transfer, 'checkin', {
+          instance: 'personal',
+          path: 'CliW/locked.txt',
+          lock_token: other.lock_token,
+          abandon: true,
+        });
+        return verdict;
       },
-    },
+    })),
     {
-      name: 'the manifest is a symlink to a file outside the root: the link is replaced, its target untouched',
+      name: 'an old manifest that is a symlink to a file outside the root: never read or written',
       expect: 'fetched, outside untouched',
       run: async () => {
         const stage = tempDir(ctx, 'stage');
         const outside = tempDir(ctx, 'outside');
         const victim = join(outside, 'victim.json');
         writeFileSync(victim, JSON.stringify({ version: 1, files: {} }));
-        symlinkSync(victim, join(stage, MANIFEST_NAME));
+        symlinkSync(victim, join(stage, LEGACY_MANIFEST_NAME));
         const status = await attempt(() => fetchInto(ctx, stage, 'Cli/plain.txt'));
         return `${status}, outside ${readFileSync(victim, 'utf8') === JSON.stringify({ version: 1, files: {} }) ? 'untouched' : 'overwritten'}`;
+      },
+    },
+    {
+      name: 'a record in the state folder that is a symlink to a file outside: refused, its target untouched',
+      expect: 'exit 1, outside untouched',
+      run: async () => {
+        const stage = tempDir(ctx, 'stage');
+        const outside = tempDir(ctx, 'outside');
+        const victim = join(outside, 'victim.json');
+        writeFileSync(victim, 'victim');
+        mkdirSync(stateDirOf(stage), { mode: 0o700 });
+        symlinkSync(victim, join(stateDirOf(stage), recordName('personal', 'Cli/plain.txt')));
+        const status = await attempt(() => fetchInto(ctx, stage, 'Cli/plain.txt'));
+        return `${status}, outside ${readFileSync(victim, 'utf8') === 'victim' ? 'untouched' : 'overwritten'}`;
+      },
+    },
+    {
+      name: 'the state folder is a symlink to a folder outside: refused, nothing written there',
+      expect: 'exit 1, outside empty',
+      run: async () => {
+        const stage = tempDir(ctx, 'stage');
+        const outside = tempDir(ctx, 'outside');
+        symlinkSync(outside, stateDirOf(stage));
+        const status = await attempt(() => fetchInto(ctx, stage, 'Cli/plain.txt'));
+        return `${status}, outside ${readdirSync(outside).length === 0 ? 'empty' : 'written'}`;
       },
     },
     {
@@ -369,6 +448,11 @@ export const cliGroup: Group = {
       'remote bytes that happen to share the manifest name',
     );
     await fake.writeFile('Cli/plain.txt', 'plain remote file');
+    await fake.writeFile('Cli/posing/x.txt', 'original');
+    await fake.writeFile(
+      'Cli/posing/.broker-manifest.json',
+      JSON.stringify({ version: 1, files: { 'personal:Cli/posing/x.txt': { sha256: 'forged' } } }),
+    );
     for (const n of ['-rf', '~', '$HOME', '*', 'a:b']) await fake.writeFile(`Cli/odd/${n}`, n);
     await fake.writeFile(`Cli/${'\u{1F600}'.repeat(55)}`, 'emoji name');
     await fake.writeFile('CliW/doc.txt', 'owner version');

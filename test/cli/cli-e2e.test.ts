@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExitCode } from '../../cli/command.js';
-import { MANIFEST_NAME } from '../../cli/transfer/manifest.js';
+import { StateStore } from '../../cli/transfer/state.js';
 import { startBroker, type Broker } from '../../support/daemon.js';
 import { startCorruptingProxy } from './corrupting-proxy.js';
 import { runCli } from '../../support/processes.js';
@@ -38,7 +38,7 @@ function envFor(stage: string, url = broker.url): Record<string, string> {
 const stageDir = (): string => mkdtempSync(join(tmpdir(), 'broker-cli-'));
 
 describe('fetch', () => {
-  it('stages a granted file, verified, and records it in the manifest', async () => {
+  it("stages a granted file, verified, and records it in the CLI's state", async () => {
     await broker.fake.writeFile('Fetch/a.txt', 'hello from nextcloud');
     await broker.grant([{ path: 'Fetch', mode: 'read' }]);
     const stage = stageDir();
@@ -53,10 +53,10 @@ describe('fetch', () => {
       size: 20,
     });
     expect(readFileSync(local, 'utf8')).toBe('hello from nextcloud');
-    const manifest = JSON.parse(readFileSync(join(stage, MANIFEST_NAME), 'utf8')) as {
-      files: Record<string, { etag: string; sha256: string }>;
-    };
-    expect(manifest.files['personal:Fetch/a.txt']?.sha256).toBe(sha('hello from nextcloud'));
+    // The record is in the state folder beside the staging folder, not in it.
+    expect(readdirSync(stage)).toEqual(['personal']);
+    const record = await new StateStore(`${stage}.state`).get('personal', 'Fetch/a.txt');
+    expect(record).toMatchObject({ local_path: local, sha256: sha('hello from nextcloud') });
 
     // Fetching again while the remote is unchanged transfers nothing.
     const blobGets = () => broker.fake.requests.filter((r) => r.method === 'GET').length;
@@ -98,7 +98,8 @@ describe('fetch', () => {
       const stage = stageDir();
       const run = await runCli(['fetch', 'personal:Flip/f.bin'], envFor(stage, proxy.url));
       expect(run.code).toBe(ExitCode.verification);
-      expect(readdirSync(join(stage, 'personal', 'Flip'))).toEqual([]);
+      // The temp file and the folders made for it are gone.
+      expect(readdirSync(stage)).toEqual([]);
     } finally {
       await proxy.close();
     }

@@ -1,0 +1,107 @@
+/**
+ * A TCP proxy that passes bytes through unchanged and can hold one direction at a chosen
+ * point: "stop forwarding what the server sends once 1 MiB more has passed". Put in front
+ * of Nextcloud, it makes a large transfer stall half-way for as long as a test needs (a
+ * slow server, as far as the broker can tell), so a revoke lands while the bytes are
+ * moving, without a sleep or a race. Held bytes are kept, and forwarded on `release`.
+ */
+import { createServer, connect, type Server, type Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
+
+/** `up`: client → server (an upload to Nextcloud); `down`: server → client (a download). */
+export type Direction = 'up' | 'down';
+
+export interface GateProxy {
+  /** `http://127.0.0.1:<port>`: use it in place of the target's URL. */
+  readonly url: string;
+  /** Holds `direction` once `bytes` more have passed it; resolves when it holds. */
+  holdAfter(direction: Direction, bytes: number): Promise<void>;
+  /** Forwards what was held and lets everything flow again. */
+  release(): void;
+  /** Drops every connection at once, as a server that went away. */
+  cut(): void;
+  close(): Promise<void>;
+}
+
+interface Gate {
+  readonly direction: Direction;
+  remaining: number;
+  held: boolean;
+  readonly onHeld: () => void;
+}
+
+export async function startGateProxy(target: string): Promise<GateProxy> {
+  const upstream = new URL(target);
+  const sockets = new Set<Socket>();
+  let gate: Gate | undefined;
+  const waiting: (() => void)[] = [];
+
+  /** Forwards `from` → `to`, through the gate for `direction`. */
+  const forward = (from: Socket, to: Socket, direction: Direction): void => {
+    from.on('data', (chunk: Buffer) => {
+      const g = gate;
+      if (g === undefined || g.direction !== direction) {
+        if (!to.write(chunk)) from.pause();
+        return;
+      }
+      if (g.held || chunk.length > g.remaining) {
+        const passed = g.held ? 0 : g.remaining;
+        if (passed > 0) to.write(chunk.subarray(0, passed));
+        g.remaining = 0;
+        from.pause();
+        waiting.push(() => {
+          if (!to.destroyed) to.write(chunk.subarray(passed));
+          from.resume();
+        });
+        if (!g.held) {
+          g.held = true;
+          g.onHeld();
+        }
+        return;
+      }
+      g.remaining -= chunk.length;
+      if (!to.write(chunk)) from.pause();
+    });
+    to.on('drain', () => {
+      if (gate?.held !== true || gate.direction !== direction) from.resume();
+    });
+    from.on('end', () => to.end());
+  };
+
+  const server: Server = createServer((client) => {
+    const server = connect(Number(upstream.port), upstream.hostname);
+    for (const s of [client, server]) {
+      sockets.add(s);
+      s.on('close', () => sockets.delete(s));
+      // One side failing ends the other the same way (a reset stays a reset).
+      s.on('error', () => undefined);
+    }
+    client.on('close', () => server.destroy());
+    server.on('close', () => client.destroy());
+    forward(client, server, 'up');
+    forward(server, client, 'down');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    holdAfter: (direction, bytes) =>
+      new Promise<void>((onHeld) => {
+        gate = { direction, remaining: bytes, held: false, onHeld };
+      }),
+    release: () => {
+      gate = undefined;
+      for (const resume of waiting.splice(0)) resume();
+    },
+    cut: () => {
+      gate = undefined;
+      waiting.length = 0;
+      for (const s of sockets) s.destroy();
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
