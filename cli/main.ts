@@ -1,6 +1,7 @@
 import { pathToFileURL } from 'node:url';
-import type { Command } from './command.js';
+import { ExitCode, type Command } from './command.js';
 import { commands } from './commands/index.js';
+import { processUsageIo, usageFailure, type UsageIo } from './usage.js';
 
 const USAGE = `broker: the Nextcloud Access Broker
 
@@ -13,25 +14,34 @@ Run \`broker <command> --help\` for a command's options and an example.
 Client commands read $BROKER_URL and $BROKER_TRANSFER_TOKEN.
 `;
 
-/** Dispatches `broker <command> …`; returns the exit code. */
-export async function main(argv: readonly string[]): Promise<number> {
+const HELP_NEXT_STEP = 'run `broker --help` for the commands';
+
+/**
+ * Dispatches `broker <command> …`; returns the exit code. Asking for help (`--help`,
+ * `-h`, `help`) or the version prints text on stdout and exits 0: it is not a command
+ * run. Every other way out prints the one JSON object, usage errors included.
+ */
+export async function main(argv: readonly string[], io: UsageIo = processUsageIo): Promise<number> {
   const [name, ...rest] = argv;
-  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
-    process.stdout.write(USAGE);
-    return name === undefined ? 1 : 0;
+  if (name === '--help' || name === '-h' || name === 'help') {
+    io.stdout(USAGE);
+    return ExitCode.ok;
+  }
+  if (name === undefined) {
+    io.stderr(USAGE);
+    return usageFailure(io, 'broker', 'no command given', HELP_NEXT_STEP);
   }
   if (name === '--version') {
-    process.stdout.write(`${await version()}\n`);
-    return 0;
+    io.stdout(`${await version()}\n`);
+    return ExitCode.ok;
   }
   const command: Command | undefined = commands.find((c) => c.name === name);
   if (command === undefined) {
-    process.stderr.write(`broker: unknown command "${name}"\n\n${USAGE}`);
-    return 1;
+    return usageFailure(io, 'broker', `unknown command "${name}"`, HELP_NEXT_STEP);
   }
   if (rest.includes('--help') || rest.includes('-h')) {
-    process.stdout.write(command.help.endsWith('\n') ? command.help : `${command.help}\n`);
-    return 0;
+    io.stdout(command.help.endsWith('\n') ? command.help : `${command.help}\n`);
+    return ExitCode.ok;
   }
   return command.run(rest);
 }

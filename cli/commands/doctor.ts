@@ -4,7 +4,8 @@
  */
 import { configFile, parseConfigArg } from '../config-arg.js';
 import type { DoctorDeps } from '../../broker/doctor/run.js';
-import { type Command, ExitCode } from '../command.js';
+import type { Command } from '../command.js';
+import { usageFailure } from '../usage.js';
 
 const HELP = `Usage: broker doctor [--config FILE]
 
@@ -46,8 +47,7 @@ export function createDoctorCommand(io: DoctorIo): Command {
     async run(args) {
       const parsed = parseConfigArg(args);
       if (!parsed.ok) {
-        io.stderr(`broker doctor: ${parsed.error}; run \`broker doctor --help\`\n`);
-        return ExitCode.usage;
+        return usageFailure(io, 'broker doctor', parsed.error, 'run `broker doctor --help`');
       }
       const file = configFile(io.cwd(), io.env, parsed.config);
       const { runDoctor } = await import('../../broker/doctor/run.js');

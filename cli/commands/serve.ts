@@ -7,6 +7,7 @@
 import { errorLine } from '../../broker/base/errors.js';
 import { configFile, parseConfigArg } from '../config-arg.js';
 import { type Command, ExitCode } from '../command.js';
+import { usageFailure } from '../usage.js';
 
 const HELP = `Usage: broker serve [--config FILE]
 
@@ -27,6 +28,8 @@ Example:
 export interface ServeIo {
   env: NodeJS.ProcessEnv;
   cwd: () => string;
+  /** Only a usage error writes here; the running daemon's stdout is the approval console. */
+  stdout: (text: string) => void;
   stderr: (text: string) => void;
   /** Resolves when the process is asked to stop (SIGTERM/SIGINT). */
   stopSignal: () => Promise<string>;
@@ -53,8 +56,7 @@ export function createServeCommand(io: ServeIo): Command {
     async run(args) {
       const parsed = parseConfigArg(args);
       if (!parsed.ok) {
-        io.stderr(`broker serve: ${parsed.error}; run \`broker serve --help\`\n`);
-        return ExitCode.usage;
+        return usageFailure(io, 'broker serve', parsed.error, 'run `broker serve --help`');
       }
       const file = configFile(io.cwd(), io.env, parsed.config);
       // Listen for the signal before starting, so a stop during start-up is not lost.
@@ -90,6 +92,7 @@ export function createServeCommand(io: ServeIo): Command {
 export const serveCommand: Command = createServeCommand({
   env: process.env,
   cwd: () => process.cwd(),
+  stdout: (text) => process.stdout.write(text),
   stderr: (text) => process.stderr.write(text),
   stopSignal: processSignal,
 });

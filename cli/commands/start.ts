@@ -9,6 +9,7 @@ import type { Readable, Writable } from 'node:stream';
 import { errorLine } from '../../broker/base/errors.js';
 import type { StartCloud } from '../../broker/demo/run.js';
 import { type Command, ExitCode } from '../command.js';
+import { usageFailure } from '../usage.js';
 import { createServeCommand } from './serve.js';
 
 const HELP = `Usage: broker start [--config FILE]
@@ -69,10 +70,12 @@ export function createStartCommand(io: StartIo): Command {
       const cwd = io.cwd();
       if (hasConfig(args, io.env, cwd)) return io.serve.run(args);
       if (args.length > 0) {
-        io.stderr(
-          `broker start: unknown argument "${args[0] ?? ''}"; run \`broker start --help\`\n`,
+        return usageFailure(
+          { stdout: (text) => io.stdout().write(text), stderr: io.stderr },
+          'broker start',
+          `unknown argument "${args[0] ?? ''}"`,
+          'run `broker start --help`',
         );
-        return ExitCode.usage;
       }
       const stopping = io.stopSignal();
       const { startDemo } = await import('../../broker/demo/run.js');
@@ -145,6 +148,7 @@ export const startCommand: Command = createStartCommand({
   serve: createServeCommand({
     env: process.env,
     cwd: () => process.cwd(),
+    stdout: (text) => process.stdout.write(text),
     stderr,
     stopSignal: () => stopOnSignal(),
   }),
