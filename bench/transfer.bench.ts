@@ -18,8 +18,8 @@
  * broker can meet that target here.
  *
  * What the broker path does on top: fetch — the broker streams Nextcloud → CLI while
- * hashing; the CLI hashes while staging to a temp file, compares, renames, writes the
- * manifest. push — the CLI hashes and streams to the broker, which streams to Nextcloud
+ * hashing; the CLI hashes while staging to a temp file, compares, renames, writes its
+ * record. push — the CLI hashes and streams to the broker, which streams to Nextcloud
  * (If-None-Match: *), then re-reads the stored file to compare size and sha256 before
  * answering (verified uploads, docs/contracts.md §6), so a push moves the bytes twice.
  */

@@ -1,7 +1,7 @@
 import type { Command } from '../command.js';
 import { upload } from '../transfer/upload.js';
 import { runClientCommand } from '../transfer/run.js';
-import { CLIENT_ENV_HELP, EXIT_CODES_HELP } from './client-help.js';
+import { CLIENT_ENV_HELP, EXIT_CODES_HELP, LOCAL_HELP } from './client-help.js';
 
 export const checkinCommand: Command = {
   name: 'checkin',
@@ -17,6 +17,8 @@ Options:
 Example:
   broker checkin personal:Documents/budget.ods
   broker checkin personal:Documents/budget.ods --abandon
+
+${LOCAL_HELP}
 
 ${CLIENT_ENV_HELP}
 ${EXIT_CODES_HELP}`,

@@ -1,7 +1,7 @@
 import type { Command } from '../command.js';
 import { download } from '../transfer/download.js';
 import { runClientCommand } from '../transfer/run.js';
-import { CLIENT_ENV_HELP, EXIT_CODES_HELP } from './client-help.js';
+import { CLIENT_ENV_HELP, EXIT_CODES_HELP, LOCAL_HELP } from './client-help.js';
 
 export const checkoutCommand: Command = {
   name: 'checkout',
@@ -10,7 +10,7 @@ export const checkoutCommand: Command = {
 
 Takes a Nextcloud lock on the file (nobody else, the owner's own sync clients
 included, can change it meanwhile), stages it like \`broker fetch\` and records the lock
-in the staging manifest. Finish with \`broker checkin\` (upload and unlock) or
+in the CLI's state folder. Finish with \`broker checkin\` (upload and unlock) or
 \`broker checkin --abandon\` (unlock only). The broker also unlocks when the grant
 expires or is revoked.
 
@@ -21,6 +21,10 @@ Example:
   broker checkout personal:Documents/budget.ods
   # edit ~/.local/share/broker/stage/personal/Documents/budget.ods, then:
   broker checkin personal:Documents/budget.ods
+  broker checkout personal:Documents/budget.ods ./budget.ods
+  broker checkin personal:Documents/budget.ods ./budget.ods
+
+${LOCAL_HELP}
 
 ${CLIENT_ENV_HELP}
 ${EXIT_CODES_HELP}`,

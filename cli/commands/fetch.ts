@@ -1,17 +1,17 @@
 import type { Command } from '../command.js';
 import { download } from '../transfer/download.js';
 import { runClientCommand } from '../transfer/run.js';
-import { CLIENT_ENV_HELP, EXIT_CODES_HELP } from './client-help.js';
+import { CLIENT_ENV_HELP, EXIT_CODES_HELP, LOCAL_HELP } from './client-help.js';
 
 export const fetchCommand: Command = {
   name: 'fetch',
   summary: 'stage a remote file locally (needs a read grant)',
   help: `Usage: broker fetch INSTANCE:PATH [LOCAL] [--force]
 
-Downloads a file through the broker into the staging folder (or LOCAL, a file or
-folder path), verifies its size and sha256 against what the broker streamed, and
-records it in the staging manifest. Fetching again when the remote file is unchanged
-transfers nothing.
+Downloads a file through the broker into the staging folder (or LOCAL), verifies its
+size and sha256 against what the broker streamed, and records it in the CLI's state
+folder. Fetching again when the remote file is unchanged transfers nothing. A refused
+or failed fetch leaves nothing behind.
 
 Options:
   --force   replace a local file that was edited since it was fetched (or that the
@@ -20,6 +20,8 @@ Options:
 Example:
   broker fetch personal:Documents/report.odt
   broker fetch personal:Documents/report.odt ./report.odt
+
+${LOCAL_HELP}
 
 ${CLIENT_ENV_HELP}
 ${EXIT_CODES_HELP}`,
