@@ -7,6 +7,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ExitCode } from '../../cli/command.js';
+import { StateStore } from '../../cli/transfer/state.js';
 import { nextSecond } from '../../fakes/nextcloud.js';
 import { useRealRig } from './rig.js';
 
@@ -170,6 +171,43 @@ describe('checkout and checkin', () => {
     const run = await rig.cli(['checkout', 'personal:Co4/doc.txt'], rig.stage());
     expect(run.code).toBe(ExitCode.infrastructure);
     expect(String(run.json.error)).toMatch(/is locked/);
+  });
+});
+
+describe('LOCAL as an earlier command printed it', () => {
+  it('checkout X prints L; checkin X L uploads, verifies and unlocks', async () => {
+    await rig.owner.writeFile('Local/doc.txt', 'v1');
+    await rig.broker.grant([{ path: 'Local', mode: 'write' }]);
+    const stage = rig.stage();
+    const co = await rig.cli(['checkout', 'personal:Local/doc.txt'], stage);
+    expect(co.code).toBe(ExitCode.ok);
+    // The record holds the etag Nextcloud gave the file under the lock.
+    const record = await new StateStore(`${stage}.state`).get('personal', 'Local/doc.txt');
+    expect(record?.etag).toBe(await rig.owner.etag('Local/doc.txt'));
+    const local = String(co.json.local_path);
+    writeFileSync(local, 'v2 from the agent');
+    const ci = await rig.cli(['checkin', 'personal:Local/doc.txt', local], stage);
+    expect(ci.code).toBe(ExitCode.ok);
+    expect(ci.json).toMatchObject({ status: 'checked_in', local_path: local });
+    expect(await rig.owner.read('Local/doc.txt')).toBe('v2 from the agent');
+    expect(await rig.owner.locked('Local/doc.txt')).toBe(false);
+  });
+
+  it('fetch X LOCAL, then push X with that local_path; an unedited push uploads nothing', async () => {
+    await rig.owner.writeFile('Local2/a.txt', 'remote v1');
+    await rig.broker.grant([{ path: 'Local2', mode: 'write' }]);
+    const stage = rig.stage();
+    const work = join(rig.stage(), 'work', 'a-copy.txt');
+    const fetched = await rig.cli(['fetch', 'personal:Local2/a.txt', work], stage);
+    expect(fetched.json.local_path).toBe(work);
+    const same = await rig.cli(['push', 'personal:Local2/a.txt', work], stage);
+    expect(same.json).toMatchObject({ status: 'unchanged', etag: fetched.json.etag });
+    expect(await rig.owner.etag('Local2/a.txt')).toBe(fetched.json.etag);
+    await nextSecond();
+    writeFileSync(work, 'edited');
+    const pushed = await rig.cli(['push', 'personal:Local2/a.txt', work], stage);
+    expect(pushed.code).toBe(ExitCode.ok);
+    expect(await rig.owner.read('Local2/a.txt')).toBe('edited');
   });
 });
 

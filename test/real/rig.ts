@@ -15,6 +15,7 @@ import { send } from './http.js';
 import { realServer, type RealServer } from './server.js';
 import { startBrokerOn, type BrokerOn, type BrokerOptions } from '../../support/daemon.js';
 import { TRANSFER_TOKEN } from '../../support/tokens.js';
+import { startGateProxy, type GateProxy } from '../../support/gate-proxy.js';
 import { runCli, type CliRun } from '../../support/processes.js';
 
 export type RealBroker = BrokerOn;
@@ -41,6 +42,8 @@ export interface RealRig {
    * and `transfer` are the new daemon's afterwards.
    */
   restart(): Promise<void>;
+  /** Between the broker and the server, when asked for (`useRealRig(…, { gate: true })`). */
+  gate?: GateProxy;
 }
 
 /**
@@ -70,19 +73,26 @@ export async function shareWith(
   if (res.status !== 200) throw new Error(`sharing ${path}: ${res.status} ${res.text}`);
 }
 
-/** Registers the file's hooks; the returned object is filled in before the first test. */
-export function useRealRig(opts: BrokerOptions = {}): RealRig {
+/**
+ * Registers the file's hooks; the returned object is filled in before the first test.
+ * With `gate`, the broker reaches the server through support/gate-proxy.ts (`rig.gate`),
+ * so a test can stall a transfer half-way.
+ */
+export function useRealRig(opts: BrokerOptions = {}, through: { gate?: boolean } = {}): RealRig {
   const rig = {} as RealRig;
   beforeAll(async () => {
     const server = realServer();
     await server.reset();
+    const gate = through.gate === true ? await startGateProxy(server.url) : undefined;
     const broker = await startBrokerOn(
-      { url: server.url, user: server.owner.user, password: server.owner.password },
+      { url: gate?.url ?? server.url, user: server.owner.user, password: server.owner.password },
       opts,
+      () => gate?.close() ?? Promise.resolve(),
     );
     Object.assign(rig, {
       server,
       broker,
+      ...(gate === undefined ? {} : { gate }),
       owner: new Dav(server.url, server.owner),
       other: new Dav(server.url, server.other),
       agent: await broker.agent(),
@@ -101,7 +111,7 @@ export function useRealRig(opts: BrokerOptions = {}): RealRig {
         rig.agent = await rig.broker.agent();
         rig.transfer = await rig.broker.transfer();
       },
-    } satisfies RealRig);
+    } satisfies Omit<RealRig, 'gate'>);
   });
   afterAll(async () => {
     await rig.broker?.close();
