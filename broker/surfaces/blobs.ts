@@ -3,7 +3,8 @@
  * HTTP side of operations/blobs.ts. A download is `200` with the bytes and, over
  * HTTP/1.1, the trailers `x-broker-sha256` and `x-broker-size`; a download stopped after
  * its head (a revoke, an expiry, Nextcloud failing) ends with the trailer
- * `x-broker-envelope` saying why instead. Every other answer is an envelope as JSON with
+ * `x-broker-envelope` saying why instead, for a client that sent `TE: trailers` (any
+ * other is cut mid-body). Every other answer is an envelope as JSON with
  * the status `blobStatus` gives it. No answer carries a secret.
  */
 import type { Request, Response } from 'express';
@@ -62,6 +63,11 @@ export class BlobEndpoint {
     // Trailers need chunked encoding (HTTP/1.1). An HTTP/1.0 client gets the bytes with a
     // Content-Length (a cut stream shows as short) and no sha256 trailer.
     const chunked = req.httpVersionMajor === 1 && req.httpVersionMinor >= 1;
+    // Only a client that said it reads trailers (`TE: trailers`, as the CLI does) learns
+    // why a stream was cut from its end; any other is cut mid-body, so that a client which
+    // ignores trailers sees a broken transfer rather than a short file that ended cleanly.
+    const te = [req.headers.te ?? ''].flat().join(',');
+    const readsTrailers = chunked && /(^|,)\s*trailers\s*(;|,|$)/i.test(te);
     const outcome = await this.deps.transfers.download(this.ctx('blob_get'), id, {
       redeemed: () => this.armIdleTimeout(res),
       start: ({ size, etag }) => {
@@ -87,7 +93,7 @@ export class BlobEndpoint {
       },
     });
     if (outcome.ok) return;
-    if (chunked && res.headersSent && !res.destroyed && !res.writableEnded) {
+    if (readsTrailers && res.headersSent && !res.destroyed && !res.writableEnded) {
       // The head went out, so the status cannot say no any more: the trailer does. Without
       // `x-broker-sha256` the bytes sent are never a complete file, whatever a client does.
       res.addTrailers({

@@ -274,7 +274,8 @@ export class TransferClient {
     blobUrl: string,
     open: () => Promise<Writable>,
   ): Promise<{ sha256: string; size: number; etag: string | null }> {
-    const req = this.blobRequest(blobUrl, 'GET', {});
+    // TE: trailers: the broker then says why it cut a stream (a revoke) in the trailer.
+    const req = this.blobRequest(blobUrl, 'GET', { te: 'trailers', connection: 'keep-alive, TE' });
     const res = await new Promise<IncomingMessage>((resolve, reject) => {
       req.on('response', resolve);
       req.on('error', reject);

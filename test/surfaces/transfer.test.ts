@@ -482,52 +482,75 @@ describe('checkout and checkin', () => {
 });
 
 describe('revocation aborts an in-flight download', () => {
-  it('cuts the stream mid-transfer: no checksum, a trailer saying why, outcome refused', async () => {
+  /** GETs a 24 MiB blob, revoking the grant once 256 KiB have arrived. */
+  async function cutDownload(
+    dir: string,
+    headers: Record<string, string> = {},
+  ): Promise<{ received: number; complete: boolean; trailers: Record<string, string> }> {
     const content = randomBytes(24 * 1024 * 1024);
-    await broker.fake.writeFile('Big/large.bin', content);
-    const id = await broker.grant([{ path: 'Big', mode: 'read' }]);
-    const answer = await call(transfer, 'read', { instance: 'personal', path: 'Big/large.bin' });
-    const result = await new Promise<{ received: number; error: boolean; trailers: unknown }>(
-      (resolve) => {
-        const req = request(
-          new URL(answer.blob_url as string, broker.url),
-          { headers: { authorization: `Bearer ${TRANSFER_TOKEN}` } },
-          (res) => {
-            let received = 0;
-            let revoked = false;
-            res.on('data', (c: Buffer) => {
-              received += c.length;
-              if (!revoked && received > 256 * 1024) {
-                revoked = true;
-                // Slow reader: pause so backpressure holds the stream open, then revoke.
-                res.pause();
-                void broker.gateway.decide(`revoke ${id}`).then(() => res.resume());
-              }
+    await broker.fake.writeFile(`${dir}/large.bin`, content);
+    const id = await broker.grant([{ path: dir, mode: 'read' }]);
+    const answer = await call(transfer, 'read', { instance: 'personal', path: `${dir}/large.bin` });
+    const result = await new Promise<{
+      received: number;
+      complete: boolean;
+      trailers: Record<string, string>;
+    }>((resolve) => {
+      const req = request(
+        new URL(answer.blob_url as string, broker.url),
+        { headers: { authorization: `Bearer ${TRANSFER_TOKEN}`, ...headers } },
+        (res) => {
+          let received = 0;
+          let revoked = false;
+          const done = (): void =>
+            resolve({
+              received,
+              complete: res.complete,
+              trailers: res.trailers as Record<string, string>,
             });
-            res.on('end', () =>
-              resolve({ received, error: !res.complete, trailers: res.trailers }),
-            );
-            res.on('error', () => resolve({ received, error: true, trailers: res.trailers }));
-            res.on('aborted', () => resolve({ received, error: true, trailers: res.trailers }));
-          },
-        );
-        req.on('error', () => resolve({ received: -1, error: true, trailers: {} }));
-        req.end();
-      },
-    );
-    // The head had gone out (200), so the end of the stream says why it stopped.
-    expect(result.error).toBe(false);
+          res.on('data', (c: Buffer) => {
+            received += c.length;
+            if (!revoked && received > 256 * 1024) {
+              revoked = true;
+              // Slow reader: pause so backpressure holds the stream open, then revoke.
+              res.pause();
+              void broker.gateway.decide(`revoke ${id}`).then(() => res.resume());
+            }
+          });
+          res.on('end', done);
+          res.on('error', done);
+          res.on('aborted', done);
+        },
+      );
+      req.on('error', () => resolve({ received: -1, complete: false, trailers: {} }));
+      req.end();
+    });
     expect(result.received).toBeLessThan(content.length);
-    const trailers = result.trailers as Record<string, string>;
-    expect(trailers['x-broker-sha256']).toBeUndefined();
-    const cut = JSON.parse(trailers['x-broker-envelope'] ?? '{}') as Record<string, unknown>;
-    expect(cut).toMatchObject({ status: 'refused', code: 'grant_revoked' });
-    const outcome = broker
+    expect(result.trailers['x-broker-sha256']).toBeUndefined();
+    expect(broker.server.inFlight.size).toBe(0);
+    return result;
+  }
+
+  const lastGetOutcome = () =>
+    broker
       .auditLines()
       .filter((l) => l.tool === 'blob_get' && l.event === 'outcome')
       .at(-1);
-    expect(outcome).toMatchObject({ outcome: 'refused', code: cut.code });
-    expect(broker.server.inFlight.size).toBe(0);
+
+  it('cuts the stream mid-transfer: no trailers, outcome refused (grant_revoked)', async () => {
+    const result = await cutDownload('Big');
+    expect(result.complete).toBe(false);
+    // Audited before the stream was cut.
+    expect(lastGetOutcome()).toMatchObject({ outcome: 'refused', code: 'grant_revoked' });
+  });
+
+  it('to a client that reads trailers (TE: trailers), the end of the stream says why', async () => {
+    const result = await cutDownload('BigTe', { te: 'trailers' });
+    // The head had gone out (200), so the stream ends with the envelope, never a checksum.
+    expect(result.complete).toBe(true);
+    const cut = JSON.parse(result.trailers['x-broker-envelope'] ?? '{}') as Record<string, unknown>;
+    expect(cut).toMatchObject({ status: 'refused', code: 'grant_revoked' });
+    expect(lastGetOutcome()).toMatchObject({ outcome: 'refused', code: cut.code });
   });
 });
 
