@@ -3,17 +3,10 @@
  * "failed", `error`, `next_step`), the same words on stderr for a person, exit 1.
  */
 import { ExitCode } from './command.js';
-import { forTerminal, jsonLine } from './transfer/output.js';
+import { forTerminal, jsonLine, type Io } from './transfer/output.js';
 
-export interface UsageIo {
-  stdout: (text: string) => void;
-  stderr: (text: string) => void;
-}
-
-export const processUsageIo: UsageIo = {
-  stdout: (text) => process.stdout.write(text),
-  stderr: (text) => process.stderr.write(text),
-};
+export type UsageIo = Io;
+export { processIo as processUsageIo } from './transfer/output.js';
 
 /** Reports a usage error (`who` is e.g. `broker serve`); returns exit code 1. */
 export function usageFailure(io: UsageIo, who: string, error: string, nextStep: string): number {

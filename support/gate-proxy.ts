@@ -105,3 +105,23 @@ export async function startGateProxy(target: string): Promise<GateProxy> {
       }),
   };
 }
+
+/**
+ * Starts `transfer`, waits until `direction` holds after `bytes`, runs `meanwhile` (a
+ * revoke, say) while the bytes stand still, then lets them flow; resolves with what the
+ * transfer gave.
+ */
+export async function whileHeld<T>(
+  gate: GateProxy,
+  direction: Direction,
+  bytes: number,
+  transfer: () => Promise<T>,
+  meanwhile: () => Promise<unknown>,
+): Promise<T> {
+  const held = gate.holdAfter(direction, bytes);
+  const running = transfer();
+  await held;
+  await meanwhile();
+  gate.release();
+  return running;
+}

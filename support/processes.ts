@@ -6,7 +6,8 @@
  * share the measuring process's event loop.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AGENT_TOKEN, APP_PASSWORD, TRANSFER_TOKEN } from './tokens.js';
@@ -287,6 +288,16 @@ export function spawnBrokerCommand(
     },
   };
 }
+
+/** What a `broker` client command needs: the broker, the transfer token, a staging folder. */
+export const clientEnv = (brokerUrl: string, stage: string): Record<string, string> => ({
+  BROKER_URL: brokerUrl,
+  BROKER_TRANSFER_TOKEN: TRANSFER_TOKEN,
+  BROKER_STAGE_DIR: stage,
+});
+
+/** A fresh, empty folder under the system's temp folder, for one test's staging. */
+export const tempStage = (label: string): string => mkdtempSync(join(tmpdir(), `broker-${label}-`));
 
 export interface CliRun {
   code: number;

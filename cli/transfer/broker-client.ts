@@ -9,6 +9,7 @@ import { pipeline } from 'node:stream/promises';
 import { z } from 'zod';
 import { ExitCode } from '../command.js';
 import { CliError } from './errors.js';
+import { parseJsonAs } from './json.js';
 import type { ClientEnv } from './env.js';
 import { BROKER_VERSION } from '../../broker/base/version.js';
 import { McpCallError, McpHttpClient } from './mcp-http.js';
@@ -115,13 +116,7 @@ async function readEnvelope(
     if (total > 65_536) break;
     chunks.push(chunk);
   }
-  let body: unknown;
-  try {
-    body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-  } catch {
-    body = undefined;
-  }
-  return EnvelopeSchema.safeParse(body);
+  return parseJsonAs(EnvelopeSchema, Buffer.concat(chunks).toString('utf8'));
 }
 
 /** The trailer that says why the broker cut a download (docs/transfer-protocol.md). */
@@ -133,13 +128,7 @@ export const ENVELOPE_TRAILER = 'x-broker-envelope';
  */
 function trailerEnvelope(value: string | undefined): Envelope | undefined {
   if (value === undefined) return undefined;
-  let body: unknown;
-  try {
-    body = JSON.parse(value);
-  } catch {
-    body = undefined;
-  }
-  const parsed = EnvelopeSchema.safeParse(body);
+  const parsed = parseJsonAs(EnvelopeSchema, value);
   return parsed.success && parsed.data.status !== 'ok'
     ? parsed.data
     : { status: 'error', message: 'the broker stopped the transfer and gave no readable reason' };

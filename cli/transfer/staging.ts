@@ -27,6 +27,12 @@ async function lstatOrUndefined(path: string): Promise<Stats | undefined> {
   }
 }
 
+/** The folder names from `root` (excluded) down to `dir`. */
+const foldersBetween = (root: string, dir: string): string[] =>
+  relative(root, dir)
+    .split(sep)
+    .filter((p) => p !== '');
+
 function symlinkRefused(path: string): CliError {
   return usageError(
     `refusing to write through a symlink at ${path}`,
@@ -73,9 +79,7 @@ async function walkFolders(
     if (rootStat === undefined) return { folder: undefined, created };
     if (!rootStat.isDirectory())
       throw usageError(`${plan.root} is not a folder`, 'choose another destination');
-    const parts = relative(plan.root, dirname(plan.file))
-      .split(sep)
-      .filter((p) => p !== '');
+    const parts = foldersBetween(plan.root, dirname(plan.file));
     let current = plan.root;
     for (const part of parts) {
       current = join(current, part);
@@ -138,9 +142,7 @@ export async function removeFolders(created: readonly string[]): Promise<void> {
  * renameat); the check after the rename reports that case.
  */
 export async function recheckFolders(plan: LocalPlan, prepared: PreparedFolder): Promise<void> {
-  const parts = relative(plan.root, prepared.path)
-    .split(sep)
-    .filter((p) => p !== '');
+  const parts = foldersBetween(plan.root, prepared.path);
   let current = plan.root;
   for (const part of parts) {
     current = join(current, part);

@@ -17,6 +17,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { usageError } from './errors.js';
+import { parseJsonAs } from './json.js';
 
 /** What older versions kept inside the staging folder; now only ever reported, never read. */
 export const LEGACY_MANIFEST_NAME = '.broker-manifest.json';
@@ -106,13 +107,7 @@ export class StateStore {
       if (errnoOf(err) === 'ELOOP') throw damaged(file);
       throw err;
     }
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      parsed = undefined;
-    }
-    const result = RecordSchema.safeParse(parsed);
+    const result = parseJsonAs(RecordSchema, text);
     // A record under another file's name is not this file's record.
     if (!result.success || result.data.instance !== instance || result.data.path !== path) {
       throw damaged(file);

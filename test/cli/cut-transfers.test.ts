@@ -5,16 +5,15 @@
  * behind a gate that stalls the bytes half-way, so the revoke lands while they move.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExitCode } from '../../cli/command.js';
 import { startFakeNextcloud, type FakeNextcloud } from '../../fakes/nextcloud.js';
 import { startBrokerOn, type Broker } from '../../support/daemon.js';
-import { startGateProxy, type GateProxy } from '../../support/gate-proxy.js';
-import { runCli } from '../../support/processes.js';
-import { APP_PASSWORD, TRANSFER_TOKEN } from '../../support/tokens.js';
+import { startGateProxy, whileHeld, type GateProxy } from '../../support/gate-proxy.js';
+import { clientEnv, runCli, tempStage } from '../../support/processes.js';
+import { APP_PASSWORD } from '../../support/tokens.js';
 
 const MiB = 1024 * 1024;
 /** Large enough that the stream is still moving when the gate holds it. */
@@ -34,12 +33,8 @@ afterAll(async () => {
   await fake.close();
 });
 
-const stageDir = (): string => mkdtempSync(join(tmpdir(), 'broker-cut-'));
-const envFor = (stage: string): Record<string, string> => ({
-  BROKER_URL: broker.url,
-  BROKER_TRANSFER_TOKEN: TRANSFER_TOKEN,
-  BROKER_STAGE_DIR: stage,
-});
+const stageDir = (): string => tempStage('cut');
+const envFor = (stage: string): Record<string, string> => clientEnv(broker.url, stage);
 
 /** The last audited outcome of a blob transfer. */
 const lastBlobOutcome = (tool: 'blob_get' | 'blob_put') =>
@@ -53,12 +48,13 @@ describe('a revoke during a large fetch', () => {
     await fake.writeFile('CutFetch/large.bin', randomBytes(SIZE));
     const id = await broker.grant([{ path: 'CutFetch', mode: 'read' }]);
     const stage = stageDir();
-    const held = gate.holdAfter('down', 2 * MiB);
-    const run = runCli(['fetch', 'personal:CutFetch/large.bin'], envFor(stage));
-    await held;
-    await broker.gateway.decide(`revoke ${id}`);
-    gate.release();
-    const result = await run;
+    const result = await whileHeld(
+      gate,
+      'down',
+      2 * MiB,
+      () => runCli(['fetch', 'personal:CutFetch/large.bin'], envFor(stage)),
+      () => broker.gateway.decide(`revoke ${id}`),
+    );
     expect(result.code).toBe(ExitCode.refused);
     const audited = lastBlobOutcome('blob_get');
     expect(audited).toMatchObject({ outcome: 'refused' });
@@ -76,12 +72,13 @@ describe('a revoke during a large push', () => {
     const stage = stageDir();
     const src = join(stage, 'up.bin');
     writeFileSync(src, randomBytes(SIZE));
-    const held = gate.holdAfter('up', 2 * MiB);
-    const run = runCli(['push', 'personal:CutPush/up.bin', src], envFor(stage));
-    await held;
-    await broker.gateway.decide(`revoke ${id}`);
-    gate.release();
-    const result = await run;
+    const result = await whileHeld(
+      gate,
+      'up',
+      2 * MiB,
+      () => runCli(['push', 'personal:CutPush/up.bin', src], envFor(stage)),
+      () => broker.gateway.decide(`revoke ${id}`),
+    );
     expect(result.code).toBe(ExitCode.refused);
     const audited = lastBlobOutcome('blob_put');
     expect(audited).toMatchObject({ outcome: 'refused' });
@@ -97,11 +94,13 @@ describe('Nextcloud going away during a large fetch', () => {
     await fake.writeFile('Drop/large.bin', randomBytes(SIZE));
     await broker.grant([{ path: 'Drop', mode: 'read' }]);
     const stage = stageDir();
-    const held = gate.holdAfter('down', 2 * MiB);
-    const run = runCli(['fetch', 'personal:Drop/large.bin'], envFor(stage));
-    await held;
-    gate.cut();
-    const result = await run;
+    const result = await whileHeld(
+      gate,
+      'down',
+      2 * MiB,
+      () => runCli(['fetch', 'personal:Drop/large.bin'], envFor(stage)),
+      () => Promise.resolve(gate.cut()),
+    );
     expect(result.code).toBe(ExitCode.infrastructure);
     expect(result.json.status).toBe('failed');
     expect(typeof result.json.code).toBe('string');

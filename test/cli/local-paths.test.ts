@@ -4,15 +4,13 @@
  * name; and a push of bytes the CLI itself recorded uploads nothing. The real CLI as a
  * subprocess against the daemon and the fake Nextcloud.
  */
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExitCode } from '../../cli/command.js';
 import { recordName, StateStore } from '../../cli/transfer/state.js';
 import { startBroker, type Broker } from '../../support/daemon.js';
-import { runCli } from '../../support/processes.js';
-import { TRANSFER_TOKEN } from '../../support/tokens.js';
+import { clientEnv, runCli, tempStage } from '../../support/processes.js';
 
 let broker: Broker;
 beforeAll(async () => {
@@ -22,12 +20,8 @@ afterAll(async () => {
   await broker.close();
 });
 
-const stageDir = (): string => mkdtempSync(join(tmpdir(), 'broker-local-'));
-const envFor = (stage: string): Record<string, string> => ({
-  BROKER_URL: broker.url,
-  BROKER_TRANSFER_TOKEN: TRANSFER_TOKEN,
-  BROKER_STAGE_DIR: stage,
-});
+const stageDir = (): string => tempStage('local');
+const envFor = (stage: string): Record<string, string> => clientEnv(broker.url, stage);
 const puts = (path: string): number =>
   broker.fake.requests.filter((r) => r.method === 'PUT' && r.path.endsWith(path)).length;
 const remote = async (path: string): Promise<string | undefined> =>

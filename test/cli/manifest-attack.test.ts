@@ -6,14 +6,12 @@
  * against the daemon and the fake Nextcloud.
  */
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExitCode } from '../../cli/command.js';
 import { startBroker, type Broker } from '../../support/daemon.js';
-import { runCli } from '../../support/processes.js';
-import { TRANSFER_TOKEN } from '../../support/tokens.js';
+import { clientEnv, runCli, tempStage } from '../../support/processes.js';
 
 const sha = (b: string): string => createHash('sha256').update(b).digest('hex');
 const EDIT = 'my local edit, not pushed yet';
@@ -28,12 +26,8 @@ afterAll(async () => {
 
 describe('a fetched .broker-manifest.json posing as the manifest', () => {
   it('vouches for nothing: the later fetch exits 5 and the local edit survives', async () => {
-    const stage = mkdtempSync(join(tmpdir(), 'broker-forged-'));
-    const env = {
-      BROKER_URL: broker.url,
-      BROKER_TRANSFER_TOKEN: TRANSFER_TOKEN,
-      BROKER_STAGE_DIR: stage,
-    };
+    const stage = tempStage('forged');
+    const env = clientEnv(broker.url, stage);
     const local = join(stage, 'personal', 'Documents', 'a', 'x.txt');
     // What Nextcloud holds: the file, and beside it a manifest in the old format that
     // says the local copy holding EDIT is the staged, unedited one.
@@ -79,12 +73,8 @@ describe('a fetched .broker-manifest.json posing as the manifest', () => {
   });
 
   it('an old manifest in the staging folder is not read, and the CLI says so', async () => {
-    const stage = mkdtempSync(join(tmpdir(), 'broker-legacy-'));
-    const env = {
-      BROKER_URL: broker.url,
-      BROKER_TRANSFER_TOKEN: TRANSFER_TOKEN,
-      BROKER_STAGE_DIR: stage,
-    };
+    const stage = tempStage('legacy');
+    const env = clientEnv(broker.url, stage);
     await broker.fake.writeFile('Legacy/y.txt', 'remote y');
     await broker.grant([{ path: 'Legacy', mode: 'read' }]);
     const local = join(stage, 'personal', 'Legacy', 'y.txt');

@@ -4,14 +4,12 @@
  * The real CLI as a subprocess against the daemon and the fake Nextcloud; after each
  * kind of failure the whole staging tree (and the state folder beside it) is listed.
  */
-import { existsSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExitCode } from '../../cli/command.js';
 import { startBroker, type Broker } from '../../support/daemon.js';
-import { runCli } from '../../support/processes.js';
-import { TRANSFER_TOKEN } from '../../support/tokens.js';
+import { clientEnv, runCli, tempStage } from '../../support/processes.js';
 
 let broker: Broker;
 beforeAll(async () => {
@@ -27,12 +25,8 @@ afterAll(async () => {
   await broker.close();
 });
 
-const stageDir = (): string => mkdtempSync(join(tmpdir(), 'broker-left-'));
-const envFor = (stage: string, url = broker.url): Record<string, string> => ({
-  BROKER_URL: url,
-  BROKER_TRANSFER_TOKEN: TRANSFER_TOKEN,
-  BROKER_STAGE_DIR: stage,
-});
+const stageDir = (): string => tempStage('left');
+const envFor = (stage: string, url = broker.url): Record<string, string> => clientEnv(url, stage);
 
 /** Every path under `dir`, relative to it, folders included. */
 function tree(dir: string): string[] {

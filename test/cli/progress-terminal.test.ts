@@ -8,13 +8,10 @@
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startBroker, type Broker } from '../../support/daemon.js';
-import { cliArgs, ROOT, runCli } from '../../support/processes.js';
-import { TRANSFER_TOKEN } from '../../support/tokens.js';
+import { cliArgs, clientEnv, ROOT, runCli, tempStage } from '../../support/processes.js';
 import { TERMINAL_MODES } from '../../support/terminal.js';
 
 const COLUMNS = 60;
@@ -28,12 +25,8 @@ afterAll(async () => {
   await broker.close();
 });
 
-const envFor = (stage: string): Record<string, string> => ({
-  BROKER_URL: broker.url,
-  BROKER_TRANSFER_TOKEN: TRANSFER_TOKEN,
-  BROKER_STAGE_DIR: stage,
-});
-const stageDir = (): string => mkdtempSync(join(tmpdir(), 'broker-pty-'));
+const envFor = (stage: string): Record<string, string> => clientEnv(broker.url, stage);
+const stageDir = (): string => tempStage('pty');
 
 /** Runs a shell command in a pseudo-terminal COLUMNS wide; resolves with what it printed. */
 function inTerminal(

@@ -9,11 +9,17 @@ import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ExitCode } from '../../cli/command.js';
+import { whileHeld, type GateProxy } from '../../support/gate-proxy.js';
 import { useRealRig } from './rig.js';
 
 const rig = useRealRig({}, { gate: true });
 const MiB = 1024 * 1024;
 const SIZE = 48 * MiB;
+
+const gateOf = (): GateProxy => {
+  if (rig.gate === undefined) throw new Error('the rig was built without its gate');
+  return rig.gate;
+};
 
 const lastOutcome = (tool: string) =>
   rig.broker
@@ -26,12 +32,13 @@ describe('a revoke during a large fetch', () => {
     await rig.owner.writeFile('Cut/large.bin', randomBytes(SIZE));
     const id = await rig.broker.grant([{ path: 'Cut', mode: 'read' }]);
     const stage = rig.stage();
-    const held = rig.gate?.holdAfter('down', 2 * MiB);
-    const run = rig.cli(['fetch', 'personal:Cut/large.bin'], stage);
-    await held;
-    await rig.broker.gateway.decide(`revoke ${id}`);
-    rig.gate?.release();
-    const result = await run;
+    const result = await whileHeld(
+      gateOf(),
+      'down',
+      2 * MiB,
+      () => rig.cli(['fetch', 'personal:Cut/large.bin'], stage),
+      () => rig.broker.gateway.decide(`revoke ${id}`),
+    );
     expect(result.code).toBe(ExitCode.refused);
     const audited = lastOutcome('blob_get');
     expect(audited).toMatchObject({ outcome: 'refused' });
@@ -48,12 +55,13 @@ describe('a revoke during a large push', () => {
     const stage = rig.stage();
     const src = join(stage, 'up.bin');
     writeFileSync(src, randomBytes(SIZE));
-    const held = rig.gate?.holdAfter('up', 2 * MiB);
-    const run = rig.cli(['push', 'personal:CutUp/up.bin', src], stage);
-    await held;
-    await rig.broker.gateway.decide(`revoke ${id}`);
-    rig.gate?.release();
-    const result = await run;
+    const result = await whileHeld(
+      gateOf(),
+      'up',
+      2 * MiB,
+      () => rig.cli(['push', 'personal:CutUp/up.bin', src], stage),
+      () => rig.broker.gateway.decide(`revoke ${id}`),
+    );
     expect(result.code).toBe(ExitCode.refused);
     expect(result.json).toMatchObject({ status: 'failed', code: lastOutcome('blob_put')?.code });
     expect(await rig.owner.exists('CutUp/up.bin')).toBe(false);
