@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExitCode } from '../../cli/command.js';
 import { startFakeNextcloud, type FakeNextcloud } from '../../fakes/nextcloud.js';
-import { startBrokerOn, type Broker } from '../../support/daemon.js';
+import { startBrokerOn, type BrokerOn } from '../../support/daemon.js';
 import { startGateProxy, whileHeld, type GateProxy } from '../../support/gate-proxy.js';
 import { clientEnv, runCli, tempStage } from '../../support/processes.js';
 import { APP_PASSWORD } from '../../support/tokens.js';
@@ -20,7 +20,7 @@ const MiB = 1024 * 1024;
 const SIZE = 48 * MiB;
 let fake: FakeNextcloud;
 let gate: GateProxy;
-let broker: Omit<Broker, 'fake'>;
+let broker: BrokerOn;
 
 beforeAll(async () => {
   fake = await startFakeNextcloud({ password: APP_PASSWORD });
