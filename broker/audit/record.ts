@@ -1,8 +1,12 @@
 /**
  * One audit record: how it is built and how a stored line is judged (docs/contracts.md §4).
- * A line is `canonicalJson(record)`; `record.hash` is the hex sha256 of
- * `canonicalJson(record without hash)`, which includes `prev`.
+ * A line is `asciiJson(canonicalJson(record))`: the canonical form with every character
+ * outside printable ASCII written as `\uXXXX`. `record.hash` is the hex sha256 of
+ * `canonicalJson(record without hash)`, which includes `prev`: a hash of the values, so
+ * the escaping changes no hash. Lines written before the escaping (raw UTF-8, the
+ * canonical form itself) still verify.
  */
+import { asciiJson } from '../base/text.js';
 import { canonicalJson, canonicalJsonPlusMember, sha256Hex } from './canonical.js';
 
 export interface AuditRecord {
@@ -42,15 +46,18 @@ export function buildRecord(
     hash = sha256Hex(without);
     return hash;
   });
-  return { record: { ...body, hash } as AuditRecord, line: withMember };
+  // Security: on disk only printable ASCII, so no reader meets a line break, a terminal
+  // control or a bidi override that an agent put in a path or a reason.
+  return { record: { ...body, hash } as AuditRecord, line: asciiJson(withMember) };
 }
 
 export type LineVerdict = { ok: true; record: AuditRecord } | { ok: false; reason: string };
 
 /**
  * Judges one stored line (without its newline) as the record that must follow `head`.
- * Security: the line must be byte-identical to the canonical form of its parsed value, so
- * every change of a byte either breaks the parse, breaks canonical form, or changes the
+ * Security: the line must be byte-identical to one of the two renderings of its parsed
+ * value, the ASCII form written now or the raw canonical form of older logs, so every
+ * change of a byte either breaks the parse, matches neither rendering, or changes the
  * value and with it the hash.
  */
 export function judgeLine(line: Buffer, head: { seq: number; hash: string }): LineVerdict {
@@ -71,7 +78,7 @@ export function judgeLine(line: Buffer, head: { seq: number; hash: string }): Li
   } catch {
     return { ok: false, reason: `line for seq ${expected} holds a value outside canonical JSON` };
   }
-  if (!Buffer.from(canonical, 'utf8').equals(line)) {
+  if (!isStoredForm(line, canonical)) {
     return { ok: false, reason: `line for seq ${expected} is not in canonical form (edited)` };
   }
   const { hash, seq, prev, ts, event } = rec;
@@ -102,6 +109,14 @@ export function judgeLine(line: Buffer, head: { seq: number; hash: string }): Li
     return { ok: false, reason: `seq ${seq}: hash does not match the record (edited)` };
   }
   return { ok: true, record: rec as AuditRecord };
+}
+
+/** The line is `canonical` in ASCII form, or (a log from before ASCII lines) as it is. */
+function isStoredForm(line: Buffer, canonical: string): boolean {
+  return (
+    Buffer.from(asciiJson(canonical), 'utf8').equals(line) ||
+    Buffer.from(canonical, 'utf8').equals(line)
+  );
 }
 
 /** The `torn` field of a recovery record: the torn region it stands in for. */

@@ -10,6 +10,7 @@
  * - `escapeMatching(text, CLASS)`: only the characters of one class, the rest as is
  *   (the console's announcements, the CLI's stderr).
  * - `escapeJsonLine`: a JSON text whose remaining invisible characters become `\uXXXX`.
+ * - `asciiJson`: a JSON text in printable ASCII (the audit log's lines).
  *
  * `escapeForDisplay` is for the approver, who approves what they *see* of paths and
  * reasons the agent wrote. Security: it keeps printable ASCII and the letters, digits
@@ -89,14 +90,30 @@ export function replaceRuns(text: string, unsafe: RegExp, replacement: string): 
   );
 }
 
+/** `\uXXXX` for each UTF-16 unit of `ch` (lower-case hex, as `JSON.stringify` writes them). */
+function jsonUnitEscapes(ch: string): string {
+  return Array.from(
+    { length: ch.length },
+    (_, i) => `\\u${ch.charCodeAt(i).toString(16).padStart(4, '0')}`,
+  ).join('');
+}
+
 /** A JSON text with `UNESCAPED_BY_JSON` written as `\uXXXX` (per UTF-16 unit: it parses the same). */
 export function escapeJsonLine(json: string): string {
-  return json.replace(new RegExp(UNESCAPED_BY_JSON.source, 'gu'), (ch) =>
-    Array.from(
-      { length: ch.length },
-      (_, i) => `\\u${ch.charCodeAt(i).toString(16).padStart(4, '0')}`,
-    ).join(''),
-  );
+  return json.replace(new RegExp(UNESCAPED_BY_JSON.source, 'gu'), jsonUnitEscapes);
+}
+
+/** Anything but printable ASCII (U+0020–U+007E), one UTF-16 unit at a time. */
+const NOT_PRINTABLE_ASCII = /[^\x20-\x7e]/g;
+
+/**
+ * A JSON text (as `JSON.stringify` writes it) in printable ASCII: every other UTF-16
+ * unit becomes `\uXXXX`, so a surrogate pair becomes two escapes. It parses to the same
+ * value. Security: no reader of the result, however it splits lines or renders text,
+ * meets a line break (U+2028, U+2029, NEL), a terminal control or a bidi override.
+ */
+export function asciiJson(json: string): string {
+  return json.replace(NOT_PRINTABLE_ASCII, jsonUnitEscapes);
 }
 
 /**

@@ -7,7 +7,7 @@
 import { gzipSync } from 'node:zlib';
 import { startBroker, type Broker } from '../../support/daemon.js';
 import type { Envelope } from '../../broker/base/envelope.js';
-import { auditVerdict } from '../lib/audit-check.js';
+import { asciiVerdict, auditVerdict } from '../lib/audit-check.js';
 import { rawExchange, requestText, type RawAnswer } from '../../support/raw-http.js';
 import type { Case, Group } from '../runner.js';
 import { AGENT_TOKEN, TRANSFER_TOKEN } from '../../support/tokens.js';
@@ -438,6 +438,25 @@ function pathCases(ctx: Ctx): Case[] {
       },
     },
     {
+      name: 'paths with U+202E, U+2028, NEL, a C1 CSI and DEL: refused, and the audit log stays printable ASCII',
+      expect: 'refused invalid_path x5, printable ASCII',
+      run: async () => {
+        const outcomes = new Set<string>();
+        for (const path of [
+          'Docs2/\u202Efdp.txt',
+          'a\u2028b',
+          'a\u0085b',
+          'a\u009B2Jb',
+          'a\u007Fb',
+        ]) {
+          outcomes.add(
+            toolOutcome(await mcp(ctx, toolCall('list', { instance: 'personal', path }))),
+          );
+        }
+        return `${[...outcomes].join(', ')} x5, ${asciiVerdict(ctx.broker.dir)}`;
+      },
+    },
+    {
       name: 'a wall-valid CJK path whose URL would pass 4 000 bytes: refused, Nextcloud never asked',
       expect: 'refused invalid_path, 0 requests',
       run: async () => {
@@ -533,6 +552,8 @@ export const httpGroup: Group = {
           run: async () => {
             await new Promise((r) => setTimeout(r, 100));
             const v = auditVerdict(broker.dir, broker.auditLines());
+            const ascii = asciiVerdict(broker.dir);
+            if (ascii !== 'printable ASCII') return ascii;
             return v.startsWith('verifies') ? 'intact' : v;
           },
         },

@@ -81,7 +81,7 @@ describe('broker audit verify as a subprocess', () => {
   it('exits 4 naming the first bad seq when a record was edited', async () => {
     const dir = tempDir();
     await writeLog(dir, 3);
-    const text = readLog(dir).toString('utf8').replace('ä 1', 'ä 9');
+    const text = readLog(dir).toString('utf8').replace('"n":1,', '"n":9,');
     writeFileSync(logPath(dir), text);
     const r = broker(['audit', 'verify', `--data-dir=${dir}`]);
     expect(r.code).toBe(4);
@@ -90,6 +90,17 @@ describe('broker audit verify as a subprocess', () => {
     expect(out.error).toMatch(/hash does not match/);
     expect(out.next_step).toEqual(expect.any(String));
     expect(r.stderr).toMatch(/CORRUPT at seq 2/);
+  });
+
+  it('exits 0 on a log written before ASCII lines (raw UTF-8, issue 14.7)', () => {
+    const r = broker([
+      'audit',
+      'verify',
+      '--data-dir',
+      join(ROOT, 'test/audit/fixtures/raw-utf8-log'),
+    ]);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ status: 'ok', records: 6, head: { seq: 6 } });
   });
 
   it('defaults to ./data', async () => {
