@@ -9,6 +9,7 @@
  * the seq where the next record should have been.
  */
 import { createHash, type Hash } from 'node:crypto';
+import { anchorText } from './anchor-text.js';
 import { ZERO_HASH } from './canonical.js';
 import { judgeLine, namesRegion } from './record.js';
 
@@ -41,6 +42,8 @@ export type ChainResult =
       /** The valid prefix. */
       head: ChainHead;
       records: number;
+      /** The anchor the log contradicts, when that is what failed. */
+      anchor?: ChainHead;
       /**
        * Set when everything from the first bad line to the end of the file fails to
        * continue the chain and no other check failed: the shape a crash leaves, which
@@ -64,10 +67,20 @@ export class ChainVerifier {
   private offset = 0;
   private carry: Buffer[] = [];
   private suspect: Suspect | undefined;
-  private hard: { seq: number; reason: string } | undefined;
+  private hard: { seq: number; reason: string; anchor?: ChainHead } | undefined;
+  private readonly anchors: readonly ChainHead[];
 
-  /** @param checkpoint when given, the record at `checkpoint.seq` must carry its hash. */
-  constructor(private readonly checkpoint?: ChainHead) {}
+  /**
+   * @param checkpoint when given, the record at `checkpoint.seq` must carry its hash.
+   * @param anchors heads the owner holds outside this host (posted to the room): the
+   *   record at each `seq` must exist and carry that hash.
+   */
+  constructor(
+    private readonly checkpoint?: ChainHead,
+    anchors: readonly ChainHead[] = [],
+  ) {
+    this.anchors = [...anchors].sort((a, b) => a.seq - b.seq);
+  }
 
   push(chunk: Buffer): void {
     let start = 0;
@@ -92,6 +105,16 @@ export class ChainVerifier {
     if (this.hard !== undefined) return { ok: false, ...this.hard, ...base };
     const cp = this.checkpoint;
     const s = this.suspect;
+    // Security: the room saw this record, so a log that ends before it was cut, however
+    // well its checkpoint agrees.
+    const lost = this.anchors.find((a) => a.seq > this.head.seq);
+    if (lost !== undefined) {
+      const reason =
+        s === undefined
+          ? `the log's valid records end at seq ${this.head.seq}, but anchor ${anchorText(lost)} names seq ${lost.seq}: records the approval room saw are gone (the tail was cut, and a checkpoint that agrees was rewritten)`
+          : `${s.reason}; anchor ${anchorText(lost)} names a record past it`;
+      return { ok: false, seq: this.head.seq + 1, reason, anchor: lost, ...base };
+    }
     if (cp !== undefined && cp.seq > this.head.seq) {
       // Security: damage at or before the checkpointed head is never a crash artefact
       // (the checkpoint moves only after an fsync), so it is not recoverable.
@@ -159,6 +182,17 @@ export class ChainVerifier {
         seq,
         reason: `recovery record seq ${seq} names torn bytes that are not in front of it (removed)`,
       };
+    }
+    // Security: a rewritten history, every later hash and the checkpoint recomputed,
+    // still differs from what the room holds for this seq.
+    const anchor = this.anchors.find((a) => a.seq === seq && a.hash !== hash);
+    if (anchor !== undefined) {
+      this.hard = {
+        seq,
+        reason: `record seq ${seq} has hash ${hash}, but anchor ${anchorText(anchor)} from the approval room names another: the history up to seq ${seq} was rewritten (hashes and checkpoint recomputed to match)`,
+        anchor,
+      };
+      return undefined;
     }
     const cp = this.checkpoint;
     if (cp !== undefined && cp.seq === seq && cp.hash !== hash) {

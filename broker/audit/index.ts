@@ -8,3 +8,4 @@ export { acquireLock, LOCK_FILE, lockHolder, processIsAlive, type HeldLock } fro
 export type { AuditRecord } from './record.js';
 export { verifyAudit, verifyAuditBytes, type VerifyResult } from './verify.js';
 export type { ChainHead } from './chain.js';
+export { anchorLine, anchorText, parseAnchor, type Anchor } from './anchor-text.js';

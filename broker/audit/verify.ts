@@ -1,8 +1,9 @@
 /**
  * `verifyAudit(dataDir)`: the offline check behind `broker audit verify` (docs/contracts.md §4, §6).
- * Recomputes the whole chain and compares it with audit.checkpoint. Read-only; takes no
- * lock, so it can run beside a live broker (the checkpoint is read first because it never
- * runs ahead of the log).
+ * Recomputes the whole chain and compares it with audit.checkpoint and with the anchors
+ * given (heads posted to the approval room, which the host cannot rewrite). Read-only;
+ * takes no lock, so it can run beside a live broker (the checkpoint is read first
+ * because it never runs ahead of the log).
  */
 import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
 import { join } from 'node:path';
@@ -13,40 +14,52 @@ import { LOG_FILE } from './log.js';
 
 export type VerifyResult =
   | { ok: true; records: number; head: ChainHead; checkpoint: ChainHead | undefined }
-  | { ok: false; seq: number; reason: string };
+  | { ok: false; seq: number; reason: string; anchor?: ChainHead };
 
 const READ_CHUNK = 256 * 1024;
 
-export function verifyAudit(dataDir: string): VerifyResult {
+export function verifyAudit(dataDir: string, anchors: readonly ChainHead[] = []): VerifyResult {
   let cpBytes: Buffer | undefined;
   try {
     cpBytes = readFileSync(join(dataDir, CHECKPOINT_FILE));
   } catch (err) {
     if (errnoCode(err) !== 'ENOENT') throw err;
   }
-  const check = startVerify(cpBytes);
+  const check = startVerify(cpBytes, anchors);
   readLog(join(dataDir, LOG_FILE), check.push);
   return check.finish();
 }
 
 /** The same check on bytes in memory: the log, and the checkpoint file (undefined = absent). */
-export function verifyAuditBytes(log: Buffer, checkpoint: Buffer | undefined): VerifyResult {
-  const check = startVerify(checkpoint);
+export function verifyAuditBytes(
+  log: Buffer,
+  checkpoint: Buffer | undefined,
+  anchors: readonly ChainHead[] = [],
+): VerifyResult {
+  const check = startVerify(checkpoint, anchors);
   check.push(log);
   return check.finish();
 }
 
-function startVerify(cpBytes: Buffer | undefined): {
+function startVerify(
+  cpBytes: Buffer | undefined,
+  anchors: readonly ChainHead[],
+): {
   push: (chunk: Buffer) => void;
   finish: () => VerifyResult;
 } {
   const cp = cpBytes === undefined ? undefined : parseCheckpoint(cpBytes);
-  const verifier = new ChainVerifier(cp?.ok === true ? cp.head : undefined);
+  const verifier = new ChainVerifier(cp?.ok === true ? cp.head : undefined, anchors);
   return {
     push: (chunk) => verifier.push(chunk),
     finish: () => {
       const result = verifier.finish();
-      if (!result.ok) return { ok: false, seq: result.seq, reason: result.reason };
+      if (!result.ok) {
+        const { seq, reason, anchor } = result;
+        return anchor === undefined
+          ? { ok: false, seq, reason }
+          : { ok: false, seq, reason, anchor };
+      }
       if (result.tail.length > 0) {
         return {
           ok: false,

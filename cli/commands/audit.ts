@@ -1,10 +1,13 @@
 /**
- * `broker audit verify [--data-dir DIR]` (docs/contracts.md §6): recomputes the audit
- * chain and compares its head with audit.checkpoint. One JSON object on stdout; exit 0
- * intact, 4 corrupt (naming the first bad seq), 1 usage or unreadable directory.
+ * `broker audit verify [--data-dir DIR] [--anchor SEQ:HASH]…` (docs/contracts.md §6):
+ * recomputes the audit chain, compares its head with audit.checkpoint and each record an
+ * anchor names with the anchor's hash. One JSON object on stdout; exit 0 intact, 4
+ * corrupt (naming the first bad seq, and the anchor when one fails), 1 usage or
+ * unreadable directory.
  */
 import { statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { type Anchor, anchorText, parseAnchor } from '../../broker/audit/anchor-text.js';
 import { CHECKPOINT_FILE } from '../../broker/audit/checkpoint.js';
 import { LOG_FILE } from '../../broker/audit/log.js';
 import { verifyAudit } from '../../broker/audit/verify.js';
@@ -17,28 +20,38 @@ export interface AuditCommandIo {
   cwd: () => string;
 }
 
-const HELP = `Usage: broker audit verify [--data-dir DIR]
+const HELP = `Usage: broker audit verify [--data-dir DIR] [--anchor SEQ:HASH]…
 
 Recomputes the hash chain of DIR/audit.log (every seq, prev and hash, and that each
 line is in canonical form) and compares its head with DIR/audit.checkpoint, catching
 an edited, deleted or reordered record and a truncated tail. Read-only; safe to run
 beside a running broker.
 
+Someone who can write DIR can also rewrite the whole history and the checkpoint to
+match. The broker posts its head to the approval room ("audit anchor SEQ:HASH") after
+each decision and at least every audit.anchor_interval; pass those anchors to prove
+that record SEQ still has that hash, i.e. that nothing up to SEQ was rewritten or cut.
+
 Options:
-  --data-dir DIR   the broker's data_dir (default: ./data)
+  --data-dir DIR       the broker's data_dir (default: ./data)
+  --anchor SEQ:HASH    an anchor from the room (repeatable; the full 64-digit hash)
 
 Output: one JSON object on stdout.
-  intact:  {"status":"ok","records":N,"head":{"seq":N,"hash":"…"}}
-  corrupt: {"status":"corrupt","seq":N,"error":"…","next_step":"…"}
+  intact:  {"status":"ok","records":N,"head":{"seq":N,"hash":"…"},"anchors":K}
+  corrupt: {"status":"corrupt","seq":N,"anchor":"SEQ:HASH","error":"…","next_step":"…"}
+  ("anchors" and "anchor" only when --anchor was given)
 
 Exit codes: 0 intact · 1 usage error or no audit log in DIR · 4 corrupt
 
 Example:
-  broker audit verify --data-dir /var/lib/broker/data
+  broker audit verify --data-dir /var/lib/broker/data --anchor 1234:<hash from the room>
 `;
 
 const CORRUPT_NEXT_STEP =
   'Treat records from this seq on as untrustworthy. Keep audit.log and audit.checkpoint as evidence, compare them with a backup, and investigate who could write to the data directory; the broker refuses to start on a log short of its checkpoint.';
+
+const ANCHOR_NEXT_STEP =
+  'The log on this host no longer holds what the approval room saw: it was rewritten or cut on the host, checkpoint included. Treat the whole log as untrustworthy and the broker host as compromised; keep audit.log and audit.checkpoint as evidence, and compare them with a backup that verifies with this anchor.';
 
 export function createAuditCommand(io: AuditCommandIo): Command {
   const emit = (obj: Record<string, unknown>): void => io.stdout(`${JSON.stringify(obj)}\n`);
@@ -74,7 +87,7 @@ export function createAuditCommand(io: AuditCommandIo): Command {
       }
       let result: ReturnType<typeof verifyAudit>;
       try {
-        result = verifyAudit(dir);
+        result = verifyAudit(dir, parsed.anchors);
       } catch (err) {
         return Promise.resolve(
           usage(
@@ -83,16 +96,24 @@ export function createAuditCommand(io: AuditCommandIo): Command {
           ),
         );
       }
+      const given = parsed.anchors.length > 0;
       if (result.ok) {
-        emit({ status: 'ok', records: result.records, head: result.head });
+        emit({
+          status: 'ok',
+          records: result.records,
+          head: result.head,
+          ...(given ? { anchors: parsed.anchors.length } : {}),
+        });
         io.stderr(`audit log intact: ${result.records} record(s), head seq ${result.head.seq}\n`);
         return Promise.resolve(ExitCode.ok);
       }
+      const anchor = result.anchor;
       emit({
         status: 'corrupt',
         seq: result.seq,
+        ...(anchor === undefined ? {} : { anchor: anchorText(anchor) }),
         error: result.reason,
-        next_step: CORRUPT_NEXT_STEP,
+        next_step: anchor === undefined ? CORRUPT_NEXT_STEP : ANCHOR_NEXT_STEP,
       });
       io.stderr(`audit log CORRUPT at seq ${result.seq}: ${result.reason}\n`);
       return Promise.resolve(ExitCode.verification);
@@ -100,7 +121,7 @@ export function createAuditCommand(io: AuditCommandIo): Command {
   };
 }
 
-type VerifyArgs = { ok: true; dataDir: string } | { ok: false; error: string };
+type VerifyArgs = { ok: true; dataDir: string; anchors: Anchor[] } | { ok: false; error: string };
 
 function parseVerifyArgs(args: readonly string[]): VerifyArgs {
   const [sub, ...rest] = args;
@@ -110,15 +131,39 @@ function parseVerifyArgs(args: readonly string[]): VerifyArgs {
       error: sub === undefined ? 'missing sub-command: verify' : `unknown sub-command "${sub}"`,
     };
   }
-  const parsed = parseCommandArgs(rest, { 'data-dir': { type: 'string', multiple: true } }, false);
+  const parsed = parseCommandArgs(
+    rest,
+    {
+      'data-dir': { type: 'string', multiple: true },
+      anchor: { type: 'string', multiple: true },
+    },
+    false,
+  );
   if (!parsed.ok) {
-    return { ok: false, error: describeProblem(parsed.problem, '--data-dir needs a directory') };
+    const missing = parsed.problem.arg.startsWith('--anchor')
+      ? `--anchor needs ${ANCHOR_FORMAT}`
+      : '--data-dir needs a directory';
+    return { ok: false, error: describeProblem(parsed.problem, missing) };
   }
   const given = (parsed.values['data-dir'] ?? []) as string[];
   if (given.includes('')) return { ok: false, error: '--data-dir needs a directory' };
   if (given.length > 1) return { ok: false, error: '--data-dir given twice' };
-  return { ok: true, dataDir: given[0] ?? 'data' };
+  const anchors: Anchor[] = [];
+  for (const text of (parsed.values.anchor ?? []) as string[]) {
+    const anchor = parseAnchor(text);
+    if (anchor === undefined) {
+      return {
+        ok: false,
+        error: `--anchor ${JSON.stringify(text)} is not ${ANCHOR_FORMAT}`,
+      };
+    }
+    anchors.push(anchor);
+  }
+  return { ok: true, dataDir: given[0] ?? 'data', anchors };
 }
+
+const ANCHOR_FORMAT =
+  'SEQ:HASH, the record number and its full 64-digit hash as posted after "audit anchor" in the approval room';
 
 function isDirectory(path: string): boolean {
   try {
