@@ -105,13 +105,14 @@ describe('attack: the disk hangs', () => {
   it('a hanging fsync times out after writeTimeoutMs and fails the log', async () => {
     const dir = tempDir();
     const fs = new InstrumentedFs();
-    const log = await AuditLog.open(dir, { now: tickingClock(), fs, writeTimeoutMs: 50 });
+    // Long enough for open's own checkpoint write on a loaded machine.
+    const log = await AuditLog.open(dir, { now: tickingClock(), fs, writeTimeoutMs: 500 });
     fs.faults.syncHangs = true;
     const started = Date.now();
     const results = await Promise.all([1, 2].map((n) => settle(log.append('intent', { n }))));
     expect(Date.now() - started).toBeLessThan(2000);
     for (const r of results) expect(r).toMatchObject({ code: 'timeout' });
-    expect((results[0] as AuditError).message).toMatch(/did not finish within 50 ms/);
+    expect((results[0] as AuditError).message).toMatch(/did not finish within 500 ms/);
     fs.faults.syncHangs = false;
     await expect(log.append('intent', {})).rejects.toMatchObject({ code: 'timeout' });
     await log.close();
@@ -144,7 +145,8 @@ describe('attack: the disk hangs', () => {
   it('after a failure the log file holds only whole durable records plus what reopening recovers', async () => {
     const dir = tempDir();
     const fs = new InstrumentedFs();
-    const log = await AuditLog.open(dir, { now: tickingClock(), fs, writeTimeoutMs: 30 });
+    // Long enough for open's own checkpoint write on a loaded machine (30 ms was not).
+    const log = await AuditLog.open(dir, { now: tickingClock(), fs, writeTimeoutMs: 500 });
     await log.append('intent', { n: 1 });
     fs.faults.syncHangs = true;
     await expect(log.append('intent', { n: 2 })).rejects.toMatchObject({ code: 'timeout' });
