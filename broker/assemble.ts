@@ -12,6 +12,7 @@ import { createServer, type ApprovalGatewayPort, type BrokerServer } from './app
 import { ConsoleGateway } from './approval/console.js';
 import { ApprovalEngine } from './approval/engine.js';
 import { renderGrantsEnded, renderRequestsEnded } from './approval/format.js';
+import { AuditAnchor, type AnchorTimers } from './audit/anchor.js';
 import { AuditLog, type AuditFs } from './audit/index.js';
 import type { Clock } from './base/domain.js';
 import { errorDetail } from './base/errors.js';
@@ -55,6 +56,8 @@ export interface AssembleOptions {
   readonly correlationId?: () => string;
   readonly randomBytes?: (n: number) => Buffer;
   readonly timers?: Timers;
+  /** The audit anchor's interval and retry timers (tests fire them). */
+  readonly anchorTimers?: AnchorTimers;
   /** How often the lifecycle sweep runs. Default 5 s. */
   readonly sweepIntervalMs?: number;
   /** How long stop() waits for in-flight requests before cutting them. Default 10 s. */
@@ -149,10 +152,17 @@ export async function assemble(config: BrokerConfig, options: AssembleOptions): 
       ...(options.correlationId ? { correlationId: options.correlationId } : {}),
       ...(options.randomBytes ? { randomBytes: options.randomBytes } : {}),
     });
+    // The head goes to the room after each owner decision and on the interval.
+    const anchor = new AuditAnchor({
+      head: () => audit.head,
+      intervalMs: config.audit.anchor_interval,
+      logger,
+      ...(options.anchorTimers === undefined ? {} : { timers: options.anchorTimers }),
+    });
     const engine = new ApprovalEngine({
       config,
       store,
-      audit,
+      audit: anchor.postingAfter(audit),
       now,
       logger,
       onRevoked: (grants) => operations.endGrants(grants, 'revoked'),
@@ -208,7 +218,9 @@ export async function assemble(config: BrokerConfig, options: AssembleOptions): 
       server,
       async start() {
         try {
-          return await server.start();
+          const listening = await server.start();
+          anchor.start((line) => gateway.announce(line));
+          return listening;
         } catch (error) {
           await server.close();
           await closeParts();
@@ -216,6 +228,7 @@ export async function assemble(config: BrokerConfig, options: AssembleOptions): 
         }
       },
       async stop() {
+        anchor.stop();
         await server.close();
         try {
           await audit.append('stop', {});

@@ -22,6 +22,7 @@ import {
   type MatrixGatewayOptions,
 } from '../broker/approval/matrix/gateway.js';
 import { assemble, type AssembleOptions } from '../broker/assemble.js';
+import type { AnchorTimers } from '../broker/audit/anchor.js';
 import type { AuditFs, AuditLog } from '../broker/audit/index.js';
 import type { LogLevel, Logger } from '../broker/base/log.js';
 import type { BrokerConfig, InstanceConfig, MatrixConfig } from '../broker/config.js';
@@ -62,6 +63,9 @@ export interface BrokerOptions {
   timers?: Timers;
   /** lifecycle.max_pending. Default 10. */
   maxPending?: number;
+  /** audit.anchor_interval (default 1 h) and the anchor's timers (default node's). */
+  anchorIntervalMs?: number;
+  anchorTimers?: AnchorTimers;
 }
 
 /**
@@ -314,6 +318,7 @@ async function start<B>(
       max_grant: 7 * 24 * H,
       max_pending: opts.maxPending ?? 10,
     },
+    audit: { anchor_interval: opts.anchorIntervalMs ?? H },
     data_dir: dir,
     logging: { level: opts.logLevel ?? 'debug' },
     instances: new Map([
@@ -333,6 +338,7 @@ async function start<B>(
     gateway,
     sweepIntervalMs: opts.sweepIntervalMs ?? 60_000,
     drainTimeoutMs: 1_000,
+    ...(opts.anchorTimers === undefined ? {} : { anchorTimers: opts.anchorTimers }),
   });
   let url: string;
   try {

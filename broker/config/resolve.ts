@@ -13,6 +13,9 @@ import type { BrokerConfig, ConfigContext, InstanceConfig, MatrixConfig } from '
 import { checkServiceUrl, isLoopbackListen } from './urls.js';
 
 export const MIN_TOKEN_LENGTH = 32;
+/** `audit.anchor_interval` bounds: 1 minute to 7 days. */
+const ANCHOR_INTERVAL_MIN = 60_000;
+const ANCHOR_INTERVAL_MAX = 7 * 86_400_000;
 const TOKEN_HINT = 'make one with: openssl rand -hex 32';
 
 type SecretRule = 'token' | 'header' | 'password';
@@ -207,6 +210,16 @@ export function resolveConfig(
     );
   }
 
+  const { anchor_interval } = raw.audit;
+  // Security: a timer above 2^31 ms fires at once in Node, so an interval that long would
+  // post the head in a loop; one under a minute floods the owner's room.
+  if (anchor_interval < ANCHOR_INTERVAL_MIN || anchor_interval > ANCHOR_INTERVAL_MAX) {
+    out.issue(
+      'audit.anchor_interval',
+      `must be between ${formatDuration(ANCHOR_INTERVAL_MIN)} and ${formatDuration(ANCHOR_INTERVAL_MAX)} (got ${formatDuration(anchor_interval)})`,
+    );
+  }
+
   if (!isLoopbackListen(raw.server.host)) {
     out.warnings.push(
       `server.host ${raw.server.host} accepts connections from other machines; put a TLS reverse proxy in front and list its name in server.allowed_hosts`,
@@ -224,6 +237,7 @@ export function resolveConfig(
     matrix,
     approval: raw.approval,
     lifecycle: { pending_timeout, default_grant, max_grant, max_pending },
+    audit: { anchor_interval },
     data_dir: resolvePath(ctx.baseDir, raw.data_dir),
     logging: { level: raw.logging.level },
     instances: resolveInstances(raw, ctx, out),

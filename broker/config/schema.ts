@@ -128,6 +128,10 @@ export const LifecycleSchema = strict({
     .default(10),
 });
 
+export const AuditSchema = strict({
+  anchor_interval: duration('1h').default(3_600_000),
+});
+
 export const LoggingSchema = strict({
   level: z
     .enum(['debug', 'info', 'warn', 'error'], { error: 'must be one of debug, info, warn, error' })
@@ -149,6 +153,7 @@ export const RawConfigSchema = strict({
   matrix: MatrixSchema.optional(),
   approval: z.enum(['matrix', 'console'], { error: 'must be matrix or console' }).default('matrix'),
   lifecycle: LifecycleSchema.prefault({}),
+  audit: AuditSchema.prefault({}),
   data_dir: text('a folder for the grant database and audit log').default('./data'),
   logging: LoggingSchema.prefault({}),
   instances: z

@@ -44,6 +44,8 @@ export interface BrokerConfig {
     /** The most requests that may wait for the owner at once (all instances). */
     max_pending: number;
   };
+  /** How often, at most, the audit head goes unposted to the approval room while records are added. */
+  audit: { anchor_interval: number };
   /** Absolute; a relative path in the file resolves against the config file's folder. */
   data_dir: string;
   logging: { level: LogLevel };

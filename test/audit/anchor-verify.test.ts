@@ -8,39 +8,16 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { type AuditRecord, verifyAudit } from '../../broker/audit/index.js';
 import { serializeCheckpoint } from '../../broker/audit/checkpoint.js';
-import { buildRecord, RESERVED_FIELDS } from '../../broker/audit/record.js';
 import { ZERO_HASH } from '../../broker/audit/canonical.js';
 import { createAuditCommand } from '../../cli/commands/audit.js';
+import { rewriteHistory } from '../../support/audit-rewrite.js';
 import { runCli } from '../../support/processes.js';
-import { checkpointPath, logLines, logPath, tempDir, writeLog } from './helpers.js';
+import { checkpointPath, logPath, tempDir, writeLog } from './helpers.js';
 
 const verify = (dir: string, ...anchors: string[]) =>
   runCli(['audit', 'verify', '--data-dir', dir, ...anchors.flatMap((a) => ['--anchor', a])], {});
 
 const anchorOf = (r: AuditRecord | undefined): string => `${r?.seq}:${r?.hash}`;
-
-/**
- * Rewrites the log from its records: `edit` changes their fields, then every hash is
- * recomputed from seq 1 and the checkpoint rewritten to the new head, exactly as an
- * attacker with write access to the data folder (and this source code) would.
- */
-function rewriteHistory(
-  dir: string,
-  edit: (records: Record<string, unknown>[]) => Record<string, unknown>[],
-): void {
-  const records = edit(logLines(dir).map((l) => JSON.parse(l) as Record<string, unknown>));
-  let head = { seq: 0, hash: ZERO_HASH };
-  let text = '';
-  for (const rec of records) {
-    const fields = { ...rec };
-    for (const name of RESERVED_FIELDS) delete fields[name];
-    const built = buildRecord(head, String(rec.ts), String(rec.event), fields);
-    head = { seq: built.record.seq, hash: built.record.hash };
-    text += `${built.line}\n`;
-  }
-  writeFileSync(logPath(dir), text);
-  writeFileSync(checkpointPath(dir), serializeCheckpoint(head));
-}
 
 describe('attack: rewritten history (a record edited, every later hash and the checkpoint recomputed)', () => {
   it('passes plain verify, and fails verify --anchor naming the anchor (exit 4)', async () => {

@@ -30,6 +30,7 @@ describe('parseConfig: a valid file', () => {
       max_grant: 7 * 86_400_000,
       max_pending: 10,
     });
+    expect(config.audit).toEqual({ anchor_interval: 3_600_000 });
     expect(config.data_dir).toBe('/srv/broker/data');
     expect(config.logging).toEqual({ level: 'info' });
     expect(config.tokens).toEqual({ agent: AGENT, transfer: TRANSFER });
@@ -70,6 +71,7 @@ describe('parseConfig: a valid file', () => {
       max_grant: '2h',
       max_pending: 3,
     };
+    raw['audit'] = { anchor_interval: '15m' };
     raw['data_dir'] = '/var/lib/broker';
     raw['logging'] = { level: 'debug' };
     const { config } = parseRaw(
@@ -92,6 +94,7 @@ describe('parseConfig: a valid file', () => {
       max_grant: 7_200_000,
       max_pending: 3,
     });
+    expect(config.audit).toEqual({ anchor_interval: 900_000 });
     expect(config.data_dir).toBe('/var/lib/broker');
     expect(config.logging.level).toBe('debug');
     expect(config.instances.get('work')?.discovery).toBe(true);
@@ -283,6 +286,13 @@ const NEGATIVE: [string, unknown, RegExp][] = [
   ['lifecycle.max_pending', 2.5, /whole number of requests/],
   ['lifecycle.max_pending', '10', /whole number of requests/],
   ['lifecycle.max_pending', 1001, /at most 1000/],
+  ['audit', 'hourly', /mapping/],
+  ['audit.anchor_interval', '0h', /duration/],
+  ['audit.anchor_interval', 60, /duration like 1h/],
+  ['audit.anchor_interval', '30s', /between 1m and 7d \(got 30s\)/],
+  ['audit.anchor_interval', '8d', /between 1m and 7d \(got 8d\)/],
+  ['audit.anchor_interval', '30d', /between 1m and 7d/],
+  ['audit.anchor_intervall', '1h', /unknown key/],
   ['data_dir', '', /empty/],
   ['data_dir', 5, /text/],
   ['logging.level', 'verbose', /debug, info, warn, error/],

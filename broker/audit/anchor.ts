@@ -1,0 +1,184 @@
+/**
+ * Posts the audit log's durable head to the approval room, `audit anchor SEQ:HASH`
+ * (docs/contracts.md §4): after every record of an owner decision, and at least every
+ * `audit.anchor_interval` while records were added. The room is outside the broker's
+ * host, so `broker audit verify --anchor SEQ:HASH` catches a history rewritten on the
+ * host, checkpoint included.
+ *
+ * Best effort: a post never blocks or fails an operation or a decision. One that fails
+ * is logged once per outage, retried with back-off (each retry posts the head of that
+ * moment), and the recovery is logged. At most one post is in flight; requests that
+ * arrive meanwhile are folded into one more post of the newest head.
+ */
+import { errorLine } from '../base/errors.js';
+import type { Logger } from '../base/log.js';
+import { anchorLine, anchorText } from './anchor-text.js';
+import type { ChainHead } from './chain.js';
+
+/** One-shot timers, injectable so tests fire the interval and the retries themselves. */
+export interface AnchorTimers {
+  setTimeout(fn: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+export const nodeAnchorTimers: AnchorTimers = {
+  setTimeout: (fn, ms) => {
+    const handle = setTimeout(fn, ms);
+    handle.unref();
+    return handle;
+  },
+  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
+};
+
+/** Sends one line to the owner (the approval gateway's `announce`). */
+export type AnchorPost = (line: string) => Promise<void>;
+
+export interface AuditAnchorDeps {
+  /** The audit log's durable head. */
+  head: () => ChainHead;
+  /** `audit.anchor_interval`. */
+  intervalMs: number;
+  logger: Logger;
+  timers?: AnchorTimers;
+  /** First wait before posting again after a failure; doubles up to intervalMs. Default 30 s. */
+  retryMs?: number;
+}
+
+export class AuditAnchor {
+  private readonly timers: AnchorTimers;
+  private readonly firstRetryMs: number;
+  private post: AnchorPost | undefined;
+  /** The newest head the room has (or the head at start: nothing to post before it). */
+  private posted: ChainHead | undefined;
+  private baseline = 0;
+  private inFlight = false;
+  private again = false;
+  private soon = false;
+  /** Failed attempts in a row (0: the last one reached the room). */
+  private failures = 0;
+  private retryDelayMs: number;
+  private intervalTimer: unknown;
+  private retryTimer: unknown;
+
+  constructor(private readonly deps: AuditAnchorDeps) {
+    this.timers = deps.timers ?? nodeAnchorTimers;
+    this.firstRetryMs = Math.min(deps.retryMs ?? 30_000, deps.intervalMs);
+    this.retryDelayMs = this.firstRetryMs;
+  }
+
+  /** Starts posting through `post`; records up to the current head count as posted. */
+  start(post: AnchorPost): void {
+    this.post = post;
+    this.baseline = this.deps.head().seq;
+    this.armInterval();
+  }
+
+  /** Stops the timers; a post in flight finishes unlogged. */
+  stop(): void {
+    this.post = undefined;
+    this.timers.clearTimeout(this.intervalTimer);
+    this.timers.clearTimeout(this.retryTimer);
+    this.intervalTimer = this.retryTimer = undefined;
+  }
+
+  /**
+   * An audit log whose appends also post the head once each is durable: what the
+   * approval engine writes to, so every owner decision is followed by an anchor.
+   */
+  postingAfter<T>(audit: { append(event: string, fields: Record<string, unknown>): Promise<T> }): {
+    append(event: string, fields: Record<string, unknown>): Promise<T>;
+  } {
+    return {
+      append: async (event, fields) => {
+        const record = await audit.append(event, fields);
+        this.decided();
+        return record;
+      },
+    };
+  }
+
+  /**
+   * Posts the head soon (after the current turn, so the decision's own answer goes
+   * first). Never throws.
+   */
+  decided(): void {
+    if (this.soon) return;
+    this.soon = true;
+    setImmediate(() => {
+      this.soon = false;
+      this.request();
+    });
+  }
+
+  private armInterval(): void {
+    this.intervalTimer = this.timers.setTimeout(() => {
+      if (this.post === undefined) return;
+      this.request();
+      this.armInterval();
+    }, this.deps.intervalMs);
+  }
+
+  /** True when records were added since the last head the room has. */
+  private behind(): boolean {
+    return this.deps.head().seq > (this.posted?.seq ?? this.baseline);
+  }
+
+  private request(): void {
+    if (this.post === undefined || !this.behind()) return;
+    if (this.inFlight) {
+      this.again = true;
+      return;
+    }
+    void this.attempt();
+  }
+
+  private async attempt(): Promise<void> {
+    const post = this.post;
+    if (post === undefined) return;
+    this.inFlight = true;
+    const head = this.deps.head();
+    try {
+      await post(anchorLine(head));
+      this.posted = head;
+      this.succeeded(head);
+    } catch (err) {
+      this.failed(head, err);
+    } finally {
+      this.inFlight = false;
+    }
+    if (this.again) {
+      this.again = false;
+      this.request();
+    }
+  }
+
+  private succeeded(head: ChainHead): void {
+    if (this.failures > 0) {
+      this.deps.logger.info('audit anchor posted again after the approval room was unreachable', {
+        anchor: anchorText(head),
+        failed_attempts: this.failures,
+      });
+    }
+    this.failures = 0;
+    this.retryDelayMs = this.firstRetryMs;
+    this.timers.clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
+  }
+
+  private failed(head: ChainHead, err: unknown): void {
+    if (this.post === undefined) return; // stopping: the gateway is going away
+    this.failures += 1;
+    // One warning per outage; the retries that follow are debug lines.
+    const level = this.failures === 1 ? 'warn' : 'debug';
+    this.deps.logger[level](
+      'audit anchor could not be posted to the approval room; the current head is posted when it answers again',
+      { anchor: anchorText(head), error: errorLine(err), retry_in_ms: this.retryDelayMs },
+    );
+    this.timers.clearTimeout(this.retryTimer);
+    this.retryTimer = this.timers.setTimeout(() => {
+      this.retryTimer = undefined;
+      this.request();
+    }, this.retryDelayMs);
+    this.retryDelayMs = Math.min(this.retryDelayMs * 2, this.deps.intervalMs);
+  }
+}
