@@ -13,8 +13,8 @@ const LAYERS = [
   { name: 'operations', path: '^broker/operations/' },
   { name: 'approval, surfaces', path: '^broker/(approval|surfaces)/' },
   {
-    name: 'app, assemble, main, doctor',
-    path: '^broker/(app\\.ts|assemble\\.ts|main\\.ts|doctor/)',
+    name: 'app, assemble, main, data folder, doctor',
+    path: '^broker/(app\\.ts|assemble\\.ts|main\\.ts|data-folder\\.ts|doctor/)',
   },
   { name: 'cli, demo, scripts', path: '^(cli/|broker/demo/|scripts/)' },
 ];

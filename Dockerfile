@@ -34,7 +34,8 @@ COPY --from=build /app/dist ./dist
 COPY package.json config.yaml.example LICENSE ./
 COPY bin ./bin
 # Security: the daemon never runs as root; uid 1000 is the image's unprivileged `node`.
-RUN mkdir -p /app/data && chown 1000:1000 /app/data
+# Its data folder is private (0700) before the first start, as the broker keeps it.
+RUN mkdir -p /app/data && chmod 700 /app/data && chown 1000:1000 /app/data
 USER 1000:1000
 # Grant database, audit log and checkpoint live here; everything else is read-only.
 VOLUME ["/app/data"]

@@ -19,6 +19,7 @@ import { errorDetail } from './base/errors.js';
 import { createLogger, type Logger } from './base/log.js';
 import { createSecretGuard } from './base/scrub.js';
 import { configSecrets, type BrokerConfig } from './config.js';
+import { GRANTS_FILE, prepareDataFolder } from './data-folder.js';
 import { GrantStore } from './grants/index.js';
 import { NextcloudClient, type NextcloudClientDeps } from './nextcloud/index.js';
 import { createOperations, type Operations } from './operations/index.js';
@@ -26,8 +27,7 @@ import { Lifecycle } from './operations/lifecycle.js';
 import { AccessRequests } from './operations/requests.js';
 import { nodeTimers, type Timers } from './operations/timers.js';
 
-/** The grant database's file name in data_dir. */
-export const GRANTS_FILE = 'grants.db';
+export { GRANTS_FILE } from './data-folder.js';
 
 /** What a gateway factory gets besides the engine. */
 export interface GatewayParts {
@@ -111,6 +111,8 @@ export async function assemble(config: BrokerConfig, options: AssembleOptions): 
   const { scrub } = guard;
   const logger = createLogger({ level: config.logging.level, scrub, write: options.writeLog, now });
   for (const warning of options.configWarnings ?? []) logger.warn('config', { warning });
+  // Security: the grants, decisions and audit trail are for the broker's user alone.
+  prepareDataFolder(config.data_dir, logger);
   const audit = await AuditLog.open(config.data_dir, {
     now,
     logger,

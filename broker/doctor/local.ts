@@ -1,12 +1,15 @@
 /**
- * Local checks: the data directory can be written, and an existing audit log verifies.
- * Both are read-only or leave nothing behind, so they are safe beside a running broker.
+ * Local checks: the data directory can be written, it and the broker's files in it are
+ * private, and an existing audit log verifies. All are read-only or leave nothing
+ * behind, so they are safe beside a running broker.
  */
 import { randomBytes } from 'node:crypto';
 import { accessSync, constants, existsSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { CHECKPOINT_FILE, LOG_FILE, verifyAudit } from '../audit/index.js';
-import { type Check, fail, pass } from './checklist.js';
+import { chmodLine, currentUid, octalMode } from '../base/private-files.js';
+import { wideDataModes } from '../data-folder.js';
+import { type Check, fail, pass, warn } from './checklist.js';
 
 function errno(error: unknown): string {
   const code = (error as NodeJS.ErrnoException | null)?.code;
@@ -80,5 +83,40 @@ export function checkAuditLog(dir: string): Check {
     `audit log broken at seq ${result.seq}`,
     'treat records from this seq on as untrustworthy; keep audit.log and audit.checkpoint as evidence, compare with a backup, and see `broker audit verify --help`',
     result.reason,
+  );
+}
+
+/**
+ * Every data folder or file others can read, with the `chmod` that fixes it. A warning
+ * when this user owns them all (the broker narrows them itself when it starts), a
+ * failure when one belongs to another user (the broker refuses to start on it).
+ */
+export function checkDataModes(dir: string, uid = currentUid()): Check {
+  let wide;
+  try {
+    wide = wideDataModes(dir, uid);
+  } catch (error) {
+    return fail(
+      `the modes in data_dir ${dir} cannot be read`,
+      "run doctor as the broker's user",
+      errno(error),
+    );
+  }
+  if (wide.length === 0) {
+    return pass(`data_dir ${dir} and the broker's files in it are private (0700, 0600)`);
+  }
+  const found = wide.map((w) => `${w.path} ${octalMode(w.mode)}`).join(', ');
+  const fix = chmodLine(wide);
+  const foreign = wide.filter((w) => !w.mine);
+  if (foreign.length === 0) {
+    return warn(
+      `other users can read: ${found}`,
+      `the broker narrows these when it starts; to do it now: ${fix}`,
+    );
+  }
+  return fail(
+    `other users can read: ${found}`,
+    `as their owner run: ${fix} (the broker refuses to start on them), or set data_dir to a folder the broker's user owns`,
+    foreign.map((w) => `${w.path} belongs to uid ${w.uid}`).join(', '),
   );
 }

@@ -18,7 +18,7 @@ import {
   skip,
   warn,
 } from './checklist.js';
-import { checkAuditLog, checkDataDir } from './local.js';
+import { checkAuditLog, checkDataDir, checkDataModes } from './local.js';
 import { checkMatrix } from './matrix.js';
 import { fetchPreflightClient } from './matrix-client.js';
 import { checkInstance } from './nextcloud.js';
@@ -82,7 +82,11 @@ export async function runDoctor(configPath: string, deps: DoctorDeps): Promise<D
     },
     {
       title: 'Local state',
-      checks: [checkDataDir(config.data_dir), checkAuditLog(config.data_dir)],
+      checks: [
+        checkDataDir(config.data_dir),
+        checkDataModes(config.data_dir),
+        checkAuditLog(config.data_dir),
+      ],
     },
   ];
   const instances = await Promise.all(

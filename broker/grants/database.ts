@@ -4,8 +4,10 @@
  * migrated to the current schema, with its random store id. The request and grant
  * tables (requests.ts, grant-table.ts) and approval's reaction links share it.
  */
+import { closeSync, openSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import type { Clock } from '../base/domain.js';
+import { narrowMode, PRIVATE_FILE_MODE } from '../base/private-files.js';
 import { migrate } from './migrations.js';
 import { GrantStoreError } from './rows.js';
 
@@ -42,11 +44,29 @@ function readStoreId(db: Database.Database): string {
   return id;
 }
 
+/** The database file and the two SQLite keeps beside it in WAL mode. */
+export function databaseFiles(file: string): string[] {
+  return [file, `${file}-wal`, `${file}-shm`];
+}
+
+/**
+ * Security: the grants and decisions are for the broker's user alone. SQLite creates a
+ * new database 0644 (less the umask) and gives `-wal` and `-shm` the database file's
+ * mode, so the file is created 0600 before SQLite opens it, and an older, wider one is
+ * narrowed (with its `-wal`/`-shm`) first.
+ */
+function privateFiles(file: string): void {
+  closeSync(openSync(file, 'a', PRIVATE_FILE_MODE));
+  for (const f of databaseFiles(file)) narrowMode(f, PRIVATE_FILE_MODE);
+}
+
 /** Opens (creating and migrating if needed) the database at `file`; `:memory:` for tests. */
 export function openGrantDatabase(
   file: string,
   deps: { now: Clock; busyTimeoutMs?: number },
 ): GrantDatabase {
+  const onDisk = file !== ':memory:' && file !== '';
+  if (onDisk) privateFiles(file);
   const db = new Database(file, { timeout: deps.busyTimeoutMs ?? 5000 });
   try {
     const journal = db.pragma('journal_mode = WAL', { simple: true });
@@ -62,6 +82,8 @@ export function openGrantDatabase(
     if (db.pragma('foreign_keys', { simple: true }) !== 1) {
       throw new GrantStoreError('schema', 'SQLite refused to enforce foreign keys');
     }
+    // -wal and -shm exist now; SQLite made them as private as the database file.
+    if (onDisk) for (const f of databaseFiles(file)) narrowMode(f, PRIVATE_FILE_MODE);
     try {
       migrate(db);
     } catch (e) {

@@ -12,7 +12,9 @@ const HELP = `Usage: broker doctor [--config FILE]
 Checks a configuration against the real world and prints a checklist (✓ passed,
 ✗ failed with the fix, ! warning, – not checked because an earlier check failed):
   - the configuration loads (warnings shown);
-  - data_dir is writable; an existing audit log verifies;
+  - data_dir is writable; it and the broker's files in it are private (0700, 0600),
+    else each wider one is named with the chmod that fixes it; an existing audit log
+    verifies;
   - each Nextcloud instance: reachable (status.php), the app password accepted (exactly
     one authenticated request, never retried: Nextcloud throttles failed logins), the
     trash bin (files.undelete) and file locking (files.locking, files_lock app) enabled;

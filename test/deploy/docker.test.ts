@@ -63,6 +63,8 @@ describe('Dockerfile', () => {
     // Only the data folder is prepared writable for uid 1000; the command serves from /app.
     const chowned = runtime.filter((s) => s.op === 'RUN' && s.args.includes('chown'));
     for (const s of chowned) expect(s.args).toMatch(/chown 1000:1000 \/app\/data$/);
+    // Security: the data folder is private from the start (issue 14.9).
+    expect(chowned.some((s) => s.args.includes('chmod 700 /app/data'))).toBe(true);
     expect(runtime.find((s) => s.op === 'CMD')?.args).toContain('serve');
   });
 });
