@@ -146,6 +146,8 @@ export interface MatrixBroker extends Common {
   handled(eventId: string, timeoutMs?: number): Promise<HandledEvent>;
   /** The bot's message for request `id`, once posted. */
   requestMessage(id: number): string | undefined;
+  /** request_access for `path` (read), then the owner's 👍; resolves once handled. */
+  approveByReaction(path: string): Promise<number>;
 }
 
 /** The broker on the fake Nextcloud. */
@@ -246,34 +248,44 @@ export async function startMatrixBroker(
             waiters.get(e.eventId)?.(e);
           },
         })),
-      (common) => ({
-        ...common,
-        fake,
-        hs,
-        gateway: gateway as MatrixGateway,
-        handled: (eventId, timeoutMs = 10_000) => {
-          const done = seen.get(eventId);
-          if (done) return Promise.resolve(done);
-          return new Promise((resolve, reject) => {
-            const timer = setTimeout(() => {
-              waiters.delete(eventId);
-              reject(new Error(`event ${eventId} not handled within ${timeoutMs} ms`));
-            }, timeoutMs);
-            waiters.set(eventId, (e) => {
-              clearTimeout(timer);
-              waiters.delete(eventId);
-              resolve(e);
+      (common) => {
+        const rig: MatrixBroker = {
+          ...common,
+          fake,
+          hs,
+          gateway: gateway as MatrixGateway,
+          handled: (eventId, timeoutMs = 10_000) => {
+            const done = seen.get(eventId);
+            if (done) return Promise.resolve(done);
+            return new Promise((resolve, reject) => {
+              const timer = setTimeout(() => {
+                waiters.delete(eventId);
+                reject(new Error(`event ${eventId} not handled within ${timeoutMs} ms`));
+              }, timeoutMs);
+              waiters.set(eventId, (e) => {
+                clearTimeout(timer);
+                waiters.delete(eventId);
+                resolve(e);
+              });
             });
-          });
-        },
-        requestMessage: (id) =>
-          hs.timeline(ROOM).find((e) => e.sender === BOT && e.content[REQUEST_ID_KEY] === id)
-            ?.event_id,
-        close: async () => {
-          await common.close();
-          await hs.close();
-        },
-      }),
+          },
+          requestMessage: (id) =>
+            hs.timeline(ROOM).find((e) => e.sender === BOT && e.content[REQUEST_ID_KEY] === id)
+              ?.event_id,
+          close: async () => {
+            await common.close();
+            await hs.close();
+          },
+          approveByReaction: async (path) => {
+            const id = await common.request(await common.agent(), [{ path, mode: 'read' }]);
+            const message = rig.requestMessage(id);
+            if (message === undefined) throw new Error(`request ${id} not posted`);
+            await rig.handled(hs.reactAs(OWNER, ROOM, message, '👍'));
+            return id;
+          },
+        };
+        return rig;
+      },
     );
   } catch (error) {
     await hs.close();

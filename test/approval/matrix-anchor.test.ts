@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyAudit } from '../../broker/audit/index.js';
-import { OWNER, ROOM, startMatrixBroker, type MatrixBroker } from '../../support/daemon.js';
+import { ROOM, startMatrixBroker, type MatrixBroker } from '../../support/daemon.js';
 import { manualTimers } from '../../support/manual-timers.js';
 import { FAST } from '../../support/matrix.js';
 import { callTool } from '../../support/mcp.js';
@@ -35,20 +35,11 @@ function anchors(): { seq: number; hash: string }[] {
     .map((m) => ({ seq: Number(m[1]), hash: m[2] ?? '' }));
 }
 
-async function approveByReaction(path: string): Promise<number> {
-  const agent = await rig.agent();
-  const id = await rig.request(agent, [{ path, mode: 'read' }]);
-  const message = rig.requestMessage(id);
-  if (message === undefined) throw new Error(`request ${id} not posted`);
-  await rig.handled(rig.hs.reactAs(OWNER, ROOM, message, '👍'));
-  return id;
-}
-
 describe('the audit anchor in the approval room', () => {
   it('follows the owner’s decision: a head that holds it, which verify --anchor accepts', async () => {
     await rig.fake.writeFile('Reports/a.txt', 'a');
     const before = anchors().length;
-    const id = await approveByReaction('Reports');
+    const id = await rig.approveByReaction('Reports');
     await until('the anchor after the decision', () => anchors().length > before);
     const anchor = anchors().at(-1);
     const decision = rig
@@ -69,7 +60,7 @@ describe('the audit anchor in the approval room', () => {
     expect(anchors().at(-1)).toEqual(rig.audit.head);
     timers.fire(HOUR);
     // Nothing was added: the next decision is the proof that no second post went out.
-    await approveByReaction('Reports');
+    await rig.approveByReaction('Reports');
     await until('the decision anchor', () => anchors().length === before + 2);
     expect(anchors().at(-1)).toEqual(rig.audit.head);
   });

@@ -9,13 +9,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callTool } from '../../support/mcp.js';
-import {
-  FAULT_RUN,
-  OWNER,
-  ROOM,
-  startMatrixBroker,
-  type MatrixBroker,
-} from '../../support/daemon.js';
+import { FAULT_RUN, startMatrixBroker, type MatrixBroker } from '../../support/daemon.js';
 import { until } from '../../support/until.js';
 
 let rig: MatrixBroker;
@@ -35,21 +29,11 @@ afterAll(async () => {
   await rig.close();
 });
 
-/** request_access, then the owner's 👍 on the bot's message; resolves once handled. */
-async function approveByReaction(path: string): Promise<number> {
-  const agent = await rig.agent();
-  const id = await rig.request(agent, [{ path, mode: 'read' }]);
-  const message = rig.requestMessage(id);
-  if (message === undefined) throw new Error(`request ${id} not posted`);
-  await rig.handled(rig.hs.reactAs(OWNER, ROOM, message, '👍'));
-  return id;
-}
-
 describe.each(['refuse', '502'] as const)('homeserver outage (%s)', (mode) => {
   it('no new grants while down, existing grants work, the bot reconnects and decides again', async () => {
     await rig.fake.writeFile(`Before-${mode}/a.txt`, 'granted before the outage');
     await rig.fake.writeFile(`After-${mode}/b.txt`, 'granted after the outage');
-    const before = await approveByReaction(`Before-${mode}`);
+    const before = await rig.approveByReaction(`Before-${mode}`);
     const agent = await rig.agent();
     const transfer = await rig.transfer();
 
@@ -80,7 +64,7 @@ describe.each(['refuse', '502'] as const)('homeserver outage (%s)', (mode) => {
 
     await rig.hs.outage(false);
     await until('the gateway reconnects', () => rig.gateway.healthy(), 10_000);
-    const after = await approveByReaction(`After-${mode}`);
+    const after = await rig.approveByReaction(`After-${mode}`);
     expect(await callTool(agent, 'check_access', { request: after })).toMatchObject({
       status: 'ok',
     });
