@@ -154,7 +154,21 @@ describe('the demo keeps its files private too', () => {
       expect(mode(data)).toBe('700');
       const files = readdirSync(data).filter((n) => !n.endsWith('.tmp'));
       expect(files).toEqual(expect.arrayContaining(['config.yaml', 'tokens.env', ...DATA_FILES]));
-      for (const name of files) expect([name, mode(join(data, name))]).toEqual([name, '600']);
+      // Folders (the demo's secrets) are 0700, every file in them and beside them 0600.
+      const walk = (folder: string): [string, string][] =>
+        readdirSync(folder)
+          .filter((n) => !n.endsWith('.tmp'))
+          .flatMap((n) => {
+            const path = join(folder, n);
+            return statSync(path).isDirectory()
+              ? [[path, mode(path)] as [string, string], ...walk(path)]
+              : [[path, mode(path)] as [string, string]];
+          });
+      const seen = walk(data);
+      expect(seen.some(([p]) => p.includes('secrets'))).toBe(true);
+      for (const [path, got] of seen) {
+        expect([path, got]).toEqual([path, statSync(path).isDirectory() ? '700' : '600']);
+      }
     } finally {
       stdin.end();
       await demo.stop();
