@@ -5,8 +5,8 @@
  * Allows: a path that is already unambiguous (NFC, `/`-separated, no leading slash
  * after dropping at most one) and that an active, unexpired grant of the same instance
  * covers component-wise (`A/B` covers `A/B` and `A/B/…`, never `A/BC` or `A`).
- * `write` implies `read`; `move` needs `write` on both ends; `list` needs `read` on
- * the folder or the instance's `discovery` flag (names only).
+ * `write` implies `read`; `move` needs `write` on both ends; `list` and `search` need
+ * `read` on the folder or the instance's `discovery` flag (names only).
  *
  * Denies, and never repairs: non-strings, empty paths, traversal (`.`/`..`), empty
  * components, backslashes, control and invisible characters, lone surrogates,
@@ -33,6 +33,7 @@ export type { GrantEnding } from './wall/lookup.js';
 
 export type WallOp =
   | { op: 'list'; instance: string; path: unknown } // '' or '/' = instance root (discovery only)
+  | { op: 'search'; instance: string; path: unknown } // the folder searched under; as list
   | { op: 'read'; instance: string; path: unknown }
   | { op: 'write'; instance: string; path: unknown } // mkdir, trash, upload, lock/unlock
   | { op: 'move'; instance: string; from: unknown; to: unknown };
@@ -155,16 +156,18 @@ export function decide(
         return refuseUncovered(lookup, op.op, target.path, 'request access first');
       return { ok: true, paths: [target.path], grantIds: [grant.id], discovery: false };
     }
-    case 'list': {
+    case 'list':
+    case 'search': {
       // Security: discovery (names only) is the owner's per-instance choice, never the agent's.
+      // A search reveals the names below a folder, as listing each folder would: one rule.
       const discovery = policy.discovery === true;
       if (op.path === '' || op.path === '/') {
-        // The instance root can never be granted; only discovery lists it.
+        // The instance root can never be granted; only discovery lists or searches it.
         if (discovery) return { ok: true, paths: [''], grantIds: [], discovery: true };
         return {
           ok: false,
           code: 'no_grant',
-          reason: `the root of "${escapeForReason(instance, 40)}" can be listed only with discovery; request access to a folder`,
+          reason: `the root of "${escapeForReason(instance, 40)}" can be ${op.op === 'list' ? 'listed' : 'searched'} only with discovery; request access to a folder`,
         };
       }
       const target = canonicalPath(op.path);

@@ -4,7 +4,20 @@
 import { describe, expect, it } from 'vitest';
 import type { GrantView, Mode } from '../../broker/base/domain.js';
 import { covers, decide, type WallOp } from '../../broker/wall.js';
-import { allowed, closed, grant, list, move, NOW, open, read, refused, write } from './helpers.js';
+import {
+  allowed,
+  canonical,
+  closed,
+  grant,
+  list,
+  move,
+  NOW,
+  open,
+  read,
+  refused,
+  search,
+  write,
+} from './helpers.js';
 
 describe('prefix siblings (Docs2, Docs.bak, Docs-old)', () => {
   const g = grant('Docs', 'write');
@@ -251,6 +264,71 @@ describe('discovery', () => {
     const truthy = { discovery: 'yes' as unknown as boolean };
     expect(refused(decide(list(''), [], truthy, NOW)).code).toBe('no_grant');
     expect(refused(decide(list('Other'), [], truthy, NOW)).code).toBe('no_grant');
+  });
+});
+
+describe('search needs what list needs (read on the folder, or discovery)', () => {
+  const docs = grant('Docs', 'read');
+
+  it('a read or write grant on the folder (or above it) allows searching it', () => {
+    const w = grant('Work', 'write');
+    for (const [op, g] of [
+      [search('Docs'), docs],
+      [search('/Docs/sub'), docs],
+      [search('Work/deep/er'), w],
+    ] as const) {
+      expect(decide(op, [docs, w], closed, NOW)).toEqual({
+        ok: true,
+        paths: [canonical(op)],
+        grantIds: [g.id],
+        discovery: false,
+      });
+    }
+  });
+
+  it('a search scoped to a sibling (Docs2, Docs.bak) or the parent is refused under a Docs grant', () => {
+    for (const p of ['Docs2', 'Docs.bak', 'Docs-old', 'Do', 'Other/Docs']) {
+      const d = refused(decide(search(p), [docs], closed, NOW));
+      expect(d.code).toBe('no_grant');
+      expect(d.reason).toContain('read');
+    }
+  });
+
+  it('an expired grant allows no search (now == expires_at included)', () => {
+    const ended = grant('Docs', 'read', { expiresAt: NOW });
+    expect(refused(decide(search('Docs'), [ended], closed, NOW)).code).toBe('grant_expired');
+    expect(allowed(decide(search('Docs'), [ended], closed, NOW - 1)).grantIds).toEqual([ended.id]);
+  });
+
+  it('the instance root is searched only under discovery, and the refusal says so', () => {
+    for (const root of ['', '/']) {
+      expect(decide(search(root), [docs], open, NOW)).toEqual({
+        ok: true,
+        paths: [''],
+        grantIds: [],
+        discovery: true,
+      });
+      const d = refused(decide(search(root), [docs], closed, NOW));
+      expect(d.code).toBe('no_grant');
+      expect(d.reason).toMatch(/searched only with discovery/);
+    }
+  });
+
+  it('discovery searches an ungranted folder by name only; a granted one on its grant', () => {
+    expect(allowed(decide(search('Other'), [docs], open, NOW))).toMatchObject({
+      grantIds: [],
+      discovery: true,
+    });
+    expect(allowed(decide(search('Docs/x'), [docs], open, NOW))).toMatchObject({
+      grantIds: [docs.id],
+      discovery: false,
+    });
+  });
+
+  it('a hostile scope is refused before anything else (the path rules do not relax)', () => {
+    for (const p of ['Docs/..', '../Docs', 'Docs//x', 'Docs/', '%2E%2E', 'Docs\\x', 'Do\u200bcs']) {
+      expect(refused(decide(search(p), [docs], open, NOW)).code).toBe('invalid_path');
+    }
   });
 });
 

@@ -41,6 +41,11 @@ export const list = (path: unknown, instance = 'personal'): WallOp => ({
   instance,
   path,
 });
+export const search = (path: unknown, instance = 'personal'): WallOp => ({
+  op: 'search',
+  instance,
+  path,
+});
 export const move = (from: unknown, to: unknown): WallOp => ({
   op: 'move',
   instance: 'personal',
@@ -55,4 +60,10 @@ export function allowed(d: WallDecision): Extract<WallDecision, { ok: true }> {
 export function refused(d: WallDecision): Extract<WallDecision, { ok: false }> {
   if (d.ok) throw new Error(`expected refused, got ${JSON.stringify(d)}`);
   return d;
+}
+
+/** What canonicalPath makes of a one-path op's path (for ops spelled canonically but for a leading slash). */
+export function canonical(op: WallOp): string {
+  const p = 'path' in op ? String(op.path) : '';
+  return p.startsWith('/') ? p.slice(1) : p;
 }

@@ -127,7 +127,7 @@ function opArbFor(grants: readonly GrantView[]): fc.Arbitrary<WallOp> {
     {
       weight: 4,
       arbitrary: fc.record({
-        op: fc.constantFrom('read' as const, 'write' as const, 'list' as const),
+        op: fc.constantFrom('read' as const, 'write' as const, 'list' as const, 'search' as const),
         instance: instanceArb,
         path,
       }),
@@ -135,7 +135,7 @@ function opArbFor(grants: readonly GrantView[]): fc.Arbitrary<WallOp> {
     {
       weight: 1,
       arbitrary: fc.record({
-        op: fc.constant('list' as const),
+        op: fc.constantFrom('list' as const, 'search' as const),
         instance: instanceArb,
         path: fc.constantFrom('', '/'),
       }),
@@ -223,7 +223,7 @@ describe('canonical form', () => {
           expect(slashed.ok).toBe(plain.ok);
           if (plain.ok) expect(slashed).toEqual(plain);
         }
-        for (const op of ['read', 'write', 'list'] as const) {
+        for (const op of ['read', 'write', 'list', 'search'] as const) {
           const a = decide({ op, instance: 'personal', path: s }, grants, policy, NOW);
           const b = decide({ op, instance: 'personal', path: `/${s}` }, grants, policy, NOW);
           if (!a.ok && s !== '') expect(b.ok).toBe(false);
@@ -245,7 +245,7 @@ describe('canonical form', () => {
 });
 
 describe('decisions', () => {
-  it('no allowed decision for a path outside every grant (and discovery only lists)', () => {
+  it('no allowed decision for a path outside every grant (and discovery only lists and searches)', () => {
     let allowedCount = 0;
     fc.assert(
       fc.property(scenarioArb, policyArb, nowArb, ([grants, op], policy, now) => {
@@ -255,7 +255,7 @@ describe('decisions', () => {
         expect(Number.isFinite(now)).toBe(true);
         if (!d.discovery) allowedCount += 1;
         if (d.discovery) {
-          expect(op.op).toBe('list');
+          expect(['list', 'search']).toContain(op.op);
           expect(policy?.discovery).toBe(true);
           expect(d.grantIds).toEqual([]);
           return;
@@ -299,7 +299,7 @@ describe('decisions', () => {
             (t) =>
               t.ok && grants.some((g) => contractAllows(g, op.instance, t.path, needWrite, now)),
           );
-        if (op.op === 'list' && (op.path === '' || op.path === '/')) return;
+        if ((op.op === 'list' || op.op === 'search') && (op.path === '' || op.path === '/')) return;
         if (expectAllowed) expectedAllowed += 1;
         expect(decide(op, grants, policy, now).ok).toBe(expectAllowed);
       }),
@@ -325,7 +325,7 @@ describe('decisions', () => {
           mode: 'write',
           expiresAt: NOW + 1,
         };
-        for (const op of ['read', 'write', 'list'] as const) {
+        for (const op of ['read', 'write', 'list', 'search'] as const) {
           expect(
             decide({ op, instance: 'personal', path: p.path + s }, [g], { discovery: false }, NOW)
               .ok,

@@ -38,7 +38,7 @@ describe('frozen snapshots answer exactly as the scan', () => {
     .map((gs): GrantView[] => gs.map((g) => ({ ...g, requestId: 1 })));
   const op: fc.Arbitrary<WallOp> = fc.oneof(
     fc.record({
-      op: fc.constantFrom('read' as const, 'write' as const, 'list' as const),
+      op: fc.constantFrom('read' as const, 'write' as const, 'list' as const, 'search' as const),
       instance: fc.constantFrom('personal', 'work', 'other'),
       path,
     }),
