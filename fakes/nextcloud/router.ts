@@ -12,6 +12,7 @@ import { mkcol } from './dav/mkcol.js';
 import { moveOrCopy } from './dav/move.js';
 import { propfind } from './dav/propfind.js';
 import { put } from './dav/put.js';
+import { search } from './dav/search.js';
 import { trashbin } from './dav/trashbin.js';
 import { ocs, ocsUnauthorised } from './ocs.js';
 import { apacheParse, checkName, decodeSegment, toUserPath } from './paths.js';
@@ -135,6 +136,13 @@ export async function route(
     if (auth === 'answered') return;
     const segments = parsed.segments.slice(2).map(decodeSegment);
     return ocs({ state, reply, req, query: parsed.query, segments, user: auth.user });
+  }
+  if (s0 === 'remote.php' && s1 === 'dav' && s2 === undefined && req.method === 'SEARCH') {
+    // The DAV root takes SEARCH (the scope names the user's folder); see dav/search.ts.
+    const auth = await authenticate(state, reply, false);
+    if (auth === 'answered' || auth.user === undefined) return;
+    const target = toUserPath([]);
+    return search({ state, reply, req, res, user: auth.user, target, base: davBase(auth.user) });
   }
   if (
     s0 !== 'remote.php' ||

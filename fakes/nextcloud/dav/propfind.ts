@@ -87,6 +87,16 @@ async function responseFor(ctx: DavContext, item: Listed, request: Request): Pro
   );
 }
 
+/** One `<d:response>` with exactly these properties (Clark names), as PROPFIND gives it. */
+export function propResponse(
+  ctx: DavContext,
+  node: NodeInfo,
+  spelled: string[],
+  props: string[],
+): Promise<string> {
+  return responseFor(ctx, { node, spelled }, { kind: 'prop', props });
+}
+
 export async function propfind(ctx: DavContext): Promise<void> {
   const body = await readSmallBody(ctx.req);
   const request = body === undefined ? 'bad' : parseRequest(body);
