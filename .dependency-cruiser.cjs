@@ -59,7 +59,7 @@ const peerRules = PEERS.flatMap((group) =>
 );
 
 /** The Nextcloud client and its verbs: what a pipeline step holds. */
-const CLIENT = '^broker/nextcloud/(client|files|transfers|locks|index)\\.ts$';
+const CLIENT = '^broker/nextcloud/(client|files|search|transfers|locks|index)\\.ts$';
 
 module.exports = {
   forbidden: [

@@ -8,9 +8,9 @@
  * is accepted only by `list`. Every error leaving this class is a NextcloudError whose
  * one-line message names the cause and the next step, scrubbed of the app password in
  * every spelling. The parts: connection.ts (credentials, transport, retries, errors),
- * files.ts (list, mkdir, move, trash; mounts.ts what trash refuses), transfers.ts (read
- * and write streams), locks.ts (LOCK, UNLOCK, a confirmed release), inspect.ts (lock and
- * mount properties) and capabilities.ts.
+ * files.ts (list, mkdir, move, trash; mounts.ts what trash refuses), search.ts (SEARCH),
+ * transfers.ts (read and write streams), locks.ts (LOCK, UNLOCK, a confirmed release),
+ * inspect.ts (lock and mount properties) and capabilities.ts.
  */
 import type { Readable } from 'node:stream';
 import { CapabilitiesCache, type Capabilities } from './capabilities.js';
@@ -20,12 +20,14 @@ import { listFolder, makeFolder, move, trash } from './files.js';
 import { inspect, type Inspection } from './inspect.js';
 import { lock, releaseLock, unlock, type Released } from './locks.js';
 import type { Entry } from './multistatus.js';
+import { searchFolder, type SearchPage } from './search.js';
 import { readStream, writeStream, type WriteCondition } from './transfers.js';
 
 export type { Entry } from './multistatus.js';
 export type { Capabilities } from './capabilities.js';
 export type { Inspection, LockFacts, MountFacts } from './inspect.js';
 export type { Released } from './locks.js';
+export type { SearchPage } from './search.js';
 export type { NextcloudInstance } from './connection.js';
 export type { WriteCondition } from './transfers.js';
 
@@ -69,6 +71,23 @@ export class NextcloudClient {
   ): Promise<{ entries: Entry[]; next?: string }> {
     return this.#conn.guard(() =>
       listFolder(this.#conn, this.#cursors, path, cursor, pageSize, signal),
+    );
+  }
+
+  /**
+   * Names below a folder ('' = the whole account) that contain `term` (canonical, see
+   * base/search-term.ts), in name order; `pageSize` 1-200. `next` is a signed cursor
+   * for this instance, folder and term only.
+   */
+  search(
+    path: string,
+    term: string,
+    cursor?: string,
+    pageSize = 100,
+    signal?: AbortSignal,
+  ): Promise<SearchPage> {
+    return this.#conn.guard(() =>
+      searchFolder(this.#conn, this.#cursors, path, term, cursor, pageSize, signal),
     );
   }
 

@@ -86,7 +86,7 @@ function sabreMessage(body: string): string | undefined {
 
 /** After a lost answer, a change may still have happened: say so for non-idempotent verbs. */
 function nextStepAfterLostAnswer(verb: Verb): string {
-  return verb === 'PROPFIND' || verb === 'GET' || verb === 'CAPABILITIES'
+  return verb === 'PROPFIND' || verb === 'SEARCH' || verb === 'GET' || verb === 'CAPABILITIES'
     ? 'try again later'
     : 'the change may still have been made, so look (list) before trying again';
 }

@@ -67,7 +67,16 @@ export class NextcloudError extends Error {
 
 /** The WebDAV verbs (and OCS call) the client sends. */
 export type Verb =
-  'PROPFIND' | 'GET' | 'PUT' | 'MKCOL' | 'MOVE' | 'DELETE' | 'LOCK' | 'UNLOCK' | 'CAPABILITIES';
+  | 'PROPFIND'
+  | 'SEARCH'
+  | 'GET'
+  | 'PUT'
+  | 'MKCOL'
+  | 'MOVE'
+  | 'DELETE'
+  | 'LOCK'
+  | 'UNLOCK'
+  | 'CAPABILITIES';
 
 export interface StatusContext {
   verb: Verb;
@@ -191,6 +200,11 @@ export function errorForStatus(status: number, ctx: StatusContext): NextcloudErr
         return make(
           'locking_unavailable',
           `locking is unavailable on ${inst}: the files_lock app is not enabled; ask the owner to enable it, or use \`broker fetch\` and \`broker push\` instead (a push replaces only a file unchanged since it was fetched)`,
+        );
+      if (ctx.verb === 'SEARCH')
+        return make(
+          'unexpected_status',
+          `WebDAV search is not available on ${inst} (Nextcloud answered 501): ask the owner to check the server's dav app`,
         );
       break;
     case 507:

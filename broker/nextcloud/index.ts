@@ -5,6 +5,7 @@ export {
   type Entry,
   type NextcloudClientDeps,
   type NextcloudInstance,
+  type SearchPage,
   type WriteCondition,
 } from './client.js';
 export { NextcloudError, type NextcloudErrorCode } from './errors.js';

@@ -131,7 +131,7 @@ export function decodeHref(href: string, origin: string): string[] {
   });
 }
 
-function textProp(props: ReadonlyMap<string, unknown>, key: string): string | null {
+export function textProp(props: ReadonlyMap<string, unknown>, key: string): string | null {
   const v = props.get(key);
   return typeof v === 'string' && v !== '' ? v : null;
 }
@@ -230,6 +230,21 @@ export function childResponses(
   return children.sort((a, b) => compareEntries(a.entry, b.entry));
 }
 
+/** The single response of a Depth-0 PROPFIND reply, which must be the requested resource. */
+export function selfResponse(
+  responses: readonly DavResponse[],
+  requestSegments: readonly string[],
+  origin: string,
+): DavResponse {
+  const matching = responses.filter((r) =>
+    sameSegments(decodeHref(r.href, origin), requestSegments),
+  );
+  const self = matching[0];
+  if (self === undefined || responses.length !== 1)
+    throw badResponse('a Depth 0 reply that is not exactly the requested resource');
+  return self;
+}
+
 /** The single entry of a Depth-0 PROPFIND reply for `path`. */
 export function selfEntry(
   responses: readonly DavResponse[],
@@ -237,12 +252,7 @@ export function selfEntry(
   requestSegments: readonly string[],
   origin: string,
 ): Entry {
-  const matching = responses.filter((r) =>
-    sameSegments(decodeHref(r.href, origin), requestSegments),
-  );
-  const self = matching[0];
-  if (self === undefined || responses.length !== 1)
-    throw badResponse('a Depth 0 reply that is not exactly the requested resource');
+  const self = selfResponse(responses, requestSegments, origin);
   const name = (path.split('/').pop() ?? '').normalize('NFC');
   return toEntry(name, path, self.props);
 }

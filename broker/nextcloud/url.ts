@@ -129,3 +129,25 @@ export function buildDavUrl(base: string, username: string, path: string): URL {
   if (username === '' || username.includes('/')) throw invalid('bad user name');
   return assembleDavUrl(baseUrl, username, pathComponents(path));
 }
+
+/**
+ * The one URL Nextcloud takes a WebDAV SEARCH on: `<url>/remote.php/dav/` (any other
+ * answers 501).
+ */
+export function davSearchUrl(base: string): URL {
+  const baseUrl = parseBaseUrl(base);
+  return new URL(`${baseUrl.origin}${baseUrl.pathname.replace(/\/+$/, '')}/remote.php/dav/`);
+}
+
+/**
+ * A SEARCH scope for a canonical folder path ('' = the user's root): `/files/<user>/<path>`
+ * relative to the DAV root. Security: Nextcloud does not percent-decode a scope, so the
+ * components go raw (the XML body escapes them) after the same checks as a URL's.
+ */
+export function searchScope(username: string, path: string): string {
+  if (username === '' || username.includes('/')) throw invalid('bad user name');
+  const components = pathComponents(path);
+  return components.length === 0
+    ? `/files/${username}`
+    : `/files/${username}/${components.join('/')}`;
+}

@@ -114,6 +114,14 @@ export interface NextcloudPort {
     pageSize?: number,
     signal?: AbortSignal,
   ): Promise<{ entries: EntryLike[]; next?: string }>;
+  /** Names below the folder `path` ('' = the whole account) containing the canonical `term`. */
+  search(
+    path: string,
+    term: string,
+    cursor?: string,
+    pageSize?: number,
+    signal?: AbortSignal,
+  ): Promise<{ entries: EntryLike[]; next?: string; outside: number }>;
   stat(path: string, signal?: AbortSignal): Promise<EntryLike>;
   inspect(path: string, signal?: AbortSignal): Promise<InspectionLike>;
   readStream(

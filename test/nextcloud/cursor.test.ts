@@ -40,6 +40,30 @@ describe('list cursors', () => {
   });
 });
 
+describe('search cursors', () => {
+  const codec = createCursorCodec('home', PASSWORD);
+
+  it('round-trip for the same folder and term, and name the term', () => {
+    const c = codec.encode('Docs', 100, 'report');
+    expect(codec.decode(c, 'Docs', 'report')).toBe(100);
+    expect(Buffer.from(c.split('.')[0] ?? '', 'base64url').toString()).toBe(
+      '{"v":1,"i":"home","p":"Docs","q":"report","o":100}',
+    );
+  });
+
+  it('a search cursor replayed with another term, or as a list cursor, is refused', () => {
+    const c = codec.encode('Docs', 100, 'report');
+    badCursor(() => codec.decode(c, 'Docs', 'Report'));
+    badCursor(() => codec.decode(c, 'Docs', 'report '));
+    badCursor(() => codec.decode(c, 'Docs'));
+    badCursor(() => codec.decode(c, 'Other', 'report'));
+  });
+
+  it('a list cursor is refused for a search of the same folder', () => {
+    badCursor(() => codec.decode(codec.encode('Docs', 200), 'Docs', 'report'));
+  });
+});
+
 describe('cursor forgery and replay attacks', () => {
   const codec = createCursorCodec('home', PASSWORD);
   const good = codec.encode('Docs', 200);

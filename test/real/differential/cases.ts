@@ -8,6 +8,7 @@
 import { INSPECT_BODY } from '../../../broker/nextcloud/inspect.js';
 import { LOCK_BODY } from '../../../broker/nextcloud/locks.js';
 import { PROPFIND_BODY } from '../../../broker/nextcloud/multistatus.js';
+import { searchBody } from '../../../broker/nextcloud/search-query.js';
 import { NEXT_SECOND, type Case, type Step } from './steps.js';
 
 const XML = 'application/xml; charset=utf-8';
@@ -128,6 +129,60 @@ const capabilities = (name: string, auth: Step['auth'] = 'user'): Step => ({
   headers: { 'OCS-APIRequest': 'true', Accept: 'application/json' },
   auth,
 });
+
+/**
+ * NextcloudClient.search: one SEARCH on the DAV root, the folder's own file id (kept by
+ * an earlier step under `folder`) left out, one result more than a page asked for.
+ */
+const search = (
+  name: string,
+  path: string,
+  term: string,
+  folder: string,
+  page: { limit?: number; offset?: number } = {},
+): Step => ({
+  name,
+  method: 'SEARCH',
+  target: '/remote.php/dav/',
+  headers: { 'Content-Type': XML },
+  body: searchBody({
+    scope: path === '' ? '/files/{user}' : `/files/{user}/${path}`,
+    term,
+    folderId: '0',
+    limit: page.limit ?? 101,
+    offset: page.offset ?? 0,
+  }).replace(
+    '<oc:fileid/></d:prop><d:literal>0</d:literal>',
+    `<oc:fileid/></d:prop><d:literal>{fileid:${folder}}</d:literal>`,
+  ),
+  read: { ordered: true },
+});
+
+/** A SEARCH the broker does not send, to pin down how the server reads one. */
+const rawSearch = (
+  name: string,
+  scope: string,
+  where: string,
+  opts: { limit?: number; target?: string; unordered?: boolean } = {},
+): Step => ({
+  name,
+  method: 'SEARCH',
+  target: opts.target ?? '/remote.php/dav/',
+  headers: { 'Content-Type': XML },
+  body:
+    '<?xml version="1.0" encoding="utf-8"?><d:searchrequest xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns">' +
+    '<d:basicsearch><d:select><d:prop><d:resourcetype/><d:getcontentlength/></d:prop></d:select>' +
+    `<d:from><d:scope><d:href>${scope}</d:href><d:depth>infinity</d:depth></d:scope></d:from>` +
+    `<d:where>${where}</d:where>` +
+    (opts.unordered === true
+      ? ''
+      : '<d:orderby><d:order><d:prop><d:displayname/></d:prop><d:ascending/></d:order></d:orderby>') +
+    (opts.limit === undefined ? '' : `<d:limit><d:nresults>${opts.limit}</d:nresults></d:limit>`) +
+    '</d:basicsearch></d:searchrequest>',
+  read: { ordered: true },
+});
+const like = (literal: string) =>
+  `<d:like><d:prop><d:displayname/></d:prop><d:literal>${literal}</d:literal></d:like>`;
 
 const TRASH_PROPFIND =
   '<?xml version="1.0"?><d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns" xmlns:nc="http://nextcloud.org/ns">' +
@@ -575,6 +630,120 @@ export const CASES: readonly Case[] = [
       unlock('UNLOCK', '~/T/a.txt', 'opaquelocktoken:00000000-0000-0000-0000-000000000000'),
       NEXT_SECOND,
       put('PUT without a token', '~/T/a.txt', 'y', {}),
+    ],
+  },
+  {
+    name: 'search (SEARCH on the DAV root, as the broker sends it)',
+    steps: [
+      { ...mkcol('MKCOL the folder', '~/Docs'), fileid: 'docs' },
+      mkcol('MKCOL a subfolder', '~/Docs/sub'),
+      mkcol('MKCOL a folder whose name matches', `~/Docs/${enc('Report folder')}`),
+      create('PUT Report 2024', `~/Docs/${enc('Report 2024.txt')}`, 'x'),
+      create('PUT report-final', '~/Docs/report-final.TXT', 'xy'),
+      create('PUT deep report', `~/Docs/sub/${enc('deep report.txt')}`, 'xyz'),
+      create('PUT R\u00e9port', `~/Docs/${enc('R\u00e9port.txt')}`, 'x'),
+      create('PUT a_b', '~/Docs/a_b.txt', 'x'),
+      create('PUT axb', '~/Docs/axb.txt', 'x'),
+      create('PUT 100%', `~/Docs/${enc('100%.txt')}`, 'x'),
+      create('PUT doc1', '~/Docs/doc1.txt', 'x'),
+      create('PUT a name with XML specials', `~/Docs/${enc('a<&"\'b.txt')}`, 'x'),
+      mkcol('MKCOL a sibling with the same prefix', '~/Docs2'),
+      create('PUT in the sibling', '~/Docs2/report.txt', 'x'),
+      {
+        ...propfind("PROPFIND Depth 0 of the home (the root's file id)", '~/', '0'),
+        fileid: 'home',
+      },
+      propfind('PROPFIND Depth 0 of the folder (the check before a search)', '~/Docs', '0'),
+      search('SEARCH report below Docs', 'Docs', 'report', 'docs'),
+      search('SEARCH REPORT (ASCII letters ignore case)', 'Docs', 'REPORT', 'docs'),
+      search('SEARCH R\u00c9PORT (other letters do not)', 'Docs', 'R\u00c9PORT', 'docs'),
+      search('SEARCH r\u00e9port (accents count)', 'Docs', 'r\u00e9port', 'docs'),
+      search('SEARCH a_b (the _ escaped)', 'Docs', 'a_b', 'docs'),
+      search('SEARCH % (escaped)', 'Docs', '%', 'docs'),
+      search('SEARCH a\\_b (the backslash escaped too)', 'Docs', 'a\\_b', 'docs'),
+      search('SEARCH <&"\' (XML-escaped)', 'Docs', '<&"\'', 'docs'),
+      search('SEARCH doc, one result (the folder itself left out)', 'Docs', 'doc', 'docs', {
+        limit: 1,
+      }),
+      search('SEARCH report, first page of two', 'Docs', 'report', 'docs', { limit: 3 }),
+      search('SEARCH report, second page', 'Docs', 'report', 'docs', { limit: 3, offset: 2 }),
+      search('SEARCH past the end', 'Docs', 'report', 'docs', { limit: 3, offset: 10 }),
+      search('SEARCH the whole account', '', 'report', 'home'),
+    ],
+  },
+  {
+    name: 'search: how the server reads a scope, a literal and a limit',
+    steps: [
+      { ...mkcol('MKCOL the folder', '~/Docs'), fileid: 'docs' },
+      create('PUT doc1', '~/Docs/doc1.txt', 'x'),
+      create('PUT doc2', '~/Docs/doc2.txt', 'x'),
+      create('PUT a file', '~/Docs/a.txt', 'x'),
+      mkcol('MKCOL a folder with a space and an ampersand', `~/${enc('Caf\u00e9 & co')}`),
+      create('PUT in it', `~/${enc('Caf\u00e9 & co')}/${enc('menu doc.txt')}`, 'x'),
+      { ...mkcol('MKCOL ties', '~/Ties'), fileid: 'ties' },
+      mkcol('MKCOL ties/b', '~/Ties/b'),
+      mkcol('MKCOL ties/a', '~/Ties/a'),
+      create('PUT b/same', '~/Ties/b/same.txt', 'x'),
+      create('PUT a/same', '~/Ties/a/same.txt', 'x'),
+      create('PUT same', '~/Ties/same.txt', 'x'),
+      rawSearch('SEARCH on the files URL (501)', '/files/{user}/Docs', like('%doc%'), {
+        target: '~/Docs',
+      }),
+      rawSearch('SEARCH without the trailing slash', '/files/{user}/Docs', like('%doc%'), {
+        target: '/remote.php/dav',
+      }),
+      rawSearch(
+        'SEARCH where the folder matches its own query: it takes a place',
+        '/files/{user}/Docs',
+        like('%doc%'),
+        { limit: 2 },
+      ),
+      rawSearch(
+        'SEARCH without an order, where the folder matches: it comes last',
+        '/files/{user}/Docs',
+        like('%doc%'),
+        { limit: 2, unordered: true },
+      ),
+      rawSearch('SEARCH nresults 0', '/files/{user}/Docs', like('%'), { limit: 0 }),
+      rawSearch('SEARCH a missing folder', '/files/{user}/Missing', like('%')),
+      rawSearch('SEARCH a folder in the wrong case', '/files/{user}/docs', like('%')),
+      rawSearch('SEARCH a file', '/files/{user}/Docs/a.txt', like('%')),
+      rawSearch('SEARCH the files of a user who does not exist', '/files/nobody-here', like('%')),
+      rawSearch('SEARCH /files', '/files', like('%')),
+      rawSearch('SEARCH the DAV URL as the scope', '/remote.php/dav/files/{user}/Docs', like('%')),
+      rawSearch('SEARCH through ..', '/files/{user}/Docs/../Ties', like('%')),
+      rawSearch(
+        'SEARCH a raw scope with a space and &amp;',
+        '/files/{user}/Caf\u00e9 &amp; co',
+        like('%doc%'),
+      ),
+      rawSearch(
+        'SEARCH a percent-encoded scope (not decoded)',
+        '/files/{user}/Caf%C3%A9%20%26%20co',
+        like('%doc%'),
+      ),
+      rawSearch(
+        'SEARCH an NFD scope',
+        `/files/{user}/${'Caf\u00e9'.normalize('NFD')} &amp; co`,
+        like('%doc%'),
+      ),
+      rawSearch('SEARCH an NFC literal', '/files/{user}', like('%caf\u00e9%')),
+      rawSearch(
+        'SEARCH an NFD literal (not normalised)',
+        '/files/{user}',
+        like(`%${'caf\u00e9'.normalize('NFD')}%`),
+      ),
+      rawSearch(
+        'SEARCH a like on getetag',
+        '/files/{user}/Docs',
+        '<d:like><d:prop><d:getetag/></d:prop><d:literal>%</d:literal></d:like>',
+      ),
+      rawSearch('SEARCH ties in name order: creation order', '/files/{user}/Ties', like('same%')),
+      search('SEARCH ties as the broker asks', 'Ties', 'same', 'ties'),
+      {
+        ...rawSearch('SEARCH with a body that is not XML (501)', '/files/{user}/Docs', like('%')),
+        headers: { 'Content-Type': 'application/octet-stream' },
+      },
     ],
   },
   {

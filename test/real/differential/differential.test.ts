@@ -65,7 +65,17 @@ describe('the fake Nextcloud answers like the real one', () => {
   it('covers every request shape (the comparison is not vacuous)', () => {
     const steps = CASES.flatMap(requestsOf);
     expect(steps.length).toBeGreaterThan(100);
-    for (const method of ['PROPFIND', 'GET', 'PUT', 'MKCOL', 'MOVE', 'DELETE', 'LOCK', 'UNLOCK'])
+    for (const method of [
+      'PROPFIND',
+      'SEARCH',
+      'GET',
+      'PUT',
+      'MKCOL',
+      'MOVE',
+      'DELETE',
+      'LOCK',
+      'UNLOCK',
+    ])
       expect(
         steps.some((s) => s.method === method),
         method,

@@ -37,6 +37,8 @@ export interface Reading {
   headers?: readonly string[];
   /** Compare the body's bytes (GET of a file). */
   content?: boolean;
+  /** A multistatus whose order is part of the answer (SEARCH): no response is taken as the target. */
+  ordered?: boolean;
 }
 
 function etagLabel(labels: Labels, value: string | undefined): string | undefined {
@@ -75,18 +77,22 @@ function folderEtag(value: string | undefined): string {
   return value !== undefined && /^"[\x21\x23-\x7e]+"$/.test(value) ? 'quoted' : `odd:${value}`;
 }
 
-function multistatus(body: string, labels: Labels): unknown {
+function multistatus(body: string, labels: Labels, ordered: boolean): unknown {
   let parsed;
   try {
     parsed = parseMultistatus(body);
   } catch (error) {
     return { unreadable: (error as Error).message };
   }
-  // The requested resource comes first; the order of the rest is not kept (the broker sorts).
+  // The requested resource comes first; the order of the rest is not kept (the broker
+  // sorts), unless the order is the answer (a search).
   const [self, ...children] = parsed;
-  const ordered =
-    self === undefined ? [] : [self, ...children.sort((a, b) => (a.href < b.href ? -1 : 1))];
-  return ordered.map((r) => {
+  const kept = ordered
+    ? parsed
+    : self === undefined
+      ? []
+      : [self, ...children.sort((a, b) => (a.href < b.href ? -1 : 1))];
+  return kept.map((r) => {
     const props: Record<string, unknown> = {};
     for (const [key, value] of [...r.props].sort(([a], [b]) => (a < b ? -1 : 1))) {
       if (key === 'getetag')
@@ -178,7 +184,8 @@ function body(res: RawResponse, labels: Labels, reading: Reading): unknown {
   if (type === 'application/xml' || type === 'text/xml') {
     if (/<d:error\b/.test(res.text))
       return { error: /<s:exception>([^<]*)<\/s:exception>/.exec(res.text)?.[1] ?? 'none' };
-    if (/<d:multistatus\b/.test(res.text)) return { multistatus: multistatus(res.text, labels) };
+    if (/<d:multistatus\b/.test(res.text))
+      return { multistatus: multistatus(res.text, labels, reading.ordered === true) };
     if (/<d:prop\b/.test(res.text)) return { lock: lockAnswer(res.text, labels) };
     return { xml: 'other' };
   }

@@ -2,7 +2,7 @@
  * A differential case: a named sequence of requests, run from an empty home on one
  * server, each answer reduced to what the broker reads (observe.ts).
  *
- * In a step's target and header values:
+ * In a step's target, header values and (text) body:
  *   `~/`          at the start of the target: the user's files, `/remote.php/dav/files/<user>/`
  *   `{user}`      the user name, encoded
  *   `{files}`     the absolute URL of the user's files (for Destination headers)
@@ -31,7 +31,7 @@ export interface Step {
   lock?: string;
   /** Keep the answer's ETag (header, else the first getetag of its body) under this name. */
   etag?: string;
-  /** Keep the numeric file id of the answer's OC-FileId under this name. */
+  /** Keep the numeric file id of the answer's OC-FileId (else its first oc:fileid) under this name. */
   fileid?: string;
 }
 
@@ -135,6 +135,7 @@ async function sendStep(
   const headers: Record<string, string> = {};
   for (const [k, v] of Object.entries(step.headers ?? {})) headers[k] = await vars.fill(v);
   const target = await vars.fill(step.target);
+  const body = typeof step.body === 'string' ? await vars.fill(step.body) : step.body;
   const auth =
     step.auth === 'none'
       ? undefined
@@ -145,7 +146,7 @@ async function sendStep(
     method: step.method,
     target,
     headers,
-    ...(step.body === undefined ? {} : { body: step.body }),
+    ...(body === undefined ? {} : { body }),
     auth,
   });
   return { res, target };
@@ -178,7 +179,9 @@ export async function runCase(server: Server, c: Case): Promise<Observed[]> {
       if (etag !== undefined) vars.etags.set(step.etag, etag);
     }
     if (step.fileid !== undefined) {
-      const id = /^(\d+)oc/.exec(headerOf(res, 'oc-fileid') ?? '')?.[1];
+      const id =
+        /^(\d+)oc/.exec(headerOf(res, 'oc-fileid') ?? '')?.[1] ??
+        /<oc:fileid>(\d+)<\/oc:fileid>/.exec(res.text)?.[1];
       if (id !== undefined) vars.fileids.set(step.fileid, String(Number(id)));
     }
     out.push({ step: step.name, observation: observe(res, labels, target, step.read) });
