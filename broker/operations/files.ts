@@ -5,11 +5,14 @@
  */
 import type { CallContext } from '../base/call.js';
 import { refused } from '../base/envelope.js';
+import { searchTerm } from '../base/search-term.js';
 import { isNotFolder } from './nextcloud-errors.js';
 import { OperationRefusal, type Outcome, type Pipeline } from './pipeline.js';
 import type { EntryLike } from './ports.js';
 
 export const LIST_PAGE_SIZE = 200;
+/** Results per search page: also the most one call answers. */
+export const SEARCH_PAGE_SIZE = 100;
 
 export interface Listing {
   /** The canonical folder path ('' = the root, discovery only). */
@@ -18,6 +21,19 @@ export interface Listing {
   discovery: boolean;
   entries: EntryLike[];
   next?: string;
+}
+
+export interface SearchResults {
+  /** The canonical folder searched under ('' = the whole account, discovery only). */
+  path: string;
+  /** The canonical (NFC) term that was matched. */
+  query: string;
+  /** Searched under the instance's discovery policy, not a grant: names only. */
+  discovery: boolean;
+  entries: EntryLike[];
+  next?: string;
+  /** Results the server sent from outside the folder: dropped, counted in the audit. */
+  outside: number;
 }
 
 export class FileOperations {
@@ -49,6 +65,56 @@ export class FileOperations {
         return page.next === undefined ? listing : { ...listing, next: page.next };
       },
       { describe: (v) => ({ entries: v.entries.length, more: v.next !== undefined }) },
+    );
+  }
+
+  async search(
+    ctx: CallContext,
+    args: { instance: string; path: string; query: string; cursor?: string },
+  ): Promise<Outcome<SearchResults>> {
+    const term = searchTerm(args.query);
+    if (!term.ok) {
+      const envelope = await this.pipeline.refuse(
+        ctx,
+        'invalid_arguments',
+        term.reason,
+        { instance: args.instance, op: 'search', path: args.path, query: args.query },
+        'send part of a file or folder name, e.g. "report"; the query is matched literally',
+      );
+      return { ok: false, envelope };
+    }
+    const query = term.term;
+    return this.pipeline.run(
+      ctx,
+      { op: 'search', instance: args.instance, path: args.path },
+      async (client, allowed) => {
+        const path = allowed.paths[0] ?? '';
+        const page = await client.search(
+          path,
+          query,
+          args.cursor,
+          SEARCH_PAGE_SIZE,
+          allowed.signal,
+        );
+        const results: SearchResults = {
+          path,
+          query,
+          discovery: allowed.discovery,
+          entries: page.entries,
+          outside: page.outside,
+        };
+        return page.next === undefined ? results : { ...results, next: page.next };
+      },
+      {
+        intent: { query },
+        // Security: what the server sent from outside the folder was dropped; the
+        // outcome line records how many (the log names them).
+        describe: (v) => ({
+          results: v.entries.length,
+          more: v.next !== undefined,
+          dropped_outside: v.outside,
+        }),
+      },
     );
   }
 

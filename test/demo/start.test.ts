@@ -143,12 +143,20 @@ describe('broker start without a config: the demo', () => {
             'mkdir',
             'move',
             'request_access',
+            'search',
             'trash',
           ].sort(),
         );
         expect(await call(agent, 'list_instances')).toMatchObject({
           status: 'ok',
           instances: [{ name: 'demo', discovery: true }],
+        });
+        // Search works on the demo's own files (discovery: names and paths only).
+        expect(
+          await call(agent, 'search', { instance: 'demo', path: '', query: 'WELCOME' }),
+        ).toMatchObject({
+          status: 'ok',
+          entries: [{ name: 'welcome.md', kind: 'file', path: 'Documents/welcome.md' }],
         });
         // Discovery shows names; content needs a grant: the CLI is refused (exit 3) before approval.
         const early = await runCli(['fetch', 'demo:Documents/welcome.md'], cliEnv);

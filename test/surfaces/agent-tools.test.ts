@@ -1,5 +1,5 @@
 /**
- * The agent surface through a real MCP client over HTTP: exactly seven tools, and each
+ * The agent surface through a real MCP client over HTTP: exactly eight tools, and each
  * tool's ok, refused and error paths, with the audit lines each call leaves.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -15,6 +15,7 @@ const AGENT_TOOLS = [
   'mkdir',
   'move',
   'request_access',
+  'search',
   'trash',
 ];
 const TRANSFER_TOOLS = ['check_access', 'checkin', 'checkout', 'read', 'write'];
@@ -44,7 +45,7 @@ function lastCorrelation(tool: string): unknown {
 }
 
 describe('tool lists', () => {
-  it('the agent surface lists exactly the seven agent tools and no transfer tool', async () => {
+  it('the agent surface lists exactly the eight agent tools and no transfer tool', async () => {
     const { tools } = await agent.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual(AGENT_TOOLS);
     for (const name of ['read', 'write', 'checkout', 'checkin']) {
@@ -56,7 +57,15 @@ describe('tool lists', () => {
     const transfer = await broker.transfer();
     const { tools } = await transfer.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual(TRANSFER_TOOLS);
-    for (const name of ['request_access', 'list_instances', 'list', 'move', 'trash', 'mkdir']) {
+    for (const name of [
+      'request_access',
+      'list_instances',
+      'list',
+      'search',
+      'move',
+      'trash',
+      'mkdir',
+    ]) {
       expect(tools.some((t) => t.name === name)).toBe(false);
     }
   });
@@ -70,9 +79,14 @@ describe('tool lists', () => {
   it('annotations say what each tool does', async () => {
     const { tools } = await agent.listTools();
     const byName = new Map(tools.map((t) => [t.name, t]));
-    for (const name of ['list', 'list_instances', 'check_access']) {
+    for (const name of ['list', 'search', 'list_instances', 'check_access']) {
       expect(byName.get(name)?.annotations?.readOnlyHint).toBe(true);
     }
+    expect(byName.get('search')?.annotations).toMatchObject({
+      destructiveHint: false,
+      idempotentHint: true,
+      openWorldHint: true,
+    });
     expect(byName.get('trash')?.annotations?.destructiveHint).toBe(true);
     expect(byName.get('move')?.annotations?.readOnlyHint).toBe(false);
     expect(byName.get('mkdir')?.annotations?.readOnlyHint).toBe(false);

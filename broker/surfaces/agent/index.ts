@@ -1,4 +1,4 @@
-/** The agent surface (`POST /mcp`): exactly these seven tools, no content tools. */
+/** The agent surface (`POST /mcp`): exactly these eight tools, no content tools. */
 import { ToolRegistry } from '../tool.js';
 import { registerCheckAccess } from './check-access.js';
 import type { AgentToolDeps } from './deps.js';
@@ -7,13 +7,15 @@ import { registerListInstances } from './list-instances.js';
 import { registerMkdir } from './mkdir.js';
 import { registerMove } from './move.js';
 import { registerRequestAccess } from './request-access.js';
+import { registerSearch } from './search.js';
 import { registerTrash } from './trash.js';
 
 export type { AgentToolDeps } from './deps.js';
 
 export const AGENT_INSTRUCTIONS =
   'You start with no access to any file. Call list_instances, then request_access with the paths you ' +
-  'need and a reason; the owner decides. Poll check_access with the request number. File content never ' +
+  'need and a reason; the owner decides. Poll check_access with the request number. search finds files by ' +
+  'name below a folder you may list. File content never ' +
   "passes through this server: the owner's `broker` CLI stages files locally (fetch/push/checkout/checkin).";
 
 export function agentTools(deps: AgentToolDeps): ToolRegistry {
@@ -22,6 +24,7 @@ export function agentTools(deps: AgentToolDeps): ToolRegistry {
   registerCheckAccess(registry, deps);
   registerListInstances(registry, deps);
   registerList(registry, deps);
+  registerSearch(registry, deps);
   registerMove(registry, deps);
   registerTrash(registry, deps);
   registerMkdir(registry, deps);
