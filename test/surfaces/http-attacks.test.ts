@@ -11,6 +11,7 @@ import { BROKER_VERSION } from '../../broker/base/version.js';
 import { startBroker, type Broker } from '../../support/daemon.js';
 import { AGENT_TOKEN, TRANSFER_TOKEN } from '../../support/tokens.js';
 import { INIT, raw, rawExchange } from '../../support/raw-http.js';
+import { until } from '../../support/until.js';
 
 let broker: Broker;
 let port: string;
@@ -161,10 +162,14 @@ describe('bearer tokens', () => {
 
   it('audits failures as auth_failed without the presented token', async () => {
     const attempt = 'Bearer definitely-not-the-token-but-long-enough-0123';
+    const before = broker.auditLines().filter((l) => l.event === 'auth_failed').length;
     await mcp('/mcp', { authorization: attempt });
-    await new Promise((r) => setTimeout(r, 50));
+    // The line is written after the answer; wait for it (a fixed sleep flakes under load).
+    await until(
+      'the auth_failed line',
+      () => broker.auditLines().filter((l) => l.event === 'auth_failed').length > before,
+    );
     const lines = broker.auditLines().filter((l) => l.event === 'auth_failed');
-    expect(lines.length).toBeGreaterThan(0);
     expect(lines[lines.length - 1]).toMatchObject({ surface: 'agent', reason: 'mismatch' });
     const all = JSON.stringify(broker.auditLines()) + broker.logger.lines.join('');
     expect(all).not.toContain('definitely-not-the-token');
