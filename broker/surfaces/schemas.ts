@@ -23,6 +23,21 @@ export const ModeArg = z.enum(['read', 'write']).describe('"write" includes read
 
 export const Timestamp = z.string().describe('ISO-8601 UTC');
 
+export const CursorArg = z
+  .string()
+  .min(1)
+  .max(2048)
+  .optional()
+  .describe('the "next" value of the previous page');
+
+/** A file or folder in an answer (`path` is each tool's own: optional or not). */
+export const entryFields = {
+  name: z.string(),
+  kind: z.enum(['file', 'folder']),
+  size: z.number().nullable().optional(),
+  modified: z.string().nullable().optional(),
+};
+
 /** The fields every envelope may carry; tools add their own (all optional). */
 export const envelopeBaseShape = {
   status: z.enum(STATUSES),

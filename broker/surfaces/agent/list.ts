@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ok } from '../../base/envelope.js';
 import { answer } from '../answer.js';
-import { InstanceName, envelopeSchema } from '../schemas.js';
+import { CursorArg, InstanceName, entryFields, envelopeSchema } from '../schemas.js';
 import type { ToolRegistry } from '../tool.js';
 import type { AgentToolDeps } from './deps.js';
 
@@ -13,16 +13,10 @@ export const ListInput = z.strictObject({
     .describe(
       'a folder path relative to the instance root; "" or "/" is the root (discovery only)',
     ),
-  cursor: z.string().min(1).max(2048).optional().describe('the "next" value of the previous page'),
+  cursor: CursorArg,
 });
 
-const Entry = z.strictObject({
-  name: z.string(),
-  kind: z.enum(['file', 'folder']),
-  path: z.string().optional(),
-  size: z.number().nullable().optional(),
-  modified: z.string().nullable().optional(),
-});
+const Entry = z.strictObject({ ...entryFields, path: z.string().optional() });
 
 export const ListOutput = envelopeSchema({
   path: z.string().optional(),

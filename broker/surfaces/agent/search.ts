@@ -3,7 +3,7 @@ import { ok } from '../../base/envelope.js';
 import { NAME_MATCHING } from '../../base/search-term.js';
 import { escapeForReason } from '../../base/text.js';
 import { answer } from '../answer.js';
-import { InstanceName, envelopeSchema } from '../schemas.js';
+import { CursorArg, InstanceName, entryFields, envelopeSchema } from '../schemas.js';
 import type { ToolRegistry } from '../tool.js';
 import type { AgentToolDeps } from './deps.js';
 
@@ -22,16 +22,10 @@ export const SearchInput = z.strictObject({
     .describe(
       'part of a file or folder name, matched literally (% and _ are plain characters); never file contents',
     ),
-  cursor: z.string().min(1).max(2048).optional().describe('the "next" value of the previous page'),
+  cursor: CursorArg,
 });
 
-const Entry = z.strictObject({
-  name: z.string(),
-  kind: z.enum(['file', 'folder']),
-  path: z.string(),
-  size: z.number().nullable().optional(),
-  modified: z.string().nullable().optional(),
-});
+const Entry = z.strictObject({ ...entryFields, path: z.string() });
 
 export const SearchOutput = envelopeSchema({
   path: z.string().optional(),
