@@ -61,11 +61,12 @@ export function registerSearch(registry: ToolRegistry, deps: AgentToolDeps): voi
             : { name: e.name, kind: e.kind, path: e.path, size: e.size, modified: e.modified },
         );
         const where = path === '' ? 'the whole instance' : `"${path}"`;
-        const count = `${shown.length} name${shown.length === 1 ? '' : 's'}`;
+        const [count, contain] =
+          shown.length === 1 ? ['1 name', 'contains'] : [`${shown.length} names`, 'contain'];
         const more =
           next === undefined ? '' : '; more results: call search again with cursor set to next';
         return ok(
-          `${count} below ${where} contain "${escapeForReason(query, 60)}" (names were matched, not file contents)${more}`,
+          `${count} below ${where} ${contain} "${escapeForReason(query, 60)}" (names were matched, not file contents)${more}`,
           {
             path,
             query,
