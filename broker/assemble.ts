@@ -165,6 +165,7 @@ export async function assemble(config: BrokerConfig, options: AssembleOptions): 
       config,
       store,
       audit: anchor.postingAfter(audit),
+      batch: (command) => anchor.batch(command),
       now,
       logger,
       onRevoked: (grants) => operations.endGrants(grants, 'revoked'),

@@ -48,6 +48,11 @@ export type ApprovalEngineDeps = PolicyDeps & {
    * does not, and `help` says only what works there.
    */
   channel?: 'matrix' | 'console';
+  /**
+   * Wraps each owner command (the audit anchor's `batch`: one post of the head per
+   * command, however many records it wrote). Default: runs it as is.
+   */
+  batch?: <T>(command: () => Promise<T>) => Promise<T>;
 };
 
 export class ApprovalEngine {
@@ -63,10 +68,12 @@ export class ApprovalEngine {
   private readonly logger: Logger;
   private readonly reactions: ReactionLinkStore;
   private queue: Promise<unknown> = Promise.resolve();
+  private readonly batch: <T>(command: () => Promise<T>) => Promise<T>;
 
   constructor(deps: ApprovalEngineDeps) {
     this.storeId = deps.store.storeId;
     this.logger = deps.logger ?? silentLogger;
+    this.batch = deps.batch ?? ((command) => command());
     this.reactions =
       deps.reactions ??
       (deps.store.database === undefined
@@ -194,7 +201,8 @@ export class ApprovalEngine {
   }
 
   private serially<T>(task: () => Promise<T>): Promise<T> {
-    const run = this.queue.then(task, task);
+    const batched = (): Promise<T> => this.batch(task);
+    const run = this.queue.then(batched, batched);
     this.queue = run.catch(() => undefined);
     return run;
   }

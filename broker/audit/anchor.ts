@@ -54,6 +54,9 @@ export class AuditAnchor {
   private inFlight = false;
   private again = false;
   private soon = false;
+  /** Owner commands running (see `batch`), and whether one of them asked for a post. */
+  private holding = 0;
+  private held = false;
   /** Failed attempts in a row (0: the last one reached the room). */
   private failures = 0;
   private retryDelayMs: number;
@@ -102,12 +105,34 @@ export class AuditAnchor {
    * first). Never throws.
    */
   decided(): void {
+    if (this.holding > 0) {
+      this.held = true;
+      return;
+    }
     if (this.soon) return;
     this.soon = true;
     setImmediate(() => {
       this.soon = false;
       this.request();
     });
+  }
+
+  /**
+   * Runs one owner command: whatever records it writes (`deny all` writes one per
+   * request) are followed by a single post of the head once it is done, not one each,
+   * so a batch decision does not flood the owner's room.
+   */
+  async batch<T>(task: () => Promise<T>): Promise<T> {
+    this.holding += 1;
+    try {
+      return await task();
+    } finally {
+      this.holding -= 1;
+      if (this.holding === 0 && this.held) {
+        this.held = false;
+        this.decided();
+      }
+    }
   }
 
   private armInterval(): void {
