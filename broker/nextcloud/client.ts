@@ -10,20 +10,34 @@
  * every spelling. The parts: connection.ts (credentials, transport, retries, errors),
  * files.ts (list, mkdir, move, trash; mounts.ts what trash refuses), search.ts (SEARCH),
  * transfers.ts (read and write streams), locks.ts (LOCK, UNLOCK, a confirmed release),
- * inspect.ts (lock and mount properties) and capabilities.ts.
+ * inspect.ts (lock and mount properties), capabilities.ts, and for calendars and address
+ * books collections.ts, calendar-events.ts, calendar-create.ts and contacts.ts (each
+ * collection named by one component: see groupware-url.ts).
  */
 import type { Readable } from 'node:stream';
+import { createEvent, type CreatedEvent, type NewEvent } from './calendar-create.js';
+import type { CalendarEvent } from './calendar-event.js';
+import { calendarEvents, type EventWindow } from './calendar-events.js';
 import { CapabilitiesCache, type Capabilities } from './capabilities.js';
+import { listCollections, type Collection } from './collections.js';
+import { searchContacts, type Contact } from './contacts.js';
 import { NextcloudConnection, type ConnectionDeps, type NextcloudInstance } from './connection.js';
 import { createCursorCodec, type CursorCodec } from './cursor.js';
 import { listFolder, makeFolder, move, trash } from './files.js';
 import { inspect, type Inspection } from './inspect.js';
 import { lock, releaseLock, unlock, type Released } from './locks.js';
+import type { CollectionKind } from './groupware-url.js';
 import type { Entry } from './multistatus.js';
 import { searchFolder, type SearchPage } from './search.js';
 import { readStream, writeStream, type WriteCondition } from './transfers.js';
 
 export type { Entry } from './multistatus.js';
+export type { CalendarEvent } from './calendar-event.js';
+export type { CreatedEvent, NewEvent } from './calendar-create.js';
+export type { EventWindow } from './calendar-events.js';
+export type { Collection } from './collections.js';
+export type { Contact } from './contacts.js';
+export type { CollectionKind } from './groupware-url.js';
 export type { Capabilities } from './capabilities.js';
 export type { Inspection, LockFacts, MountFacts } from './inspect.js';
 export type { Released } from './locks.js';
@@ -158,6 +172,64 @@ export class NextcloudClient {
   /** Release a lock taken by `lock`, confirmed by its lock properties (see locks.ts). */
   releaseLock(path: string, token: string): Promise<Released> {
     return this.#conn.guard(() => releaseLock(this.#conn, path, token));
+  }
+
+  /** The user's calendars (`calendar`) or address books (`contacts`), by URI name. */
+  collections(kind: CollectionKind, signal?: AbortSignal): Promise<Collection[]> {
+    return this.#conn.guard(() => listCollections(this.#conn, kind, signal));
+  }
+
+  /**
+   * The events of a calendar in `window` (at most 366 days), recurrences expanded by
+   * Nextcloud, times in UTC, sorted; `next` is a signed cursor for this calendar and
+   * window only. `pageSize` 1-500.
+   */
+  calendarEvents(
+    calendar: string,
+    window: EventWindow,
+    opts: { cursor?: string | undefined; pageSize?: number; includeText?: boolean } = {},
+    signal?: AbortSignal,
+  ): Promise<{ events: CalendarEvent[]; next?: string }> {
+    return this.#conn.guard(() =>
+      calendarEvents(
+        this.#conn,
+        this.#cursors,
+        calendar,
+        window,
+        {
+          cursor: opts.cursor,
+          pageSize: opts.pageSize ?? 100,
+          includeText: opts.includeText === true,
+        },
+        signal,
+      ),
+    );
+  }
+
+  /** Create one event (never replaces anything) and read back what was stored. */
+  createEvent(calendar: string, event: NewEvent, signal?: AbortSignal): Promise<CreatedEvent> {
+    return this.#conn.guard(() => createEvent(this.#conn, calendar, event, signal));
+  }
+
+  /**
+   * Cards of an address book whose full name or an e-mail address contains `query`
+   * (Nextcloud's matching: see contacts.ts); `truncated` when more than `limit` matched.
+   */
+  searchContacts(
+    addressbook: string,
+    query: string,
+    opts: { limit?: number; includeText?: boolean } = {},
+    signal?: AbortSignal,
+  ): Promise<{ contacts: Contact[]; truncated: boolean }> {
+    return this.#conn.guard(() =>
+      searchContacts(
+        this.#conn,
+        addressbook,
+        query,
+        { limit: opts.limit ?? 25, includeText: opts.includeText === true },
+        signal,
+      ),
+    );
   }
 
   /** Trash bin and locking support, cached for `capabilitiesTtlMs` (60 s). */

@@ -62,6 +62,11 @@ export interface CallOptions {
    * is sent (see `call`).
    */
   signal?: AbortSignal | undefined;
+  /**
+   * A server error whose body matches is an answer, not a hiccup: it is not retried
+   * (a calendar with an event that repeats too often fails every query the same way).
+   */
+  permanentServerError?: RegExp;
 }
 
 export function header(res: HttpResponse, name: string): string | undefined {
@@ -86,7 +91,11 @@ function sabreMessage(body: string): string | undefined {
 
 /** After a lost answer, a change may still have happened: say so for non-idempotent verbs. */
 function nextStepAfterLostAnswer(verb: Verb): string {
-  return verb === 'PROPFIND' || verb === 'SEARCH' || verb === 'GET' || verb === 'CAPABILITIES'
+  return verb === 'PROPFIND' ||
+    verb === 'SEARCH' ||
+    verb === 'GET' ||
+    verb === 'REPORT' ||
+    verb === 'CAPABILITIES'
     ? 'try again later'
     : 'the change may still have been made, so look (list) before trying again';
 }
@@ -257,7 +266,12 @@ export class NextcloudConnection {
         });
         throw failure;
       }
-      if (res.status >= 500 && res.status !== 501 && canRetry) {
+      if (
+        res.status >= 500 &&
+        res.status !== 501 &&
+        canRetry &&
+        opts.permanentServerError?.test(body) !== true
+      ) {
         this.logger.warn('nextcloud server error, retrying once', {
           instance: this.name,
           verb: opts.ctx.verb,

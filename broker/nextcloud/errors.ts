@@ -34,6 +34,10 @@ export type NextcloudErrorCode =
   | 'lock_not_taken' // a LOCK answered with a token, but Nextcloud holds no such lock
   | 'not_trashable' // a DELETE would unshare or unmount, not trash: refused before sending
   | 'cancelled' // the caller's signal stopped the request (the operation's grant ended)
+  | 'collection_ambiguous' // two calendars or address books answer to one name: refused
+  | 'not_a_collection' // the name is not a calendar (of events) or an address book
+  | 'calendar_unreadable' // REPORT 500: an event repeats too often; every query fails
+  | 'uid_exists' // PUT 400: an object with this UID is already in the collection
   | 'unreachable' // network error
   | 'timeout'; // no answer (or no progress) within the timeout
 
@@ -52,16 +56,19 @@ export class NextcloudError extends Error {
   readonly code: NextcloudErrorCode;
   readonly retry: boolean;
   readonly status?: number;
+  /** The server's own `<s:message>`, one short line (already part of `message`). */
+  readonly serverMessage?: string;
 
   constructor(
     code: NextcloudErrorCode,
     message: string,
-    options: { status?: number; retry?: boolean } = {},
+    options: { status?: number; retry?: boolean; serverMessage?: string } = {},
   ) {
     super(message);
     this.code = code;
     this.retry = options.retry ?? RETRYABLE.has(code);
     if (options.status !== undefined) this.status = options.status;
+    if (options.serverMessage !== undefined) this.serverMessage = options.serverMessage;
   }
 }
 
@@ -76,6 +83,7 @@ export type Verb =
   | 'DELETE'
   | 'LOCK'
   | 'UNLOCK'
+  | 'REPORT'
   | 'CAPABILITIES';
 
 export interface StatusContext {
@@ -110,7 +118,10 @@ export function errorForStatus(status: number, ctx: StatusContext): NextcloudErr
   const inst = `instance '${ctx.instance}'`;
   const detail = ctx.serverMessage ? ` (Nextcloud: ${ctx.serverMessage})` : '';
   const make = (code: NextcloudErrorCode, message: string): NextcloudError =>
-    new NextcloudError(code, message, { status });
+    new NextcloudError(code, message, {
+      status,
+      ...(ctx.serverMessage === undefined ? {} : { serverMessage: ctx.serverMessage }),
+    });
 
   switch (status) {
     case 400:

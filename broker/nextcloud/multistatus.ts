@@ -53,6 +53,23 @@ const parser = new XMLParser({
   isArray: (name) => name === 'response' || name === 'propstat',
 });
 
+/**
+ * For CalDAV and CardDAV replies: attributes are kept (`<cal:comp name="VEVENT"/>`) under
+ * `@`-prefixed keys, and character references are decoded (Sabre writes every CR of an
+ * iCalendar or vCard body as `&#13;`).
+ */
+const groupwareParser = new XMLParser({
+  removeNSPrefix: true,
+  ignoreAttributes: false,
+  attributeNamePrefix: '@',
+  parseTagValue: false,
+  parseAttributeValue: false,
+  trimValues: true,
+  processEntities: true,
+  htmlEntities: true,
+  isArray: (name) => name === 'response' || name === 'propstat' || name === 'comp',
+});
+
 function asRecord(v: unknown): Record<string, unknown> | undefined {
   return typeof v === 'object' && v !== null && !Array.isArray(v)
     ? (v as Record<string, unknown>)
@@ -65,12 +82,15 @@ function statusCode(statusLine: unknown): number | undefined {
   return m ? Number(m[1]) : undefined;
 }
 
-/** Parse a multistatus document into responses; throws `bad_response`. */
-export function parseMultistatus(xml: string): DavResponse[] {
+/**
+ * Parse a multistatus document into responses; throws `bad_response`. `groupware`: keep
+ * attributes and whole text values (see `groupwareParser`).
+ */
+export function parseMultistatus(xml: string, opts: { groupware?: boolean } = {}): DavResponse[] {
   // Security: no DTDs, so no entity expansion tricks.
   if (/<!DOCTYPE|<!ENTITY/i.test(xml)) throw badResponse('a DOCTYPE in the XML');
   if (XMLValidator.validate(xml) !== true) throw badResponse('malformed XML');
-  const doc = asRecord(parser.parse(xml));
+  const doc = asRecord((opts.groupware === true ? groupwareParser : parser).parse(xml));
   const multistatus = doc === undefined ? undefined : doc['multistatus'];
   if (multistatus === undefined) throw badResponse('no multistatus');
   // `<d:multistatus/>` parses to '' (no responses).

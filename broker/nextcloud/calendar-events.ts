@@ -1,0 +1,150 @@
+/**
+ * The events of one calendar in a window: a CalDAV `calendar-query` REPORT with a
+ * time-range filter and `<c:expand>`, so that Nextcloud itself expands recurrences
+ * (exceptions, excluded dates, overridden occurrences) and converts times to UTC.
+ *
+ * The window is at most 366 days (the server sets no limit and would compute every
+ * occurrence). Results are sorted and paged by the broker; the cursor is signed and
+ * bound to this calendar and window. A calendar holding an event that repeats too often
+ * makes Nextcloud fail every query on it (500 "Recurring events are only allowed to
+ * generate 3500"): reported as `calendar_unreadable`, not retried.
+ */
+import type { NextcloudConnection } from './connection.js';
+import { parseComponents, ContentLineError } from './content-lines.js';
+import type { CursorCodec } from './cursor.js';
+import { basicUtc } from './calendar-time.js';
+import { compareEvents, toEvent, veventsOf, type CalendarEvent } from './calendar-event.js';
+import { resolveCollection } from './collections.js';
+import { NextcloudError } from './errors.js';
+import { collectionError, TOO_MANY_OCCURRENCES } from './groupware-errors.js';
+import { groupwareUrl } from './groupware-url.js';
+import { decodeHref, parseMultistatus } from './multistatus.js';
+
+export const MAX_WINDOW_MS = 366 * 86_400_000;
+const MAX_PAGE_SIZE = 500;
+const MAX_REPORT_BYTES = 16 * 1024 * 1024;
+/** More occurrences than this in one window: refused (narrow the window). */
+const MAX_EVENTS = 5000;
+
+export interface EventWindow {
+  /** ms since the epoch, inclusive. */
+  start: number;
+  /** ms since the epoch, exclusive; after `start`, at most 366 days later. */
+  end: number;
+}
+
+export function checkWindow(window: EventWindow): void {
+  const { start, end } = window;
+  if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end) || !(end > start))
+    throw new NextcloudError('invalid_argument', 'the window must end after it starts');
+  if (end - start > MAX_WINDOW_MS)
+    throw new NextcloudError(
+      'invalid_argument',
+      'the window is longer than 366 days: ask for a shorter one',
+    );
+}
+
+function reportBody(window: EventWindow): string {
+  const range = `start="${basicUtc(window.start)}" end="${basicUtc(window.end)}"`;
+  return (
+    '<?xml version="1.0" encoding="utf-8"?>' +
+    '<c:calendar-query xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:caldav">' +
+    `<d:prop><d:getetag/><c:calendar-data><c:expand ${range}/></c:calendar-data></d:prop>` +
+    '<c:filter><c:comp-filter name="VCALENDAR"><c:comp-filter name="VEVENT">' +
+    `<c:time-range ${range}/>` +
+    '</c:comp-filter></c:comp-filter></c:filter></c:calendar-query>'
+  );
+}
+
+/** The cursor's key: this calendar and this window only. */
+function cursorKey(calendar: string, window: EventWindow): string {
+  // A leading `/`: never a canonical file path, so no listing cursor is one of these.
+  return `/calendar/${calendar}/${basicUtc(window.start)}/${basicUtc(window.end)}`;
+}
+
+/** Every event object of a calendar-query reply, expanded, as events. */
+export function eventsOfReport(
+  xml: string,
+  collection: readonly string[],
+  origin: string,
+  includeText: boolean,
+): CalendarEvent[] {
+  const events: CalendarEvent[] = [];
+  for (const response of parseMultistatus(xml, { groupware: true })) {
+    const segments = decodeHref(response.href, origin);
+    if (segments.length !== collection.length + 1 || collection.some((s, i) => s !== segments[i]))
+      throw new NextcloudError(
+        'bad_response',
+        'Nextcloud answered with an event outside the calendar: not retried; report this to the owner',
+      );
+    const data = response.props.get('calendar-data');
+    if (typeof data !== 'string') continue;
+    let calendars;
+    try {
+      calendars = parseComponents(data);
+    } catch (err) {
+      if (!(err instanceof ContentLineError)) throw err;
+      throw new NextcloudError(
+        'bad_response',
+        `Nextcloud sent an event the broker cannot read (${err.message}): not retried; report this to the owner`,
+      );
+    }
+    for (const vevent of veventsOf(calendars)) events.push(toEvent(vevent, includeText));
+  }
+  return events.sort(compareEvents);
+}
+
+export async function calendarEvents(
+  conn: NextcloudConnection,
+  cursors: CursorCodec,
+  calendar: string,
+  window: EventWindow,
+  opts: { cursor?: string | undefined; pageSize: number; includeText: boolean },
+  signal?: AbortSignal,
+): Promise<{ events: CalendarEvent[]; next?: string }> {
+  checkWindow(window);
+  if (!Number.isSafeInteger(opts.pageSize) || opts.pageSize < 1 || opts.pageSize > MAX_PAGE_SIZE)
+    throw new NextcloudError(
+      'invalid_argument',
+      `the page size must be an integer from 1 to ${MAX_PAGE_SIZE}`,
+    );
+  const key = cursorKey(calendar, window);
+  const offset = opts.cursor === undefined ? 0 : cursors.decode(opts.cursor, key);
+  await resolveCollection(conn, 'calendar', calendar, signal);
+  const url = groupwareUrl(conn.instance.url, conn.instance.username, 'calendar', [calendar]);
+  let xml: string;
+  try {
+    ({ text: xml } = await conn.exchange(
+      {
+        method: 'REPORT',
+        url,
+        headers: { 'content-type': 'application/xml; charset=utf-8', depth: '1' },
+        body: reportBody(window),
+      },
+      {
+        idempotent: true,
+        ok: [207],
+        ctx: { verb: 'REPORT', instance: conn.name, path: calendar },
+        signal,
+        permanentServerError: TOO_MANY_OCCURRENCES,
+      },
+      MAX_REPORT_BYTES,
+    ));
+  } catch (err) {
+    throw collectionError(err, 'calendar', calendar, conn.name);
+  }
+  const all = eventsOfReport(
+    xml,
+    decodeHref(url.pathname, conn.origin),
+    conn.origin,
+    opts.includeText,
+  );
+  if (all.length > MAX_EVENTS)
+    throw new NextcloudError(
+      'invalid_argument',
+      `the window holds more than ${MAX_EVENTS} events: ask for a shorter window`,
+    );
+  const events = all.slice(offset, offset + opts.pageSize);
+  const end = offset + events.length;
+  return end < all.length ? { events, next: cursors.encode(key, end) } : { events };
+}
