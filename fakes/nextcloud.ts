@@ -9,6 +9,7 @@
 export { startFakeNextcloud } from './nextcloud/server.js';
 export { nextSecond } from './nextcloud/store.js';
 export type {
+  CollectionOptions,
   FakeNextcloud,
   FakeNextcloudOptions,
   Faults,

@@ -97,11 +97,11 @@ export async function createEvent(
   const uuid = randomUUID();
   const uid = `${uuid}@nextcloud-access-broker`;
   const object = `${uuid}.ics`;
-  await resolveCollection(conn, 'calendar', calendar, signal);
   const url = groupwareUrl(conn.instance.url, conn.instance.username, 'calendar', [
     calendar,
     object,
   ]);
+  await resolveCollection(conn, 'calendar', calendar, signal);
   const ctx = { instance: conn.name, path: calendar } as const;
   try {
     await conn.exchange(

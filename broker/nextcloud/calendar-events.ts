@@ -44,7 +44,8 @@ export function checkWindow(window: EventWindow): void {
     );
 }
 
-function reportBody(window: EventWindow): string {
+/** The calendar-query REPORT body (exported for the differential tests). */
+export function reportBody(window: EventWindow): string {
   const range = `start="${basicUtc(window.start)}" end="${basicUtc(window.end)}"`;
   return (
     '<?xml version="1.0" encoding="utf-8"?>' +
@@ -110,8 +111,9 @@ export async function calendarEvents(
     );
   const key = cursorKey(calendar, window);
   const offset = opts.cursor === undefined ? 0 : cursors.decode(opts.cursor, key);
-  await resolveCollection(conn, 'calendar', calendar, signal);
+  // The name is checked (and the URL built) before anything is sent.
   const url = groupwareUrl(conn.instance.url, conn.instance.username, 'calendar', [calendar]);
+  await resolveCollection(conn, 'calendar', calendar, signal);
   let xml: string;
   try {
     ({ text: xml } = await conn.exchange(

@@ -75,27 +75,19 @@ export const KIND_WORDS: Record<CollectionKind, { one: string; type: string }> =
   contacts: { one: 'address book', type: 'addressbook' },
 };
 
-/** Every calendar (kind `calendar`) or address book (kind `contacts`) of the user. */
-export async function listCollections(
-  conn: NextcloudConnection,
+/**
+ * The collections of a Depth-1 PROPFIND reply of a home (`home`: its decoded segments),
+ * sorted by name, names used twice marked `ambiguous`.
+ */
+export function collectionsOf(
+  xml: string,
   kind: CollectionKind,
-  signal?: AbortSignal,
-): Promise<Collection[]> {
-  const { username } = conn.instance;
-  const url = groupwareUrl(conn.instance.url, username, kind, []);
-  const body = `<?xml version="1.0" encoding="utf-8"?>${PROPS[kind]}`;
-  const xml = await conn.propfind(
-    url,
-    '1',
-    `${KIND_WORDS[kind].one}s`,
-    MAX_HOME_BYTES,
-    signal,
-    body,
-  );
-  const home = decodeHref(url.pathname, conn.origin);
+  home: readonly string[],
+  origin: string,
+): Collection[] {
   const found: Collection[] = [];
   for (const response of parseMultistatus(xml, { groupware: true })) {
-    const segments = decodeHref(response.href, conn.origin);
+    const segments = decodeHref(response.href, origin);
     if (segments.length === home.length && segments.every((s, i) => s === home[i])) continue;
     if (segments.length !== home.length + 1 || home.some((s, i) => s !== segments[i]))
       throw new NextcloudError(
@@ -126,6 +118,29 @@ export async function listCollections(
   for (const c of found) counts.set(c.name, (counts.get(c.name) ?? 0) + 1);
   for (const c of found) c.ambiguous = (counts.get(c.name) ?? 0) > 1;
   return found.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+/** The PROPFIND body that lists the collections of a home. */
+export function collectionsBody(kind: CollectionKind): string {
+  return `<?xml version="1.0" encoding="utf-8"?>${PROPS[kind]}`;
+}
+
+/** Every calendar (kind `calendar`) or address book (kind `contacts`) of the user. */
+export async function listCollections(
+  conn: NextcloudConnection,
+  kind: CollectionKind,
+  signal?: AbortSignal,
+): Promise<Collection[]> {
+  const url = groupwareUrl(conn.instance.url, conn.instance.username, kind, []);
+  const xml = await conn.propfind(
+    url,
+    '1',
+    `${KIND_WORDS[kind].one}s`,
+    MAX_HOME_BYTES,
+    signal,
+    collectionsBody(kind),
+  );
+  return collectionsOf(xml, kind, decodeHref(url.pathname, conn.origin), conn.origin);
 }
 
 /**

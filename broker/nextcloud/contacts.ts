@@ -40,7 +40,8 @@ function escapeXmlText(s: string): string {
   return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }
 
-function queryBody(query: string, limit: number, includeText: boolean): string {
+/** The addressbook-query REPORT body (exported for the differential tests). */
+export function queryBody(query: string, limit: number, includeText: boolean): string {
   const match = (prop: string): string =>
     `<c:prop-filter name="${prop}"><c:text-match collation="i;unicode-casemap" match-type="contains">${escapeXmlText(query)}</c:text-match></c:prop-filter>`;
   return (
@@ -56,7 +57,8 @@ function queryBody(query: string, limit: number, includeText: boolean): string {
   );
 }
 
-function contactsOf(
+/** The cards of an addressbook-query reply on the book at `book` (decoded segments). */
+export function contactsOf(
   xml: string,
   book: readonly string[],
   origin: string,
@@ -127,8 +129,9 @@ export async function searchContacts(
       'invalid_argument',
       `the limit must be an integer from 1 to ${MAX_CONTACTS}`,
     );
-  await resolveCollection(conn, 'contacts', addressbook, signal);
+  // The name is checked (and the URL built) before anything is sent.
   const url = groupwareUrl(conn.instance.url, conn.instance.username, 'contacts', [addressbook]);
+  await resolveCollection(conn, 'contacts', addressbook, signal);
   let xml: string;
   try {
     ({ text: xml } = await conn.exchange(

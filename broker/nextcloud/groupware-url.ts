@@ -30,6 +30,8 @@ export function homeSegments(kind: CollectionKind, user: string): string[] {
 
 /** Exactly one component, or throws `invalid_path`. */
 function oneComponent(name: string): string {
+  // Lone surrogates cannot be encoded.
+  if (/\p{Cs}/u.test(name)) throw invalid('not valid Unicode');
   const parts = pathComponents(name);
   if (parts.length !== 1) throw invalid(name === '' ? 'empty' : 'more than one component');
   return name;

@@ -7,6 +7,7 @@ import { checkBasic, recordFailure, throttled, WWW_AUTHENTICATE } from './auth.j
 import { davBase, type DavContext } from './dav/context.js';
 import { del } from './dav/delete.js';
 import { get } from './dav/get.js';
+import { groupware } from './dav/groupware.js';
 import { lock, unlock } from './dav/lock.js';
 import { mkcol } from './dav/mkcol.js';
 import { moveOrCopy } from './dav/move.js';
@@ -143,6 +144,20 @@ export async function route(
     if (auth === 'answered' || auth.user === undefined) return;
     const target = toUserPath([]);
     return search({ state, reply, req, res, user: auth.user, target, base: davBase(auth.user) });
+  }
+  if (s0 === 'remote.php' && s1 === 'dav' && (s2 === 'calendars' || s2 === 'addressbooks')) {
+    const auth = await authenticate(state, reply, false);
+    if (auth === 'answered' || auth.user === undefined) return;
+    // Address book homes sit one level deeper: addressbooks/users/<user>/.
+    const [owner, ...below] = (s2 === 'calendars' ? [s3, ...rest] : s3 === 'users' ? rest : [])
+      .filter((s): s is string => s !== undefined && s !== '')
+      .map(decodeSegment);
+    if (owner !== auth.user) {
+      reply.sabre(404, EX.notFound, `Principal with name ${owner ?? ''} not found`);
+      return;
+    }
+    const kind = s2 === 'calendars' ? 'calendar' : 'addressbook';
+    return groupware({ state, reply, req, user: auth.user, kind, segments: below });
   }
   if (
     s0 !== 'remote.php' ||

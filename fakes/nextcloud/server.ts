@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expectContinue } from './continue.js';
+import { Groupware, newEtag } from './groupware/collections.js';
 import { LockTable } from './locks.js';
 import { helperRel } from './paths.js';
 import { EX, Reply } from './reply.js';
@@ -56,6 +57,7 @@ export async function startFakeNextcloud(opts: FakeNextcloudOptions = {}): Promi
       if (rel !== undefined) store.touch(rel);
     }),
     shares: new ReceivedShares(store),
+    groupware: new Groupware(opts.user ?? 'alice'),
     authFailures: 0,
     authDelayScale: opts.authDelayScale ?? 0,
     throttleAtFailure: opts.throttleAtFailure ?? 12,
@@ -157,6 +159,21 @@ export async function startFakeNextcloud(opts: FakeNextcloudOptions = {}): Promi
       const info = await store.info(relOf(p));
       if (!info) throw new Error(`fake nextcloud: cannot share missing ${p}`);
       state.shares.add(info.fileId, { owner: shareOpts.owner ?? 'bob' });
+    },
+    createCalendar(name, collectionOpts = {}) {
+      state.groupware.add('calendar', name, collectionOpts);
+    },
+    createAddressBook(name, collectionOpts = {}) {
+      state.groupware.add('addressbook', name, collectionOpts);
+    },
+    addObject(kind, collection, object, data) {
+      const target = state.groupware.find(kind, collection);
+      if (target === undefined) throw new Error(`fake nextcloud: no ${kind} ${collection}`);
+      const uid = /^UID:(.*)$/m.exec(data)?.[1]?.trim();
+      target.objects.set(object, { data, etag: newEtag(), uid });
+    },
+    objectOf(kind, collection, object) {
+      return state.groupware.find(kind, collection)?.objects.get(object)?.data;
     },
     lockOf(p) {
       const id = store.knownId(relOf(p));

@@ -1,4 +1,5 @@
 /** Everything one fake instance knows, shared by its request handlers. */
+import type { Groupware } from './groupware/collections.js';
 import type { LockTable } from './locks.js';
 import type { ReceivedShares } from './shares.js';
 import type { DiskStore } from './store.js';
@@ -15,6 +16,8 @@ export interface FakeState {
   locks: LockTable;
   /** Shares this user received from others (their roots, by file id). */
   shares: ReceivedShares;
+  /** Calendars and address books. */
+  groupware: Groupware;
   /** Failed logins since start or the last reset (one client IP: loopback). */
   authFailures: number;
   authDelayScale: number;

@@ -3,6 +3,9 @@
  * The fake answers like a real Nextcloud 29 (see ../nextcloud.ts).
  */
 
+export type { CollectionOptions } from './groupware/collections.js';
+import type { CollectionOptions } from './groupware/collections.js';
+
 /** Behaviour switches; mutable at runtime (`fake.faults.down = true`). */
 export interface Faults {
   /** files_trashbin enabled: DELETE moves to the trashbin, capabilities say `undelete`. */
@@ -88,6 +91,26 @@ export interface FakeNextcloud {
    * received from `owner` (default `bob`), read-write, as Nextcloud 29 shows one.
    */
   receiveShare(path: string, opts?: { owner?: string }): Promise<void>;
+  /**
+   * Make a calendar (as `occ dav:create-calendar` does: components VEVENT and VTODO,
+   * display name = the name), or with `sharedBy` one another user shares with this one.
+   */
+  createCalendar(name: string, opts?: CollectionOptions): void;
+  /** Make an address book (as `occ dav:create-addressbook` does). */
+  createAddressBook(name: string, opts?: CollectionOptions): void;
+  /** Store an `.ics` or `.vcf` in a collection as a client's PUT would (no checks). */
+  addObject(
+    kind: 'calendar' | 'addressbook',
+    collection: string,
+    object: string,
+    data: string,
+  ): void;
+  /** What a collection stores under `object`, if anything. */
+  objectOf(
+    kind: 'calendar' | 'addressbook',
+    collection: string,
+    object: string,
+  ): string | undefined;
   /** Currently held lock on a path, if any. */
   lockOf(path: string): { type: 'token' | 'user'; owner: string; token: string } | undefined;
   /**

@@ -20,6 +20,8 @@ export interface XmlElement {
   local: string;
   children: XmlElement[];
   text: string;
+  /** Attributes other than `xmlns` declarations, by their name as written. */
+  attrs: ReadonlyMap<string, string>;
 }
 
 export class XmlParseError extends Error {}
@@ -93,18 +95,20 @@ export function parseXml(text: string): XmlElement {
       const qname = m[1] ?? '';
       const scope = new Map(top ? top.scope : []);
       const attrs = m[2] ?? '';
+      const plain = new Map<string, string>();
       for (const a of attrs.matchAll(attrRe)) {
         const name = a[1] ?? '';
         const value = decodeEntities(a[2] ?? a[3] ?? '');
         if (name === 'xmlns') scope.set('', value);
         else if (name.startsWith('xmlns:')) scope.set(name.slice(6), value);
+        else plain.set(name, value);
       }
       const colon = qname.indexOf(':');
       const prefix = colon === -1 ? '' : qname.slice(0, colon);
       const local = colon === -1 ? qname : qname.slice(colon + 1);
       const ns = scope.get(prefix);
       if (ns === undefined && prefix !== '') throw new XmlParseError(`undeclared prefix ${prefix}`);
-      const el: XmlElement = { ns: ns ?? '', local, children: [], text: '' };
+      const el: XmlElement = { ns: ns ?? '', local, children: [], text: '', attrs: plain };
       if (top) top.el.children.push(el);
       else if (root) throw new XmlParseError('more than one root element');
       else root = el;

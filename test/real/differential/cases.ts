@@ -9,6 +9,7 @@ import { INSPECT_BODY } from '../../../broker/nextcloud/inspect.js';
 import { LOCK_BODY } from '../../../broker/nextcloud/locks.js';
 import { PROPFIND_BODY } from '../../../broker/nextcloud/multistatus.js';
 import { searchBody } from '../../../broker/nextcloud/search-query.js';
+import { GROUPWARE_CASES } from './groupware-cases.js';
 import { NEXT_SECOND, type Case, type Step } from './steps.js';
 
 const XML = 'application/xml; charset=utf-8';
@@ -761,4 +762,5 @@ export const CASES: readonly Case[] = [
       hashed('PUT X-Hash: sha256,md5 (one algorithm only)', '~/T/e.txt', 'x', 'sha256,md5'),
     ],
   },
+  ...GROUPWARE_CASES,
 ];

@@ -11,6 +11,7 @@ import { CASES } from './cases.js';
 import { Dav } from '../dav.js';
 import { shareWith } from '../rig.js';
 import { differences, RECEIVED_FILE, requestsOf, runCase, type Case } from './steps.js';
+import { createAddressBook, createCalendar, removeCollection } from '../groupware.js';
 
 const real = realServer();
 
@@ -34,6 +35,8 @@ async function onFake(c: Case): Promise<ReturnType<typeof runCase>> {
       await fake.receiveShare(folder, { owner: real.other.user });
     }
     if (c.filesLockOff === true) fake.faults.filesLock = false;
+    for (const name of c.calendars ?? []) fake.createCalendar(name);
+    for (const name of c.addressbooks ?? []) fake.createAddressBook(name);
     return await runCase(
       { url: fake.url, account: { user: fake.user, password: fake.password } },
       c,
@@ -43,8 +46,29 @@ async function onFake(c: Case): Promise<ReturnType<typeof runCase>> {
   }
 }
 
+/** The case's calendars and address books, made afresh (a run cut short may have left them). */
+async function collectionsOnReal(c: Case, make: boolean): Promise<void> {
+  for (const name of c.calendars ?? []) {
+    await removeCollection(real.url, real.owner, 'calendars', name);
+    if (make) await createCalendar(real, real.owner.user, name);
+  }
+  for (const name of c.addressbooks ?? []) {
+    await removeCollection(real.url, real.owner, 'addressbooks', name);
+    if (make) await createAddressBook(real, real.owner.user, name);
+  }
+}
+
 async function onReal(c: Case): Promise<ReturnType<typeof runCase>> {
   await shareOnReal(c);
+  await collectionsOnReal(c, true);
+  try {
+    return await onRealFiles(c);
+  } finally {
+    await collectionsOnReal(c, false);
+  }
+}
+
+async function onRealFiles(c: Case): Promise<ReturnType<typeof runCase>> {
   if (c.filesLockOff !== true) return runCase({ url: real.url, account: real.owner }, c);
   await real.occ('app:disable', 'files_lock');
   try {
@@ -75,6 +99,7 @@ describe('the fake Nextcloud answers like the real one', () => {
       'DELETE',
       'LOCK',
       'UNLOCK',
+      'REPORT',
     ])
       expect(
         steps.some((s) => s.method === method),

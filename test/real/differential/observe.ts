@@ -10,7 +10,12 @@
  * keeps or changes an etag where the other server does not is a difference.
  */
 import { createHash } from 'node:crypto';
-import { parseMultistatus } from '../../../broker/nextcloud/multistatus.js';
+import { toEvent, veventsOf } from '../../../broker/nextcloud/calendar-event.js';
+import { eventsOfReport } from '../../../broker/nextcloud/calendar-events.js';
+import { collectionsOf } from '../../../broker/nextcloud/collections.js';
+import { contactsOf } from '../../../broker/nextcloud/contacts.js';
+import { parseComponents } from '../../../broker/nextcloud/content-lines.js';
+import { decodeHref, parseMultistatus } from '../../../broker/nextcloud/multistatus.js';
 import { headerOf, type RawResponse } from '../http.js';
 
 export class Labels {
@@ -39,6 +44,35 @@ export interface Reading {
   content?: boolean;
   /** A multistatus whose order is part of the answer (SEARCH): no response is taken as the target. */
   ordered?: boolean;
+  /**
+   * Read a CalDAV/CardDAV body with the broker's own readers: the collections of a home,
+   * the events of a calendar-query (or of one GET `.ics`), the cards of a query.
+   */
+  dav?: 'calendars' | 'addressbooks' | 'events' | 'event' | 'cards';
+}
+
+const ORIGIN = 'http://server';
+
+/** A groupware body as the broker reads it (its error, if it cannot). */
+function groupware(res: RawResponse, target: string, as: NonNullable<Reading['dav']>): unknown {
+  if (res.status !== 207 && res.status !== 200) return undefined;
+  const at = decodeHref(target.split('?')[0] ?? '', ORIGIN);
+  try {
+    switch (as) {
+      case 'calendars':
+        return collectionsOf(res.text, 'calendar', at, ORIGIN);
+      case 'addressbooks':
+        return collectionsOf(res.text, 'contacts', at, ORIGIN);
+      case 'events':
+        return eventsOfReport(res.text, at, ORIGIN, true);
+      case 'event':
+        return veventsOf(parseComponents(res.text)).map((e) => toEvent(e, true));
+      case 'cards':
+        return contactsOf(res.text, at, ORIGIN, true);
+    }
+  } catch (error) {
+    return { unreadable: (error as Error).message };
+  }
 }
 
 function etagLabel(labels: Labels, value: string | undefined): string | undefined {
@@ -224,7 +258,8 @@ export function observe(
   // The broker takes a download's size from Content-Length.
   if (reading.content && res.status >= 200 && res.status < 300 && mime(res) !== 'text/html')
     out['content-length'] = headerOf(res, 'content-length');
-  out.body = body(res, labels, reading);
+  const read = reading.dav === undefined ? undefined : groupware(res, target, reading.dav);
+  out.body = read === undefined ? body(res, labels, reading) : { read };
   return out;
 }
 

@@ -4,6 +4,8 @@
  *
  * In a step's target, header values and (text) body:
  *   `~/`          at the start of the target: the user's files, `/remote.php/dav/files/<user>/`
+ *   `~cal/`       at the start: the user's calendar home, `/remote.php/dav/calendars/<user>/`
+ *   `~card/`      at the start: the address book home, `/remote.php/dav/addressbooks/users/<user>/`
  *   `{user}`      the user name, encoded
  *   `{files}`     the absolute URL of the user's files (for Destination headers)
  *   `{trash}`     the absolute URL of the user's trash bin root
@@ -53,6 +55,12 @@ export interface Case {
    * the user before the steps run: received shares at the user's root.
    */
   received?: readonly string[];
+  /**
+   * Calendars and address books made (as `occ dav:create-calendar` / `create-addressbook`
+   * do) before the steps run, and removed after them: the kit's reset keeps them.
+   */
+  calendars?: readonly string[];
+  addressbooks?: readonly string[];
 }
 
 /** What the second user puts in each folder it shares (`Case.received`). */
@@ -105,6 +113,8 @@ class Vars {
   async fill(value: string): Promise<string> {
     let out = value
       .replace(/^~\//, `/remote.php/dav/files/${this.user}/`)
+      .replace(/^~cal\//, `/remote.php/dav/calendars/${this.user}/`)
+      .replace(/^~card\//, `/remote.php/dav/addressbooks/users/${this.user}/`)
       .replace(/\{user\}/g, this.user)
       .replace(/\{files\}/g, `${this.server.url}/remote.php/dav/files/${this.user}`)
       .replace(/\{trash\}/g, `${this.server.url}/remote.php/dav/trashbin/${this.user}`)
