@@ -90,7 +90,13 @@ function buildOps(): WallOp[] {
 }
 
 function pathOf(op: WallOp): unknown {
-  return op.op === 'move' ? op.from : op.path;
+  return op.op === 'move'
+    ? op.from
+    : op.op === 'collection'
+      ? op.name
+      : 'path' in op
+        ? op.path
+        : '';
 }
 
 /** Times `fn` once per op per round, in µs per call. */

@@ -15,6 +15,13 @@
  * the inputs — unknown instance, a clock that is not a finite number, a grant that is
  * not canonical — denies (fail closed).
  *
+ * Kinds (docs/contracts.md, "Resources beyond files"): a grant covers its own kind only.
+ * A calendar or address book is named by one component, its URI name, and a grant on one
+ * covers exactly that collection (never another whose name it is a prefix of, never one
+ * known by its display name). `collection` reads (`read`) or adds to (`create`, which
+ * needs `write`) one collection; `collections` lists the names of one kind: all of them
+ * under discovery, otherwise only the granted ones.
+ *
  * When nothing allows an operation, the refusal says why: `grant_revoked` or
  * `grant_expired` (with when) if a grant that ended would have allowed it, `no_grant`
  * only if none ever did. The caller passes the ended grants for that; an ended grant
@@ -22,7 +29,7 @@
  *
  * No I/O, no clock, no state: the caller passes the grants and `now`.
  */
-import type { EndedGrantView, GrantView } from './base/domain.js';
+import type { CollectionKind, EndedGrantView, GrantView, Kind } from './base/domain.js';
 import { escapeForReason } from './base/text.js';
 import { iso } from './base/time.js';
 import { canonicalPath } from './wall/canonical.js';
@@ -36,7 +43,17 @@ export type WallOp =
   | { op: 'search'; instance: string; path: unknown } // the folder searched under; as list
   | { op: 'read'; instance: string; path: unknown }
   | { op: 'write'; instance: string; path: unknown } // mkdir, trash, upload, lock/unlock
-  | { op: 'move'; instance: string; from: unknown; to: unknown };
+  | { op: 'move'; instance: string; from: unknown; to: unknown }
+  /** Read one calendar or address book, or create in a calendar (needs `write`). */
+  | {
+      op: 'collection';
+      instance: string;
+      kind: CollectionKind;
+      name: unknown;
+      access: 'read' | 'create';
+    }
+  /** The names of the calendars or address books: granted ones, or all under discovery. */
+  | { op: 'collections'; instance: string; kind: CollectionKind };
 
 export interface InstancePolicy {
   readonly discovery: boolean;
@@ -83,10 +100,11 @@ function refuseUncovered(
   mode: 'read' | 'write',
   path: string,
   hint: string,
+  kind: Kind = 'files',
 ): WallDecision {
   const { grants, ended, instance, now } = lookup;
-  const ending = findEnding(grants, ended, instance, path, mode === 'write', now);
-  if (ending === undefined) return noGrant(mode, instance, path, hint);
+  const ending = findEnding(grants, ended, kind, instance, path, mode === 'write', now);
+  if (ending === undefined) return noGrant(mode, instance, path, hint, kind);
   return {
     ok: false,
     code: ending.state === 'revoked' ? 'grant_revoked' : 'grant_expired',
@@ -102,17 +120,43 @@ interface Lookup {
   readonly now: number;
 }
 
+/** How a refusal names what was asked for: `"a/b"`, `calendar "personal"`. */
+function named(kind: Kind, path: string): string {
+  const quoted = `"${escapeForReason(path)}"`;
+  return kind === 'files'
+    ? quoted
+    : `${kind === 'calendar' ? 'calendar' : 'address book'} ${quoted}`;
+}
+
 function noGrant(
   mode: 'read' | 'write',
   instance: string,
   path: string,
   hint: string,
+  kind: Kind = 'files',
 ): WallDecision {
   return {
     ok: false,
     code: 'no_grant',
-    reason: `no active ${mode} grant on "${escapeForReason(instance, 40)}" covers "${escapeForReason(path)}"; ${hint}`,
+    reason: `no active ${mode} grant on "${escapeForReason(instance, 40)}" covers ${named(kind, path)}; ${hint}`,
   };
+}
+
+/** The one component a calendar or address book is named by, or why not. */
+export function collectionName(
+  value: unknown,
+): { ok: true; name: string } | { ok: false; reason: string } {
+  const c = canonicalPath(value);
+  if (!c.ok) return c;
+  // Security: one component, so a grant on `personal` can never cover `personal/…`, and
+  // the name is exactly what the URL's last segment will be.
+  if (c.path.includes('/'))
+    return {
+      ok: false,
+      reason:
+        'a calendar or address book is named by one component (its name as listed by collections), without "/"',
+    };
+  return { ok: true, name: c.path };
 }
 
 function invalidPath(label: string, reason: string): WallDecision {
@@ -151,7 +195,7 @@ export function decide(
     case 'write': {
       const target = canonicalPath(op.path);
       if (!target.ok) return invalidPath('path', target.reason);
-      const grant = findGrant(grants, instance, target.path, op.op === 'write', now);
+      const grant = findGrant(grants, 'files', instance, target.path, op.op === 'write', now);
       if (grant === undefined)
         return refuseUncovered(lookup, op.op, target.path, 'request access first');
       return { ok: true, paths: [target.path], grantIds: [grant.id], discovery: false };
@@ -172,7 +216,7 @@ export function decide(
       }
       const target = canonicalPath(op.path);
       if (!target.ok) return invalidPath('path', target.reason);
-      const grant = findGrant(grants, instance, target.path, false, now);
+      const grant = findGrant(grants, 'files', instance, target.path, false, now);
       if (grant !== undefined) {
         return { ok: true, paths: [target.path], grantIds: [grant.id], discovery: false };
       }
@@ -193,16 +237,70 @@ export function decide(
           reason: 'from and to are the same path once normalised (NFC); nothing to move',
         };
       }
-      const source = findGrant(grants, instance, from.path, true, now);
+      const source = findGrant(grants, 'files', instance, from.path, true, now);
       if (source === undefined)
         return refuseUncovered(lookup, 'write', from.path, 'moving needs write on both paths');
-      const destination = findGrant(grants, instance, to.path, true, now);
+      const destination = findGrant(grants, 'files', instance, to.path, true, now);
       if (destination === undefined)
         return refuseUncovered(lookup, 'write', to.path, 'moving needs write on both paths');
       return {
         ok: true,
         paths: [from.path, to.path],
         grantIds: [source.id, destination.id],
+        discovery: false,
+      };
+    }
+    case 'collection': {
+      if (op.kind !== 'calendar' && op.kind !== 'contacts')
+        return { ok: false, code: 'no_grant', reason: 'unknown kind of collection' };
+      const target = collectionName(op.name);
+      if (!target.ok)
+        return invalidPath(op.kind === 'calendar' ? 'calendar' : 'addressbook', target.reason);
+      // Security: `create` needs write (creating events, never changing existing ones);
+      // an address book is never written (contacts grants are read only).
+      if (op.access === 'create' && op.kind !== 'calendar')
+        return {
+          ok: false,
+          code: 'no_grant',
+          reason: 'address books are read only through the broker',
+        };
+      const needWrite = op.access === 'create';
+      const mode = needWrite ? 'write' : 'read';
+      const grant = findGrant(grants, op.kind, instance, target.name, needWrite, now);
+      if (grant === undefined)
+        return refuseUncovered(
+          lookup,
+          mode,
+          target.name,
+          `request ${mode} access with kind "${op.kind}" and this name first`,
+          op.kind,
+        );
+      return { ok: true, paths: [target.name], grantIds: [grant.id], discovery: false };
+    }
+    case 'collections': {
+      if (op.kind !== 'calendar' && op.kind !== 'contacts')
+        return { ok: false, code: 'no_grant', reason: 'unknown kind of collection' };
+      // Security: discovery shows every name (never contents); without it, only the
+      // names the owner granted, each still checked as a live grant here.
+      if (policy.discovery === true) return { ok: true, paths: [], grantIds: [], discovery: true };
+      const live = new Map<string, number>();
+      for (const grant of grants) {
+        const name = collectionName(grant?.path);
+        if (!name.ok || name.name !== grant.path || live.has(name.name)) continue;
+        if (findGrant([grant], op.kind, instance, name.name, false, now) !== undefined)
+          live.set(name.name, grant.id);
+      }
+      if (live.size === 0)
+        return {
+          ok: false,
+          code: 'no_grant',
+          reason: `no active grant of kind "${op.kind}" on "${escapeForReason(instance, 40)}"; request read access to one by its name (the owner can tell you the names, or turn on discovery)`,
+        };
+      const names = [...live.keys()].sort();
+      return {
+        ok: true,
+        paths: names,
+        grantIds: names.map((n) => live.get(n) as number),
         discovery: false,
       };
     }

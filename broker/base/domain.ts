@@ -7,12 +7,26 @@
 /** What a grant allows. `write` implies `read` within the same scope. */
 export type Mode = 'read' | 'write';
 
+/**
+ * What a grant is on: files (a path and everything below it), or exactly one calendar or
+ * address book (its URI name, one path component).
+ */
+export type Kind = 'files' | 'calendar' | 'contacts';
+
+/** The two kinds of collections beyond files. */
+export type CollectionKind = Exclude<Kind, 'files'>;
+
 /** The part of a grant the wall decides on. */
 export interface GrantView {
   readonly id: number;
   readonly requestId: number;
   readonly instance: string;
-  /** Canonical path (see `canonicalPath`), never empty. */
+  /**
+   * Absent only on views made before kinds existed, which are files grants; the store
+   * always sets it. Anything but these three values covers nothing.
+   */
+  readonly kind?: Kind;
+  /** Canonical path (see `canonicalPath`), never empty; one component for a collection. */
   readonly path: string;
   readonly mode: Mode;
   /** Allowed only while `now < expiresAt`. */
@@ -37,6 +51,7 @@ export type GrantState = 'active' | 'expired' | 'revoked';
 export interface RequestItem {
   /** 1-based item number shown to the owner. */
   readonly n: number;
+  readonly kind: Kind;
   readonly path: string;
   readonly mode: Mode;
   /** The grant made from this item, when it was approved. */
@@ -56,6 +71,7 @@ export interface RequestRecord {
 }
 
 export interface GrantRecord extends GrantView {
+  readonly kind: Kind;
   /** The request item number this grant was made from. */
   readonly itemNo: number;
   readonly state: GrantState;

@@ -205,6 +205,27 @@ export const MIGRATIONS: readonly string[] = [
     WHEN (SELECT state FROM checkout_locks WHERE id = NEW.lock_id) IS NOT 'held'
     BEGIN SELECT RAISE(ABORT, 'the grants of a checkout lock are recorded as it is taken'); END;
   `,
+  // 5: kinds of grants (docs/contracts.md, "Resources beyond files"): every item and
+  // grant is on files (all that existed before, marked so by the column's default), one
+  // calendar, or one address book. A collection is named by one component; an address
+  // book is granted read only. The grant copies its item's kind, and never changes it.
+  `
+  ALTER TABLE items ADD COLUMN kind TEXT NOT NULL DEFAULT 'files'
+    CHECK (kind IN ('files', 'calendar', 'contacts'));
+  ALTER TABLE grants ADD COLUMN kind TEXT NOT NULL DEFAULT 'files'
+    CHECK (kind IN ('files', 'calendar', 'contacts'));
+
+  CREATE TRIGGER items_collection_shape BEFORE INSERT ON items
+    WHEN NEW.kind <> 'files' AND (instr(NEW.path, '/') > 0
+      OR (NEW.kind = 'contacts' AND NEW.mode <> 'read'))
+    BEGIN SELECT RAISE(ABORT, 'a collection item names one component; contacts are read only'); END;
+  CREATE TRIGGER grants_kind_fixed BEFORE UPDATE OF kind ON grants
+    BEGIN SELECT RAISE(ABORT, 'grants never change or renew'); END;
+  CREATE TRIGGER grants_kind_as_requested BEFORE INSERT ON grants
+    WHEN (SELECT kind FROM items WHERE request_id = NEW.request_id AND n = NEW.item_no)
+         IS NOT NEW.kind
+    BEGIN SELECT RAISE(ABORT, 'a grant is made only from an approved item, as requested'); END;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

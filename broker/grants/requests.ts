@@ -10,7 +10,7 @@
  * - Expiry counts from the broker's clock at approval.
  */
 import type Database from 'better-sqlite3';
-import type { Clock, GrantRecord, Mode, RequestRecord } from '../base/domain.js';
+import type { Clock, GrantRecord, Kind, Mode, RequestRecord } from '../base/domain.js';
 import { canonicalPath } from '../wall.js';
 import { invalid, isPositiveInt, type GrantDatabase } from './database.js';
 import { GrantStoreError, toGrant, toRequest } from './rows.js';
@@ -34,7 +34,8 @@ export type Decision =
 export interface NewRequest {
   instance: string;
   reason: string;
-  items: { path: string; mode: Mode }[];
+  /** `kind` absent: files. */
+  items: { kind?: Kind; path: string; mode: Mode }[];
 }
 
 /** A new request, or the ids of the requests already waiting when there are too many. */
@@ -57,6 +58,13 @@ function validateNew(input: NewRequest): void {
       throw invalid('item paths must be canonical (see wall.canonicalPath)');
     if (item.mode !== 'read' && item.mode !== 'write')
       throw invalid('item mode must be read or write');
+    const kind = item.kind ?? 'files';
+    if (kind !== 'files' && kind !== 'calendar' && kind !== 'contacts')
+      throw invalid('item kind must be files, calendar or contacts');
+    // Security: a collection is one component, and address books are read only.
+    if (kind !== 'files' && item.path.includes('/'))
+      throw invalid('a calendar or address book item names one component');
+    if (kind === 'contacts' && item.mode !== 'read') throw invalid('contacts items are read only');
   }
 }
 
@@ -111,9 +119,11 @@ export class RequestTable {
           .run(input.instance, input.reason, now);
         const requestId = Number(info.lastInsertRowid);
         const insertItem = this.#db.prepare(
-          'INSERT INTO items (request_id, n, path, mode) VALUES (?, ?, ?, ?)',
+          'INSERT INTO items (request_id, n, kind, path, mode) VALUES (?, ?, ?, ?, ?)',
         );
-        input.items.forEach((item, i) => insertItem.run(requestId, i + 1, item.path, item.mode));
+        input.items.forEach((item, i) =>
+          insertItem.run(requestId, i + 1, item.kind ?? 'files', item.path, item.mode),
+        );
         return { ok: true, id: requestId };
       })
       .immediate();
@@ -212,13 +222,13 @@ export class RequestTable {
 
         const expiresAt = now + d.durationMs;
         const insert = this.#db.prepare(
-          `INSERT INTO grants (request_id, item_no, instance, path, mode, state, created_at, expires_at)
-         VALUES (?, ?, ?, ?, ?, 'active', ?, ?)`,
+          `INSERT INTO grants (request_id, item_no, instance, kind, path, mode, state, created_at, expires_at)
+         VALUES (?, ?, ?, ?, ?, ?, 'active', ?, ?)`,
         );
         for (const n of chosen) {
           const item = before.items.find((it) => it.n === n);
           if (item === undefined) throw new GrantStoreError('corrupt', `item ${n} vanished`);
-          insert.run(id, n, before.instance, item.path, item.mode, now, expiresAt);
+          insert.run(id, n, before.instance, item.kind, item.path, item.mode, now, expiresAt);
         }
         const request = this.mustGetRequest(id);
         const granted = request.items.flatMap((it) => (it.grant === null ? [] : [it.grant]));

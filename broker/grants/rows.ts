@@ -9,6 +9,7 @@ import type { GrantRecord, RequestItem, RequestRecord } from '../base/domain.js'
 export const id = z.number().int().positive();
 export const time = z.number().int();
 const mode = z.enum(['read', 'write']);
+const kind = z.enum(['files', 'calendar', 'contacts']);
 
 export const RequestRowSchema = z.strictObject({
   id,
@@ -25,6 +26,7 @@ export const ItemRowSchema = z.strictObject({
   n: id,
   path: z.string().min(1),
   mode,
+  kind,
 });
 
 export const GrantRowSchema = z.strictObject({
@@ -38,6 +40,7 @@ export const GrantRowSchema = z.strictObject({
   created_at: time,
   expires_at: time,
   ended_at: time.nullable(),
+  kind,
 });
 
 export class GrantStoreError extends Error {
@@ -70,6 +73,7 @@ export function toGrant(row: unknown): GrantRecord {
     requestId: g.request_id,
     itemNo: g.item_no,
     instance: g.instance,
+    kind: g.kind,
     path: g.path,
     mode: g.mode,
     state: g.state,
@@ -88,7 +92,13 @@ export function toRequest(
   const byItem = new Map(grants.map((g) => [g.itemNo, g]));
   const items: RequestItem[] = itemRows.map((raw) => {
     const it = parseRow(ItemRowSchema, raw, 'items');
-    return { n: it.n, path: it.path, mode: it.mode, grant: byItem.get(it.n) ?? null };
+    return {
+      n: it.n,
+      kind: it.kind,
+      path: it.path,
+      mode: it.mode,
+      grant: byItem.get(it.n) ?? null,
+    };
   });
   return {
     id: r.id,

@@ -83,12 +83,32 @@ export interface RunOptions<T> {
 
 export const AUDIT_UNAVAILABLE = 'audit log unavailable; operation refused';
 
+/** What an audit line says the operation was on, before the wall decided. */
 function pathFields(op: WallOp): Record<string, unknown> {
-  return op.op === 'move' ? { from: op.from, to: op.to } : { path: op.path };
+  switch (op.op) {
+    case 'move':
+      return { from: op.from, to: op.to };
+    case 'collection':
+      return { kind: op.kind, collection: op.name };
+    case 'collections':
+      return { kind: op.kind };
+    default:
+      return { path: op.path };
+  }
 }
 
+/** The same, with the canonical values the wall returned. */
 function decidedPathFields(op: WallOp, paths: readonly string[]): Record<string, unknown> {
-  return op.op === 'move' ? { from: paths[0], to: paths[1] } : { path: paths[0] };
+  switch (op.op) {
+    case 'move':
+      return { from: paths[0], to: paths[1] };
+    case 'collection':
+      return { kind: op.kind, collection: paths[0] };
+    case 'collections':
+      return { kind: op.kind, collections: [...paths] };
+    default:
+      return { path: paths[0] };
+  }
 }
 
 export class Pipeline {

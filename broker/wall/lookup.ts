@@ -6,7 +6,7 @@
  *
  * Security: an ended grant never allows anything; it only names why nothing does.
  */
-import type { EndedGrantView, GrantView } from '../base/domain.js';
+import type { EndedGrantView, GrantView, Kind } from '../base/domain.js';
 import { SLASH } from './canonical.js';
 
 /** `grantPath` covers `path` component-wise; both must already be canonical. */
@@ -25,9 +25,18 @@ export function coversCanonical(grantPath: string, path: string): boolean {
  * same instance, enough mode, covering, well-formed. The index and the scan, for live
  * and ended grants alike, decide through this one function, so they cannot disagree.
  */
-function fits(grant: GrantView, instance: string, path: string, needWrite: boolean): boolean {
+function fits(
+  grant: GrantView,
+  kind: Kind,
+  instance: string,
+  path: string,
+  needWrite: boolean,
+): boolean {
   // Cheap filters first: most grants are on other instances or paths.
   if (grant?.instance !== instance) return false;
+  // Security: a grant covers its own kind only: a calendar grant never reaches files,
+  // a files grant never a calendar. A view without a kind predates kinds: files.
+  if ((grant.kind === undefined ? 'files' : grant.kind) !== kind) return false;
   if (grant.mode !== 'write' && (needWrite || grant.mode !== 'read')) return false;
   // Security: a grant whose path is not a string (an array would be coerced by
   // startsWith) or whose id is not an integer covers nothing. A grant path that is
@@ -106,6 +115,7 @@ function pool<G extends GrantView>(grants: readonly G[], instance: string, path:
  */
 export function findGrant(
   grants: readonly GrantView[],
+  kind: Kind,
   instance: string,
   path: string,
   needWrite: boolean,
@@ -113,7 +123,7 @@ export function findGrant(
 ): GrantView | undefined {
   let best: GrantView | undefined;
   for (const grant of pool(grants, instance, path)) {
-    if (!fits(grant, instance, path, needWrite)) continue;
+    if (!fits(grant, kind, instance, path, needWrite)) continue;
     // Security: expiry is exclusive (allowed only while now < expiresAt); NaN compares
     // false, a non-number is never coerced, and a grant that never expires (Infinity)
     // does not exist: every grant ends.
@@ -161,6 +171,7 @@ function endingOf(grant: GrantView, state: unknown, at: unknown): GrantEnding | 
 export function findEnding(
   grants: readonly GrantView[],
   ended: readonly EndedGrantView[],
+  kind: Kind,
   instance: string,
   path: string,
   needWrite: boolean,
@@ -179,12 +190,12 @@ export function findEnding(
   };
   for (const grant of pool(grants, instance, path)) {
     // An unended grant at or past its expiry has expired, even before the sweep marks it.
-    if (fits(grant, instance, path, needWrite) && !(now < grant.expiresAt)) {
+    if (fits(grant, kind, instance, path, needWrite) && !(now < grant.expiresAt)) {
       consider(endingOf(grant, 'expired', grant.expiresAt));
     }
   }
   for (const grant of pool(ended, instance, path)) {
-    if (!fits(grant, instance, path, needWrite)) continue;
+    if (!fits(grant, kind, instance, path, needWrite)) continue;
     // An expired grant ended at its expiry (the sweep only noticed it later).
     consider(
       endingOf(grant, grant.state, grant.state === 'revoked' ? grant.endedAt : grant.expiresAt),

@@ -49,7 +49,7 @@ function shownRequest(path: string, reason = 'review'): string {
     createdAt: NOW,
     decidedAt: null,
     decidedBy: null,
-    items: [{ n: 1, path, mode: 'read', grant: null }],
+    items: [{ n: 1, kind: 'files', path, mode: 'read', grant: null }],
   };
   return renderRequest(request, { expiresIn: H }).plain;
 }

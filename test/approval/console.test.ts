@@ -141,7 +141,9 @@ describe('ConsoleGateway', () => {
     const stored = h.store.getRequest(n)!;
     await gateway.postRequest({
       ...stored,
-      items: [{ n: 1, path: 'Docs/invoice\u202Efdp.exe', mode: 'write', grant: null }],
+      items: [
+        { n: 1, kind: 'files', path: 'Docs/invoice\u202Efdp.exe', mode: 'write', grant: null },
+      ],
     });
     expect(printed).toContain('`Docs/invoice\\u{202E}fdp.exe`');
     expect(printed).toContain('ok\\u{001B}[2J');

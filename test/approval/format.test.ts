@@ -26,7 +26,13 @@ function request(
     createdAt: 0,
     decidedAt: null,
     decidedBy: null,
-    items: items.map((it, i) => ({ n: i + 1, path: it.path, mode: it.mode, grant: null })),
+    items: items.map((it, i) => ({
+      n: i + 1,
+      kind: 'files' as const,
+      path: it.path,
+      mode: it.mode,
+      grant: null,
+    })),
     ...over,
   };
 }
@@ -36,6 +42,7 @@ function grant(over: Partial<GrantRecord> = {}): GrantRecord {
     id: 1,
     requestId: 3,
     instance: 'personal',
+    kind: 'files',
     path: 'Documents/Taxes',
     mode: 'read',
     expiresAt: 10 * H,

@@ -34,7 +34,13 @@ function request(items: [string, Mode][], over: Partial<RequestRecord> = {}): Re
     createdAt: 0,
     decidedAt: null,
     decidedBy: null,
-    items: items.map(([path, mode], i) => ({ n: i + 1, path, mode, grant: null })),
+    items: items.map(([path, mode], i) => ({
+      n: i + 1,
+      kind: 'files' as const,
+      path,
+      mode,
+      grant: null,
+    })),
     ...over,
   };
 }
@@ -242,6 +248,7 @@ describe('show N: the full list, escaped, in messages a homeserver accepts', () 
       id: 1,
       requestId: 7,
       instance: 'personal',
+      kind: 'files' as const,
       path: 'a',
       mode: 'read' as const,
       expiresAt: 3 * H,

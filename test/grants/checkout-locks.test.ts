@@ -233,6 +233,6 @@ describe('migration 4', () => {
     const check = new Database(file, { readonly: true });
     cleanups.unshift(() => check.close());
     expect(check.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);
-    expect(SCHEMA_VERSION).toBe(4);
+    expect(SCHEMA_VERSION).toBe(5);
   });
 });

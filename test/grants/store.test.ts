@@ -15,8 +15,8 @@ describe('GrantStore requests', () => {
       decidedAt: null,
       decidedBy: null,
       items: [
-        { n: 1, path: 'Documents/Reports', mode: 'read', grant: null },
-        { n: 2, path: 'Documents/Notes/todo.md', mode: 'write', grant: null },
+        { n: 1, kind: 'files', path: 'Documents/Reports', mode: 'read', grant: null },
+        { n: 2, kind: 'files', path: 'Documents/Notes/todo.md', mode: 'write', grant: null },
       ],
     });
     expect(store.getRequest(1)).toEqual(r);
@@ -101,6 +101,7 @@ describe('GrantStore decisions', () => {
         requestId: r.id,
         itemNo: 1,
         instance: 'personal',
+        kind: 'files',
         path: 'Documents/Reports',
         mode: 'read',
         state: 'active',
@@ -113,6 +114,7 @@ describe('GrantStore decisions', () => {
         requestId: r.id,
         itemNo: 2,
         instance: 'personal',
+        kind: 'files',
         path: 'Documents/Notes/todo.md',
         mode: 'write',
         state: 'active',

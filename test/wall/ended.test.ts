@@ -281,10 +281,12 @@ describe('properties of ended grants', () => {
         const d = decide(op, grants, closed, now, ended);
         if (d.ok || d.code === 'same_path') return;
         const needWrite = op.op === 'write' || op.op === 'move';
-        const paths = (op.op === 'move' ? [op.from, op.to] : [op.path]).map((p) => {
-          const c = canonicalPath(p);
-          return c.ok ? c.path : '';
-        });
+        const paths = (op.op === 'move' ? [op.from, op.to] : 'path' in op ? [op.path] : []).map(
+          (p) => {
+            const c = canonicalPath(p);
+            return c.ok ? c.path : '';
+          },
+        );
         // The first path no live grant allows is the one the refusal is about.
         const stuck = paths.find(
           (p) => !grants.some((g) => wouldAllow(g, p, needWrite) && now < g.expiresAt),

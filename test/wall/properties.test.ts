@@ -185,7 +185,7 @@ function contractAllows(
 }
 
 function inputsOf(op: WallOp): unknown[] {
-  return op.op === 'move' ? [op.from, op.to] : [op.path];
+  return op.op === 'move' ? [op.from, op.to] : 'path' in op ? [op.path] : [];
 }
 
 describe('canonical form', () => {
