@@ -9,7 +9,7 @@
  * keeps and what it escapes), then HTML escaping for `formatted_body`. Agent spans are
  * capped (shown.ts) unless marked `full`, which only `show N` uses.
  */
-import type { GrantRecord, RequestRecord } from '../base/domain.js';
+import type { GrantRecord, Kind, Mode, RequestRecord } from '../base/domain.js';
 import { escapeForDisplay, escapeHtml } from '../base/text.js';
 import { iso } from '../base/time.js';
 import { shownPath, shownText } from './shown.js';
@@ -87,6 +87,41 @@ export function formatInstant(ms: number): string {
 
 export const modeSpan = (mode: string): Span => (mode === 'write' ? { strong: 'write' } : 'read');
 
+/** The address books Nextcloud generates, named so the owner knows what they hold. */
+const GENERATED_BOOKS = new Map([
+  ['z-server-generated--system', "the server's directory of every account"],
+  ['z-app-generated--contactsinteraction--recent', 'everyone recently contacted'],
+]);
+
+/**
+ * What an item or grant is on, after its mode: `` `Documents` `` for files, and for the
+ * other kinds the kind named first — calendar `personal`, address book
+ * `z-server-generated--system` (the server's directory of every account). Starts with
+ * its separating space.
+ */
+export function subjectSpans(
+  item: { readonly kind?: Kind; readonly path: string },
+  full?: boolean,
+): Span[] {
+  const code: Span = full === true ? { code: item.path, full } : { code: item.path };
+  const kind = item.kind ?? 'files';
+  if (kind === 'files') return [' ', code];
+  const generated = kind === 'contacts' ? GENERATED_BOOKS.get(item.path) : undefined;
+  return [
+    kind === 'calendar' ? ' calendar ' : ' address book ',
+    code,
+    ...(generated === undefined ? [] : [` (${generated})`]),
+  ];
+}
+
+/** An item with its mode: read `Documents`, write calendar `personal`. */
+export function itemSpans(
+  item: { readonly kind?: Kind; readonly mode: Mode; readonly path: string },
+  full?: boolean,
+): Span[] {
+  return [modeSpan(item.mode), ...subjectSpans(item, full)];
+}
+
 export const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 /**
@@ -99,8 +134,7 @@ export function grantLine(grant: GrantRecord, now?: number): Line {
     modeSpan(grant.mode),
     ' ',
     { text: grant.instance },
-    ' ',
-    { code: grant.path },
+    ...subjectSpans(grant),
     now === undefined ? '' : ` — ${formatTimeLeft(grant.expiresAt - now)} left`,
   ];
 }

@@ -14,7 +14,7 @@ import type { RequestRecord } from '../base/domain.js';
 import { formatDuration } from '../config.js';
 import {
   formatTimeLeft,
-  modeSpan,
+  itemSpans,
   plural,
   renderLines,
   type Line,
@@ -30,6 +30,10 @@ export const MAX_REQUEST_MESSAGE_CHARS = 1800;
 /** Says in the message what a write item allows. */
 export const WRITE_MEANS =
   'Write on a folder lets the agent create, overwrite, move and trash anything inside it.';
+
+/** Says in the message what a write item on a calendar allows. */
+export const CALENDAR_WRITE_MEANS =
+  'Write on a calendar lets the agent add events to it, never change or delete one.';
 
 const EXAMPLE_EXPIRY_MS = 8 * 3_600_000;
 
@@ -86,14 +90,17 @@ export function renderRequest(request: RequestRecord, opts: RequestMessageOption
     [{ strong: `Request ${n}` }, ' · instance ', { text: request.instance }],
     ['Reason: ', { text: request.reason }],
     [itemsHeader(request)],
-    ...listed.map((item): Line => [`${item.n}. `, modeSpan(item.mode), ' ', { code: item.path }]),
+    ...listed.map((item): Line => [`${item.n}. `, ...itemSpans(item)]),
   ];
   if (left > 0) {
     lines.push([`… and ${plural(left, 'more item')}: type "show ${n}" to see every item.`]);
   } else if (shortened) {
     lines.push([`Shortened above: type "show ${n}" to see the request in full.`]);
   }
-  if (request.items.some((i) => i.mode === 'write')) lines.push([WRITE_MEANS]);
+  if (request.items.some((i) => i.mode === 'write' && i.kind === 'files'))
+    lines.push([WRITE_MEANS]);
+  if (request.items.some((i) => i.mode === 'write' && i.kind === 'calendar'))
+    lines.push([CALENDAR_WRITE_MEANS]);
   lines.push(...howToDecide(request, opts));
   lines.push([`Undecided, it expires in ${formatTimeLeft(opts.expiresIn)}.`]);
   return renderLines(lines);

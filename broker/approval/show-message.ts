@@ -14,7 +14,7 @@ import type { RequestItem, RequestRecord } from '../base/domain.js';
 import {
   formatInstant,
   formatTimeLeft,
-  modeSpan,
+  itemSpans,
   plural,
   renderLine,
   type Line,
@@ -129,9 +129,7 @@ export function renderShow(
     [`${plural(request.items.length, 'item')}, in item order, each path in full:`],
     ...request.items.map((item): Line => [
       `${item.n}. `,
-      modeSpan(item.mode),
-      ' ',
-      { code: item.path, full: true },
+      ...itemSpans(item, true),
       ` — ${itemState(item, request, ctx.now)}`,
     ]),
   ];

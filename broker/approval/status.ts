@@ -12,7 +12,7 @@ import type { CheckoutLockRecord, GrantRecord, RequestRecord } from '../base/dom
 import {
   formatTimeLeft,
   grantLines,
-  modeSpan,
+  itemSpans,
   plural,
   renderLines,
   type Line,
@@ -82,12 +82,7 @@ function pendingLines(request: RequestRecord, input: StatusInput): Line[] {
       { text: request.instance },
       ` · ${plural(request.items.length, 'item')} — expires in ${formatTimeLeft(left)}`,
     ],
-    ...listed.map((item): Line => [
-      `   ${item.n}. `,
-      modeSpan(item.mode),
-      ' ',
-      { code: item.path },
-    ]),
+    ...listed.map((item): Line => [`   ${item.n}. `, ...itemSpans(item)]),
   ];
   if (items.length > listed.length) {
     lines.push([`   … and ${items.length - listed.length} more: type "show ${request.id}"`]);

@@ -9,6 +9,7 @@ import type {
   CheckoutLockRecord,
   EndedGrantView,
   GrantRecord,
+  Kind,
   Mode,
   NewCheckoutLock,
   RequestRecord,
@@ -28,7 +29,11 @@ export interface GrantsPort {
   getRequest(id: number): RequestRecord | undefined;
   /** A new pending request, unless `maxPending` already wait; then their ids. */
   createRequestWithin(
-    input: { instance: string; reason: string; items: { path: string; mode: Mode }[] },
+    input: {
+      instance: string;
+      reason: string;
+      items: { kind: Kind; path: string; mode: Mode }[];
+    },
     maxPending: number,
   ): { ok: true; request: RequestRecord } | { ok: false; pending: number[] };
   /** Requests still marked pending, oldest first (some may be past the timeout). */

@@ -7,13 +7,13 @@
  * gateway. Nothing here grants anything; only the owner's decision does.
  */
 import type { CallContext } from '../base/call.js';
-import type { Clock, GrantRecord, Mode, RequestRecord } from '../base/domain.js';
+import type { Clock, GrantRecord, Kind, Mode, RequestRecord } from '../base/domain.js';
 import { failure, refused } from '../base/envelope.js';
 import { errorDetail } from '../base/errors.js';
 import type { Logger } from '../base/log.js';
 import { escapeForReason, HIDDEN_IN_TEXT } from '../base/text.js';
 import { iso } from '../base/time.js';
-import { canonicalPath } from '../wall.js';
+import { canonicalPath, collectionName } from '../wall.js';
 import type { AuditTrail } from './audit-trail.js';
 import type { Outcome, Pipeline } from './pipeline.js';
 import type { GatewayPort, GrantsPort } from './ports.js';
@@ -38,7 +38,11 @@ export class AccessRequests {
   /** Stores, audits and posts a new request; its value is the pending request. */
   async request(
     ctx: CallContext,
-    args: { instance: string; reason: string; items: { path: string; mode: Mode }[] },
+    args: {
+      instance: string;
+      reason: string;
+      items: { kind?: Kind | undefined; path: string; mode: Mode }[];
+    },
   ): Promise<Outcome<RequestRecord>> {
     const { pipeline, trail, grants, gateway } = this.deps;
     const refuse = async (...a: Parameters<Pipeline['refuse']>): Promise<Outcome<never>> => ({
@@ -65,9 +69,33 @@ export class AccessRequests {
         { instance: args.instance },
       );
     }
-    const items: { path: string; mode: Mode }[] = [];
+    const items: { kind: Kind; path: string; mode: Mode }[] = [];
     const seen = new Set<string>();
     for (const [i, item] of args.items.entries()) {
+      const kind = item.kind ?? 'files';
+      // Security: address books are read only through the broker; a write item is refused
+      // here, before the owner is ever asked, rather than granted as something it is not.
+      if (kind === 'contacts' && item.mode !== 'read') {
+        return refuse(
+          ctx,
+          'invalid_arguments',
+          `item ${i + 1}: contacts can only be read (mode "read"); nothing was requested`,
+          { instance: args.instance, item: i + 1 },
+          'send the item again with mode "read"',
+        );
+      }
+      if (kind !== 'files') {
+        const name = collectionName(item.path);
+        if (!name.ok) {
+          return refuse(
+            ctx,
+            'invalid_path',
+            `item ${i + 1}: ${name.reason}; nothing was requested`,
+            { instance: args.instance, item: i + 1 },
+            'name the calendar or address book by its name as collections lists it, e.g. "personal"',
+          );
+        }
+      }
       const canonical = canonicalPath(item.path);
       if (!canonical.ok) {
         return refuse(
@@ -78,7 +106,7 @@ export class AccessRequests {
           'paths are refused, never repaired: send plain relative paths like "Documents/report.odt"',
         );
       }
-      const key = `${item.mode}\u0000${canonical.path}`;
+      const key = `${kind}\u0000${item.mode}\u0000${canonical.path}`;
       if (seen.has(key)) {
         return refuse(
           ctx,
@@ -88,7 +116,7 @@ export class AccessRequests {
         );
       }
       seen.add(key);
-      items.push({ path: canonical.path, mode: item.mode });
+      items.push({ kind, path: canonical.path, mode: item.mode });
     }
     if (!gateway.healthy()) {
       await trail.bestEffort('refused', {
@@ -125,7 +153,7 @@ export class AccessRequests {
         request: record.id,
         instance: record.instance,
         reason: record.reason,
-        items: record.items.map((it) => ({ n: it.n, path: it.path, mode: it.mode })),
+        items: record.items.map((it) => ({ n: it.n, kind: it.kind, path: it.path, mode: it.mode })),
         correlation_id: ctx.correlationId,
       });
     } catch (error) {
@@ -161,6 +189,7 @@ export class AccessRequests {
         grant: g.id,
         request: g.requestId,
         instance: g.instance,
+        kind: g.kind,
         path: g.path,
         mode: g.mode,
         expires_at: iso(g.expiresAt),
@@ -192,6 +221,7 @@ export class AccessRequests {
 
 export interface ItemStatus {
   n: number;
+  kind: Kind;
   path: string;
   mode: Mode;
   granted: boolean;
@@ -246,7 +276,10 @@ function approvalUnavailable() {
 }
 
 /** A grant as it holds at `now`: a grant past its expiry is expired even before the sweep. */
-function grantNow(grant: GrantRecord, now: number): Omit<ItemStatus, 'n' | 'path' | 'mode'> {
+function grantNow(
+  grant: GrantRecord,
+  now: number,
+): Omit<ItemStatus, 'n' | 'kind' | 'path' | 'mode'> {
   const expiresAt = iso(grant.expiresAt);
   const base = { granted: true, grant: grant.id, expires_at: expiresAt };
   if (grant.state === 'revoked') {
@@ -266,6 +299,7 @@ function grantNow(grant: GrantRecord, now: number): Omit<ItemStatus, 'n' | 'path
 function requestStatus(record: RequestRecord, now: number): AccessStatus {
   const items = record.items.map((it): ItemStatus => ({
     n: it.n,
+    kind: it.kind,
     path: it.path,
     mode: it.mode,
     ...(it.grant === null ? { granted: false } : grantNow(it.grant, now)),

@@ -21,6 +21,12 @@ export const PathArg = z
 
 export const ModeArg = z.enum(['read', 'write']).describe('"write" includes read');
 
+export const KindArg = z
+  .enum(['files', 'calendar', 'contacts'])
+  .describe(
+    'what the item is on: "files" (the default: a file or folder path), "calendar" or "contacts" (one calendar or address book, named by its name as collections lists it)',
+  );
+
 export const Timestamp = z.string().describe('ISO-8601 UTC');
 
 export const CursorArg = z

@@ -3,7 +3,7 @@ import type { RequestRecord } from '../../base/domain.js';
 import { ok, pending, type Envelope } from '../../base/envelope.js';
 import type { AccessStatus, ItemStatus } from '../../operations/requests.js';
 import { answer } from '../answer.js';
-import { ModeArg, Timestamp, envelopeSchema } from '../schemas.js';
+import { KindArg, ModeArg, Timestamp, envelopeSchema } from '../schemas.js';
 import type { ToolRegistry } from '../tool.js';
 import type { AgentToolDeps } from './deps.js';
 
@@ -33,6 +33,7 @@ export const CheckAccessOutput = envelopeSchema({
     .array(
       z.strictObject({
         n: z.number().int(),
+        kind: KindArg,
         path: z.string(),
         mode: ModeArg,
         granted: z.boolean(),
@@ -53,6 +54,7 @@ export const CheckAccessOutput = envelopeSchema({
         grant: z.number().int(),
         request: z.number().int(),
         instance: z.string(),
+        kind: KindArg,
         path: z.string(),
         mode: ModeArg,
         expires_at: Timestamp,

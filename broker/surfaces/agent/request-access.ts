@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { pending } from '../../base/envelope.js';
 import { answer } from '../answer.js';
-import { InstanceName, ModeArg, PathArg, envelopeSchema } from '../schemas.js';
+import { InstanceName, KindArg, ModeArg, PathArg, envelopeSchema } from '../schemas.js';
 import type { ToolRegistry } from '../tool.js';
 import type { AgentToolDeps } from './deps.js';
 
@@ -15,10 +15,12 @@ export const RequestAccessInput = z.strictObject({
       'why you need this, in one or two sentences the owner can judge (max 500 characters)',
     ),
   items: z
-    .array(z.strictObject({ path: PathArg, mode: ModeArg }))
+    .array(z.strictObject({ kind: KindArg.optional(), path: PathArg, mode: ModeArg }))
     .min(1)
     .max(50)
-    .describe('1-50 paths; each becomes its own grant if approved'),
+    .describe(
+      '1-50 items; each becomes its own grant if approved. A calendar item names one calendar (read, or write = create events); a contacts item one address book (read only)',
+    ),
 });
 
 export const RequestAccessOutput = envelopeSchema({
@@ -26,7 +28,7 @@ export const RequestAccessOutput = envelopeSchema({
   /** too_many_pending: the requests that already wait for the owner. */
   pending_requests: z.array(z.number().int()).optional(),
   items: z
-    .array(z.strictObject({ n: z.number().int(), path: z.string(), mode: ModeArg }))
+    .array(z.strictObject({ n: z.number().int(), kind: KindArg, path: z.string(), mode: ModeArg }))
     .optional(),
 });
 
@@ -35,9 +37,10 @@ export function registerRequestAccess(registry: ToolRegistry, deps: AgentToolDep
     name: 'request_access',
     title: 'Request access',
     description:
-      'Ask the owner for access to files or folders on one instance. You start with no access. ' +
+      'Ask the owner for access to files or folders, a calendar or an address book on one instance. You start with no access. ' +
       'The request goes to the owner for a human decision and answers "pending" with a request number; ' +
       'poll check_access with that number. A grant on a folder covers everything inside it; "write" includes read. ' +
+      'A calendar or contacts grant covers exactly the one collection it names. ' +
       'Grants expire (typically after 24 h) and can be revoked at any time.',
     input: RequestAccessInput,
     output: RequestAccessOutput,
@@ -53,7 +56,12 @@ export function registerRequestAccess(registry: ToolRegistry, deps: AgentToolDep
           `request #${record.id} sent to the owner; call check_access with request ${record.id} to see the decision`,
           {
             request: record.id,
-            items: record.items.map((it) => ({ n: it.n, path: it.path, mode: it.mode })),
+            items: record.items.map((it) => ({
+              n: it.n,
+              kind: it.kind,
+              path: it.path,
+              mode: it.mode,
+            })),
             hint: 'approval is a human decision and may take a while; do not send the same request again',
           },
         ),
