@@ -111,6 +111,7 @@ export function createServer(deps: ServerDeps): BrokerServer {
     'agent',
     agentTools({
       files: operations.files,
+      collections: operations.collections,
       requests: deps.requests,
       instances: config.instances,
     }),

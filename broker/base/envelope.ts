@@ -39,6 +39,9 @@ export type EnvelopeCode =
   | 'ticket_invalid'
   | 'lock_token_unknown'
   | 'too_large'
+  // calendars and address books: a name two collections answer to, or not one of the kind
+  | 'collection_ambiguous'
+  | 'not_a_collection'
   // error: infrastructure; `retry` says whether trying again later can help
   | 'approval_unavailable'
   | 'nextcloud_unavailable'
@@ -47,6 +50,8 @@ export type EnvelopeCode =
   | 'insufficient_storage'
   | 'verification_failed'
   | 'aborted'
+  // a calendar Nextcloud fails every query on (an event repeats too often); not retried
+  | 'calendar_unreadable'
   | 'internal';
 
 export interface Envelope {

@@ -10,6 +10,7 @@ import type { Logger } from '../base/log.js';
 import { AuditTrail } from './audit-trail.js';
 import { BlobTransfers } from './blobs.js';
 import { Checkouts } from './checkouts.js';
+import { CollectionOperations } from './collections.js';
 import { FileOperations } from './files.js';
 import { InFlight } from './in-flight.js';
 import { Pipeline } from './pipeline.js';
@@ -42,6 +43,8 @@ export interface Operations {
   readonly pipeline: Pipeline;
   readonly trail: AuditTrail;
   readonly files: FileOperations;
+  /** Calendars and address books. */
+  readonly collections: CollectionOperations;
   readonly transfer: TransferService;
   readonly blobs: BlobTransfers;
   /** Operations currently running (aborted when their grants end). */
@@ -84,6 +87,7 @@ export function createOperations(deps: OperationsDeps): Operations {
     trail,
     inFlight,
     files: new FileOperations(pipeline),
+    collections: new CollectionOperations(pipeline),
     transfer: new TransferService({ pipeline, tickets, checkouts, logger, now }),
     blobs: new BlobTransfers({ pipeline, tickets, checkouts }),
     endGrants: (grants, reason) =>

@@ -7,6 +7,7 @@ import type { Readable } from 'node:stream';
 import type {
   CheckoutLockEnd,
   CheckoutLockRecord,
+  CollectionKind,
   EndedGrantView,
   GrantRecord,
   Kind,
@@ -92,6 +93,59 @@ export interface EntryLike {
   etag: string | null;
 }
 
+/** A calendar or address book as listed (broker/nextcloud/collections.ts). */
+export interface Collection {
+  name: string;
+  displayName: string | null;
+  owner: string | null;
+  components?: string[];
+  generated: boolean;
+  ambiguous: boolean;
+}
+
+/** One event or occurrence, times in UTC (broker/nextcloud/calendar-event.ts). */
+export interface CalendarEvent {
+  uid: string | null;
+  title: string | null;
+  start: string | null;
+  end: string | null;
+  all_day: boolean;
+  zone?: string;
+  location: string | null;
+  recurrence_id?: string;
+  status?: string;
+  description?: string | null;
+}
+
+/** A window of at most 366 days, ms since the epoch, end exclusive. */
+export interface EventWindow {
+  start: number;
+  end: number;
+}
+
+export interface NewEvent {
+  title: string;
+  start: number;
+  end: number;
+  location?: string | undefined;
+  description?: string | undefined;
+}
+
+export interface CreatedEvent {
+  event: CalendarEvent;
+  object: string;
+  etag: string | null;
+  changed: string[];
+}
+
+export interface Contact {
+  uid: string | null;
+  name: string | null;
+  emails: string[];
+  phones: string[];
+  note?: string | null;
+}
+
 export type WriteCondition =
   { ifMatch: string; lockToken?: string } | { ifNoneMatch: '*' } | { lockToken: string };
 
@@ -148,4 +202,19 @@ export interface NextcloudPort {
   /** UNLOCK, then confirm from the lock properties; throws while the token still holds. */
   releaseLock(path: string, token: string): Promise<ReleasedLike>;
   capabilities(signal?: AbortSignal): Promise<{ undelete: boolean; locking: boolean }>;
+  /** Calendars and address books (CalDAV/CardDAV), each named by one component. */
+  collections(kind: CollectionKind, signal?: AbortSignal): Promise<Collection[]>;
+  calendarEvents(
+    calendar: string,
+    window: EventWindow,
+    opts?: { cursor?: string | undefined; pageSize?: number; includeText?: boolean },
+    signal?: AbortSignal,
+  ): Promise<{ events: CalendarEvent[]; next?: string }>;
+  createEvent(calendar: string, event: NewEvent, signal?: AbortSignal): Promise<CreatedEvent>;
+  searchContacts(
+    addressbook: string,
+    query: string,
+    opts?: { limit?: number; includeText?: boolean },
+    signal?: AbortSignal,
+  ): Promise<{ contacts: Contact[]; truncated: boolean }>;
 }

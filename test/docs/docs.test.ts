@@ -265,7 +265,7 @@ describe('the agent tools in docs/clients.md', () => {
 
   const section = (() => {
     const text = DOCUMENTS.get('docs/clients.md') ?? '';
-    const start = text.indexOf('## The eight agent tools');
+    const start = text.indexOf('## The twelve agent tools');
     // The tools table comes before the first sub-heading (### The envelope).
     const end = text.slice(start + 1).search(/\n##/);
     return text.slice(start, end < 0 ? undefined : start + 1 + end);
@@ -282,8 +282,8 @@ describe('the agent tools in docs/clients.md', () => {
       })),
     }));
 
-  it('are exactly the registered tools, eight of them', () => {
-    expect(registered).toHaveLength(8);
+  it('are exactly the registered tools, twelve of them', () => {
+    expect(registered).toHaveLength(12);
     expect(rows.map((r) => r.name).sort()).toEqual(registered.map((t) => t.name).sort());
   });
 

@@ -1,5 +1,5 @@
 /**
- * The agent surface through a real MCP client over HTTP: exactly eight tools, and each
+ * The agent surface through a real MCP client over HTTP: exactly twelve tools, and each
  * tool's ok, refused and error paths, with the audit lines each call leaves.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -9,7 +9,11 @@ import { APP_PASSWORD, AGENT_TOKEN, TRANSFER_TOKEN } from '../../support/tokens.
 import { call } from '../../support/mcp.js';
 
 const AGENT_TOOLS = [
+  'calendar_create_event',
+  'calendar_events',
   'check_access',
+  'collections',
+  'contacts_search',
   'list',
   'list_instances',
   'mkdir',
@@ -45,7 +49,7 @@ function lastCorrelation(tool: string): unknown {
 }
 
 describe('tool lists', () => {
-  it('the agent surface lists exactly the eight agent tools and no transfer tool', async () => {
+  it('the agent surface lists exactly the twelve agent tools and no transfer tool', async () => {
     const { tools } = await agent.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual(AGENT_TOOLS);
     for (const name of ['read', 'write', 'checkout', 'checkin']) {

@@ -1,6 +1,10 @@
-/** The agent surface (`POST /mcp`): exactly these eight tools, no content tools. */
+/** The agent surface (`POST /mcp`): exactly these tools, no file content tools. */
 import { ToolRegistry } from '../tool.js';
+import { registerCalendarCreateEvent } from './calendar-create-event.js';
+import { registerCalendarEvents } from './calendar-events.js';
 import { registerCheckAccess } from './check-access.js';
+import { registerCollections } from './collections.js';
+import { registerContactsSearch } from './contacts-search.js';
 import type { AgentToolDeps } from './deps.js';
 import { registerList } from './list.js';
 import { registerListInstances } from './list-instances.js';
@@ -15,7 +19,8 @@ export type { AgentToolDeps } from './deps.js';
 export const AGENT_INSTRUCTIONS =
   'You start with no access to any file. Call list_instances, then request_access with the paths you ' +
   'need and a reason; the owner decides. Poll check_access with the request number. search finds files by ' +
-  'name below a folder you may list. File content never ' +
+  'name below a folder you may list. Calendars and address books are granted one by one: request ' +
+  'items of kind "calendar" or "contacts" with the name collections lists. File content never ' +
   "passes through this server: the owner's `broker` CLI stages files locally (fetch/push/checkout/checkin).";
 
 export function agentTools(deps: AgentToolDeps): ToolRegistry {
@@ -28,5 +33,9 @@ export function agentTools(deps: AgentToolDeps): ToolRegistry {
   registerMove(registry, deps);
   registerTrash(registry, deps);
   registerMkdir(registry, deps);
+  registerCollections(registry, deps);
+  registerCalendarEvents(registry, deps);
+  registerCalendarCreateEvent(registry, deps);
+  registerContactsSearch(registry, deps);
   return registry;
 }

@@ -1,0 +1,106 @@
+import { z } from 'zod';
+import { ok } from '../../base/envelope.js';
+import { parseZonedInstant } from '../../base/instant.js';
+import { CONTROL_EXCEPT_LF, HIDDEN_IN_TEXT } from '../../base/text.js';
+import { answer } from '../answer.js';
+import { InstanceName, envelopeSchema } from '../schemas.js';
+import type { ToolRegistry } from '../tool.js';
+import { CollectionName, ZonedTime } from './calendar-events.js';
+import type { AgentToolDeps } from './deps.js';
+
+// Security: the title and location are shown in the owner's calendar; characters that
+// hide or reorder text are refused (line breaks too: a title is one line).
+const OneLine = (max: number) =>
+  z
+    .string()
+    .max(max)
+    .refine((s) => !HIDDEN_IN_TEXT.test(s) && !/[\n\r]/.test(s), {
+      message: 'plain text on one line (no control, zero-width or bidi characters)',
+    });
+
+export const CalendarCreateEventInput = z
+  .strictObject({
+    instance: InstanceName,
+    calendar: CollectionName,
+    title: OneLine(255).refine((s) => s.trim() !== '', { message: 'a title is needed' }),
+    start: ZonedTime.describe('ISO 8601 with a zone'),
+    end: ZonedTime.describe('ISO 8601 with a zone, after start'),
+    location: OneLine(255).optional(),
+    description: z
+      .string()
+      .max(4000)
+      .refine((s) => !CONTROL_EXCEPT_LF.test(s.replace(/\r\n/g, '\n')), {
+        message: 'no control characters',
+      })
+      .optional(),
+  })
+  .refine((a) => (parseZonedInstant(a.end) ?? NaN) > (parseZonedInstant(a.start) ?? NaN), {
+    message: 'end must be after start',
+    path: ['end'],
+  });
+
+export const CalendarCreateEventOutput = envelopeSchema({
+  calendar: z.string().optional(),
+  event: z
+    .strictObject({
+      uid: z.string().nullable(),
+      title: z.string().nullable(),
+      start: z.string().nullable(),
+      end: z.string().nullable(),
+      all_day: z.boolean(),
+      zone: z.string().optional(),
+      location: z.string().nullable(),
+      recurrence_id: z.string().optional(),
+      status: z.string().optional(),
+      description: z.string().nullable().optional(),
+    })
+    .optional(),
+});
+
+export function registerCalendarCreateEvent(registry: ToolRegistry, deps: AgentToolDeps): void {
+  registry.add({
+    name: 'calendar_create_event',
+    title: 'Create a calendar event',
+    description:
+      'Create one new event in a calendar you hold a write grant on (write on a calendar means create, ' +
+      'never change or delete). Times with zones; the answer is the event as Nextcloud stored it. ' +
+      'No attendees are added, so nobody is invited. Not idempotent: calling twice makes two events.',
+    input: CalendarCreateEventInput,
+    output: CalendarCreateEventOutput,
+    annotations: {
+      readOnlyHint: false,
+      destructiveHint: false,
+      idempotentHint: false,
+      openWorldHint: true,
+    },
+    handler: async (args, ctx) =>
+      answer(
+        await deps.collections.createEvent(ctx, {
+          instance: args.instance,
+          calendar: args.calendar,
+          event: {
+            title: args.title,
+            start: parseZonedInstant(args.start) as number,
+            end: parseZonedInstant(args.end) as number,
+            location: args.location,
+            description: args.description,
+          },
+        }),
+        ({ calendar, created }) =>
+          ok(
+            `event "${created.event.title ?? ''}" created in calendar "${calendar}" (${created.event.start ?? '?'} to ${created.event.end ?? '?'} UTC)`,
+            {
+              calendar,
+              event: created.event,
+              ...(created.changed.length > 0
+                ? {
+                    warnings: [
+                      `Nextcloud stored ${created.changed.join(', ')} differently from what was sent: the event above is what it stored`,
+                    ],
+                  }
+                : {}),
+            },
+          ),
+      ),
+  });
+}

@@ -1,0 +1,122 @@
+import { z } from 'zod';
+import { ok } from '../../base/envelope.js';
+import { parseZonedInstant, ZONED_EXAMPLE } from '../../base/instant.js';
+import { answer } from '../answer.js';
+import { InstanceName, envelopeSchema } from '../schemas.js';
+import { capped, IncludeTextArg, textWarnings } from '../third-party-text.js';
+import type { ToolRegistry } from '../tool.js';
+import type { AgentToolDeps } from './deps.js';
+
+const MAX_WINDOW_DAYS = 366;
+
+/** An ISO 8601 date-time with its zone; without one it is refused, never guessed. */
+export const ZonedTime = z
+  .string()
+  .max(40)
+  .refine((s) => parseZonedInstant(s) !== undefined, {
+    message: `a date-time with its zone, e.g. ${ZONED_EXAMPLE}; a time without a zone is never guessed`,
+  });
+
+export const CollectionName = z
+  .string()
+  .min(1)
+  .max(255)
+  .describe('the name as collections lists it (one component, e.g. "personal")');
+
+export const CalendarEventsInput = z
+  .strictObject({
+    instance: InstanceName,
+    calendar: CollectionName,
+    start: ZonedTime.describe('the window start, ISO 8601 with a zone'),
+    end: ZonedTime.describe(
+      `the window end, ISO 8601 with a zone; at most ${MAX_WINDOW_DAYS} days after start`,
+    ),
+    cursor: z
+      .string()
+      .min(1)
+      .max(2048)
+      .optional()
+      .describe('the "next" value of the previous page'),
+    include_text: IncludeTextArg,
+  })
+  .refine(
+    (a) => {
+      const start = parseZonedInstant(a.start) ?? NaN;
+      const end = parseZonedInstant(a.end) ?? NaN;
+      return end > start && end - start <= MAX_WINDOW_DAYS * 86_400_000;
+    },
+    { message: `end must be after start, at most ${MAX_WINDOW_DAYS} days later`, path: ['end'] },
+  );
+
+const EventOut = z.strictObject({
+  uid: z.string().nullable(),
+  title: z.string().nullable(),
+  start: z.string().nullable(),
+  end: z.string().nullable(),
+  all_day: z.boolean(),
+  zone: z.string().optional(),
+  location: z.string().nullable(),
+  recurrence_id: z.string().optional(),
+  status: z.string().optional(),
+  description: z.string().nullable().optional(),
+});
+
+export const CalendarEventsOutput = envelopeSchema({
+  calendar: z.string().optional(),
+  events: z.array(EventOut).optional(),
+});
+
+export function registerCalendarEvents(registry: ToolRegistry, deps: AgentToolDeps): void {
+  registry.add({
+    name: 'calendar_events',
+    title: 'Events of a calendar',
+    description:
+      'The events of one calendar you hold a read (or write) grant on, in a window of at most 366 days ' +
+      'given with zones. Recurring events are expanded by Nextcloud into one entry per occurrence; ' +
+      'times are UTC ("…Z"), all-day events give dates. Pages: pass "next" back as "cursor". ' +
+      'Descriptions only with include_text: true.',
+    input: CalendarEventsInput,
+    output: CalendarEventsOutput,
+    annotations: {
+      readOnlyHint: true,
+      destructiveHint: false,
+      idempotentHint: true,
+      openWorldHint: true,
+    },
+    handler: async (args, ctx) => {
+      const includeText = args.include_text === true;
+      const window = {
+        start: parseZonedInstant(args.start) as number,
+        end: parseZonedInstant(args.end) as number,
+      };
+      return answer(
+        await deps.collections.events(ctx, {
+          instance: args.instance,
+          calendar: args.calendar,
+          window,
+          cursor: args.cursor,
+          includeText,
+        }),
+        ({ calendar, events, next }) => {
+          let cut = 0;
+          const shown = events.map((e) => {
+            if (!includeText) return e;
+            const d = capped(e.description);
+            if (d.cut) cut += 1;
+            return { ...e, description: d.text };
+          });
+          const more = next === undefined ? '' : '; more: call again with cursor set to next';
+          return ok(
+            `${shown.length} event${shown.length === 1 ? '' : 's'} in calendar "${calendar}", times in UTC${more}`,
+            {
+              calendar,
+              events: shown,
+              ...(next === undefined ? {} : { next }),
+              ...(includeText ? { warnings: textWarnings(cut) } : {}),
+            },
+          );
+        },
+      );
+    },
+  });
+}

@@ -1,0 +1,100 @@
+import { z } from 'zod';
+import { ok } from '../../base/envelope.js';
+import { HIDDEN_IN_TEXT } from '../../base/text.js';
+import { answer } from '../answer.js';
+import { InstanceName, envelopeSchema } from '../schemas.js';
+import { capped, IncludeTextArg, textWarnings } from '../third-party-text.js';
+import type { ToolRegistry } from '../tool.js';
+import { CollectionName } from './calendar-events.js';
+import type { AgentToolDeps } from './deps.js';
+
+/** What the answer says was matched (Nextcloud 29's addressbook-query). */
+export const MATCHED_BY =
+  'matched by Nextcloud: full name or e-mail address containing the query, ignoring case; accents count ("zoe" does not find "Zoë")';
+
+export const ContactsSearchInput = z.strictObject({
+  instance: InstanceName,
+  addressbook: CollectionName,
+  query: z
+    .string()
+    .min(1)
+    .max(100)
+    .refine((s) => s.trim() !== '' && !HIDDEN_IN_TEXT.test(s), {
+      message: 'part of a name or an e-mail address, as plain text',
+    }),
+  include_text: IncludeTextArg,
+});
+
+export const ContactsSearchOutput = envelopeSchema({
+  addressbook: z.string().optional(),
+  matched: z.string().optional(),
+  truncated: z.boolean().optional(),
+  contacts: z
+    .array(
+      z.strictObject({
+        uid: z.string().nullable(),
+        name: z.string().nullable(),
+        emails: z.array(z.string()),
+        phones: z.array(z.string()),
+        note: z.string().nullable().optional(),
+      }),
+    )
+    .optional(),
+});
+
+export function registerContactsSearch(registry: ToolRegistry, deps: AgentToolDeps): void {
+  registry.add({
+    name: 'contacts_search',
+    title: 'Search an address book',
+    description:
+      'Search one address book you hold a read grant on for contacts whose full name or e-mail address ' +
+      'contains the query (case-insensitive; accents count). Returns names, e-mail addresses and phone ' +
+      'numbers; notes only with include_text: true.',
+    input: ContactsSearchInput,
+    output: ContactsSearchOutput,
+    annotations: {
+      readOnlyHint: true,
+      destructiveHint: false,
+      idempotentHint: true,
+      openWorldHint: true,
+    },
+    handler: async (args, ctx) => {
+      const includeText = args.include_text === true;
+      return answer(
+        await deps.collections.searchContacts(ctx, {
+          instance: args.instance,
+          addressbook: args.addressbook,
+          query: args.query,
+          includeText,
+        }),
+        ({ addressbook, contacts, truncated }) => {
+          let cut = 0;
+          const shown = contacts.map((c) => {
+            if (!includeText) return c;
+            const n = capped(c.note);
+            if (n.cut) cut += 1;
+            return { ...c, note: n.text };
+          });
+          const more = truncated ? '; more matched than shown: narrow the query' : '';
+          return ok(
+            `${shown.length} contact${shown.length === 1 ? '' : 's'} in "${addressbook}", ${MATCHED_BY}${more}`,
+            {
+              addressbook,
+              matched: MATCHED_BY,
+              truncated,
+              contacts: shown,
+              ...(includeText || truncated
+                ? {
+                    warnings: [
+                      ...(includeText ? textWarnings(cut) : []),
+                      ...(truncated ? [`only the first ${shown.length} matches are shown`] : []),
+                    ],
+                  }
+                : {}),
+            },
+          );
+        },
+      );
+    },
+  });
+}
