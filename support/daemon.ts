@@ -86,6 +86,13 @@ export interface NextcloudTarget {
   password: string;
 }
 
+/** One request_access item (kind absent: files). */
+export interface RequestedItem {
+  kind?: 'files' | 'calendar' | 'contacts';
+  path: string;
+  mode: 'read' | 'write';
+}
+
 interface Common {
   url: string;
   server: BrokerServer;
@@ -106,7 +113,7 @@ interface Common {
   /** request_access from `agent`; returns the request number (throws unless pending). */
   request(
     agent: Client,
-    items: { path: string; mode: 'read' | 'write' }[],
+    items: RequestedItem[],
     instance?: string,
   ): Promise<number>;
   /** Stops the daemon (the daemon's own teardown), the fakes, and removes the temp dir. */
@@ -127,7 +134,7 @@ export interface Restartable<B> {
 interface OwnerBroker extends Common {
   gateway: InMemoryGateway;
   /** request_access + approve as the owner; returns the request number. */
-  grant(items: { path: string; mode: 'read' | 'write' }[], instance?: string): Promise<number>;
+  grant(items: RequestedItem[], instance?: string): Promise<number>;
 }
 
 /** The broker on any Nextcloud (startBrokerOn). */
