@@ -26,6 +26,8 @@ export interface BannerInput {
   configFile: string;
   /** Example files created on this start (empty when they already existed). */
   seeded: readonly string[];
+  /** A calendar `personal` and an address book `contacts` were seeded. */
+  groupware?: boolean;
 }
 
 /** `mcpServers` JSON as Claude Code (.mcp.json) and similar clients read it. */
@@ -74,6 +76,12 @@ export function renderBanner(b: BannerInput): string {
     `Demo Nextcloud   ${b.cloudUrl} (user ${b.cloudUser}), files in ${b.cloudFolder}`,
     ...(b.seeded.length > 0
       ? [`                 example files created: ${b.seeded.join(', ')}`]
+      : []),
+    ...(b.groupware === true
+      ? [
+          '                 and a calendar "personal" and an address book "contacts": ask for',
+          '                 them with request_access items of kind "calendar" / "contacts"',
+        ]
       : []),
     `Trash bin        ${b.trashFolder}: what the agent trashes stays there across restarts;`,
     `                 to restore, stop the demo and move it from files/ back into ${b.cloudFolder}`,

@@ -28,7 +28,7 @@ import {
 import { holdDemoLock } from './demo-lock.js';
 import { demoLogSink } from './log-sink.js';
 import { choosePort } from './ports.js';
-import { seedDemoCloud } from './seed.js';
+import { seedDemoCloud, seedDemoGroupware, type GroupwareSeedTarget } from './seed.js';
 
 export const DEMO_CLOUD_FOLDER = join('data', 'demo-cloud');
 export const DEMO_TRASH_FOLDER = join('data', 'demo-cloud-trash');
@@ -38,7 +38,7 @@ export const TOKENS_FILE = 'tokens.env';
 export const DEMO_CONFIG_FILE = 'config.yaml';
 
 /** The demo's Nextcloud (the fake one in practice). */
-export interface DemoCloud {
+export interface DemoCloud extends Partial<GroupwareSeedTarget> {
   url: string;
   close(): Promise<void>;
 }
@@ -66,6 +66,8 @@ export interface DemoDeps {
   random?: (n: number) => Buffer;
   /** Tried first; default 8765. */
   preferredPort?: number;
+  /** The clock the seeded events are placed by; default Date.now. */
+  now?: () => number;
 }
 
 export interface RunningDemo {
@@ -125,6 +127,18 @@ export async function startDemo(deps: DemoDeps): Promise<RunningDemo> {
       host: DEMO_HOST,
     });
     const cloudUrl = cloud.url;
+    const { createCalendar, createAddressBook, addObject } = cloud;
+    const groupware =
+      createCalendar !== undefined && createAddressBook !== undefined && addObject !== undefined;
+    if (groupware)
+      seedDemoGroupware(
+        {
+          createCalendar: createCalendar.bind(cloud),
+          createAddressBook: createAddressBook.bind(cloud),
+          addObject: addObject.bind(cloud),
+        },
+        (deps.now ?? Date.now)(),
+      );
     const preferred = deps.preferredPort ?? DEMO_PREFERRED_PORT;
     const { port, preferredBusy } = await choosePort(preferred, DEMO_HOST);
     const configFile = join(dataDir, DEMO_CONFIG_FILE);
@@ -161,6 +175,7 @@ export async function startDemo(deps: DemoDeps): Promise<RunningDemo> {
         tokensFile: shown(deps.cwd, tokensFile),
         configFile: shown(deps.cwd, configFile),
         seeded,
+        groupware,
       }),
     );
     consoleOut.pipe(deps.stdout, { end: false });

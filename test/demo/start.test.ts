@@ -137,7 +137,11 @@ describe('broker start without a config: the demo', () => {
         const tools = (await agent.listTools()).tools.map((t) => t.name).sort();
         expect(tools).toEqual(
           [
+            'calendar_create_event',
+            'calendar_events',
             'check_access',
+            'collections',
+            'contacts_search',
             'list',
             'list_instances',
             'mkdir',
@@ -158,6 +162,11 @@ describe('broker start without a config: the demo', () => {
           status: 'ok',
           entries: [{ name: 'welcome.md', kind: 'file', path: 'Documents/welcome.md' }],
         });
+        // The demo seeds a calendar and an address book for the quick tour.
+        const calendars = await call(agent, 'collections', { instance: 'demo', kind: 'calendar' });
+        expect((calendars.collections as { name: string }[]).map((c) => c.name)).toContain(
+          'personal',
+        );
         // Discovery shows names; content needs a grant: the CLI is refused (exit 3) before approval.
         const early = await runCli(['fetch', 'demo:Documents/welcome.md'], cliEnv);
         expect(early.code, early.stderr).toBe(3);
