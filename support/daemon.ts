@@ -111,11 +111,7 @@ interface Common {
   agent(): Promise<Client>;
   transfer(): Promise<Client>;
   /** request_access from `agent`; returns the request number (throws unless pending). */
-  request(
-    agent: Client,
-    items: RequestedItem[],
-    instance?: string,
-  ): Promise<number>;
+  request(agent: Client, items: RequestedItem[], instance?: string): Promise<number>;
   /** Stops the daemon (the daemon's own teardown), the fakes, and removes the temp dir. */
   close(): Promise<void>;
 }

@@ -10,15 +10,15 @@
  * generate 3500"): reported as `calendar_unreadable`, not retried.
  */
 import type { NextcloudConnection } from './connection.js';
-import { parseComponents, ContentLineError } from './content-lines.js';
 import type { CursorCodec } from './cursor.js';
 import { basicUtc } from './calendar-time.js';
 import { compareEvents, toEvent, veventsOf, type CalendarEvent } from './calendar-event.js';
 import { resolveCollection } from './collections.js';
 import { NextcloudError } from './errors.js';
-import { collectionError, TOO_MANY_OCCURRENCES } from './groupware-errors.js';
+import { TOO_MANY_OCCURRENCES } from './groupware-errors.js';
+import { documentsOf, report } from './groupware-reply.js';
 import { groupwareUrl } from './groupware-url.js';
-import { decodeHref, parseMultistatus } from './multistatus.js';
+import { decodeHref } from './multistatus.js';
 
 export const MAX_WINDOW_MS = 366 * 86_400_000;
 const MAX_PAGE_SIZE = 500;
@@ -70,29 +70,9 @@ export function eventsOfReport(
   origin: string,
   includeText: boolean,
 ): CalendarEvent[] {
-  const events: CalendarEvent[] = [];
-  for (const response of parseMultistatus(xml, { groupware: true })) {
-    const segments = decodeHref(response.href, origin);
-    if (segments.length !== collection.length + 1 || collection.some((s, i) => s !== segments[i]))
-      throw new NextcloudError(
-        'bad_response',
-        'Nextcloud answered with an event outside the calendar: not retried; report this to the owner',
-      );
-    const data = response.props.get('calendar-data');
-    if (typeof data !== 'string') continue;
-    let calendars;
-    try {
-      calendars = parseComponents(data);
-    } catch (err) {
-      if (!(err instanceof ContentLineError)) throw err;
-      throw new NextcloudError(
-        'bad_response',
-        `Nextcloud sent an event the broker cannot read (${err.message}): not retried; report this to the owner`,
-      );
-    }
-    for (const vevent of veventsOf(calendars)) events.push(toEvent(vevent, includeText));
-  }
-  return events.sort(compareEvents);
+  return documentsOf(xml, 'calendar', collection, origin, 'calendar-data')
+    .flatMap((calendars) => veventsOf(calendars).map((e) => toEvent(e, includeText)))
+    .sort(compareEvents);
 }
 
 export async function calendarEvents(
@@ -114,27 +94,10 @@ export async function calendarEvents(
   // The name is checked (and the URL built) before anything is sent.
   const url = groupwareUrl(conn.instance.url, conn.instance.username, 'calendar', [calendar]);
   await resolveCollection(conn, 'calendar', calendar, signal);
-  let xml: string;
-  try {
-    ({ text: xml } = await conn.exchange(
-      {
-        method: 'REPORT',
-        url,
-        headers: { 'content-type': 'application/xml; charset=utf-8', depth: '1' },
-        body: reportBody(window),
-      },
-      {
-        idempotent: true,
-        ok: [207],
-        ctx: { verb: 'REPORT', instance: conn.name, path: calendar },
-        signal,
-        permanentServerError: TOO_MANY_OCCURRENCES,
-      },
-      MAX_REPORT_BYTES,
-    ));
-  } catch (err) {
-    throw collectionError(err, 'calendar', calendar, conn.name);
-  }
+  const xml = await report(conn, 'calendar', calendar, url, reportBody(window), MAX_REPORT_BYTES, {
+    signal,
+    permanentServerError: TOO_MANY_OCCURRENCES,
+  });
   const all = eventsOfReport(
     xml,
     decodeHref(url.pathname, conn.origin),

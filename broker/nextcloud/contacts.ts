@@ -13,12 +13,12 @@
  * reject the reply.
  */
 import type { NextcloudConnection } from './connection.js';
-import { all, ContentLineError, first, parseComponents, unescapeText } from './content-lines.js';
+import { all, first, unescapeText } from './content-lines.js';
 import { resolveCollection } from './collections.js';
 import { NextcloudError } from './errors.js';
-import { collectionError } from './groupware-errors.js';
+import { documentsOf, report } from './groupware-reply.js';
 import { groupwareUrl } from './groupware-url.js';
-import { decodeHref, parseMultistatus } from './multistatus.js';
+import { decodeHref } from './multistatus.js';
 
 export interface Contact {
   uid: string | null;
@@ -65,25 +65,8 @@ export function contactsOf(
   includeText: boolean,
 ): Contact[] {
   const out: Contact[] = [];
-  for (const response of parseMultistatus(xml, { groupware: true })) {
-    const segments = decodeHref(response.href, origin);
-    if (segments.length !== book.length + 1 || book.some((s, i) => s !== segments[i]))
-      throw new NextcloudError(
-        'bad_response',
-        'Nextcloud answered with a card outside the address book: not retried; report this to the owner',
-      );
-    const data = response.props.get('address-data');
-    if (typeof data !== 'string') continue;
-    let cards;
-    try {
-      cards = parseComponents(data).filter((c) => c.name === 'VCARD');
-    } catch (err) {
-      if (!(err instanceof ContentLineError)) throw err;
-      throw new NextcloudError(
-        'bad_response',
-        `Nextcloud sent a card the broker cannot read (${err.message}): not retried; report this to the owner`,
-      );
-    }
+  for (const document of documentsOf(xml, 'contacts', book, origin, 'address-data')) {
+    const cards = document.filter((c) => c.name === 'VCARD');
     for (const card of cards) {
       const text = (name: string): string | null => {
         const line = first(card, name);
@@ -132,27 +115,9 @@ export async function searchContacts(
   // The name is checked (and the URL built) before anything is sent.
   const url = groupwareUrl(conn.instance.url, conn.instance.username, 'contacts', [addressbook]);
   await resolveCollection(conn, 'contacts', addressbook, signal);
-  let xml: string;
-  try {
-    ({ text: xml } = await conn.exchange(
-      {
-        method: 'REPORT',
-        url,
-        headers: { 'content-type': 'application/xml; charset=utf-8', depth: '1' },
-        // One more than returned: the server's cut is silent.
-        body: queryBody(text, opts.limit + 1, opts.includeText),
-      },
-      {
-        idempotent: true,
-        ok: [207],
-        ctx: { verb: 'REPORT', instance: conn.name, path: addressbook },
-        signal,
-      },
-      MAX_REPORT_BYTES,
-    ));
-  } catch (err) {
-    throw collectionError(err, 'contacts', addressbook, conn.name);
-  }
+  // One more than returned: the server's cut is silent.
+  const body = queryBody(text, opts.limit + 1, opts.includeText);
+  const xml = await report(conn, 'contacts', addressbook, url, body, MAX_REPORT_BYTES, { signal });
   const found = contactsOf(
     xml,
     decodeHref(url.pathname, conn.origin),

@@ -8,25 +8,11 @@ import { eventDocument } from '../../broker/nextcloud/calendar-create.js';
 import { parseComponents } from '../../broker/nextcloud/content-lines.js';
 import { groupwareUrl } from '../../broker/nextcloud/groupware-url.js';
 import { rejectsWith, startRig, type Rig } from './helpers.js';
+import { ics } from '../../support/ical.js';
 
 let rig: Rig;
 const at = (iso: string): number => Date.parse(iso);
 const DECEMBER = { start: at('2026-12-01T00:00:00Z'), end: at('2027-01-01T00:00:00Z') };
-
-function ics(uid: string, lines: string[]): string {
-  return [
-    'BEGIN:VCALENDAR',
-    'VERSION:2.0',
-    'PRODID:-//T//EN',
-    'BEGIN:VEVENT',
-    `UID:${uid}`,
-    'DTSTAMP:20261201T000000Z',
-    ...lines,
-    'END:VEVENT',
-    'END:VCALENDAR',
-    '',
-  ].join('\r\n');
-}
 
 beforeAll(async () => {
   rig = await startRig();

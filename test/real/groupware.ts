@@ -8,6 +8,8 @@ import { randomBytes } from 'node:crypto';
 import { send, type RawResponse } from './http.js';
 import type { Account, RealServer } from './server.js';
 
+export { ics, vcard } from '../../support/ical.js';
+
 export type Home = 'calendars' | 'addressbooks';
 
 /** A name no earlier run used: `<prefix>-<hex>`. */
@@ -99,25 +101,4 @@ export async function shareCalendar(
     auth: owner,
   });
   if (res.status !== 200) throw new Error(`sharing calendar ${name}: ${res.status}`);
-}
-
-/** One iCalendar document holding one VEVENT of these lines (UID, DTSTAMP, PRODID added). */
-export function ics(uid: string, lines: readonly string[]): string {
-  return [
-    'BEGIN:VCALENDAR',
-    'VERSION:2.0',
-    'PRODID:-//Broker tests//EN',
-    'BEGIN:VEVENT',
-    `UID:${uid}`,
-    'DTSTAMP:20261201T000000Z',
-    ...lines,
-    'END:VEVENT',
-    'END:VCALENDAR',
-    '',
-  ].join('\r\n');
-}
-
-/** One vCard 3.0 of these lines (UID added). */
-export function vcard(uid: string, lines: readonly string[]): string {
-  return ['BEGIN:VCARD', 'VERSION:3.0', `UID:${uid}`, ...lines, 'END:VCARD', ''].join('\r\n');
 }

@@ -8,26 +8,12 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { H, startBroker, type Broker } from '../../support/daemon.js';
 import { call } from '../../support/mcp.js';
+import { ics } from '../../support/ical.js';
 
 let broker: Broker;
 let agent: Client;
 let requestId: number;
 const WEEK = { start: '2026-12-14T00:00:00+01:00', end: '2026-12-21T00:00:00Z' };
-
-function ics(uid: string, lines: string[]): string {
-  return [
-    'BEGIN:VCALENDAR',
-    'VERSION:2.0',
-    'PRODID:-//T//EN',
-    'BEGIN:VEVENT',
-    `UID:${uid}`,
-    'DTSTAMP:20261201T000000Z',
-    ...lines,
-    'END:VEVENT',
-    'END:VCALENDAR',
-    '',
-  ].join('\r\n');
-}
 
 function lines(correlationId: unknown): Record<string, unknown>[] {
   return broker.auditLines().filter((l) => l.correlation_id === correlationId);

@@ -5,7 +5,7 @@ import { CONTROL_EXCEPT_LF, HIDDEN_IN_TEXT } from '../../base/text.js';
 import { answer } from '../answer.js';
 import { InstanceName, envelopeSchema } from '../schemas.js';
 import type { ToolRegistry } from '../tool.js';
-import { CollectionName, ZonedTime } from './calendar-events.js';
+import { CollectionName, EventOut, ZonedTime } from './calendar-events.js';
 import type { AgentToolDeps } from './deps.js';
 
 // Security: the title and location are shown in the owner's calendar; characters that
@@ -41,20 +41,7 @@ export const CalendarCreateEventInput = z
 
 export const CalendarCreateEventOutput = envelopeSchema({
   calendar: z.string().optional(),
-  event: z
-    .strictObject({
-      uid: z.string().nullable(),
-      title: z.string().nullable(),
-      start: z.string().nullable(),
-      end: z.string().nullable(),
-      all_day: z.boolean(),
-      zone: z.string().optional(),
-      location: z.string().nullable(),
-      recurrence_id: z.string().optional(),
-      status: z.string().optional(),
-      description: z.string().nullable().optional(),
-    })
-    .optional(),
+  event: EventOut.optional(),
 });
 
 export function registerCalendarCreateEvent(registry: ToolRegistry, deps: AgentToolDeps): void {

@@ -48,7 +48,8 @@ export const CalendarEventsInput = z
     { message: `end must be after start, at most ${MAX_WINDOW_DAYS} days later`, path: ['end'] },
   );
 
-const EventOut = z.strictObject({
+/** One event as the calendar tools answer it. */
+export const EventOut = z.strictObject({
   uid: z.string().nullable(),
   title: z.string().nullable(),
   start: z.string().nullable(),
