@@ -164,6 +164,21 @@ describe('calendar_events', () => {
     });
     expect(answer).toMatchObject({ status: 'refused', code: 'invalid_arguments' });
     expect(answer.message).toMatch(/with its zone, e\.g\./);
+    // Only the real fault: the window cannot be judged without a start, so it is not blamed.
+    expect(answer.message).not.toMatch(/end must be after start/);
+  });
+
+  it('an event without a zone is refused for that alone, not also for its end', async () => {
+    const answer = await call(agent, 'calendar_create_event', {
+      instance: 'personal',
+      calendar: 'personal',
+      title: 'zoneless',
+      start: '2026-12-14T09:00:00',
+      end: '2026-12-14T10:00:00Z',
+    });
+    expect(answer).toMatchObject({ status: 'refused', code: 'invalid_arguments' });
+    expect(answer.message).toMatch(/with its zone/);
+    expect(answer.message).not.toMatch(/end must be after start/);
   });
 
   it('refuses a window over 366 days', async () => {

@@ -34,10 +34,15 @@ export const CalendarCreateEventInput = z
       })
       .optional(),
   })
-  .refine((a) => (parseZonedInstant(a.end) ?? NaN) > (parseZonedInstant(a.start) ?? NaN), {
-    message: 'end must be after start',
-    path: ['end'],
-  });
+  .refine(
+    (a) => {
+      const start = parseZonedInstant(a.start);
+      const end = parseZonedInstant(a.end);
+      // Only between two real instants: a time that does not parse has its own message.
+      return start === undefined || end === undefined || end > start;
+    },
+    { message: 'end must be after start', path: ['end'] },
+  );
 
 export const CalendarCreateEventOutput = envelopeSchema({
   calendar: z.string().optional(),

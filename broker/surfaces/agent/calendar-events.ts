@@ -41,8 +41,11 @@ export const CalendarEventsInput = z
   })
   .refine(
     (a) => {
-      const start = parseZonedInstant(a.start) ?? NaN;
-      const end = parseZonedInstant(a.end) ?? NaN;
+      const start = parseZonedInstant(a.start);
+      const end = parseZonedInstant(a.end);
+      // A time that does not parse has its own message; the window is judged only
+      // between two real instants, so the agent is never told a false second fault.
+      if (start === undefined || end === undefined) return true;
       return end > start && end - start <= MAX_WINDOW_DAYS * 86_400_000;
     },
     { message: `end must be after start, at most ${MAX_WINDOW_DAYS} days later`, path: ['end'] },
