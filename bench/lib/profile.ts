@@ -25,8 +25,8 @@ export const BROKER_CATEGORIES: Categories = [
   ['idle', /^\(idle\) /],
   ['GC', /^\(garbage collector\) /],
   [
-    'XML parsing (fast-xml-parser via broker/nextcloud/multistatus.ts)',
-    /fast-xml-parser|path-expression-matcher|nextcloud\/multistatus/,
+    'XML parsing (broker/nextcloud/xml.ts, multistatus.ts)',
+    /fast-xml-parser|path-expression-matcher|nextcloud\/multistatus|nextcloud\/xml/,
   ],
   ['Nextcloud client (HTTP to Nextcloud)', /broker\/nextcloud\//],
   ['audit log (append: write + fsync, checkpoint, sha256)', /broker\/audit\//],

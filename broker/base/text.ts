@@ -42,6 +42,9 @@ export const CONTROL = /\p{Cc}/u;
 /** Every control character except LF, which a multi-line text may hold. */
 // eslint-disable-next-line no-control-regex
 export const CONTROL_EXCEPT_LF = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/u;
+/** What XML 1.0 does not allow in a document: C0 controls but TAB, LF, CR; U+FFFE, U+FFFF. */
+// eslint-disable-next-line no-control-regex
+export const NOT_XML_CHAR = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/;
 /** Where a renderer may start a new line: LF, CR, VT, FF, NEL, U+2028, U+2029. */
 export const LINE_BREAK = /[\n\r\v\f\u0085\u2028\u2029]/u;
 /** U+2028 LINE SEPARATOR and U+2029 PARAGRAPH SEPARATOR. */

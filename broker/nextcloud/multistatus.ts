@@ -6,12 +6,15 @@
  * `%`-sequence, an encoded `/` inside a name, a dot segment, or an href outside the
  * requested folder rejects the whole reply), the folder's own entry is dropped only
  * when its decoded href equals the request's, and a DOCTYPE (entity expansion) is
- * refused before parsing.
+ * refused before parsing. Files replies (list, stat, search, inspect) are read in one
+ * strict pass (xml.ts); CalDAV and CardDAV replies, which need attributes and HTML
+ * entities, by fast-xml-parser after its validator.
  */
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { iso } from '../base/time.js';
 import { NextcloudError } from './errors.js';
 import { strictDecodeSegment } from './url.js';
+import { readXml, XmlError } from './xml.js';
 
 export interface Entry {
   name: string;
@@ -43,15 +46,8 @@ function badResponse(what: string): NextcloudError {
   );
 }
 
-const parser = new XMLParser({
-  removeNSPrefix: true,
-  ignoreAttributes: true,
-  parseTagValue: false,
-  trimValues: true,
-  processEntities: true,
-  htmlEntities: false,
-  isArray: (name) => name === 'response' || name === 'propstat',
-});
+/** Names that always hold a list, so one response reads like many. */
+const LISTS: ReadonlySet<string> = new Set(['response', 'propstat']);
 
 /**
  * For CalDAV and CardDAV replies: attributes are kept (`<cal:comp name="VEVENT"/>`) under
@@ -82,17 +78,38 @@ function statusCode(statusLine: unknown): number | undefined {
   return m ? Number(m[1]) : undefined;
 }
 
+/** A files reply (the list hot path): one strict pass of xml.ts, malformed XML refused. */
+function filesDocument(xml: string): unknown {
+  let doc: { root: string; value: unknown };
+  try {
+    doc = readXml(xml, LISTS);
+  } catch (error) {
+    if (!(error instanceof XmlError)) throw error;
+    throw badResponse(
+      error.message === 'a DOCTYPE' ? 'a DOCTYPE in the XML' : `malformed XML: ${error.message}`,
+    );
+  }
+  if (doc.root !== 'multistatus') throw badResponse('no multistatus');
+  return doc.value;
+}
+
+/** A CalDAV or CardDAV reply: validated, then read with attributes (`groupwareParser`). */
+function groupwareDocument(xml: string): unknown {
+  if (XMLValidator.validate(xml) !== true) throw badResponse('malformed XML');
+  const doc = asRecord(groupwareParser.parse(xml));
+  const multistatus = doc === undefined ? undefined : doc['multistatus'];
+  if (multistatus === undefined) throw badResponse('no multistatus');
+  return multistatus;
+}
+
 /**
  * Parse a multistatus document into responses; throws `bad_response`. `groupware`: keep
  * attributes and whole text values (see `groupwareParser`).
  */
 export function parseMultistatus(xml: string, opts: { groupware?: boolean } = {}): DavResponse[] {
-  // Security: no DTDs, so no entity expansion tricks.
+  // Security: no DTDs, so no entity expansion tricks (both readers refuse them).
   if (/<!DOCTYPE|<!ENTITY/i.test(xml)) throw badResponse('a DOCTYPE in the XML');
-  if (XMLValidator.validate(xml) !== true) throw badResponse('malformed XML');
-  const doc = asRecord((opts.groupware === true ? groupwareParser : parser).parse(xml));
-  const multistatus = doc === undefined ? undefined : doc['multistatus'];
-  if (multistatus === undefined) throw badResponse('no multistatus');
+  const multistatus = opts.groupware === true ? groupwareDocument(xml) : filesDocument(xml);
   // `<d:multistatus/>` parses to '' (no responses).
   const responses = asRecord(multistatus)?.['response'] ?? [];
   if (!Array.isArray(responses)) throw badResponse('responses are not a list');
