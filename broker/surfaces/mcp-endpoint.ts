@@ -1,6 +1,7 @@
 /**
  * One MCP surface over stateless Streamable HTTP: every POST gets a fresh MCP server and
- * transport (no session state, so a broker restart never breaks a client).
+ * transport (no session state, so a broker restart never breaks a client); the
+ * transport (mcp-transport.ts) writes the JSON answer straight to node's response.
  *
  * We use the SDK's low-level `Server` rather than `McpServer` so that this file is the one
  * place where a call's arguments are parsed and its result leaves: invalid arguments
@@ -10,7 +11,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import {
   CallToolRequestSchema,
   ErrorCode,
@@ -24,6 +24,7 @@ import { errorDetail } from '../base/errors.js';
 import type { Logger } from '../base/log.js';
 import { scrubDeep } from '../base/scrub.js';
 import { BROKER_VERSION } from '../base/version.js';
+import { PostTransport } from './mcp-transport.js';
 import { secretField } from './secret-arguments.js';
 import type { ToolDefinition, ToolRegistry } from './tool.js';
 
@@ -170,17 +171,16 @@ export function createMcpSurface(
 
   return {
     async handle(req, res, body) {
+      // Security: a new Server and transport for every POST. The schemas, the handlers'
+      // code and the validator above are shared because they hold nothing of a call; a
+      // Server holds per-call state (the client's capabilities from initialize, abort
+      // controllers and answers keyed by the caller's JSON-RPC id), so one shared between
+      // callers would let one caller's id or `notifications/cancelled` reach another's call.
       const server = build();
-      const transport = new StreamableHTTPServerTransport({
-        sessionIdGenerator: undefined,
-        enableJsonResponse: true,
-      });
-      res.on('close', () => {
-        void transport.close();
-        void server.close();
-      });
+      const transport = new PostTransport(req, res);
+      res.once('close', () => void server.close());
       await server.connect(transport);
-      await transport.handleRequest(req, res, body);
+      await transport.handle(body);
     },
   };
 }

@@ -247,6 +247,59 @@ describe('request bodies', () => {
   });
 });
 
+describe('the stateless transport (one POST, one answer)', () => {
+  const auth = { authorization: `Bearer ${AGENT_TOKEN}` };
+  const call = (id: unknown) =>
+    JSON.stringify({
+      jsonrpc: '2.0',
+      id,
+      method: 'tools/call',
+      params: { name: 'list_instances', arguments: {} },
+    });
+
+  it('answers a call with its own id, as JSON with a length', async () => {
+    const res = await mcp('/mcp', auth, call('mine-7'));
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toMatch(/^application\/json/);
+    expect(Number(res.headers['content-length'])).toBe(Buffer.byteLength(res.text));
+    expect(JSON.parse(res.text)).toMatchObject({ id: 'mine-7', result: { isError: false } });
+  });
+
+  it('refuses a client that cannot take JSON and event streams with 406', async () => {
+    const res = await mcp('/mcp', { ...auth, accept: 'application/json' }, call(1));
+    expect(res.status).toBe(406);
+    expect(JSON.parse(res.text)).toMatchObject({ error: { code: -32000 } });
+  });
+
+  it('refuses an unsupported protocol version with 400, but not on initialize', async () => {
+    const res = await mcp('/mcp', { ...auth, 'mcp-protocol-version': '1999-01-01' }, call(1));
+    expect(res.status).toBe(400);
+    expect(JSON.parse(res.text).error.message).toContain('Unsupported protocol version');
+    const init = await mcp('/mcp', { ...auth, 'mcp-protocol-version': '1999-01-01' });
+    expect(init.status).toBe(200);
+  });
+
+  it('refuses a body that is not a JSON-RPC message with 400 / -32700', async () => {
+    const res = await mcp('/mcp', auth, JSON.stringify({ hello: 'world' }));
+    expect(res.status).toBe(400);
+    expect(JSON.parse(res.text)).toMatchObject({ error: { code: -32700 } });
+  });
+
+  it('answers a notification 202 with no body', async () => {
+    const res = await mcp(
+      '/mcp',
+      auth,
+      JSON.stringify({
+        jsonrpc: '2.0',
+        method: 'notifications/cancelled',
+        params: { requestId: 1 },
+      }),
+    );
+    expect(res.status).toBe(202);
+    expect(res.text).toBe('');
+  });
+});
+
 describe('methods', () => {
   it.each(['GET', 'DELETE', 'PUT', 'PATCH'])('%s on /mcp and /transfer → 405', async (method) => {
     for (const [path, token] of [
