@@ -1,8 +1,9 @@
 /**
  * `npm run bench`: runs every bench/*.bench.ts (or those named on the command line),
- * prints the report and writes bench/RESULTS.md.
+ * prints the report and writes bench/RESULTS.md. A run of some of them replaces their
+ * sections in RESULTS.md (by title) and keeps the others, under a header that says so.
  */
-import { readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { type Bench, type BenchSection, renderSection } from './harness.js';
@@ -30,7 +31,30 @@ const header = [
 ].join('\n');
 const report = [header, ...sections.map(renderSection)].join('\n\n') + '\n';
 process.stdout.write(report);
-if (only.length === 0) writeFileSync(`${dir}/RESULTS.md`, report);
+const results = `${dir}/RESULTS.md`;
+if (only.length === 0) writeFileSync(results, report);
+else if (existsSync(results)) writeFileSync(results, merged(readFileSync(results, 'utf8')));
+
+/**
+ * RESULTS.md with this run's sections in place of (or after) those of the same title; the
+ * previous header stays (its run date is the other sections'), with a line naming these.
+ */
+function merged(previous: string): string {
+  const [head = '', ...old] = previous.split(/^(?=## )/m);
+  const fresh = new Map(sections.map((s) => [`## ${s.title}`, renderSection(s)]));
+  const kept = old.map((text) => {
+    const title = text.split('\n', 1)[0] as string;
+    const replacement = fresh.get(title);
+    fresh.delete(title);
+    return replacement ?? text.trimEnd();
+  });
+  const rerun = `Re-run on ${new Date().toISOString()}, Node ${process.version} (\`npm run bench ${only.join(' ')}\`): ${sections.map((s) => `"${s.title}"`).join(', ')}.`;
+  const lines = head
+    .trimEnd()
+    .split('\n')
+    .filter((l) => !l.startsWith('Re-run on '));
+  return [[...lines, rerun].join('\n'), ...kept, ...fresh.values()].join('\n\n') + '\n';
+}
 const missed = sections.flatMap((s) => s.rows).filter((r) => r.met === false);
 if (missed.length > 0)
   process.stderr.write(`bench: ${missed.length} target(s) missed; see notes\n`);

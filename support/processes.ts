@@ -139,6 +139,8 @@ export interface BrokerConfigOptions {
   logLevel?: 'debug' | 'info' | 'warn' | 'error';
   /** Extra top-level YAML lines (e.g. a lifecycle block). */
   extra?: string[];
+  /** The instances' Nextcloud user. Default alice (the fake's). */
+  username?: string;
 }
 
 /** Writes a broker config (console approval; secrets through the environment). */
@@ -154,7 +156,7 @@ export function writeBrokerConfig(dir: string, o: BrokerConfigOptions): string {
     'instances:',
     ...Object.entries(o.instances).map(
       ([name, url]) =>
-        `  ${name}: { url: ${JSON.stringify(url)}, username: alice, app_password_env: BENCH_NC_PASSWORD, discovery: false }`,
+        `  ${name}: { url: ${JSON.stringify(url)}, username: ${JSON.stringify(o.username ?? 'alice')}, app_password_env: BENCH_NC_PASSWORD, discovery: false }`,
     ),
     '',
   ];
