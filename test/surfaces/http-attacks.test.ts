@@ -165,12 +165,15 @@ describe('bearer tokens', () => {
     const before = broker.auditLines().filter((l) => l.event === 'auth_failed').length;
     await mcp('/mcp', { authorization: attempt });
     // The line is written after the answer; wait for it (a fixed sleep flakes under load).
+    // Lines are appended in the order of the failures, and the previous test's (a blob
+    // GET on the transfer surface) may still land after `before` was counted: wait until
+    // the newest line is this one.
+    const failures = () => broker.auditLines().filter((l) => l.event === 'auth_failed');
     await until(
       'the auth_failed line',
-      () => broker.auditLines().filter((l) => l.event === 'auth_failed').length > before,
+      () => failures().length > before && failures().at(-1)?.surface === 'agent',
     );
-    const lines = broker.auditLines().filter((l) => l.event === 'auth_failed');
-    expect(lines[lines.length - 1]).toMatchObject({ surface: 'agent', reason: 'mismatch' });
+    expect(failures().at(-1)).toMatchObject({ surface: 'agent', reason: 'mismatch' });
     const all = JSON.stringify(broker.auditLines()) + broker.logger.lines.join('');
     expect(all).not.toContain('definitely-not-the-token');
     expect(all).not.toContain(AGENT_TOKEN);
