@@ -37,7 +37,7 @@ else if (existsSync(results)) writeFileSync(results, merged(readFileSync(results
 
 /**
  * RESULTS.md with this run's sections in place of (or after) those of the same title; the
- * previous header stays (its run date is the other sections'), with a line naming these.
+ * previous header stays (its run date is the other sections'), with a line per partial run.
  */
 function merged(previous: string): string {
   const [head = '', ...old] = previous.split(/^(?=## )/m);
@@ -49,11 +49,7 @@ function merged(previous: string): string {
     return replacement ?? text.trimEnd();
   });
   const rerun = `Re-run on ${new Date().toISOString()}, Node ${process.version} (\`npm run bench ${only.join(' ')}\`): ${sections.map((s) => `"${s.title}"`).join(', ')}.`;
-  const lines = head
-    .trimEnd()
-    .split('\n')
-    .filter((l) => !l.startsWith('Re-run on '));
-  return [[...lines, rerun].join('\n'), ...kept, ...fresh.values()].join('\n\n') + '\n';
+  return [`${head.trimEnd()}\n${rerun}`, ...kept, ...fresh.values()].join('\n\n') + '\n';
 }
 const missed = sections.flatMap((s) => s.rows).filter((r) => r.met === false);
 if (missed.length > 0)
