@@ -15,6 +15,7 @@ import { propfind } from './dav/propfind.js';
 import { put } from './dav/put.js';
 import { search } from './dav/search.js';
 import { trashbin } from './dav/trashbin.js';
+import { uploads } from './dav/uploads.js';
 import { ocs, ocsUnauthorised } from './ocs.js';
 import { apacheParse, checkName, decodeSegment, toUserPath } from './paths.js';
 import { EX, Reply } from './reply.js';
@@ -162,7 +163,7 @@ export async function route(
   if (
     s0 !== 'remote.php' ||
     s1 !== 'dav' ||
-    (s2 !== 'files' && s2 !== 'trashbin') ||
+    (s2 !== 'files' && s2 !== 'trashbin' && s2 !== 'uploads') ||
     s3 === undefined
   ) {
     return reply.apache(404);
@@ -170,6 +171,25 @@ export async function route(
   const auth = await authenticate(state, reply, false);
   if (auth === 'answered' || auth.user === undefined) return;
   const user = auth.user;
+  if (s2 === 'uploads') {
+    // Observed: the user segment is not checked; it is always the caller's own folder.
+    const [id, name, ...deeper] = rest.map(decodeSegment);
+    for (const part of [id, name]) {
+      const problem = part === undefined ? undefined : checkName(part);
+      if (problem) {
+        reply.sabre(
+          problem.status,
+          problem.exception === 'InvalidPath' ? EX.invalidPath : EX.forbidden,
+          problem.message,
+        );
+        return;
+      }
+    }
+    return uploads(
+      { state, reply, req, res, user, target: toUserPath([]), base: davBase(user) },
+      { id, name, deeper: deeper.length > 0 },
+    );
+  }
   if (decodeSegment(s3) !== user) {
     reply.sabre(404, EX.notFound, `Principal with name ${decodeSegment(s3)} not found`);
     return;

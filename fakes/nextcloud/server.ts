@@ -16,6 +16,7 @@ import { ReceivedShares } from './shares.js';
 import { defaultFaults, type FakeState } from './state.js';
 import { DiskStore } from './store.js';
 import { TrashBin } from './trash.js';
+import { UploadFolders } from './uploads.js';
 import type { FakeNextcloud, FakeNextcloudOptions, LockAsOptions } from './types.js';
 
 async function listen(server: Server, port: number, host: string): Promise<number> {
@@ -36,6 +37,7 @@ export async function startFakeNextcloud(opts: FakeNextcloudOptions = {}): Promi
   const root = path.resolve(opts.root ?? path.join(own, 'files'));
   await fsp.mkdir(root, { recursive: true });
   await fsp.mkdir(path.join(own, 'staging'));
+  await fsp.mkdir(path.join(own, 'uploads'));
   // The trash bin lives with the fake unless the caller keeps it (the demo does).
   const trashDir = path.resolve(opts.trashDir ?? path.join(own, 'trash'));
   const now = opts.now ?? Date.now;
@@ -51,6 +53,7 @@ export async function startFakeNextcloud(opts: FakeNextcloudOptions = {}): Promi
     requests: [],
     store,
     trash: new TrashBin(trashDir, store, now),
+    uploads: new UploadFolders(path.join(own, 'uploads')),
     // Observed: locking and unlocking a file changes its etag.
     locks: new LockTable((fileId) => {
       const rel = store.relOfId(fileId);
@@ -131,6 +134,9 @@ export async function startFakeNextcloud(opts: FakeNextcloudOptions = {}): Promi
     },
     async mkdir(p) {
       await store.mkdir(relOf(p), true);
+    },
+    uploadFolders() {
+      return state.uploads.ids();
     },
     trashed() {
       return state.trash.list().map((i) => i.original);

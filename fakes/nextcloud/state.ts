@@ -4,6 +4,7 @@ import type { LockTable } from './locks.js';
 import type { ReceivedShares } from './shares.js';
 import type { DiskStore } from './store.js';
 import type { TrashBin } from './trash.js';
+import type { UploadFolders } from './uploads.js';
 import type { Faults, RecordedRequest } from './types.js';
 
 export interface FakeState {
@@ -13,6 +14,8 @@ export interface FakeState {
   requests: RecordedRequest[];
   store: DiskStore;
   trash: TrashBin;
+  /** Chunked-upload folders (`/remote.php/dav/uploads/<user>/<id>`). */
+  uploads: UploadFolders;
   locks: LockTable;
   /** Shares this user received from others (their roots, by file id). */
   shares: ReceivedShares;
@@ -33,6 +36,7 @@ export function defaultFaults(): Faults {
     slowMs: 0,
     status: null,
     flipByte: false,
+    xHash: 'honest',
     echoAuth: false,
   };
 }

@@ -20,6 +20,12 @@ export interface Faults {
   status: number | null;
   /** Flip one byte of every GET body (the first byte sent, XOR 0xff). */
   flipByte: boolean;
+  /**
+   * How `X-Hash` is answered: `honest` (as Nextcloud 29 with local storage), `wrong` (a
+   * hash of other bytes for a stored file: a PUT or the final MOVE), `wrong_chunks` (the
+   * same for chunks only), `none` (no hash header at all, like an object-store MOVE).
+   */
+  xHash: 'honest' | 'wrong' | 'wrong_chunks' | 'none';
   /** Put the request's Authorization header and the password into error bodies. */
   echoAuth: boolean;
 }
@@ -82,6 +88,8 @@ export interface FakeNextcloud {
   exists(path: string): Promise<boolean>;
   /** Create a folder (and parents). */
   mkdir(path: string): Promise<void>;
+  /** Ids of the chunked-upload folders that exist now (none once every upload ended). */
+  uploadFolders(): string[];
   /** Original locations (canonical: NFC, no leading slash) of the items now in the trashbin. */
   trashed(): string[];
   /** Place a lock as if another client did; returns its token. Throws if the path is missing. */

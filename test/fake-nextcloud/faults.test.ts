@@ -141,6 +141,7 @@ describe('reset()', () => {
       status: 503,
       flipByte: true,
       echoAuth: true,
+      xHash: 'wrong',
     });
     await fake.lockAs('f.txt', { type: 'token' });
     fake.reset();
@@ -152,6 +153,7 @@ describe('reset()', () => {
       status: null,
       flipByte: false,
       echoAuth: false,
+      xHash: 'honest',
     });
     expect(fake.lockOf('f.txt')).toBeUndefined();
     expect(await fake.exists('f.txt')).toBe(true);

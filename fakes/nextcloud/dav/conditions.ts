@@ -25,7 +25,7 @@ function etagListMatches(list: string, node: NodeInfo): boolean {
 }
 
 /** The rel a tagged `If` resource names, if it is inside this user's files. */
-function taggedRel(ctx: DavContext, uri: string): string | undefined {
+export function taggedRel(ctx: DavContext, uri: string): string | undefined {
   let pathname: string;
   try {
     pathname = new URL(uri, 'http://fake.invalid').pathname;
@@ -44,7 +44,7 @@ function taggedRel(ctx: DavContext, uri: string): string | undefined {
 }
 
 /** Locks on rel or on a folder above it: what a submitted token may refer to. */
-async function locksCovering(ctx: DavContext, rel: string): Promise<string[]> {
+export async function locksCovering(ctx: DavContext, rel: string): Promise<string[]> {
   if (!ctx.state.faults.filesLock) return [];
   const chain = [rel];
   for (let r = rel; r !== '';) {
@@ -85,7 +85,9 @@ export async function checkPreconditions(
         const match =
           c.kind === 'token'
             ? held.includes(c.value)
-            : resource !== undefined && c.value.replace(/^W\//, '') === quoted(resource.etag);
+            : // Sabre skips an empty etag (`[]`): it is no condition at all.
+              c.value === '' ||
+              (resource !== undefined && c.value.replace(/^W\//, '') === quoted(resource.etag));
         return c.not ? !match : match;
       });
       if (ok) {
@@ -94,11 +96,13 @@ export async function checkPreconditions(
       }
     }
     if (!anyHeld) {
-      // Observed: an If header that does not hold (a wrong token, or an etag that does
-      // not match) on a file someone has token-locked is 423 (the file is locked), not 412.
+      // Observed: an If header that does not hold on a file someone has token-locked is
+      // 423 (the file is locked) when it does not name the lock's token, and 412 when it
+      // does (the token is right, an etag next to it is not).
       const lock =
         node && ctx.state.faults.filesLock ? ctx.state.locks.get(node.fileId) : undefined;
-      if (node && lock?.type === 'token') {
+      const named = lists.some((l) => l.conditions.some((c) => c.value === lock?.token));
+      if (node && lock?.type === 'token' && !named) {
         lockedReply(ctx, node);
         return undefined;
       }
@@ -195,7 +199,7 @@ export function mayWrite(ctx: DavContext, node: NodeInfo, tokens: SubmittedToken
  * Sabre's 423 for a token-locked node, naming the resource whose token was missing
  * (observed: relative to the DAV root, `files/<user>/<path>`).
  */
-function lockedReply(ctx: DavContext, node: NodeInfo): void {
+export function lockedReply(ctx: DavContext, node: NodeInfo): void {
   const href = hrefOf(
     ctx.base,
     node.rel === '' ? [] : node.rel.split('/'),

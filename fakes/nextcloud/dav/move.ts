@@ -17,7 +17,7 @@ import { isPartName, refusePartName } from './write-checks.js';
 const DAV_ROOT = '/remote.php/dav/';
 
 /** Sabre's calculateUri for the Destination header, then Nextcloud's name rules. */
-function destination(ctx: DavContext): UserPath | undefined {
+export function destination(ctx: DavContext): UserPath | undefined {
   const value = header(ctx, 'Destination');
   if (!value) {
     ctx.reply.sabre(400, EX.badRequest, 'The destination header was not supplied');
@@ -52,7 +52,7 @@ function destination(ctx: DavContext): UserPath | undefined {
   return toUserPath(names);
 }
 
-function overwriteFlag(ctx: DavContext): boolean | undefined {
+export function overwriteFlag(ctx: DavContext): boolean | undefined {
   const v = (header(ctx, 'Overwrite') ?? 'T').trim().toUpperCase();
   if (v === 'T') return true;
   if (v === 'F') return false;
@@ -144,7 +144,7 @@ export async function moveOrCopy(ctx: DavContext, kind: 'MOVE' | 'COPY'): Promis
   ctx.reply.empty(existing ? 204 : 201, kind === 'MOVE' ? headers : {});
 }
 
-function destinationExists(ctx: DavContext): void {
+export function destinationExists(ctx: DavContext): void {
   ctx.reply.sabre(
     412,
     EX.preconditionFailed,

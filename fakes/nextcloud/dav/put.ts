@@ -75,6 +75,6 @@ export async function put(ctx: DavContext): Promise<void> {
     'OC-ETag': `"${written.etag}"`,
     'OC-FileId': store.ocId(written.fileId),
     ...(Number.isFinite(mtime) && mtime > 0 ? { 'X-OC-MTime': 'accepted' } : {}),
-    ...(await hashHeaders(header(ctx, 'X-Hash'), store.abs(rel))),
+    ...(await hashHeaders(header(ctx, 'X-Hash'), store.abs(rel), ctx.state.faults.xHash)),
   });
 }

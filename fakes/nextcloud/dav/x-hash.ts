@@ -5,6 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
+import type { Faults } from '../types.js';
 
 const HEADERS = { md5: 'X-Hash-MD5', sha1: 'X-Hash-SHA1', sha256: 'X-Hash-SHA256' } as const;
 type Algorithm = keyof typeof HEADERS;
@@ -14,14 +15,21 @@ function algorithms(requested: string | undefined): Algorithm[] {
   return requested === 'md5' || requested === 'sha1' || requested === 'sha256' ? [requested] : [];
 }
 
-/** The hash headers for the stored file at `absPath`, as asked for by `requested`. */
+/**
+ * The hash headers for the stored file at `absPath`, as asked for by `requested`; the
+ * `xHash` fault makes them lie or leave them out.
+ */
 export async function hashHeaders(
   requested: string | undefined,
   absPath: string,
+  fault: Faults['xHash'],
+  of: 'file' | 'chunk' = 'file',
 ): Promise<Record<string, string>> {
   const wanted = algorithms(requested);
-  if (wanted.length === 0) return {};
+  if (wanted.length === 0 || fault === 'none') return {};
   const hashes = wanted.map((a) => createHash(a));
+  if (fault === (of === 'file' ? 'wrong' : 'wrong_chunks'))
+    for (const h of hashes) h.update('not what was stored');
   for await (const chunk of createReadStream(absPath) as AsyncIterable<Buffer>)
     for (const h of hashes) h.update(chunk);
   return Object.fromEntries(wanted.map((a, i) => [HEADERS[a], hashes[i]?.digest('hex') ?? '']));

@@ -89,6 +89,68 @@ const hashed = (
 
 const mkcol = (name: string, target: string): Step => ({ name, method: 'MKCOL', target });
 
+// ---- chunked upload v2 (NextcloudClient.upload: replacements and big new files) ----
+
+const UPLOADS = '/remote.php/dav/uploads/{user}';
+const HASH_HEADERS = { read: { headers: ['x-hash-sha256'] } } as const;
+
+/** The MKCOL of an upload folder, naming its destination. */
+const uploadFolder = (name: string, id: string, destination: string): Step => ({
+  name,
+  method: 'MKCOL',
+  target: `${UPLOADS}/${id}`,
+  headers: { Destination: destination },
+});
+
+/** A chunk PUT as the broker sends it. */
+const chunk = (
+  name: string,
+  id: string,
+  n: string,
+  body: string,
+  destination: string,
+  total: number,
+): Step => ({
+  name,
+  method: 'PUT',
+  target: `${UPLOADS}/${id}/${n}`,
+  headers: {
+    'Content-Type': 'application/octet-stream',
+    Destination: destination,
+    'OC-Total-Length': String(total),
+    'X-Hash': 'sha256',
+  },
+  body,
+  ...HASH_HEADERS,
+});
+
+/** The final MOVE of `.file`, with the destination's condition in `headers`. */
+const commit = (
+  name: string,
+  id: string,
+  destination: string,
+  total: number,
+  headers: Record<string, string>,
+): Step => ({
+  name,
+  method: 'MOVE',
+  target: `${UPLOADS}/${id}/.file`,
+  headers: {
+    Destination: destination,
+    'OC-Total-Length': String(total),
+    'X-Hash': 'sha256',
+    ...headers,
+  },
+  ...HASH_HEADERS,
+});
+
+/** DELETE of an upload folder: 204 while it is kept, 404 once it is gone. */
+const dropFolder = (name: string, id: string): Step => ({
+  name,
+  method: 'DELETE',
+  target: `${UPLOADS}/${id}`,
+});
+
 /** NextcloudClient.move: never overwrites. */
 const move = (name: string, from: string, to: string, overwrite: 'F' | undefined = 'F'): Step => ({
   name,
@@ -760,6 +822,98 @@ export const CASES: readonly Case[] = [
       hashed('PUT X-Hash: all', '~/T/c.txt', 'all', 'all'),
       hashed('PUT X-Hash: SHA256 (the value is case-sensitive)', '~/T/d.txt', 'x', 'SHA256'),
       hashed('PUT X-Hash: sha256,md5 (one algorithm only)', '~/T/e.txt', 'x', 'sha256,md5'),
+    ],
+  },
+  {
+    name: 'chunked upload v2: a new file, and what each step refuses',
+    steps: [
+      mkcol('MKCOL', '~/T'),
+      uploadFolder('MKCOL an upload folder', 'u1', '{files}/T/big.bin'),
+      uploadFolder('MKCOL it again', 'u1', '{files}/T/big.bin'),
+      { name: 'MKCOL inside an upload folder', method: 'MKCOL', target: `${UPLOADS}/u1/sub` },
+      chunk('PUT chunk 1', 'u1', '1', 'first chunk ', '{files}/T/big.bin', 23),
+      chunk('PUT chunk 2', 'u1', '2', 'second one', '{files}/T/big.bin', 23),
+      chunk('PUT chunk 1 again', 'u1', '1', 'first chunk ', '{files}/T/big.bin', 22),
+      chunk('PUT .file', 'u1', '.file', 'x', '{files}/T/big.bin', 1),
+      chunk('PUT into a missing upload folder', 'none', '1', 'x', '{files}/T/x.bin', 1),
+      commit('MOVE with If-None-Match: * (checked against .file)', 'u1', '{files}/T/big.bin', 22, {
+        'If-None-Match': '*',
+      }),
+      commit('MOVE with If-Match (checked against .file)', 'u1', '{files}/T/big.bin', 22, {
+        'If-Match': '"0123456789abcdef"',
+      }),
+      commit('MOVE with a wrong OC-Total-Length', 'u1', '{files}/T/big.bin', 21, {
+        Overwrite: 'F',
+      }),
+      commit('MOVE into a missing folder', 'u1', '{files}/Nope/big.bin', 22, { Overwrite: 'F' }),
+      commit('MOVE with Overwrite: F to a free name', 'u1', '{files}/T/big.bin', 22, {
+        Overwrite: 'F',
+      }),
+      dropFolder('DELETE the upload folder after the MOVE', 'u1'),
+      get('GET the assembled file', '~/T/big.bin'),
+    ],
+  },
+  {
+    name: 'chunked upload v2: replacing only the fetched version',
+    steps: [
+      mkcol('MKCOL', '~/T'),
+      mkcol('MKCOL a folder', '~/T/F'),
+      create('PUT a file', '~/T/a.txt', 'v1', { etag: 'a' }),
+      uploadFolder('MKCOL an upload folder', 'u2', '{files}/T/a.txt'),
+      chunk('PUT chunk 1', 'u2', '1', 'version two', '{files}/T/a.txt', 11),
+      commit('MOVE with Overwrite: F onto the file', 'u2', '{files}/T/a.txt', 11, {
+        Overwrite: 'F',
+      }),
+      commit('MOVE tagged with a stale etag', 'u2', '{files}/T/a.txt', 11, {
+        If: '<{files}/T/a.txt> (["0123456789abcdef"])',
+      }),
+      commit('MOVE tagged with an empty etag', 'u2', '{files}/T/a.txt', 11, {
+        If: '<{files}/T/a.txt> ([""])',
+      }),
+      commit('MOVE onto a folder', 'u2', '{files}/T/F', 11, {}),
+      commit('MOVE tagged, to a missing file', 'u2', '{files}/T/gone.txt', 11, {
+        If: '<{files}/T/gone.txt> ([{etag:a}])',
+      }),
+      dropFolder('DELETE probe: the folder is kept after refusals', 'u2'),
+      uploadFolder('MKCOL a new upload folder', 'u3', '{files}/T/a.txt'),
+      chunk('PUT chunk 1', 'u3', '1', 'version two', '{files}/T/a.txt', 11),
+      NEXT_SECOND,
+      commit('MOVE tagged with the current etag', 'u3', '{files}/T/a.txt', 11, {
+        If: '<{files}/T/a.txt> ([{etag:a}])',
+      }),
+      dropFolder('DELETE probe: gone after the MOVE', 'u3'),
+      get('GET the replaced file', '~/T/a.txt'),
+    ],
+  },
+  {
+    name: 'chunked upload v2 onto a checked-out (token-locked) file',
+    steps: [
+      mkcol('MKCOL', '~/T'),
+      create('PUT a file', '~/T/a.txt', 'v1'),
+      lock('LOCK', '~/T/a.txt', 'L'),
+      { ...propfind('PROPFIND its etag under the lock', '~/T/a.txt', '0'), etag: 'b' },
+      uploadFolder('MKCOL an upload folder', 'u4', '{files}/T/a.txt'),
+      chunk('PUT chunk 1', 'u4', '1', 'checked in', '{files}/T/a.txt', 10),
+      commit('MOVE tagged with the etag, no token', 'u4', '{files}/T/a.txt', 10, {
+        If: '<{files}/T/a.txt> ([{etag:b}])',
+      }),
+      commit('MOVE with Overwrite: F, no token', 'u4', '{files}/T/a.txt', 10, { Overwrite: 'F' }),
+      commit('MOVE tagged with a wrong token', 'u4', '{files}/T/a.txt', 10, {
+        If: '<{files}/T/a.txt> (<opaquelocktoken:00000000-0000-0000-0000-000000000000>)',
+      }),
+      commit('MOVE tagged with the token and a stale etag', 'u4', '{files}/T/a.txt', 10, {
+        If: '<{files}/T/a.txt> (<{lock:L}> ["0123456789abcdef"])',
+      }),
+      put('PUT with the token and a stale etag', '~/T/a.txt', 'x', {
+        If: '(<{lock:L}> ["0123456789abcdef"])',
+      }),
+      NEXT_SECOND,
+      commit('MOVE tagged with the token and the current etag', 'u4', '{files}/T/a.txt', 10, {
+        If: '<{files}/T/a.txt> (<{lock:L}> [{etag:b}])',
+      }),
+      dropFolder('DELETE probe: gone after the MOVE', 'u4'),
+      inspect('PROPFIND: the lock stays', '~/T/a.txt'),
+      unlock('UNLOCK', '~/T/a.txt', '{lock:L}'),
     ],
   },
   ...GROUPWARE_CASES,
