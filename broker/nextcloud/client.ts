@@ -9,10 +9,11 @@
  * one-line message names the cause and the next step, scrubbed of the app password in
  * every spelling. The parts: connection.ts (credentials, transport, retries, errors),
  * files.ts (list, mkdir, move, trash; mounts.ts what trash refuses), search.ts (SEARCH),
- * transfers.ts (read and write streams), locks.ts (LOCK, UNLOCK, a confirmed release),
- * inspect.ts (lock and mount properties), capabilities.ts, and for calendars and address
- * books collections.ts, calendar-events.ts, calendar-create.ts and contacts.ts (each
- * collection named by one component: see groupware-url.ts).
+ * transfers.ts (the read stream), uploads.ts and chunked.ts (uploads that commit once),
+ * locks.ts (LOCK, UNLOCK, a confirmed release), inspect.ts (lock and mount properties),
+ * capabilities.ts, and for calendars and address books collections.ts,
+ * calendar-events.ts, calendar-create.ts and contacts.ts (each collection named by one
+ * component: see groupware-url.ts).
  */
 import type { Readable } from 'node:stream';
 import { createEvent, type CreatedEvent, type NewEvent } from './calendar-create.js';
@@ -29,7 +30,8 @@ import { lock, releaseLock, unlock, type Released } from './locks.js';
 import type { CollectionKind } from './groupware-url.js';
 import type { Entry } from './multistatus.js';
 import { searchFolder, type SearchPage } from './search.js';
-import { readStream, writeStream, type WriteCondition } from './transfers.js';
+import { readStream } from './transfers.js';
+import { upload, type WriteCondition, type Written } from './uploads.js';
 
 export type { Entry } from './multistatus.js';
 export type { CalendarEvent } from './calendar-event.js';
@@ -43,20 +45,24 @@ export type { Inspection, LockFacts, MountFacts } from './inspect.js';
 export type { Released } from './locks.js';
 export type { SearchPage } from './search.js';
 export type { NextcloudInstance } from './connection.js';
-export type { WriteCondition } from './transfers.js';
+export type { WriteCondition, Written } from './uploads.js';
 
 export interface NextcloudClientDeps extends ConnectionDeps {
   /** How long capabilities are cached. Default 60 s. */
   capabilitiesTtlMs?: number;
+  /** Uploads above this many bytes (and every replacement) are chunked. Default 16 MiB. */
+  chunkSize?: number;
 }
 
 const DEFAULT_CAPABILITIES_TTL_MS = 60_000;
+export const DEFAULT_CHUNK_SIZE = 16 * 1024 * 1024;
 
 export class NextcloudClient {
   readonly name: string;
   readonly #conn: NextcloudConnection;
   readonly #cursors: CursorCodec;
   readonly #capabilities: CapabilitiesCache;
+  readonly #chunkSize: number;
 
   constructor(instance: NextcloudInstance, deps: NextcloudClientDeps = {}) {
     this.name = instance.name;
@@ -66,6 +72,7 @@ export class NextcloudClient {
       this.#conn,
       deps.capabilitiesTtlMs ?? DEFAULT_CAPABILITIES_TTL_MS,
     );
+    this.#chunkSize = deps.chunkSize ?? DEFAULT_CHUNK_SIZE;
   }
 
   /** Drop kept-alive connections (on shutdown, and in tests). */
@@ -128,17 +135,40 @@ export class NextcloudClient {
   }
 
   /**
-   * Stream `body` into a file (PUT), never buffered and never retried, under exactly
-   * one condition (see transfers.ts). On failure the body may be partly read.
+   * Upload exactly `size` bytes of `body` to a file under exactly one condition,
+   * committed once, after `beforeCommit` passed (see uploads.ts); answers Nextcloud's
+   * sha256 of what it stored. Never retried; on failure the body may be partly read.
    */
-  writeStream(
+  async upload(
     path: string,
     body: Readable,
     cond: WriteCondition,
-    size?: number,
-    signal?: AbortSignal,
-  ): Promise<{ etag: string | null }> {
-    return this.#conn.guard(() => writeStream(this.#conn, path, body, cond, size, signal));
+    size: number,
+    options: { beforeCommit?: () => void | Promise<void>; signal?: AbortSignal } = {},
+  ): Promise<Written> {
+    // The caller's refusal at the commit point is its own error: it leaves as it was
+    // thrown, not as a Nextcloud failure.
+    let refusal: { error: unknown } | undefined;
+    const beforeCommit = async (): Promise<void> => {
+      try {
+        await options.beforeCommit?.();
+      } catch (error) {
+        refusal = { error };
+        throw error;
+      }
+    };
+    try {
+      return await this.#conn.guard(() =>
+        upload(this.#conn, path, body, cond, size, {
+          beforeCommit,
+          signal: options.signal,
+          chunkSize: this.#chunkSize,
+        }),
+      );
+    } catch (error) {
+      if (refusal !== undefined) throw refusal.error;
+      throw error;
+    }
   }
 
   /** Create one folder (its parent must exist). */

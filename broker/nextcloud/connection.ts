@@ -67,6 +67,13 @@ export interface CallOptions {
    * (a calendar with an event that repeats too often fails every query the same way).
    */
   permanentServerError?: RegExp;
+  /**
+   * Cut by `signal` in flight although not idempotent: for requests that change nothing
+   * anyone sees (a chunk into the broker's own upload folder).
+   */
+  interruptible?: boolean;
+  /** The idle timeout for this request, when it must be longer (a MOVE that assembles). */
+  idleTimeoutMs?: number;
 }
 
 export function header(res: HttpResponse, name: string): string | undefined {
@@ -246,7 +253,8 @@ export class NextcloudConnection {
         // Only a request that changes nothing is cut in flight: a MKCOL, MOVE, DELETE or
         // LOCK that went out is carried out by Nextcloud anyway, so its answer is awaited
         // and reported as it is (an upload is cut through its body instead).
-        res = await this.#send(request, opts.deadline, opts.idempotent ? opts.signal : undefined);
+        const cut = opts.idempotent || opts.interruptible === true ? opts.signal : undefined;
+        res = await this.#send(request, opts.deadline, cut, opts.idleTimeoutMs);
       } catch (err) {
         // A kept-alive socket the server had already closed: the request never arrived.
         if (canRetry && err instanceof TransportError && err.kind === 'network' && err.reusedSocket)
@@ -291,6 +299,7 @@ export class NextcloudConnection {
     request: OutgoingRequest,
     deadline: boolean,
     signal: AbortSignal | undefined,
+    idleTimeoutMs = this.timeoutMs,
   ): Promise<HttpResponse> {
     const basic = Buffer.from(`${this.instance.username}:${this.instance.app_password}`).toString(
       'base64',
@@ -302,7 +311,7 @@ export class NextcloudConnection {
         authorization: `Basic ${basic}`,
         'user-agent': 'nextcloud-access-broker',
       },
-      idleTimeoutMs: this.timeoutMs,
+      idleTimeoutMs,
       ...(deadline ? { deadlineMs: this.timeoutMs } : {}),
       ...(signal === undefined ? {} : { signal }),
     });

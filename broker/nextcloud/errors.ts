@@ -31,6 +31,7 @@ export type NextcloudErrorCode =
   | 'unexpected_status' // any other status
   | 'bad_response' // a reply that does not parse or breaks an invariant
   | 'aborted' // the upload body failed or had the wrong size
+  | 'verification_failed' // Nextcloud's hash of what it stored differs from what was sent
   | 'lock_not_taken' // a LOCK answered with a token, but Nextcloud holds no such lock
   | 'not_trashable' // a DELETE would unshare or unmount, not trash: refused before sending
   | 'cancelled' // the caller's signal stopped the request (the operation's grant ended)

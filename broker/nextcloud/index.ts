@@ -7,6 +7,8 @@ export {
   type NextcloudInstance,
   type SearchPage,
   type WriteCondition,
+  type Written,
+  DEFAULT_CHUNK_SIZE,
 } from './client.js';
 export { NextcloudError, type NextcloudErrorCode } from './errors.js';
 export { buildDavUrl } from './url.js';

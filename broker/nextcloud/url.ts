@@ -151,3 +151,18 @@ export function searchScope(username: string, path: string): string {
     ? `/files/${username}`
     : `/files/${username}/${components.join('/')}`;
 }
+
+/**
+ * The URL of one of the user's chunked-upload folders (or a chunk in it):
+ * `<url>/remote.php/dav/uploads/<user>/<id>[/<name>]`. `id` and `name` are the broker's
+ * own (letters, digits, `-`, `.`), never an agent's.
+ */
+export function buildUploadUrl(base: string, username: string, id: string, name?: string): URL {
+  const baseUrl = parseBaseUrl(base);
+  if (username === '' || username.includes('/')) throw invalid('bad user name');
+  for (const part of name === undefined ? [id] : [id, name])
+    if (!/^[A-Za-z0-9.-]{1,64}$/.test(part) || part === '.' || part === '..')
+      throw invalid('bad upload folder name');
+  const prefix = `${baseUrl.pathname.replace(/\/+$/, '')}/remote.php/dav/uploads/${encodeComponent(username)}`;
+  return new URL(`${baseUrl.origin}${prefix}/${id}${name === undefined ? '' : `/${name}`}`);
+}

@@ -4,21 +4,19 @@
  * Content streams end to end with constant memory: Nextcloud → hash → client on GET,
  * client → hash → Nextcloud on PUT, through `stream.pipeline` (backpressure respected,
  * nothing buffered whole). The sha256 is computed while streaming and reported: as
- * trailers on GET, in the answer on PUT, after the broker re-read what Nextcloud stored
- * and compared size and sha256. Each redemption passes the pipeline again (wall, intent,
+ * trailers on GET, in the answer on PUT, after Nextcloud's own hash of what it stored
+ * matched (an upload commits once: see store-upload.ts). Each redemption passes the pipeline again (wall, intent,
  * live-grant check bound to the ticket's grants), and a grant ending mid-stream aborts
  * the stream. The HTTP side (status codes, headers, trailers) is surfaces/blobs.ts.
  */
 import type { Readable, Writable } from 'node:stream';
 import { pipeline as pipe } from 'node:stream/promises';
 import type { CallContext } from '../base/call.js';
-import { failure, refused, type Envelope } from '../base/envelope.js';
+import { failure, type Envelope } from '../base/envelope.js';
 import type { Checkouts } from './checkouts.js';
-import { digestStream, HashingStream } from './hashing.js';
-import { endedCode, endedFields } from './wall-answers.js';
-import { GrantEndedError } from './in-flight.js';
-import { isNextcloudError } from './nextcloud-errors.js';
+import { HashingStream } from './hashing.js';
 import { OperationRefusal, type Outcome, type Pipeline } from './pipeline.js';
+import { storeUpload, type Stored } from './store-upload.js';
 import type { Ticket, TicketBook, TicketKind } from './tickets.js';
 
 export interface BlobDeps {
@@ -50,12 +48,8 @@ export interface UploadSource {
   readonly complete: boolean;
 }
 
-export interface Uploaded {
+export interface Uploaded extends Omit<Stored, 'warnings'> {
   readonly kind: 'write' | 'checkin';
-  readonly path: string;
-  readonly sha256: string;
-  readonly size: number;
-  readonly etag: string | null;
   readonly unlocked: boolean;
 }
 
@@ -150,89 +144,41 @@ export class BlobTransfers {
       );
     }
     source.redeemed();
-    return pipeline.run(
+    const outcome = await pipeline.run(
       ctx,
       { op: 'write', instance: ticket.instance, path: ticket.path },
-      async (client, allowed): Promise<Uploaded> => {
-        const path = allowed.paths[0] ?? ticket.path;
-        const hasher = new HashingStream();
-        // Security: without a precondition the upload is create-only; never a silent overwrite.
-        const condition = ticket.condition ?? { ifNoneMatch: '*' as const };
-        const piping = pipe(source.body, hasher, { signal: allowed.signal });
-        let written: { etag: string | null };
-        try {
-          [written] = await Promise.all([
-            client.writeStream(path, hasher, condition, ticket.size, allowed.signal),
-            piping,
-          ]);
-        } catch (error) {
-          hasher.destroy();
-          if (allowed.signal.aborted) throw allowed.signal.reason;
-          if (!source.complete && !isNextcloudError(error)) throw clientGone();
-          throw error;
-        }
-        if (hasher.bytes !== ticket.size) throw clientGone();
-        const sent = { sha256: hasher.sha256(), size: hasher.bytes };
-        // Verify what Nextcloud now holds, by reading it back through the same hash.
-        let back: Awaited<ReturnType<typeof client.readStream>>;
-        let stored: { sha256: string; size: number };
-        try {
-          back = await client.readStream(path, undefined, allowed.signal);
-          stored = await digestStream(back.stream, allowed.signal);
-        } catch (error) {
-          const end: unknown = allowed.signal.reason;
-          if (!allowed.signal.aborted || !(end instanceof GrantEndedError)) throw error;
-          // Nothing is lost silently: the bytes are on Nextcloud, so the answer says so,
-          // even though the grant ended before they could be read back.
-          throw new OperationRefusal(
-            refused(
-              endedCode(end.end),
-              `"${path}" was stored on Nextcloud (${sent.size} bytes), but the grant ${end.end.state === 'revoked' ? 'was revoked by the owner' : 'expired'} before the broker could verify it; the remote file has changed`,
-              {
-                hint: 'request access again, then `broker fetch` the file to see what Nextcloud holds',
-                ...endedFields({ ...end.end, grant: end.grantIds[0] }),
-                stored: true,
-                sha256: sent.sha256,
-                size: sent.size,
-                etag: written.etag,
-              },
-            ),
-          );
-        }
-        if (stored.size !== sent.size || stored.sha256 !== sent.sha256) {
-          throw new OperationRefusal(
-            failure(
-              'verification_failed',
-              `Nextcloud holds different bytes than were sent (${stored.size} of ${sent.size} bytes, sha256 differs)` +
-                (ticket.kind === 'checkin'
-                  ? '; the file stays checked out: `broker checkin` it again'
-                  : '; `broker push` it again'),
-              false,
-              {
-                sha256: sent.sha256,
-                size: sent.size,
-                stored_sha256: stored.sha256,
-                stored_size: stored.size,
-              },
-            ),
-          );
-        }
+      async (client, allowed): Promise<Uploaded & { warnings: string[] }> => {
+        const stored = await storeUpload(client, allowed, ticket, source);
         let unlocked = false;
-        let etag = back.etag ?? written.etag;
+        let etag = stored.etag;
         if (ticket.kind === 'checkin' && ticket.lockToken !== undefined) {
           // The UNLOCK gives the file a new etag: hand out that one (see unlock.ts).
-          ({ etag } = await checkouts.releaseOwn(client, path, ticket.lockToken, 'checkin'));
+          ({ etag } = await checkouts.releaseOwn(client, stored.path, ticket.lockToken, 'checkin'));
           unlocked = true;
         }
         const kind = ticket.kind === 'checkin' ? 'checkin' : 'write';
-        return { kind, path, ...sent, etag, unlocked };
+        return { ...stored, kind, etag, unlocked };
       },
       {
         boundGrants: ticket.grantIds,
-        intent: { size: ticket.size, kind: ticket.kind },
-        describe: (v) => ({ sha256: v.sha256, size: v.size, verified: true, unlocked: v.unlocked }),
+        intent: {
+          size: ticket.size,
+          kind: ticket.kind,
+          ...(ticket.sha256 === undefined ? {} : { declared_sha256: ticket.sha256 }),
+        },
+        describe: (v) => ({
+          sha256: v.sha256,
+          size: v.size,
+          verified: true,
+          verified_by: v.verifiedBy,
+          chunked: v.chunked,
+          unlocked: v.unlocked,
+        }),
       },
     );
+    if (!outcome.ok) return outcome;
+    const { warnings, ...value } = outcome.value;
+    return { ok: true, value, warnings: [...warnings, ...outcome.warnings] };
   }
 
   private async redeem(

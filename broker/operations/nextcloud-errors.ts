@@ -44,6 +44,7 @@ const MAP = new Map<NextcloudErrorCode, Mapping>([
   ['unexpected_status', { status: 'error', code: 'nextcloud_error' }],
   ['bad_response', { status: 'error', code: 'nextcloud_error' }],
   ['aborted', { status: 'error', code: 'aborted' }],
+  ['verification_failed', { status: 'error', code: 'verification_failed' }],
   // Only the pipeline's own signal cancels; it answers for the grant that ended instead.
   ['cancelled', { status: 'error', code: 'aborted' }],
 ]);

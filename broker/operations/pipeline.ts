@@ -59,6 +59,12 @@ export interface Allowed {
   readonly expiresAt: number | undefined;
   /** Aborted when a grant this operation relies on is revoked or expires. */
   readonly signal: AbortSignal;
+  /**
+   * The pipeline's check again, now: the wall still allows the same paths and every
+   * grant (the ticket's too) is in force. Throws a GrantEndedError otherwise. A step
+   * calls it right before a commit that cannot be taken back (an upload's MOVE).
+   */
+  recheck(): void;
 }
 
 export type Step<T> = (client: NextcloudPort, allowed: Allowed) => Promise<T>;
@@ -204,12 +210,12 @@ export class Pipeline {
     }
 
     // Security: revoke between check and use wins — look again right before the call.
-    const again = this.#decide(op);
-    const sameTarget =
+    const sameTarget = (again: WallDecision): boolean =>
       again.ok &&
       again.paths.length === decision.paths.length &&
       again.paths.every((p, i) => p === decision.paths[i]);
-    if (!sameTarget || !this.#grantsLive(relied)) {
+    const again = this.#decide(op);
+    if (!sameTarget(again) || !this.#grantsLive(relied)) {
       const envelope = await this.#grantEnded(
         ctx,
         decided,
@@ -236,6 +242,12 @@ export class Pipeline {
       discovery: decision.discovery,
       expiresAt: this.#earliestExpiry(decision.grantIds),
       signal: handle.signal,
+      recheck: () => {
+        if (handle.signal.aborted) throw handle.signal.reason;
+        if (sameTarget(this.#decide(op)) && this.#grantsLive(relied)) return;
+        const ending = this.endingOf(relied);
+        throw new GrantEndedError(relied, ending ?? { state: 'revoked', at: this.#deps.now() });
+      },
     };
     try {
       // A step that returned has completed on Nextcloud: report it as done even if a
@@ -253,7 +265,11 @@ export class Pipeline {
       const cause =
         error instanceof OperationRefusal || !handle.signal.aborted ? error : handle.signal.reason;
       const envelope = this.#envelopeFor(ctx, cause);
-      const ended = handle.signal.aborted ? endOf(handle.signal.reason) : undefined;
+      const ended = handle.signal.aborted
+        ? endOf(handle.signal.reason)
+        : error instanceof OperationRefusal
+          ? error.ended
+          : endOf(error);
       await this.#trail.bestEffort('outcome', {
         ...decided,
         outcome: envelope.status,
@@ -428,7 +444,11 @@ function endOf(reason: unknown): GrantEndedError['end']['state'] | undefined {
 /** A step's deliberate refusal with a vetted envelope (e.g. "not a file"). */
 export class OperationRefusal extends Error {
   override readonly name = 'OperationRefusal';
-  constructor(readonly envelope: Envelope) {
+  constructor(
+    readonly envelope: Envelope,
+    /** Set when the refusal is a grant that ended under the operation (audited as `cause`). */
+    readonly ended?: GrantEndedError['end']['state'],
+  ) {
     super(envelope.message);
   }
 }

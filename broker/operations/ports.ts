@@ -188,13 +188,18 @@ export interface NextcloudPort {
     range?: { start: number; end?: number },
     signal?: AbortSignal,
   ): Promise<{ stream: Readable; size: number | null; etag: string | null }>;
-  writeStream(
+  /**
+   * Uploads exactly `size` bytes, committed once after `beforeCommit` passed (throwing
+   * there refuses the commit and leaves the destination unchanged); answers Nextcloud's
+   * own sha256 of what it stored, null when it did not say.
+   */
+  upload(
     path: string,
     body: Readable,
     cond: WriteCondition,
-    size?: number,
-    signal?: AbortSignal,
-  ): Promise<{ etag: string | null }>;
+    size: number,
+    options?: { beforeCommit?: () => void | Promise<void>; signal?: AbortSignal },
+  ): Promise<{ etag: string | null; sha256: string | null; chunked: boolean }>;
   mkdir(path: string, signal?: AbortSignal): Promise<void>;
   move(from: string, to: string, signal?: AbortSignal): Promise<void>;
   trash(path: string, signal?: AbortSignal): Promise<void>;

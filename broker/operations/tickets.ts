@@ -25,6 +25,8 @@ export interface TicketGrant {
   readonly condition?: WriteCondition;
   /** checkin: the lock token to upload under and release. */
   readonly lockToken?: string;
+  /** Uploads: the sha256 the client declared for the body (lowercase hex), if it did. */
+  readonly sha256?: string;
 }
 
 export interface Ticket extends TicketGrant {

@@ -279,19 +279,19 @@ describe('checkout and checkin', () => {
     }
   });
 
-  it('a byte flipped in storage is caught by checkin verification (exit 4)', async () => {
+  it('Nextcloud reporting other stored bytes (X-Hash-SHA256) fails the checkin (exit 4)', async () => {
     await broker.fake.writeFile('Co4/doc.txt', 'v1');
     await broker.grant([{ path: 'Co4', mode: 'write' }]);
     const stage = stageDir();
     expect((await runCli(['checkout', 'personal:Co4/doc.txt'], envFor(stage))).code).toBe(0);
-    writeFileSync(join(stage, 'personal', 'Co4', 'doc.txt'), 'v2 that will not read back intact');
-    broker.fake.faults.flipByte = true;
+    writeFileSync(join(stage, 'personal', 'Co4', 'doc.txt'), 'v2 that will not be stored intact');
+    broker.fake.faults.xHash = 'wrong';
     try {
       const run = await runCli(['checkin', 'personal:Co4/doc.txt'], envFor(stage));
       expect(run.code).toBe(ExitCode.verification);
       expect(String(run.json.error)).toContain('`broker checkin` it again');
     } finally {
-      broker.fake.faults.flipByte = false;
+      broker.fake.faults.xHash = 'honest';
     }
   });
 });

@@ -28,7 +28,7 @@ const VERBS: [string, (c: NextcloudClient) => Promise<unknown>][] = [
   ['list', (c) => c.list('F')],
   ['stat', (c) => c.stat('F/file.txt')],
   ['readStream', (c) => c.readStream('F/file.txt')],
-  ['writeStream', (c) => c.writeStream('F/new.txt', body('x'), { ifNoneMatch: '*' }, 1)],
+  ['upload', (c) => c.upload('F/new.txt', body('x'), { ifNoneMatch: '*' }, 1)],
   ['mkdir', (c) => c.mkdir('F/newdir')],
   ['move', (c) => c.move('F/file.txt', 'F/renamed.txt')],
   ['lock', (c) => c.lock('F/file.txt', 60)],
@@ -69,7 +69,7 @@ describe('5xx: one retry for idempotent requests only', () => {
   });
 
   it.each([
-    ['PUT', (c: NextcloudClient) => c.writeStream('F/n.txt', body('x'), { ifNoneMatch: '*' }, 1)],
+    ['PUT', (c: NextcloudClient) => c.upload('F/n.txt', body('x'), { ifNoneMatch: '*' }, 1)],
     ['MKCOL', (c: NextcloudClient) => c.mkdir('F/n')],
     ['MOVE', (c: NextcloudClient) => c.move('F/file.txt', 'F/n.txt')],
     ['UNLOCK', (c: NextcloudClient) => c.unlock('F/file.txt', 'opaquelocktoken:x')],
@@ -124,10 +124,7 @@ describe('credential lock-out attack: a wrong app password (401)', () => {
 
   it('a 401 on a write is never retried and disables the client', async () => {
     const client = rig.clientWith({}, 'wrong-password');
-    await rejectsWith(
-      client.writeStream('F/n.txt', body('x'), { ifNoneMatch: '*' }, 1),
-      'unauthorized',
-    );
+    await rejectsWith(client.upload('F/n.txt', body('x'), { ifNoneMatch: '*' }, 1), 'unauthorized');
     expect(rig.sent()).toHaveLength(1);
     await rejectsWith(client.stat('F/file.txt'), 'unauthorized');
     expect(rig.sent()).toEqual([]);
@@ -163,10 +160,7 @@ describe('timeouts and an unreachable server', () => {
   it('a slow upload answer is a timeout, not retried', async () => {
     rig.fake.faults.slowMs = 2000;
     const client = rig.clientWith({ timeoutMs: 150 });
-    await rejectsWith(
-      client.writeStream('F/slow.txt', body('x'), { ifNoneMatch: '*' }, 1),
-      'timeout',
-    );
+    await rejectsWith(client.upload('F/slow.txt', body('x'), { ifNoneMatch: '*' }, 1), 'timeout');
     expect(rig.sent().filter((r) => r.startsWith('PUT'))).toHaveLength(1);
   });
 
@@ -182,7 +176,7 @@ describe('timeouts and an unreachable server', () => {
     });
     const client = rig.clientWith({ timeoutMs: 200 });
     await rejectsWith(
-      client.writeStream('F/stalled.txt', stalled, { ifNoneMatch: '*' }, 1000),
+      client.upload('F/stalled.txt', stalled, { ifNoneMatch: '*' }, 1000),
       'timeout',
       true,
     );
@@ -194,7 +188,7 @@ describe('timeouts and an unreachable server', () => {
     const err = await rejectsWith(rig.clientWith().list('F'), 'unreachable', true);
     expect(err.message).toContain('cannot reach');
     await rejectsWith(
-      rig.clientWith().writeStream('F/d.txt', body('x'), { ifNoneMatch: '*' }, 1),
+      rig.clientWith().upload('F/d.txt', body('x'), { ifNoneMatch: '*' }, 1),
       'unreachable',
     );
   });

@@ -42,10 +42,10 @@ async function serve(onGet: Handler, size: number, server = createServer()): Pro
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
-function client(url: string, timeoutMs: number): NextcloudClient {
+function client(url: string, timeoutMs: number, chunkSize?: number): NextcloudClient {
   const c = new NextcloudClient(
     { name: 'stub', url, username: 'u', app_password: 'pw-secret' },
-    { timeoutMs },
+    { timeoutMs, ...(chunkSize === undefined ? {} : { chunkSize }) },
   );
   clients.push(c);
   return c;
@@ -154,7 +154,12 @@ describe('upload refused up front (Expect: 100-continue)', () => {
       },
     });
     const err = await rejectsWith(
-      client(url, 5000).writeStream('f.bin', big, { ifNoneMatch: '*' }, 64 * 1024 * 1024),
+      client(url, 5000, 64 * 1024 * 1024).upload(
+        'f.bin',
+        big,
+        { ifNoneMatch: '*' },
+        64 * 1024 * 1024,
+      ),
       'precondition_failed',
     );
     expect(err.message).toContain('exists');
@@ -174,7 +179,7 @@ describe('upload refused up front (Expect: 100-continue)', () => {
       });
     });
     const url = await serve(() => undefined, 0, server);
-    const result = await client(url, 5000).writeStream(
+    const result = await client(url, 5000).upload(
       'f.bin',
       Readable.from([Buffer.alloc(1000, 1)]),
       { ifNoneMatch: '*' },

@@ -6,6 +6,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { body, DAV, readAll, rejectsWith, startRig, type Rig } from './helpers.js';
 import { nextSecond } from '../../fakes/nextcloud.js';
 
+const SHA256_ABC = 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad';
+
 let rig: Rig;
 beforeAll(async () => {
   rig = await startRig();
@@ -104,7 +106,7 @@ describe('F1 PROPFIND: list and stat', () => {
       () => rig.client.readStream(''),
       () => rig.client.mkdir(''),
       () => rig.client.trash(''),
-      () => rig.client.writeStream('', body('x'), { ifNoneMatch: '*' }),
+      () => rig.client.upload('', body('x'), { ifNoneMatch: '*' }, 1),
       () => rig.client.move('', 'x'),
       () => rig.client.lock('', 60),
     ])
@@ -116,12 +118,12 @@ describe('F1 PROPFIND: list and stat', () => {
 describe('F2-F5 PUT', () => {
   it('F2 creates (201) and replaces (204), returning the new etag', async () => {
     await rig.fake.mkdir('P');
-    const created = await rig.client.writeStream('P/new.txt', body('one'), { ifNoneMatch: '*' }, 3);
+    const created = await rig.client.upload('P/new.txt', body('one'), { ifNoneMatch: '*' }, 3);
     expect(created.etag).toMatch(/^"[0-9a-f]+"$/);
     expect((await rig.fake.readFile('P/new.txt'))?.toString()).toBe('one');
     // An overwrite within the same second would keep the etag (as on Nextcloud).
     await nextSecond();
-    const replaced = await rig.client.writeStream(
+    const replaced = await rig.client.upload(
       'P/new.txt',
       body('two!'),
       { ifMatch: created.etag as string },
@@ -132,19 +134,21 @@ describe('F2-F5 PUT', () => {
     expect((await rig.client.stat('P/new.txt')).etag).toBe(replaced.etag);
   });
 
-  it('sends If-None-Match: * and streams without a known size (chunked)', async () => {
+  it('a new file is one PUT with If-None-Match: * and X-Hash: sha256, answered with the hash', async () => {
     await rig.fake.mkdir('P');
-    await rig.client.writeStream('P/chunked.txt', body('abc'), { ifNoneMatch: '*' });
+    const written = await rig.client.upload('P/hashed.txt', body('abc'), { ifNoneMatch: '*' }, 3);
     const put = rig.fake.requests.find((r) => r.method === 'PUT');
     expect(put?.headers['if-none-match']).toBe('*');
-    expect(put?.headers['transfer-encoding']).toBe('chunked');
-    expect((await rig.fake.readFile('P/chunked.txt'))?.toString()).toBe('abc');
+    expect(put?.headers['x-hash']).toBe('sha256');
+    expect(put?.headers['content-length']).toBe('3');
+    expect(written).toMatchObject({ sha256: SHA256_ABC, chunked: false });
+    expect((await rig.fake.readFile('P/hashed.txt'))?.toString()).toBe('abc');
   });
 
   it('F3 create-only onto an existing file: 412 "exists", file unchanged', async () => {
     await rig.fake.writeFile('P/exists.txt', 'keep');
     const err = await rejectsWith(
-      rig.client.writeStream('P/exists.txt', body('lost'), { ifNoneMatch: '*' }, 4),
+      rig.client.upload('P/exists.txt', body('lost'), { ifNoneMatch: '*' }, 4),
       'precondition_failed',
       false,
     );
@@ -158,20 +162,20 @@ describe('F2-F5 PUT', () => {
     const { etag } = await rig.client.stat('P/stale.txt');
     await rig.fake.writeFile('P/stale.txt', 'v2 by someone else');
     const err = await rejectsWith(
-      rig.client.writeStream('P/stale.txt', body('mine'), { ifMatch: etag as string }, 4),
+      rig.client.upload('P/stale.txt', body('mine'), { ifMatch: etag as string }, 4),
       'precondition_failed',
     );
     expect(err.message).toContain('changed since it was fetched');
     expect((await rig.fake.readFile('P/stale.txt'))?.toString()).toBe('v2 by someone else');
     await rejectsWith(
-      rig.client.writeStream('P/missing.txt', body('x'), { ifMatch: '"abc"' }, 1),
+      rig.client.upload('P/missing.txt', body('x'), { ifMatch: '"abc"' }, 1),
       'precondition_failed',
     );
   });
 
   it('F5 into a missing parent folder: 404 naming the parent', async () => {
     const err = await rejectsWith(
-      rig.client.writeStream('NoSuchDir/x.txt', body('x'), { ifNoneMatch: '*' }, 1),
+      rig.client.upload('NoSuchDir/x.txt', body('x'), { ifNoneMatch: '*' }, 1),
       'not_found',
       false,
     );
@@ -180,23 +184,23 @@ describe('F2-F5 PUT', () => {
 
   it('refuses malformed conditions before sending', async () => {
     await rejectsWith(
-      rig.client.writeStream('P/x', body('x'), { ifMatch: 'a\r\nX-Evil: 1' }),
+      rig.client.upload('P/x', body('x'), { ifMatch: 'a\r\nX-Evil: 1' }, 1),
       'invalid_argument',
     );
     await rejectsWith(
-      rig.client.writeStream('P/x', body('x'), { ifNoneMatch: 'x' as '*' }),
+      rig.client.upload('P/x', body('x'), { ifNoneMatch: 'x' as '*' }, 1),
       'invalid_argument',
     );
     await rejectsWith(
-      rig.client.writeStream('P/x', body('x'), { lockToken: 'a>(b' }),
+      rig.client.upload('P/x', body('x'), { lockToken: 'a>(b' }, 1),
       'invalid_argument',
     );
     await rejectsWith(
-      rig.client.writeStream('P/x', body('x'), {} as { lockToken: string }),
+      rig.client.upload('P/x', body('x'), {} as { lockToken: string }, 1),
       'invalid_argument',
     );
     await rejectsWith(
-      rig.client.writeStream('P/x', body('x'), { ifNoneMatch: '*' }, -1),
+      rig.client.upload('P/x', body('x'), { ifNoneMatch: '*' }, -1),
       'invalid_argument',
     );
     expect(rig.fake.requests.filter((r) => r.method === 'PUT')).toEqual([]);
@@ -206,12 +210,12 @@ describe('F2-F5 PUT', () => {
     await rig.fake.writeFile('P/sized.txt', 'original');
     const { etag } = await rig.client.stat('P/sized.txt');
     await rejectsWith(
-      rig.client.writeStream('P/sized.txt', body('short'), { ifMatch: etag as string }, 100),
+      rig.client.upload('P/sized.txt', body('short'), { ifMatch: etag as string }, 100),
       'aborted',
       true,
     );
     await rejectsWith(
-      rig.client.writeStream('P/sized.txt', body('far too long'), { ifMatch: etag as string }, 3),
+      rig.client.upload('P/sized.txt', body('far too long'), { ifMatch: etag as string }, 3),
       'aborted',
       true,
     );
@@ -228,7 +232,7 @@ describe('F2-F5 PUT', () => {
       },
     });
     await rejectsWith(
-      rig.client.writeStream('P/failing.txt', failing, { ifNoneMatch: '*' }, 100),
+      rig.client.upload('P/failing.txt', failing, { ifNoneMatch: '*' }, 100),
       'aborted',
     );
     expect(await rig.fake.exists('P/failing.txt')).toBe(false);
@@ -397,7 +401,7 @@ describe('F15-F17 names and encoding', () => {
 
   it('F17 a literal %2F in a name is sent double-encoded, never as a separator', async () => {
     await rig.fake.mkdir('E2');
-    await rig.client.writeStream('E2/x%2Fy', body('lit'), { ifNoneMatch: '*' }, 3);
+    await rig.client.upload('E2/x%2Fy', body('lit'), { ifNoneMatch: '*' }, 3);
     expect(rig.fake.requests.at(-1)?.path).toBe(`${DAV}/E2/x%252Fy`);
     expect((await rig.fake.readFile('E2/x%2Fy'))?.toString()).toBe('lit');
   });
@@ -413,14 +417,14 @@ describe('F18-F20 names the server refuses', () => {
   it('F19 .htaccess is forbidden (403); a *.part name exists to a create-only PUT (412)', async () => {
     await rig.fake.mkdir('R');
     await rejectsWith(
-      rig.client.writeStream('R/.htaccess', body('x'), { ifNoneMatch: '*' }, 1),
+      rig.client.upload('R/.htaccess', body('x'), { ifNoneMatch: '*' }, 1),
       'forbidden',
       false,
     );
     // Nextcloud treats any `*.part` path as an existing hidden file (the wall refuses
     // such names before they get here).
     await rejectsWith(
-      rig.client.writeStream('R/x.part', body('x'), { ifNoneMatch: '*' }, 1),
+      rig.client.upload('R/x.part', body('x'), { ifNoneMatch: '*' }, 1),
       'precondition_failed',
     );
   });
@@ -429,7 +433,7 @@ describe('F18-F20 names the server refuses', () => {
     await rig.fake.mkdir('R');
     await rejectsWith(rig.client.stat(`R/${'n'.repeat(251)}`), 'invalid_path');
     await rejectsWith(
-      rig.client.writeStream(`R/${'n'.repeat(228)}`, body('x'), { ifNoneMatch: '*' }, 1),
+      rig.client.upload(`R/${'n'.repeat(228)}`, body('x'), { ifNoneMatch: '*' }, 1),
       'name_too_long',
       false,
     );
@@ -439,7 +443,7 @@ describe('F18-F20 names the server refuses', () => {
     );
     expect(rig.sent()).toEqual([]);
     // 227 bytes still uploads.
-    await rig.client.writeStream(`R/${'n'.repeat(227)}`, body('x'), { ifNoneMatch: '*' }, 1);
+    await rig.client.upload(`R/${'n'.repeat(227)}`, body('x'), { ifNoneMatch: '*' }, 1);
   });
 });
 
@@ -458,7 +462,7 @@ describe('F21 token locks', () => {
 
     const { etag } = await rig.client.stat('K/doc.txt');
     await rejectsWith(
-      rig.client.writeStream('K/doc.txt', body('no token'), { ifMatch: etag as string }, 8),
+      rig.client.upload('K/doc.txt', body('no token'), { ifMatch: etag as string }, 8),
       'locked',
       true,
     );
@@ -466,19 +470,25 @@ describe('F21 token locks', () => {
     await rejectsWith(rig.client.move('K/doc.txt', 'K/moved.txt'), 'locked');
 
     await nextSecond();
-    const written = await rig.client.writeStream(
+    const written = await rig.client.upload(
       'K/doc.txt',
       body('v2'),
       { ifMatch: etag as string, lockToken: token },
       2,
     );
     expect(written.etag).not.toBe(etag);
-    expect(rig.fake.requests.at(-1)?.headers['if']).toBe(`(<${token}>)`);
-    await rig.client.writeStream('K/doc.txt', body('v3'), { lockToken: token }, 2);
+    // A replacement commits through a chunked upload's MOVE: the lock token and the
+    // etag go into one If list tagged with the destination.
+    const commit = rig.fake.requests.at(-1);
+    expect(commit?.method).toBe('MOVE');
+    expect(commit?.headers['if']).toBe(
+      `<${rig.fake.url}${DAV}/K/doc.txt> (<${token}> [${etag as string}])`,
+    );
+    await rig.client.upload('K/doc.txt', body('v3'), { lockToken: token }, 2);
     expect((await rig.fake.readFile('K/doc.txt'))?.toString()).toBe('v3');
     // A token that does not hold while the file is locked: 423, the file is locked.
     await rejectsWith(
-      rig.client.writeStream('K/doc.txt', body('v4'), { lockToken: 'opaquelocktoken:stale' }, 2),
+      rig.client.upload('K/doc.txt', body('v4'), { lockToken: 'opaquelocktoken:stale' }, 2),
       'locked',
       true,
     );
@@ -493,7 +503,7 @@ describe('F21 token locks', () => {
     expect(rig.fake.lockOf('K/doc.txt')).toBeUndefined();
     // Once nothing holds a lock, a stale token is 412: the lock no longer holds.
     await rejectsWith(
-      rig.client.writeStream('K/doc.txt', body('v4'), { lockToken: token }, 2),
+      rig.client.upload('K/doc.txt', body('v4'), { lockToken: token }, 2),
       'bad_lock_token',
       false,
     );
@@ -502,12 +512,12 @@ describe('F21 token locks', () => {
   it('a lock held by another client blocks our write (423 locked)', async () => {
     await rig.fake.lockAs('K/doc.txt', { type: 'token' });
     await rejectsWith(
-      rig.client.writeStream('K/doc.txt', body('x'), { ifNoneMatch: '*' }, 1),
+      rig.client.upload('K/doc.txt', body('x'), { ifNoneMatch: '*' }, 1),
       'precondition_failed',
     );
     const { etag } = await rig.client.stat('K/doc.txt');
     await rejectsWith(
-      rig.client.writeStream('K/doc.txt', body('x'), { ifMatch: etag as string }, 1),
+      rig.client.upload('K/doc.txt', body('x'), { ifMatch: etag as string }, 1),
       'locked',
     );
   });
@@ -516,7 +526,7 @@ describe('F21 token locks', () => {
     await rig.fake.lockAs('K/doc.txt', { type: 'user', owner: 'bob' });
     const { etag } = await rig.client.stat('K/doc.txt');
     await rejectsWith(
-      rig.client.writeStream('K/doc.txt', body('x'), { ifMatch: etag as string }, 1),
+      rig.client.upload('K/doc.txt', body('x'), { ifMatch: etag as string }, 1),
       'locked',
       true,
     );

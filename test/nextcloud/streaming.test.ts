@@ -62,7 +62,7 @@ describe('streaming a 256 MiB file with bounded memory', () => {
   it('uploads and downloads it intact, RSS growth under 100 MB each way', async () => {
     const upHash = createHash('sha256');
     const up = watchMemory();
-    const { etag } = await rig.client.writeStream(
+    const { etag } = await rig.client.upload(
       'Big/huge.bin',
       generated(upHash),
       { ifNoneMatch: '*' },

@@ -317,24 +317,44 @@ describe('write: never clobbers', () => {
     expect(await broker.fake.exists('Up4/a')).toBe(false);
   });
 
-  it('reports a verification failure when Nextcloud holds different bytes', async () => {
+  it('a server without X-Hash: the file is read back, a flipped byte is caught, and the answer says how it was verified', async () => {
     await broker.fake.mkdir('Up5');
     await broker.grant([{ path: 'Up5', mode: 'write' }]);
     const content = Buffer.from('verify me please');
-    const answer = await call(transfer, 'write', {
-      instance: 'personal',
-      path: 'Up5/v.txt',
-      size: content.length,
-      if_none_match: '*',
-    });
-    broker.fake.faults.flipByte = true;
-    const put = await putBlob(broker.url, answer.blob_url as string, TRANSFER_TOKEN, content);
-    expect(put.status).toBe(502);
-    expect(put.json).toMatchObject({
-      status: 'error',
-      code: 'verification_failed',
-      sha256: sha256(content),
-    });
+    const ticket = async (path: string) =>
+      call(transfer, 'write', {
+        instance: 'personal',
+        path,
+        size: content.length,
+        if_none_match: '*',
+      });
+    broker.fake.faults.xHash = 'none';
+    try {
+      const fine = await putBlob(
+        broker.url,
+        (await ticket('Up5/ok.txt')).blob_url as string,
+        TRANSFER_TOKEN,
+        content,
+      );
+      expect(fine.json).toMatchObject({ status: 'ok', verified: true });
+      expect(JSON.stringify(fine.json.warnings)).toContain('reading the file back');
+      broker.fake.faults.flipByte = true;
+      const put = await putBlob(
+        broker.url,
+        (await ticket('Up5/v.txt')).blob_url as string,
+        TRANSFER_TOKEN,
+        content,
+      );
+      expect(put.status).toBe(502);
+      expect(put.json).toMatchObject({
+        status: 'error',
+        code: 'verification_failed',
+        sha256: sha256(content),
+      });
+    } finally {
+      broker.fake.faults.xHash = 'honest';
+      broker.fake.faults.flipByte = false;
+    }
   });
 });
 
@@ -611,7 +631,9 @@ describe('revocation during the verifying read-back of an upload', () => {
       size: content.length,
       if_none_match: '*',
     });
-    // Every Nextcloud answer takes 300 ms: the revoke lands while the read-back waits.
+    // A server that answers no X-Hash gets the upload read back. Every Nextcloud answer
+    // takes 300 ms: the revoke lands while the read-back waits.
+    broker.fake.faults.xHash = 'none';
     broker.fake.faults.slowMs = 300;
     const seen = broker.fake.requests.length;
     const watcher = setInterval(() => {
@@ -635,6 +657,7 @@ describe('revocation during the verifying read-back of an upload', () => {
     } finally {
       clearInterval(watcher);
       broker.fake.faults.slowMs = 0;
+      broker.fake.faults.xHash = 'honest';
     }
     expect((await broker.fake.readFile('Late/f.txt'))?.toString()).toBe(content.toString());
   });

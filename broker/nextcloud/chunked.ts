@@ -1,0 +1,171 @@
+/**
+ * Chunked upload v2 with its final `MOVE` as the one commit point (observed on Nextcloud
+ * 29, docs/nextcloud-behaviour.md "Chunked upload"):
+ *
+ *   MKCOL  uploads/<user>/<id>           Destination: the file
+ *   PUT    uploads/<user>/<id>/1 … N      Destination, OC-Total-Length, X-Hash: sha256
+ *   (beforeCommit: the caller checks the body and the grants)
+ *   MOVE   uploads/<user>/<id>/.file      Destination, OC-Total-Length, X-Hash: sha256,
+ *                                         and the destination's condition
+ *
+ * `If-Match` / `If-None-Match` on that `MOVE` are checked against `.file`, not the
+ * destination (always 412), so the condition goes into `Overwrite: F` (create) or a
+ * tagged `If: <destination> (<token> ["etag"])` (replace, under a lock or not).
+ * Chunk names are 1…N and every chunk but the last is `chunkSize` long, which also suits
+ * the object-store variant of the protocol.
+ *
+ * Security decisions, each marked below: the destination is untouched until the MOVE;
+ * the upload folder is deleted after every failure, so no half upload can be committed
+ * later; chunk PUTs are cut by the signal in flight (they change nothing visible).
+ */
+import { randomUUID } from 'node:crypto';
+import type { Readable } from 'node:stream';
+import { ChunkCutter } from './chunk-cutter.js';
+import type { NextcloudConnection } from './connection.js';
+import { NextcloudError, type StatusContext } from './errors.js';
+import { discard } from './http.js';
+import { buildUploadUrl } from './url.js';
+import {
+  answeredEtag,
+  answeredSha256,
+  type Precondition,
+  type UploadOptions,
+  type Written,
+} from './upload-terms.js';
+
+/** Nextcloud's limit on the number of chunks (object-store uploads). */
+export const MAX_CHUNKS = 10_000;
+/** How long the MOVE may take per byte on top of the timeout: the server assembles the file. */
+const ASSEMBLY_MS_PER_MIB = 100;
+
+/** The destination's condition as the MOVE carries it. */
+function commitHeaders(pre: Precondition, destination: URL): Record<string, string> {
+  if (pre.write === 'create') return { overwrite: 'F' };
+  const token = pre.lockToken === undefined ? [] : [`<${pre.lockToken}>`];
+  const etag = pre.etag === undefined ? [] : [`[${pre.etag}]`];
+  return { if: `<${destination.href}> (${[...token, ...etag].join(' ')})` };
+}
+
+export async function chunkedUpload(
+  conn: NextcloudConnection,
+  path: string,
+  destination: URL,
+  body: Readable,
+  pre: Precondition,
+  size: number,
+  options: UploadOptions,
+): Promise<Written> {
+  const { chunkSize, signal } = options;
+  const count = Math.max(1, Math.ceil(size / chunkSize));
+  if (count > MAX_CHUNKS)
+    throw new NextcloudError(
+      'invalid_argument',
+      `'${path}' would need ${count} chunks (Nextcloud allows ${MAX_CHUNKS}): ask the owner to raise transfer.chunk_size`,
+    );
+  const id = `broker-${randomUUID()}`;
+  const at = (name?: string): URL =>
+    buildUploadUrl(conn.instance.url, conn.instance.username, id, name);
+  const ctx: StatusContext = { verb: 'PUT', instance: conn.name, path, write: pre.write };
+  const common = { destination: destination.href, 'oc-total-length': String(size) };
+
+  await conn.exchange(
+    { method: 'MKCOL', url: at(), headers: { destination: destination.href } },
+    { idempotent: false, ok: [201], ctx: { verb: 'MKCOL', instance: conn.name, path }, signal },
+  );
+  let committing = false;
+  try {
+    const cutter = new ChunkCutter(body);
+    for (let n = 1; n <= count; n += 1) {
+      const length = n < count ? chunkSize : size - chunkSize * (count - 1);
+      const piece = cutter.piece(length);
+      const res = await conn.call(
+        {
+          method: 'PUT',
+          url: at(String(n)),
+          headers: { ...common, 'content-type': 'application/octet-stream', 'x-hash': 'sha256' },
+          body: piece.stream,
+          contentLength: length,
+        },
+        // Security: never retried (the body is consumed); cut at once by a grant that
+        // ends, since a chunk changes nothing at the destination.
+        { idempotent: false, interruptible: true, ok: [201, 204], ctx, deadline: false, signal },
+      );
+      discard(res);
+      const answered = answeredSha256(res);
+      if (answered !== null && answered !== piece.sha256())
+        throw new NextcloudError(
+          'verification_failed',
+          `Nextcloud stored chunk ${n} of '${path}' with other bytes than were sent: nothing was committed; upload again`,
+        );
+    }
+    await cutter.end().catch(() => {
+      throw new NextcloudError(
+        'aborted',
+        `the upload of '${path}' to instance '${conn.name}' was longer than its size: nothing was replaced; send it again`,
+      );
+    });
+    // Security: the one commit point. Nothing reaches the destination before the caller
+    // has checked the whole body and the grants.
+    await options.beforeCommit?.();
+    committing = true;
+    const res = await conn.call(
+      {
+        method: 'MOVE',
+        url: at('.file'),
+        headers: { ...common, 'x-hash': 'sha256', ...commitHeaders(pre, destination) },
+      },
+      {
+        idempotent: false,
+        ok: [201, 204],
+        ctx,
+        deadline: false,
+        idleTimeoutMs: conn.timeoutMs + Math.ceil(size / 2 ** 20) * ASSEMBLY_MS_PER_MIB,
+        signal,
+      },
+    );
+    discard(res);
+    return { etag: answeredEtag(res), sha256: answeredSha256(res), chunked: true };
+  } catch (error) {
+    // Security: a refused, cut or failed upload leaves no folder that could be committed.
+    await removeFolder(conn, at(), path);
+    throw committing ? replacedTargetGone(error, pre, path, conn.name) : error;
+  }
+}
+
+/** Deletes an upload folder; a failure is logged (Nextcloud's own job removes it in a day). */
+async function removeFolder(conn: NextcloudConnection, folder: URL, path: string): Promise<void> {
+  try {
+    // Not under the operation's signal: a grant that ended must not keep the folder.
+    const res = await conn.call(
+      { method: 'DELETE', url: folder, headers: {} },
+      {
+        idempotent: true,
+        ok: [204, 404],
+        ctx: { verb: 'DELETE', instance: conn.name, path },
+        deadline: true,
+      },
+    );
+    discard(res);
+  } catch (error) {
+    conn.logger.warn('could not delete an upload folder; Nextcloud removes it within a day', {
+      instance: conn.name,
+      error: conn.scrubbed(error).message,
+    });
+  }
+}
+
+/** A replacing MOVE whose destination is gone answers 404: say that, not "missing parent". */
+function replacedTargetGone(
+  error: unknown,
+  pre: Precondition,
+  path: string,
+  instance: string,
+): unknown {
+  if (!(error instanceof NextcloudError) || error.status !== 404 || pre.write === 'create')
+    return error;
+  return new NextcloudError(
+    'precondition_failed',
+    `'${path}' no longer exists on instance '${instance}' (deleted or moved since it was read): read it again, or create it`,
+    { status: 404 },
+  );
+}

@@ -1,0 +1,85 @@
+/**
+ * The terms of an upload (uploads.ts, chunked.ts): its condition, validated before
+ * anything is sent, its options, and what Nextcloud answered to its commit.
+ */
+import { header } from './connection.js';
+import { NextcloudError, type StatusContext } from './errors.js';
+import type { HttpResponse } from './http.js';
+import { validLockToken } from './locks.js';
+import { normaliseEtag } from './transfers.js';
+
+export type WriteCondition =
+  { ifMatch: string; lockToken?: string } | { ifNoneMatch: '*' } | { lockToken: string };
+
+/** What Nextcloud answered to a committed upload. */
+export interface Written {
+  etag: string | null;
+  /** Nextcloud's `X-Hash-SHA256` of the bytes it stored; null when it did not answer one. */
+  sha256: string | null;
+  /** Whether the upload went through a chunked upload (its `MOVE` was the commit). */
+  chunked: boolean;
+}
+
+export interface UploadOptions {
+  /** Bodies above this many bytes use a chunked upload (replacements always do). */
+  chunkSize: number;
+  /**
+   * Runs once the whole body is on its way and before anything is committed; throwing
+   * refuses the commit (the upload is then cut or its folder deleted, and the error
+   * rethrown). The caller checks here that the body matched and the grants still hold.
+   */
+  beforeCommit?: () => void | Promise<void>;
+  /** A grant that ended: stops the upload before its commit. */
+  signal?: AbortSignal | undefined;
+}
+
+/** The write precondition, validated: what each step sends for it. */
+export interface Precondition {
+  write: NonNullable<StatusContext['write']>;
+  /** Quoted, safe for a header. */
+  etag?: string;
+  lockToken?: string;
+}
+
+/** Validates a condition (exactly one, well formed) before anything is sent. */
+export function precondition(cond: WriteCondition): Precondition {
+  // Security: every write is conditional, so nothing is overwritten by accident.
+  if ('ifNoneMatch' in cond) {
+    if (cond.ifNoneMatch !== '*')
+      throw new NextcloudError('invalid_argument', "if_none_match must be '*'");
+    return { write: 'create' };
+  }
+  let etag: string | undefined;
+  if ('ifMatch' in cond) {
+    etag = normaliseEtag(cond.ifMatch);
+    if (etag === undefined)
+      throw new NextcloudError('invalid_argument', 'the etag is malformed: pass it as read');
+  }
+  const lockToken = 'lockToken' in cond ? cond.lockToken : undefined;
+  if (lockToken !== undefined && !validLockToken(lockToken))
+    throw new NextcloudError(
+      'invalid_argument',
+      'the lock token is malformed: pass it as returned',
+    );
+  if (etag === undefined && lockToken === undefined)
+    throw new NextcloudError(
+      'invalid_argument',
+      'a write needs if_match, if_none_match or a lock token',
+    );
+  return {
+    write: lockToken === undefined ? 'replace' : etag === undefined ? 'locked' : 'replace_locked',
+    ...(etag === undefined ? {} : { etag }),
+    ...(lockToken === undefined ? {} : { lockToken }),
+  };
+}
+
+/** `X-Hash-SHA256` of an answer, when it is one (64 lowercase hex digits). */
+export function answeredSha256(res: HttpResponse): string | null {
+  const value = header(res, 'x-hash-sha256')?.trim();
+  return value !== undefined && /^[0-9a-f]{64}$/.test(value) ? value : null;
+}
+
+/** The ETag (or OC-ETag) of an answer, normalised. */
+export function answeredEtag(res: HttpResponse): string | null {
+  return normaliseEtag(header(res, 'etag') ?? header(res, 'oc-etag') ?? '') ?? null;
+}

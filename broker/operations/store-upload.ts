@@ -1,0 +1,183 @@
+/**
+ * The step of a blob upload (blobs.ts): stream the body through a hash to Nextcloud and
+ * let it commit once (nextcloud/uploads.ts), only after the whole body arrived, matched
+ * the sha256 the client declared, and the pipeline's check passed again. What Nextcloud
+ * stored is verified through its own hash of it (`X-Hash-SHA256`); only a server that
+ * does not answer one gets the file read back, and the answer says so.
+ *
+ * The answer says exactly what is on the server: a refusal, a cut or a mismatch before
+ * the commit leaves the destination unchanged (and says so); a mismatch after it says
+ * the destination now holds other bytes.
+ */
+import { pipeline as pipe } from 'node:stream/promises';
+import { failure, refused } from '../base/envelope.js';
+import type { Readable } from 'node:stream';
+import { digestStream, HashingStream } from './hashing.js';
+import { GrantEndedError } from './in-flight.js';
+import { OperationRefusal, type Allowed } from './pipeline.js';
+import type { NextcloudPort } from './ports.js';
+import type { Ticket } from './tickets.js';
+import { ENDED_HINTS, endedCode, endedFields } from './wall-answers.js';
+
+export interface UploadBody {
+  readonly body: Readable;
+  /** The whole body arrived. */
+  readonly complete: boolean;
+}
+
+export interface Stored {
+  readonly path: string;
+  readonly sha256: string;
+  readonly size: number;
+  readonly etag: string | null;
+  /** `nextcloud`: its X-Hash-SHA256 matched; `read_back`: it gave none, the file was re-read. */
+  readonly verifiedBy: 'nextcloud' | 'read_back';
+  readonly chunked: boolean;
+  readonly warnings: string[];
+}
+
+export const READ_BACK_WARNING =
+  'Nextcloud did not answer X-Hash-SHA256 for this upload, so the broker verified it by reading the file back';
+
+export function clientGone(path: string): OperationRefusal {
+  return new OperationRefusal(
+    failure(
+      'aborted',
+      `the connection closed before the upload finished; nothing was written to "${path}"`,
+      true,
+    ),
+  );
+}
+
+function endedWords(error: GrantEndedError): string {
+  return error.end.state === 'revoked' ? 'was revoked by the owner' : 'expired';
+}
+
+function ended(error: GrantEndedError, path: string): OperationRefusal {
+  const code = endedCode(error.end);
+  return new OperationRefusal(
+    refused(
+      code,
+      `the grant ${endedWords(error)} during the upload; nothing was written to "${path}" (it is unchanged)`,
+      { hint: ENDED_HINTS[code], ...endedFields({ ...error.end, grant: error.grantIds[0] }) },
+    ),
+    error.end.state,
+  );
+}
+
+export async function storeUpload(
+  client: NextcloudPort,
+  allowed: Allowed,
+  ticket: Ticket,
+  source: UploadBody,
+): Promise<Stored> {
+  const path = allowed.paths[0] ?? ticket.path;
+  const size = ticket.size ?? 0;
+  const hasher = new HashingStream();
+  // Security: without a precondition the upload is create-only; never a silent overwrite.
+  const condition = ticket.condition ?? { ifNoneMatch: '*' as const };
+  const beforeCommit = (): void => {
+    if (hasher.bytes !== size) throw clientGone(path);
+    const sha256 = hasher.sha256();
+    // Security: a body other than the one the client hashed never becomes the file.
+    if (ticket.sha256 !== undefined && sha256 !== ticket.sha256)
+      throw new OperationRefusal(
+        failure(
+          'verification_failed',
+          `the body's sha256 differs from the one declared for it; nothing was written to "${path}"`,
+          false,
+          { sha256, size, declared_sha256: ticket.sha256 },
+        ),
+      );
+    // Security: the commit point: the grants must hold now, not only when it began.
+    allowed.recheck();
+  };
+  const piping = pipe(source.body, hasher, { signal: allowed.signal });
+  const [sent, piped] = await Promise.allSettled([
+    client.upload(path, hasher, condition, size, { beforeCommit, signal: allowed.signal }),
+    piping,
+  ]);
+  if (sent.status === 'rejected') {
+    hasher.destroy();
+    const error: unknown = sent.reason;
+    if (error instanceof OperationRefusal) throw error;
+    if (error instanceof GrantEndedError) throw ended(error, path);
+    if (allowed.signal.aborted && allowed.signal.reason instanceof GrantEndedError)
+      throw ended(allowed.signal.reason, path);
+    // The client went away (its body was cut): Nextcloud was left unchanged.
+    if (!source.complete) throw clientGone(path);
+    throw error;
+  }
+  if (piped.status === 'rejected') throw clientGone(path);
+  const written = sent.value;
+  const mine = { sha256: hasher.sha256(), size: hasher.bytes };
+  const warnings: string[] = [];
+  let stored = { sha256: written.sha256, size: mine.size };
+  let etag = written.etag;
+  if (written.sha256 === null) {
+    warnings.push(READ_BACK_WARNING);
+    ({ stored, etag } = await readBack(client, allowed, path, mine, written.etag));
+  }
+  if (stored.sha256 !== mine.sha256 || stored.size !== mine.size) {
+    throw new OperationRefusal(
+      failure(
+        'verification_failed',
+        `Nextcloud reports other bytes for "${path}" than were sent (sha256 differs): the file on Nextcloud changed and holds them` +
+          (ticket.kind === 'checkin'
+            ? '; the file stays checked out: `broker checkin` it again'
+            : '; `broker push` it again'),
+        false,
+        {
+          stored: true,
+          sha256: mine.sha256,
+          size: mine.size,
+          stored_sha256: stored.sha256,
+          stored_size: stored.size,
+        },
+      ),
+    );
+  }
+  return {
+    path,
+    ...mine,
+    etag,
+    verifiedBy: written.sha256 === null ? 'read_back' : 'nextcloud',
+    chunked: written.chunked,
+    warnings,
+  };
+}
+
+/** The fallback: read what Nextcloud now holds through the same hash. */
+async function readBack(
+  client: NextcloudPort,
+  allowed: Allowed,
+  path: string,
+  sent: { sha256: string; size: number },
+  etag: string | null,
+): Promise<{ stored: { sha256: string; size: number }; etag: string | null }> {
+  try {
+    const back = await client.readStream(path, undefined, allowed.signal);
+    const stored = await digestStream(back.stream, allowed.signal);
+    return { stored, etag: back.etag ?? etag };
+  } catch (error) {
+    const end: unknown = allowed.signal.reason;
+    if (!allowed.signal.aborted || !(end instanceof GrantEndedError)) throw error;
+    // Nothing is lost silently: the bytes are on Nextcloud, so the answer says so,
+    // even though the grant ended before they could be read back.
+    throw new OperationRefusal(
+      refused(
+        endedCode(end.end),
+        `"${path}" was stored on Nextcloud (${sent.size} bytes), but the grant ${endedWords(end)} before the broker could verify it; the remote file has changed`,
+        {
+          hint: 'request access again, then `broker fetch` the file to see what Nextcloud holds',
+          ...endedFields({ ...end.end, grant: end.grantIds[0] }),
+          stored: true,
+          sha256: sent.sha256,
+          size: sent.size,
+          etag,
+        },
+      ),
+      end.end.state,
+    );
+  }
+}
