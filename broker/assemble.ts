@@ -48,7 +48,7 @@ export interface AssembleOptions {
   /** The audit log's file system (tests make it fail). */
   readonly auditFs?: AuditFs;
   /** The Nextcloud clients' request timeout (default 30 s) and capabilities cache. */
-  readonly nextcloud?: Pick<NextcloudClientDeps, 'timeoutMs' | 'capabilitiesTtlMs'>;
+  readonly nextcloud?: Pick<NextcloudClientDeps, 'timeoutMs' | 'capabilitiesTtlMs' | 'chunkSize'>;
   /** The approval console's terminal (approval: console). */
   readonly console?: { readonly input: Readable; readonly output: Writable };
   /** Another approval gateway than config.approval's (tests speak as the owner). */
@@ -137,7 +137,13 @@ export async function assemble(config: BrokerConfig, options: AssembleOptions): 
     for (const [name, instance] of config.instances) {
       clients.set(
         name,
-        new NextcloudClient(instance, { logger, now, timeoutMs: 30_000, ...options.nextcloud }),
+        new NextcloudClient(instance, {
+          logger,
+          now,
+          timeoutMs: 30_000,
+          chunkSize: config.transfer.chunk_size,
+          ...options.nextcloud,
+        }),
       );
     }
     const timers = options.timers ?? nodeTimers;

@@ -55,6 +55,8 @@ export interface BrokerOptions {
   logLevel?: LogLevel;
   /** The Nextcloud clients' timeout (default 5 s) and capabilities cache (default none). */
   nextcloud?: { timeoutMs?: number; capabilitiesTtlMs?: number };
+  /** `transfer.chunk_size`: uploads above it and every replacement are chunked. */
+  chunkSize?: number;
   /** The audit log's file system; without it, one that `failAudit` and `onAuditWrite` act on. */
   auditFs?: AuditFs;
   /** Keep the grant database in the data dir (not in memory), so `restart()` keeps it. */
@@ -334,6 +336,7 @@ async function start<B>(
       max_pending: opts.maxPending ?? 10,
     },
     audit: { anchor_interval: opts.anchorIntervalMs ?? H },
+    transfer: { chunk_size: opts.chunkSize ?? 16 * 2 ** 20 },
     data_dir: dir,
     logging: { level: opts.logLevel ?? 'debug' },
     instances: new Map([

@@ -13,6 +13,9 @@ import type { BrokerConfig, ConfigContext, InstanceConfig, MatrixConfig } from '
 import { checkServiceUrl, isLoopbackListen } from './urls.js';
 
 export const MIN_TOKEN_LENGTH = 32;
+/** `transfer.chunk_size` bounds: 5 MiB (Nextcloud's smallest part) to 4 GiB. */
+const CHUNK_SIZE_MIN = 5 * 2 ** 20;
+const CHUNK_SIZE_MAX = 4 * 2 ** 30;
 /** `audit.anchor_interval` bounds: 1 minute to 7 days. */
 const ANCHOR_INTERVAL_MIN = 60_000;
 const ANCHOR_INTERVAL_MAX = 7 * 86_400_000;
@@ -220,6 +223,16 @@ export function resolveConfig(
     );
   }
 
+  const { chunk_size } = raw.transfer;
+  // Nextcloud on object storage refuses chunks under 5 MiB but the last, and allows
+  // 10000 of them; past 4 GiB a chunk is a whole upload again.
+  if (chunk_size < CHUNK_SIZE_MIN || chunk_size > CHUNK_SIZE_MAX) {
+    out.issue(
+      'transfer.chunk_size',
+      `must be between 5MiB and 4GiB (got ${chunk_size} bytes): Nextcloud refuses smaller chunks on object storage`,
+    );
+  }
+
   if (!isLoopbackListen(raw.server.host)) {
     out.warnings.push(
       `server.host ${raw.server.host} accepts connections from other machines; put a TLS reverse proxy in front and list its name in server.allowed_hosts`,
@@ -238,6 +251,7 @@ export function resolveConfig(
     approval: raw.approval,
     lifecycle: { pending_timeout, default_grant, max_grant, max_pending },
     audit: { anchor_interval },
+    transfer: { chunk_size },
     data_dir: resolvePath(ctx.baseDir, raw.data_dir),
     logging: { level: raw.logging.level },
     instances: resolveInstances(raw, ctx, out),

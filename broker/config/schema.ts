@@ -132,6 +132,32 @@ export const AuditSchema = strict({
   anchor_interval: duration('1h').default(3_600_000),
 });
 
+const BYTE_UNITS: Record<string, number> = { '': 1, KiB: 2 ** 10, MiB: 2 ** 20, GiB: 2 ** 30 };
+
+/** A size like `16MiB` (KiB, MiB, GiB) or a whole number of bytes. */
+const byteSize = (example: string) =>
+  z
+    .union([z.number(), z.string()], {
+      error: `must be a size like ${example} (KiB, MiB or GiB) or a number of bytes`,
+    })
+    .transform((value, ctx) => {
+      const m = /^([0-9]{1,12})\s?(KiB|MiB|GiB)?$/.exec(String(value));
+      const bytes = m === null ? NaN : Number(m[1]) * (BYTE_UNITS[m[2] ?? ''] ?? NaN);
+      if (!Number.isSafeInteger(bytes)) {
+        ctx.issues.push({
+          code: 'custom',
+          input: value,
+          message: `must be a size: a whole number followed by KiB, MiB or GiB (e.g. ${example})`,
+        });
+        return z.NEVER;
+      }
+      return bytes;
+    });
+
+export const TransferSchema = strict({
+  chunk_size: byteSize('16MiB').default(16 * 2 ** 20),
+});
+
 export const LoggingSchema = strict({
   level: z
     .enum(['debug', 'info', 'warn', 'error'], { error: 'must be one of debug, info, warn, error' })
@@ -154,6 +180,7 @@ export const RawConfigSchema = strict({
   approval: z.enum(['matrix', 'console'], { error: 'must be matrix or console' }).default('matrix'),
   lifecycle: LifecycleSchema.prefault({}),
   audit: AuditSchema.prefault({}),
+  transfer: TransferSchema.prefault({}),
   data_dir: text('a folder for the grant database and audit log').default('./data'),
   logging: LoggingSchema.prefault({}),
   instances: z

@@ -46,6 +46,8 @@ export interface BrokerConfig {
   };
   /** How often, at most, the audit head goes unposted to the approval room while records are added. */
   audit: { anchor_interval: number };
+  /** `chunk_size` in bytes: uploads above it (and every replacement) are chunked. */
+  transfer: { chunk_size: number };
   /** Absolute; a relative path in the file resolves against the config file's folder. */
   data_dir: string;
   logging: { level: LogLevel };

@@ -64,6 +64,8 @@ export interface WriteArgs {
   if_match?: string | undefined;
   if_none_match?: '*' | undefined;
   lock_token?: string | undefined;
+  /** The body's sha256 as the client declares it; a body that differs is never committed. */
+  sha256?: string | undefined;
 }
 
 export interface CheckinArgs {
@@ -71,6 +73,7 @@ export interface CheckinArgs {
   path: string;
   lock_token: string;
   size?: number | undefined;
+  sha256?: string | undefined;
   abandon?: boolean | undefined;
 }
 
@@ -216,6 +219,7 @@ export class TransferService {
           grantIds: allowed.grantIds,
           size: args.size,
           condition,
+          ...(args.sha256 === undefined ? {} : { sha256: args.sha256 }),
         });
       },
       { intent: { size: args.size, condition: conditionName(condition) } },
@@ -332,6 +336,7 @@ export class TransferService {
           size: args.size ?? 0,
           condition: { lockToken: args.lock_token },
           lockToken: args.lock_token,
+          ...(args.sha256 === undefined ? {} : { sha256: args.sha256 }),
         });
         return { kind: 'ticket' as const, path, ticket };
       },

@@ -95,6 +95,9 @@ export async function upload(opts: UploadOptions): Promise<Outcome> {
     instance: target.instance,
     path: target.path,
     size: local.size,
+    // Security: the broker commits only a body with this hash, so a file that changes
+    // while it is sent never becomes the remote file.
+    sha256: local.sha256,
     ...condition,
   });
   const blobUrl = blobUrlOf(ticket);

@@ -22,8 +22,13 @@ afterAll(async () => {
 
 const stageDir = (): string => tempStage('local');
 const envFor = (stage: string): Record<string, string> => clientEnv(broker.url, stage);
+/** Uploads of `path` that reached Nextcloud: a PUT of the file, or a chunked upload's MOVE. */
 const puts = (path: string): number =>
-  broker.fake.requests.filter((r) => r.method === 'PUT' && r.path.endsWith(path)).length;
+  broker.fake.requests.filter(
+    (r) =>
+      (r.method === 'PUT' && r.path.endsWith(path)) ||
+      (r.method === 'MOVE' && String(r.headers['destination']).endsWith(path)),
+  ).length;
 const remote = async (path: string): Promise<string | undefined> =>
   (await broker.fake.readFile(path))?.toString();
 

@@ -138,7 +138,7 @@ describe('chunked upload v2: bigger new files and every replacement', () => {
       rig.client.upload('C/race.txt', body('mine'), { ifMatch: etag as string }, 4),
       'precondition_failed',
     );
-    expect(err.message).toContain('changed since read');
+    expect(err.message).toContain('changed since it was fetched');
     expect((await rig.fake.readFile('C/race.txt'))?.toString()).toBe('v2 by someone else');
     expect(rig.fake.requests.at(-1)?.method).toBe('DELETE');
     expect(rig.fake.uploadFolders()).toEqual([]);

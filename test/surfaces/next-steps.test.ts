@@ -98,14 +98,14 @@ describe('next steps name the broker CLI, never the transfer arguments', () => {
     );
   });
 
-  it('an upload that does not read back intact: `broker push` it again', async () => {
+  it('an upload Nextcloud stored with other bytes: `broker push` it again', async () => {
     const ticket = await call(transfer, 'write', {
       instance: 'personal',
       path: 'Ns/flip.txt',
       size: 4,
       if_none_match: '*',
     });
-    broker.fake.faults.flipByte = true;
+    broker.fake.faults.xHash = 'wrong';
     try {
       const put = await putBlob(
         broker.url,
@@ -116,7 +116,7 @@ describe('next steps name the broker CLI, never the transfer arguments', () => {
       expect(put.json).toMatchObject({ code: 'verification_failed' });
       expect(String((put.json as { message: string }).message)).toContain('`broker push` it again');
     } finally {
-      broker.fake.faults.flipByte = false;
+      broker.fake.faults.xHash = 'honest';
     }
   });
 });

@@ -4,7 +4,7 @@ import { answer } from '../answer.js';
 import { InstanceName, PathArg, envelopeSchema } from '../schemas.js';
 import type { ToolRegistry } from '../tool.js';
 import type { TransferToolDeps } from './deps.js';
-import { LockToken, Size, TicketFields } from './shared.js';
+import { LockToken, Sha256, Size, TicketFields } from './shared.js';
 
 export const CheckinInput = z
   .strictObject({
@@ -12,6 +12,9 @@ export const CheckinInput = z
     path: PathArg,
     lock_token: LockToken,
     size: Size.optional().describe('the exact number of bytes the PUT will carry'),
+    sha256: Sha256.optional().describe(
+      'the sha256 of the body; a body that differs is refused and nothing is written',
+    ),
     abandon: z.boolean().optional().describe('true: release the lock without uploading'),
   })
   .superRefine((args, ctx) => {
@@ -44,8 +47,8 @@ export function registerCheckin(registry: ToolRegistry, deps: TransferToolDeps):
     name: 'checkin',
     title: 'Check in a file',
     description:
-      'Finish a checkout. With size: answers an upload ticket; the PUT to blob_url writes under the lock, the ' +
-      'broker re-reads to verify size and sha256, then unlocks. With abandon true: just unlocks.',
+      'Finish a checkout. With size: answers an upload ticket; the PUT to blob_url writes under the lock, ' +
+      "Nextcloud's hash of what it stored is checked, then the file is unlocked. With abandon true: just unlocks.",
     input: CheckinInput,
     output: CheckinOutput,
     annotations: {

@@ -13,4 +13,8 @@ export const TicketFields = {
 
 export const Etag = z.string().min(1).max(256);
 export const LockToken = z.string().min(1).max(512);
+/** The sha256 of the body the client will send; a body that differs is never committed. */
+export const Sha256 = z
+  .string()
+  .regex(/^[0-9a-f]{64}$/, { error: 'must be a sha256 as 64 lowercase hex digits' });
 export const Size = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);

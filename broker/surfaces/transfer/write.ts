@@ -4,7 +4,7 @@ import { answer } from '../answer.js';
 import { InstanceName, PathArg, envelopeSchema } from '../schemas.js';
 import type { ToolRegistry } from '../tool.js';
 import type { TransferToolDeps } from './deps.js';
-import { Etag, LockToken, Size, TicketFields } from './shared.js';
+import { Etag, LockToken, Sha256, Size, TicketFields } from './shared.js';
 
 export const WriteInput = z
   .strictObject({
@@ -14,6 +14,9 @@ export const WriteInput = z
     if_match: Etag.optional().describe('replace: the etag the file had when read'),
     if_none_match: z.literal('*').optional().describe('create: "*" (refused if the file exists)'),
     lock_token: LockToken.optional().describe('write a checked-out file (may come with if_match)'),
+    sha256: Sha256.optional().describe(
+      'the sha256 of the body; a body that differs is refused and nothing is written',
+    ),
   })
   .superRefine((args, ctx) => {
     // Security: a write states exactly what it expects to overwrite; never a silent clobber.
