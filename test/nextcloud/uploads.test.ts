@@ -27,6 +27,16 @@ const sha256 = (b: Buffer | string): string => createHash('sha256').update(b).di
 const bytes = (n: number, fill: number): Buffer => Buffer.alloc(n, fill);
 const methods = (): string[] => rig.sent().map((line) => line.split(' ')[0] ?? '');
 
+/** Whether `check` holds within `ms` (polled). */
+async function within(ms: number, check: () => Promise<boolean>): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    if (await check()) return true;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  return check();
+}
+
 /** A body that sends `first` bytes, then waits until `release` is called. */
 function held(first: Buffer, rest: Buffer): { stream: Readable; release: () => void } {
   let release = (): void => undefined;
@@ -67,6 +77,22 @@ describe('a new file up to the chunk size: one create-only PUT', () => {
       .catch((e: unknown) => e);
     expect(caught).toBe(refusal);
     expect(await rig.fake.exists('N/refused.bin')).toBe(false);
+  });
+
+  it('a slow check at the commit point: the server still lacks the last bytes, nothing is stored', async () => {
+    await rig.fake.mkdir('N');
+    // The check takes its time: long enough for any byte already sent to land and the
+    // file to appear, were the last ones not held back.
+    const caught = await rig.client
+      .upload('N/slow.bin', body(bytes(700, 4)), { ifNoneMatch: '*' }, 700, {
+        beforeCommit: async () => {
+          const appeared = await within(300, () => rig.fake.exists('N/slow.bin'));
+          throw new Error(appeared ? 'stored before the check' : 'refused');
+        },
+      })
+      .catch((e: unknown) => e);
+    expect((caught as Error).message).toBe('refused');
+    expect(await rig.fake.exists('N/slow.bin')).toBe(false);
   });
 
   it('an empty file is checked before the PUT is sent at all', async () => {

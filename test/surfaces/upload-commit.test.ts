@@ -1,0 +1,197 @@
+/**
+ * Attacks on "an upload commits once" (docs/contracts.md): whatever goes wrong before
+ * the commit point leaves the destination as it was and no upload folder behind, and the
+ * answer says so; what goes wrong after it is answered as a changed file. The whole
+ * broker against the fake Nextcloud, with a 1 KiB chunk size so every replacement and
+ * every body above 1 KiB is a chunked upload.
+ */
+import { createHash } from 'node:crypto';
+import { request } from 'node:http';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { putBlob } from '../../support/blobs.js';
+import { startBroker, type Broker } from '../../support/daemon.js';
+import { call } from '../../support/mcp.js';
+import { TRANSFER_TOKEN } from '../../support/tokens.js';
+import { until } from '../../support/until.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { RecordedRequest } from '../../fakes/nextcloud.js';
+
+const CHUNK = 1024;
+let broker: Broker;
+let transfer: Client;
+
+beforeAll(async () => {
+  broker = await startBroker({ chunkSize: CHUNK });
+  transfer = await broker.transfer();
+});
+afterAll(async () => {
+  await broker.close();
+});
+beforeEach(() => {
+  broker.fake.reset();
+});
+
+const sha256 = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
+const moves = (): RecordedRequest[] => broker.fake.requests.filter((r) => r.method === 'MOVE');
+
+/** A file on Nextcloud, its etag, and a write grant on its folder (the request id). */
+async function existing(path: string, content: string): Promise<{ etag: string; id: number }> {
+  await broker.fake.writeFile(path, content);
+  const id = await broker.grant([{ path: path.split('/')[0] ?? '', mode: 'write' }]);
+  const read = await call(transfer, 'read', { instance: 'personal', path });
+  return { etag: String(read.etag), id };
+}
+
+async function replaceTicket(path: string, etag: string, body: Buffer, declared = sha256(body)) {
+  const answer = await call(transfer, 'write', {
+    instance: 'personal',
+    path,
+    size: body.length,
+    if_match: etag,
+    sha256: declared,
+  });
+  expect(answer.status).toBe('ok');
+  return String(answer.blob_url);
+}
+
+/** Runs `fn` once, when the fake receives a request that matches. */
+function onRequest(matches: (r: RecordedRequest) => boolean, fn: () => void): () => void {
+  const requests = broker.fake.requests;
+  const push = requests.push.bind(requests);
+  let done = false;
+  requests.push = (...items) => {
+    if (!done && items.some(matches)) {
+      done = true;
+      fn();
+    }
+    return push(...items);
+  };
+  return () => {
+    requests.push = push;
+  };
+}
+
+describe('a revoke between the last chunk and the MOVE', () => {
+  it('is refused at the commit point: no MOVE, the file unchanged, no upload folder', async () => {
+    const { etag, id } = await existing('Rv/doc.bin', 'the owner version');
+    const body = Buffer.alloc(3 * CHUNK, 7);
+    const blob = await replaceTicket('Rv/doc.bin', etag, body);
+    // The revoke reaches the grant store while the last chunk is on its way, and not the
+    // running upload's abort signal: only the check at the commit point can stop it.
+    const restore = onRequest(
+      (r) => r.method === 'PUT' && r.path.endsWith('/3'),
+      () => void broker.store.revokeRequest(id),
+    );
+    try {
+      const put = await putBlob(broker.url, blob, TRANSFER_TOKEN, body);
+      expect(put.json).toMatchObject({ status: 'refused', code: 'grant_revoked' });
+      expect(String(put.json.message)).toContain('nothing was written');
+    } finally {
+      restore();
+    }
+    expect(moves()).toEqual([]);
+    expect((await broker.fake.readFile('Rv/doc.bin'))?.toString()).toBe('the owner version');
+    expect(broker.fake.uploadFolders()).toEqual([]);
+    const outcome = broker
+      .auditLines()
+      .filter((l) => l.tool === 'blob_put' && l.event === 'outcome')
+      .at(-1);
+    expect(outcome).toMatchObject({ outcome: 'refused', code: 'grant_revoked', cause: 'revoked' });
+  });
+});
+
+describe('a body whose sha256 differs from the declared one', () => {
+  it('a replacement: verification_failed, nothing committed, no upload folder', async () => {
+    const { etag } = await existing('Sh/doc.txt', 'original');
+    const body = Buffer.from('what actually arrives');
+    const blob = await replaceTicket('Sh/doc.txt', etag, body, sha256(Buffer.from('declared')));
+    const put = await putBlob(broker.url, blob, TRANSFER_TOKEN, body);
+    expect(put.json).toMatchObject({ status: 'error', code: 'verification_failed' });
+    expect(String(put.json.message)).toContain('nothing was written');
+    expect(moves()).toEqual([]);
+    expect((await broker.fake.readFile('Sh/doc.txt'))?.toString()).toBe('original');
+    expect(broker.fake.uploadFolders()).toEqual([]);
+  });
+
+  it('a new small file (one PUT): the PUT is cut before its last bytes, nothing is stored', async () => {
+    await broker.fake.mkdir('Sh2');
+    await broker.grant([{ path: 'Sh2', mode: 'write' }]);
+    const body = Buffer.from('a new file, not the declared one');
+    const answer = await call(transfer, 'write', {
+      instance: 'personal',
+      path: 'Sh2/new.txt',
+      size: body.length,
+      if_none_match: '*',
+      sha256: sha256(Buffer.from('something else')),
+    });
+    const put = await putBlob(broker.url, String(answer.blob_url), TRANSFER_TOKEN, body);
+    expect(put.json).toMatchObject({ status: 'error', code: 'verification_failed' });
+    expect(await broker.fake.exists('Sh2/new.txt')).toBe(false);
+  });
+});
+
+describe('a server that answers a different X-Hash-SHA256', () => {
+  it('for a stored file: verification_failed, and the answer says the file changed', async () => {
+    await broker.fake.mkdir('Xh');
+    await broker.grant([{ path: 'Xh', mode: 'write' }]);
+    const body = Buffer.from('hash me honestly');
+    const answer = await call(transfer, 'write', {
+      instance: 'personal',
+      path: 'Xh/a.txt',
+      size: body.length,
+      if_none_match: '*',
+      sha256: sha256(body),
+    });
+    broker.fake.faults.xHash = 'wrong';
+    const put = await putBlob(broker.url, String(answer.blob_url), TRANSFER_TOKEN, body);
+    expect(put.json).toMatchObject({
+      status: 'error',
+      code: 'verification_failed',
+      stored: true,
+      sha256: sha256(body),
+    });
+    expect(String(put.json.message)).toContain('changed');
+  });
+
+  it('for a chunk: verification_failed before any MOVE, the file unchanged', async () => {
+    const { etag } = await existing('Xc/doc.txt', 'original');
+    const body = Buffer.alloc(2 * CHUNK, 1);
+    const blob = await replaceTicket('Xc/doc.txt', etag, body);
+    broker.fake.faults.xHash = 'wrong_chunks';
+    const put = await putBlob(broker.url, blob, TRANSFER_TOKEN, body);
+    expect(put.json).toMatchObject({ status: 'error', code: 'verification_failed' });
+    expect(moves()).toEqual([]);
+    expect((await broker.fake.readFile('Xc/doc.txt'))?.toString()).toBe('original');
+    expect(broker.fake.uploadFolders()).toEqual([]);
+  });
+});
+
+describe('a cut connection mid-chunk', () => {
+  it('leaves the destination unchanged and no upload folder', async () => {
+    const { etag } = await existing('Cut/doc.bin', 'intact');
+    const body = Buffer.alloc(4 * CHUNK, 3);
+    const blob = await replaceTicket('Cut/doc.bin', etag, body);
+    const outcomes = (): number =>
+      broker.auditLines().filter((l) => l.tool === 'blob_put' && l.event === 'outcome').length;
+    const before = outcomes();
+    // Half of the second chunk, then the client goes away.
+    const req = request(new URL(blob, broker.url), {
+      method: 'PUT',
+      headers: {
+        authorization: `Bearer ${TRANSFER_TOKEN}`,
+        'content-type': 'application/octet-stream',
+        'content-length': String(body.length),
+      },
+    });
+    req.on('error', () => undefined);
+    req.write(body.subarray(0, CHUNK + CHUNK / 2));
+    await until('the second chunk to reach Nextcloud', () =>
+      broker.fake.requests.some((r) => r.method === 'PUT' && r.path.endsWith('/2')),
+    );
+    req.destroy();
+    await until('the upload to be answered in the audit log', () => outcomes() > before);
+    expect(moves()).toEqual([]);
+    expect((await broker.fake.readFile('Cut/doc.bin'))?.toString()).toBe('intact');
+    await until('the upload folder to be deleted', () => broker.fake.uploadFolders().length === 0);
+  });
+});
