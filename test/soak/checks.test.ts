@@ -74,6 +74,26 @@ describe('intentsPrecedeRequests', () => {
   });
 });
 
+describe('intentsPrecedeRequests: chunked uploads', () => {
+  it('a request into an upload folder belongs to the destination its MKCOL named', () => {
+    const UP = '/remote.php/dav/uploads/alice';
+    const reqs: ArrivedRequest[] = [
+      { method: 'MKCOL', path: `${UP}/u1`, durableSeq: 2, destination: `http://nc${DAV}/A/x` },
+      { method: 'PUT', path: `${UP}/u1/1`, durableSeq: 2 },
+      { method: 'MOVE', path: `${UP}/u1/.file`, durableSeq: 2 },
+      { method: 'PUT', path: `${UP}/u2/1`, durableSeq: 6 },
+      { method: 'MKCOL', path: `${UP}/u3`, durableSeq: 1, destination: `http://nc${DAV}/A/x` },
+    ];
+    const r = intentsPrecedeRequests(reqs, records, 'alice');
+    expect(r.matched.slice(0, 3)).toEqual([2, 2, 2]);
+    // A folder no MKCOL named, and one whose destination has no durable intent yet.
+    expect(r.violations.map((v) => v.detail)).toEqual([
+      expect.stringContaining('upload folder u2 without a destination'),
+      expect.stringContaining('no earlier intent for A/x'),
+    ]);
+  });
+});
+
 describe('operationsInsideLiveGrants', () => {
   it('flags an executed operation whose intent came after its grant was revoked or expired', () => {
     const reqs: ArrivedRequest[] = [

@@ -10,6 +10,26 @@ export interface ArrivedRequest {
   path: string;
   /** The audit log's durable head (seq) when the request reached Nextcloud. */
   durableSeq: number;
+  /** The `Destination` header, when there was one (MOVE, a chunked upload's MKCOL). */
+  destination?: string;
+}
+
+/**
+ * The user path a request acts on: its DAV path, or for a request into a chunked-upload
+ * folder the destination its MKCOL named (`folders` learns them in order).
+ */
+function actedOn(
+  req: ArrivedRequest,
+  user: string,
+  folders: Map<string, string | undefined>,
+): string | undefined {
+  const uploads = `/remote.php/dav/uploads/${encodeURIComponent(user)}/`;
+  const bare = req.path.split('?')[0] ?? '';
+  if (!bare.startsWith(uploads)) return davPath(req.path, user);
+  const id = bare.slice(uploads.length).split('/')[0] ?? '';
+  if (req.method === 'MKCOL' && req.destination !== undefined)
+    folders.set(id, davPath(new URL(req.destination).pathname, user));
+  return folders.get(id) ?? `(upload folder ${id} without a destination)`;
 }
 
 export interface AuditLine {
@@ -60,8 +80,9 @@ export function intentsPrecedeRequests(
   const intents = records.filter((r) => r.event === 'intent');
   const violations: Violation[] = [];
   const matched: (number | undefined)[] = [];
+  const folders = new Map<string, string | undefined>();
   for (const [i, req] of requests.entries()) {
-    const path = davPath(req.path, user);
+    const path = actedOn(req, user, folders);
     const before = intents.filter((r) => r.seq <= req.durableSeq);
     const match =
       path === undefined ? before.at(-1) : before.findLast((r) => intentPaths(r).includes(path));

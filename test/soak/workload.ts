@@ -27,11 +27,12 @@ export interface Tally {
   /** Reads whose bytes or sha256 did not match what was written. */
   corrupt: string[];
   /**
-   * Uploads answered with something other than ok (refused, cut) whose bytes Nextcloud
-   * nevertheless holds: the grant ended after the PUT had landed. Not an operation
-   * outside a grant (it started inside one), but the answer hides that the file changed.
+   * Uploads answered with something other than ok (refused, failed, cut) whose bytes
+   * Nextcloud nevertheless holds: the answer hides that the file changed. Must be none.
    */
   storedDespiteAnswer: string[];
+  /** Uploads answered ok whose bytes Nextcloud does not hold at the end. Must be none. */
+  missingDespiteOk: string[];
 }
 
 export function newTally(): Tally {
@@ -42,6 +43,7 @@ export function newTally(): Tally {
     errors: [],
     corrupt: [],
     storedDespiteAnswer: [],
+    missingDespiteOk: [],
   };
 }
 
@@ -72,7 +74,8 @@ function answerOf(put: { status: number; json: Record<string, unknown> }): strin
 type Files = Map<string, Buffer>;
 
 export class SoakAgent {
-  private readonly files: Files = new Map();
+  /** Files this agent wrote, answered ok, and still believes exist, with their content. */
+  readonly files: Files = new Map();
   /** Uploads not answered ok: the bytes and the answer, until the path is read or written. */
   readonly unconfirmed = new Map<string, { body: Buffer; answer: string }>();
   private n = 0;
