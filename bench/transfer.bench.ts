@@ -252,7 +252,8 @@ const bench: Bench = async () => {
       times.put.push(put.ms);
       rmSync(join(root, 'Bench', `direct-put-${r}.bin`));
 
-      // broker push: a new file (never clobbers), verified by re-reading.
+      // broker push: a new file (never clobbers), chunked above transfer.chunk_size and
+      // verified by Nextcloud's X-Hash-SHA256.
       const pushed = await during(
         'push',
         () => runCliMeasured(['push', `personal:Bench/pushed-${r}.bin`, source], env, compiled),

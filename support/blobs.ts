@@ -6,7 +6,7 @@
  * broker then answered, or that it cut the connection, is the result: this client
  * never rejects.
  */
-import { request, type IncomingHttpHeaders } from 'node:http';
+import { request, type ClientRequest, type IncomingHttpHeaders } from 'node:http';
 
 export interface BlobDownload {
   /** 0 when the connection was cut before any answer. */
@@ -156,4 +156,29 @@ export function putBlob(
       });
     });
   });
+}
+
+/**
+ * Starts a blob PUT announcing all of `body` but sends only its first `bytes`; returns
+ * the request, for the caller to cut (`destroy()`) once the upload is under way.
+ */
+export function startPartialPut(
+  base: string,
+  blobUrl: string,
+  token: string,
+  body: Buffer,
+  bytes: number,
+): ClientRequest {
+  const req = request(new URL(blobUrl, base), {
+    method: 'PUT',
+    headers: {
+      authorization: `Bearer ${token}`,
+      'content-type': 'application/octet-stream',
+      'content-length': String(body.length),
+    },
+  });
+  // The cut is the point: its error is expected.
+  req.on('error', () => undefined);
+  req.write(body.subarray(0, bytes));
+  return req;
 }

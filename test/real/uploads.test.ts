@@ -7,10 +7,9 @@
  * gate, so a revoke can land while the chunks move.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { request } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { nextSecond } from '../../fakes/nextcloud.js';
-import { putBlob } from '../../support/blobs.js';
+import { putBlob, startPartialPut } from '../../support/blobs.js';
 import { whileHeld, type GateProxy } from '../../support/gate-proxy.js';
 import { call } from '../../support/mcp.js';
 import { TRANSFER_TOKEN } from '../../support/tokens.js';
@@ -130,16 +129,7 @@ describe('an upload that does not finish changes nothing', () => {
     const outcomes = (): number =>
       rig.broker.auditLines().filter((l) => l.tool === 'blob_put' && l.event === 'outcome').length;
     const before = outcomes();
-    const req = request(new URL(blob, rig.broker.url), {
-      method: 'PUT',
-      headers: {
-        authorization: `Bearer ${TRANSFER_TOKEN}`,
-        'content-type': 'application/octet-stream',
-        'content-length': String(body.length),
-      },
-    });
-    req.on('error', () => undefined);
-    req.write(body.subarray(0, MiB + MiB / 2));
+    const req = startPartialPut(rig.broker.url, blob, TRANSFER_TOKEN, body, MiB + MiB / 2);
     // Half of the second chunk sent: the upload folder holds the first one.
     await until('the upload to reach Nextcloud', async () => (await uploadFolders()).length > 0);
     req.destroy();

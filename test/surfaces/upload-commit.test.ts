@@ -6,9 +6,8 @@
  * every body above 1 KiB is a chunked upload.
  */
 import { createHash } from 'node:crypto';
-import { request } from 'node:http';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { putBlob } from '../../support/blobs.js';
+import { putBlob, startPartialPut } from '../../support/blobs.js';
 import { startBroker, type Broker } from '../../support/daemon.js';
 import { call } from '../../support/mcp.js';
 import { TRANSFER_TOKEN } from '../../support/tokens.js';
@@ -175,16 +174,7 @@ describe('a cut connection mid-chunk', () => {
       broker.auditLines().filter((l) => l.tool === 'blob_put' && l.event === 'outcome').length;
     const before = outcomes();
     // Half of the second chunk, then the client goes away.
-    const req = request(new URL(blob, broker.url), {
-      method: 'PUT',
-      headers: {
-        authorization: `Bearer ${TRANSFER_TOKEN}`,
-        'content-type': 'application/octet-stream',
-        'content-length': String(body.length),
-      },
-    });
-    req.on('error', () => undefined);
-    req.write(body.subarray(0, CHUNK + CHUNK / 2));
+    const req = startPartialPut(broker.url, blob, TRANSFER_TOKEN, body, CHUNK + CHUNK / 2);
     await until('the second chunk to reach Nextcloud', () =>
       broker.fake.requests.some((r) => r.method === 'PUT' && r.path.endsWith('/2')),
     );

@@ -7,7 +7,7 @@
 import { decodeSegment, parentRel } from '../paths.js';
 import { EX } from '../reply.js';
 import type { NodeInfo } from '../store.js';
-import { parseIfHeader } from '../locks.js';
+import { parseIfHeader, type IfList } from '../locks.js';
 import { header, hrefOf, type DavContext } from './context.js';
 
 /** Tokens of the `If` lists that held: the lock tokens this request submitted. */
@@ -96,21 +96,7 @@ export async function checkPreconditions(
       }
     }
     if (!anyHeld) {
-      // Observed: an If header that does not hold on a file someone has token-locked is
-      // 423 (the file is locked) when it does not name the lock's token, and 412 when it
-      // does (the token is right, an etag next to it is not).
-      const lock =
-        node && ctx.state.faults.filesLock ? ctx.state.locks.get(node.fileId) : undefined;
-      const named = lists.some((l) => l.conditions.some((c) => c.value === lock?.token));
-      if (node && lock?.type === 'token' && !named) {
-        lockedReply(ctx, node);
-        return undefined;
-      }
-      ctx.reply.sabre(
-        412,
-        EX.preconditionFailed,
-        `Failed to find a valid token/etag combination for ${ctx.target.rel}`,
-      );
+      ifNotHeld(ctx, node, lists, ctx.target.rel);
       return undefined;
     }
   }
@@ -175,6 +161,28 @@ export async function checkPreconditions(
     }
   }
   return tokens;
+}
+
+/**
+ * Answers an `If` header none of whose lists held, about `node`. Observed: on a file
+ * someone has token-locked that is 423 (the file is locked) when the header does not
+ * name the lock's token, and 412 when it does (the token is right, an etag next to it
+ * is not); otherwise 412.
+ */
+export function ifNotHeld(
+  ctx: DavContext,
+  node: NodeInfo | undefined,
+  lists: readonly IfList[],
+  named: string,
+): void {
+  const lock = node && ctx.state.faults.filesLock ? ctx.state.locks.get(node.fileId) : undefined;
+  const submitted = lists.some((l) => l.conditions.some((c) => c.value === lock?.token));
+  if (node && lock?.type === 'token' && !submitted) return lockedReply(ctx, node);
+  ctx.reply.sabre(
+    412,
+    EX.preconditionFailed,
+    `Failed to find a valid token/etag combination for ${named}`,
+  );
 }
 
 /**

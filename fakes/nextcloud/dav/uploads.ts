@@ -23,7 +23,7 @@ import type { NodeInfo } from '../store.js';
 import { ShortBodyError } from '../store.js';
 import { sendContinue } from '../continue.js';
 import { readSmallBody } from './body.js';
-import { lockedReply, locksCovering, mayWrite, taggedRel } from './conditions.js';
+import { ifNotHeld, locksCovering, mayWrite, taggedRel } from './conditions.js';
 import { davBase, header, type DavContext } from './context.js';
 import { destination, destinationExists, overwriteFlag } from './move.js';
 import { isPartName } from './write-checks.js';
@@ -176,17 +176,7 @@ async function commitConditions(
     for (const c of list.conditions) if (c.kind === 'token' && !c.not) tokens.add(c.value);
   }
   if (anyHeld) return tokens;
-  const lock = dest && ctx.state.faults.filesLock ? ctx.state.locks.get(dest.fileId) : undefined;
-  const named = lists.some((l) => l.conditions.some((c) => c.value === lock?.token));
-  if (dest && lock?.type === 'token' && !named) {
-    lockedReply(files, dest);
-    return undefined;
-  }
-  ctx.reply.sabre(
-    412,
-    EX.preconditionFailed,
-    `Failed to find a valid token/etag combination for files/${ctx.user}/${files.target.rel}`,
-  );
+  ifNotHeld(files, dest, lists, `files/${ctx.user}/${files.target.rel}`);
   return undefined;
 }
 
