@@ -10,6 +10,7 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { ShortBodyError } from './store.js';
+import { hashingPassThrough, type Hashes } from './dav/x-hash.js';
 
 export interface UploadFolder {
   id: string;
@@ -40,29 +41,34 @@ export class UploadFolders {
     await fsp.rm(this.#dir(id), { recursive: true, force: true });
   }
 
-  /** Stores one chunk; returns whether a chunk of that name was replaced. */
+  /**
+   * Stores one chunk, hashing it on the way (`X-Hash` answers from that, not from a
+   * second read); returns whether a chunk of that name was replaced, and its hashes.
+   */
   async putChunk(
     id: string,
     name: string,
     body: Readable,
     expected: number | undefined,
-  ): Promise<boolean> {
+    requested: string | undefined,
+  ): Promise<{ replaced: boolean; hashes: Hashes }> {
     const file = this.chunkPath(id, name);
     const existed = await fsp.stat(file).then(
       () => true,
       () => false,
     );
     const partial = `${file}.incoming`;
+    const hashing = hashingPassThrough(requested);
     try {
       const out = createWriteStream(partial);
-      await pipeline(body, out);
+      await pipeline(body, hashing.stream, out);
       if (expected !== undefined && out.bytesWritten !== expected)
         throw new ShortBodyError(expected, out.bytesWritten);
       await fsp.rename(partial, file);
     } finally {
       await fsp.rm(partial, { force: true });
     }
-    return existed;
+    return { replaced: existed, hashes: hashing.digests() };
   }
 
   /** Chunk names in the order Nextcloud assembles them (natural order: `2` before `10`). */

@@ -27,7 +27,7 @@ import { ifNotHeld, locksCovering, mayWrite, taggedRel } from './conditions.js';
 import { davBase, header, type DavContext } from './context.js';
 import { destination, destinationExists, overwriteFlag } from './move.js';
 import { isPartName } from './write-checks.js';
-import { hashHeaders } from './x-hash.js';
+import { hashingPassThrough, knownHashHeaders } from './x-hash.js';
 
 /** The request under `uploads/<user>/`: the folder id and the name inside it, if any. */
 export interface UploadTarget {
@@ -90,9 +90,9 @@ async function putChunk(ctx: DavContext, id: string, name: string): Promise<void
   const lengthHeader = header(ctx, 'Content-Length');
   const expected = lengthHeader === undefined ? undefined : Number(lengthHeader);
   sendContinue(ctx.req);
-  let replaced: boolean;
+  let stored: Awaited<ReturnType<typeof ctx.state.uploads.putChunk>>;
   try {
-    replaced = await ctx.state.uploads.putChunk(id, name, ctx.req, expected);
+    stored = await ctx.state.uploads.putChunk(id, name, ctx.req, expected, header(ctx, 'X-Hash'));
   } catch (e) {
     if (e instanceof ShortBodyError) {
       ctx.reply.sabre(
@@ -105,12 +105,11 @@ async function putChunk(ctx: DavContext, id: string, name: string): Promise<void
     if (ctx.req.destroyed || ctx.req.readableAborted) return;
     throw e;
   }
-  const file = ctx.state.uploads.chunkPath(id, name);
   // Observed: a new chunk is answered without an etag, a replaced one with a fresh etag.
   const tag = `"${randomBytes(16).toString('hex')}"`;
-  ctx.reply.empty(replaced ? 204 : 201, {
-    ...(replaced ? { ETag: tag, 'OC-ETag': tag } : {}),
-    ...(await hashHeaders(header(ctx, 'X-Hash'), file, ctx.state.faults.xHash, 'chunk')),
+  ctx.reply.empty(stored.replaced ? 204 : 201, {
+    ...(stored.replaced ? { ETag: tag, 'OC-ETag': tag } : {}),
+    ...knownHashHeaders(header(ctx, 'X-Hash'), stored.hashes, ctx.state.faults.xHash, 'chunk'),
   });
 }
 
@@ -228,14 +227,13 @@ async function commit(ctx: DavContext, id: string, folderEtag: string): Promise<
     ctx.reply.empty(201, { ETag: '""' });
     return;
   }
-  await store.writeFrom(
-    to.rel,
-    folders.assembled(
-      id,
-      chunks.map((c) => c.name),
-    ),
-    total,
+  // One pass: the chunks are concatenated into the file and hashed on the way.
+  const hashing = hashingPassThrough(header(ctx, 'X-Hash'));
+  const assembled = folders.assembled(
+    id,
+    chunks.map((c) => c.name),
   );
+  await store.writeFrom(to.rel, assembled.pipe(hashing.stream), total);
   await folders.remove(id);
   const written = await store.info(to.rel);
   if (!written) throw new Error(`fake nextcloud: ${baseName(to.rel)} vanished after MOVE`);
@@ -243,6 +241,6 @@ async function commit(ctx: DavContext, id: string, folderEtag: string): Promise<
     ETag: `"${written.etag}"`,
     'OC-ETag': `"${written.etag}"`,
     'OC-FileId': store.ocId(written.fileId),
-    ...(await hashHeaders(header(ctx, 'X-Hash'), store.abs(to.rel), ctx.state.faults.xHash)),
+    ...knownHashHeaders(header(ctx, 'X-Hash'), hashing.digests(), ctx.state.faults.xHash, 'file'),
   });
 }
