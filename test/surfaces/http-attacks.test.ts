@@ -161,22 +161,28 @@ describe('bearer tokens', () => {
   });
 
   it('audits failures as auth_failed without the presented token', async () => {
-    const attempt = 'Bearer definitely-not-the-token-but-long-enough-0123';
-    const before = broker.auditLines().filter((l) => l.event === 'auth_failed').length;
-    await mcp('/mcp', { authorization: attempt });
-    // The line is written after the answer; wait for it (a fixed sleep flakes under load).
-    // Lines are appended in the order of the failures, and the previous test's (a blob
-    // GET on the transfer surface) may still land after `before` was counted: wait until
-    // the newest line is this one.
-    const failures = () => broker.auditLines().filter((l) => l.event === 'auth_failed');
-    await until(
-      'the auth_failed line',
-      () => failures().length > before && failures().at(-1)?.surface === 'agent',
-    );
-    expect(failures().at(-1)).toMatchObject({ surface: 'agent', reason: 'mismatch' });
-    const all = JSON.stringify(broker.auditLines()) + broker.logger.lines.join('');
-    expect(all).not.toContain('definitely-not-the-token');
-    expect(all).not.toContain(AGENT_TOKEN);
+    // A broker of its own: the shared one has already audited (and, past 20 a minute,
+    // suppressed) the failures of the tests above, whose lines may still be landing.
+    const own = await startBroker();
+    try {
+      const attempt = 'Bearer definitely-not-the-token-but-long-enough-0123';
+      await raw(own.url, {
+        method: 'POST',
+        path: '/mcp',
+        headers: { ...MCP_HEADERS, authorization: attempt },
+        body: INIT,
+      });
+      // The line is written after the answer; wait for it (a fixed sleep flakes under load).
+      const failures = (): Record<string, unknown>[] =>
+        own.auditLines().filter((l) => l.event === 'auth_failed');
+      await until('the auth_failed line', () => failures().length > 0);
+      expect(failures()).toMatchObject([{ surface: 'agent', reason: 'mismatch' }]);
+      const all = JSON.stringify(own.auditLines()) + own.logger.lines.join('');
+      expect(all).not.toContain('definitely-not-the-token');
+      expect(all).not.toContain(AGENT_TOKEN);
+    } finally {
+      await own.close();
+    }
   });
 
   it('property: tokenMatches is exact equality', () => {
