@@ -6,25 +6,37 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { z } from 'zod';
 import { ExitCode } from '../command.js';
 import { CliError } from './errors.js';
-import { parseJsonAs } from './json.js';
+import { isObject, optionalString, parseJson } from './json.js';
 import type { ClientEnv } from './env.js';
 import { BROKER_VERSION } from '../../broker/base/version.js';
 import { McpCallError, McpHttpClient } from './mcp-http.js';
 
 /** A result envelope (docs/contracts.md §5), as much of it as the CLI reads. */
-export const EnvelopeSchema = z
-  .object({
-    status: z.enum(['ok', 'refused', 'error', 'pending']),
-    message: z.string().default(''),
-    code: z.string().optional(),
-    retry: z.boolean().optional(),
-    hint: z.string().optional(),
-  })
-  .loose();
-export type Envelope = z.infer<typeof EnvelopeSchema>;
+export interface Envelope {
+  readonly status: 'ok' | 'refused' | 'error' | 'pending';
+  readonly message: string;
+  readonly code?: string;
+  readonly retry?: boolean;
+  readonly hint?: string;
+  readonly [field: string]: unknown;
+}
+
+const STATUSES: ReadonlySet<unknown> = new Set(['ok', 'refused', 'error', 'pending']);
+
+/**
+ * `value` as an envelope, or undefined when it is not one: a known status, and the fields
+ * the CLI reads of the types it reads them as (a missing message is ''). Other fields
+ * pass through for the command to read (a ticket's blob_url, size, etag).
+ */
+export function asEnvelope(value: unknown): Envelope | undefined {
+  if (!isObject(value) || !STATUSES.has(value.status)) return undefined;
+  const { message, code, retry, hint } = value;
+  if (!optionalString(message) || !optionalString(code) || !optionalString(hint)) return undefined;
+  if (retry !== undefined && typeof retry !== 'boolean') return undefined;
+  return { ...value, message: message ?? '' } as Envelope;
+}
 
 /**
  * Refusals that a grant would change: the next step is to request access. By prefix, so
@@ -106,9 +118,7 @@ export function envelopeFailure(env: Envelope, what: string): CliError {
 }
 
 /** A broker answer body as an envelope; read at most 64 KiB (an answer is one short line). */
-async function readEnvelope(
-  res: IncomingMessage,
-): Promise<ReturnType<typeof EnvelopeSchema.safeParse>> {
+async function readEnvelope(res: IncomingMessage): Promise<Envelope | undefined> {
   const chunks: Buffer[] = [];
   let total = 0;
   for await (const chunk of res as AsyncIterable<Buffer>) {
@@ -116,7 +126,7 @@ async function readEnvelope(
     if (total > 65_536) break;
     chunks.push(chunk);
   }
-  return parseJsonAs(EnvelopeSchema, Buffer.concat(chunks).toString('utf8'));
+  return asEnvelope(parseJson(Buffer.concat(chunks).toString('utf8')));
 }
 
 /** The trailer that says why the broker cut a download (docs/transfer-protocol.md). */
@@ -128,9 +138,9 @@ export const ENVELOPE_TRAILER = 'x-broker-envelope';
  */
 function trailerEnvelope(value: string | undefined): Envelope | undefined {
   if (value === undefined) return undefined;
-  const parsed = parseJsonAs(EnvelopeSchema, value);
-  return parsed.success && parsed.data.status !== 'ok'
-    ? parsed.data
+  const parsed = asEnvelope(parseJson(value));
+  return parsed !== undefined && parsed.status !== 'ok'
+    ? parsed
     : { status: 'error', message: 'the broker stopped the transfer and gave no readable reason' };
 }
 
@@ -201,26 +211,23 @@ export class TransferClient {
   }
 
   /** Calls a transfer tool; resolves only for an `ok` envelope. */
-  async call(
-    tool: string,
-    args: Record<string, unknown>,
-  ): Promise<Envelope & Record<string, unknown>> {
+  async call(tool: string, args: Record<string, unknown>): Promise<Envelope> {
     let raw: unknown;
     try {
       raw = await this.mcp.callTool(tool, args);
     } catch (err) {
       throw this.mapCallError(err, tool);
     }
-    const parsed = EnvelopeSchema.safeParse(raw);
-    if (!parsed.success) {
+    const parsed = asEnvelope(raw);
+    if (parsed === undefined) {
       throw new CliError(
         ExitCode.infrastructure,
         `the broker's ${tool} answer was not understood`,
         'check that the CLI and broker versions match',
       );
     }
-    if (parsed.data.status !== 'ok') throw envelopeFailure(parsed.data, tool);
-    return parsed.data as Envelope & Record<string, unknown>;
+    if (parsed.status !== 'ok') throw envelopeFailure(parsed, tool);
+    return parsed;
   }
 
   private blobRequest(blobUrl: string, method: 'GET' | 'PUT', headers: Record<string, string>) {
@@ -244,7 +251,7 @@ export class TransferClient {
   private async blobFailure(res: IncomingMessage): Promise<CliError> {
     if (res.statusCode === 401) return authFailure();
     const env = await readEnvelope(res);
-    if (env.success) return envelopeFailure(env.data, 'transfer');
+    if (env !== undefined) return envelopeFailure(env, 'transfer');
     return new CliError(
       ExitCode.infrastructure,
       `broker answered HTTP ${res.statusCode ?? 0} to the transfer`,
@@ -310,11 +317,7 @@ export class TransferClient {
   }
 
   /** Streams `source` (exactly `size` bytes) to a blob ticket; resolves with the broker's answer. */
-  async upload(
-    blobUrl: string,
-    source: Readable,
-    size: number,
-  ): Promise<Envelope & Record<string, unknown>> {
+  async upload(blobUrl: string, source: Readable, size: number): Promise<Envelope> {
     const req = this.blobRequest(blobUrl, 'PUT', {
       'content-type': 'application/octet-stream',
       'content-length': String(size),
@@ -345,14 +348,14 @@ export class TransferClient {
     }
     const env = await readEnvelope(res);
     stopSending();
-    if (!env.success) {
+    if (env === undefined) {
       throw new CliError(
         ExitCode.infrastructure,
         `broker answered HTTP ${res.statusCode ?? 0} to the upload`,
         'retry later',
       );
     }
-    if (env.data.status !== 'ok') throw envelopeFailure(env.data, 'upload');
-    return env.data as Envelope & Record<string, unknown>;
+    if (env.status !== 'ok') throw envelopeFailure(env, 'upload');
+    return env;
   }
 }

@@ -1,15 +1,22 @@
-import type { z } from 'zod';
+/**
+ * Reading JSON the CLI did not write itself (broker answers, its own records on disk)
+ * without a schema library: the client commands load nothing but node and cli/, so a
+ * call's start-up stays small (zod alone took ~150 ms to load; docs/clients.md).
+ */
 
-/** `text` as JSON checked against `schema`; text that is not JSON fails like a bad shape. */
-export function parseJsonAs<T extends z.ZodType>(
-  schema: T,
-  text: string,
-): ReturnType<T['safeParse']> {
-  let value: unknown;
+/** `text` as JSON, or undefined when it is not JSON (a bad shape, to the caller). */
+export function parseJson(text: string): unknown {
   try {
-    value = JSON.parse(text);
+    return JSON.parse(text) as unknown;
   } catch {
-    value = undefined;
+    return undefined;
   }
-  return schema.safeParse(value) as ReturnType<T['safeParse']>;
 }
+
+/** A plain JSON object (not an array, not null). */
+export const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Absent, or a string. */
+export const optionalString = (v: unknown): v is string | undefined =>
+  v === undefined || typeof v === 'string';

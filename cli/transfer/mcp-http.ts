@@ -11,6 +11,7 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { StringDecoder } from 'node:string_decoder';
+import { isObject } from './json.js';
 
 /** The version this client asks for; the broker's SDK server speaks it. */
 export const MCP_PROTOCOL_VERSION = '2025-06-18';
@@ -52,9 +53,6 @@ interface JsonRpcAnswer {
 
 const protocolError = (detail: string): McpCallError =>
   new McpCallError({ kind: 'protocol', detail });
-
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function parseJson(text: string): unknown {
   try {

@@ -15,9 +15,8 @@
 import { constants, promises as fs } from 'node:fs';
 import { createHash, randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { z } from 'zod';
 import { usageError } from './errors.js';
-import { parseJsonAs } from './json.js';
+import { isObject, optionalString, parseJson } from './json.js';
 
 /** What older versions kept inside the staging folder; now only ever reported, never read. */
 export const LEGACY_MANIFEST_NAME = '.broker-manifest.json';
@@ -25,22 +24,62 @@ export const LEGACY_MANIFEST_NAME = '.broker-manifest.json';
 /** A record is one short JSON object; anything bigger is not one of ours. */
 const MAX_RECORD_BYTES = 64 * 1024;
 
-const RecordSchema = z
-  .object({
-    version: z.literal(1),
-    instance: z.string(),
-    path: z.string(),
-    local_path: z.string(),
-    size: z.number().int().nonnegative(),
-    sha256: z.string().regex(/^[0-9a-f]{64}$/),
-    etag: z.string().nullable(),
-    fetched_at: z.string(),
-    lock_token: z.string().optional(),
-  })
-  .strict();
-
 /** One staged remote file, as the CLI recorded it. */
-export type StagedRecord = Omit<z.infer<typeof RecordSchema>, 'version'>;
+export interface StagedRecord {
+  readonly instance: string;
+  readonly path: string;
+  readonly local_path: string;
+  readonly size: number;
+  readonly sha256: string;
+  readonly etag: string | null;
+  readonly fetched_at: string;
+  readonly lock_token?: string;
+}
+
+/** The fields a record file holds (`version` and StagedRecord's), and nothing else. */
+const RECORD_FIELDS: ReadonlySet<string> = new Set([
+  'version',
+  'instance',
+  'path',
+  'local_path',
+  'size',
+  'sha256',
+  'etag',
+  'fetched_at',
+  'lock_token',
+]);
+
+/**
+ * `value` as a record of version 1, or undefined: every field of its type, and no field
+ * the CLI does not know (a record is only ever what this code wrote).
+ */
+function asRecord(value: unknown): StagedRecord | undefined {
+  if (!isObject(value) || value.version !== 1) return undefined;
+  if (Object.keys(value).some((k) => !RECORD_FIELDS.has(k))) return undefined;
+  const { instance, path, local_path, size, sha256, etag, fetched_at, lock_token } = value;
+  if (
+    typeof instance !== 'string' ||
+    typeof path !== 'string' ||
+    typeof local_path !== 'string' ||
+    typeof fetched_at !== 'string' ||
+    !(typeof size === 'number' && Number.isSafeInteger(size) && size >= 0) ||
+    !(typeof sha256 === 'string' && /^[0-9a-f]{64}$/.test(sha256)) ||
+    !(etag === null || typeof etag === 'string') ||
+    !optionalString(lock_token)
+  ) {
+    return undefined;
+  }
+  return {
+    instance,
+    path,
+    local_path,
+    size,
+    sha256,
+    etag,
+    fetched_at,
+    ...(lock_token === undefined ? {} : { lock_token }),
+  };
+}
 
 /** The record's file name: `%` and the sha256 of `instance:path` (see the module comment). */
 export function recordName(instance: string, path: string): string {
@@ -107,12 +146,11 @@ export class StateStore {
       if (errnoOf(err) === 'ELOOP') throw damaged(file);
       throw err;
     }
-    const result = parseJsonAs(RecordSchema, text);
+    const record = asRecord(parseJson(text));
     // A record under another file's name is not this file's record.
-    if (!result.success || result.data.instance !== instance || result.data.path !== path) {
+    if (record === undefined || record.instance !== instance || record.path !== path) {
       throw damaged(file);
     }
-    const { version: _version, ...record } = result.data;
     return record;
   }
 

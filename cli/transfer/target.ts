@@ -1,4 +1,4 @@
-import { canonicalPath } from '../../broker/wall.js';
+import { canonicalPath } from '../../broker/wall/canonical.js';
 import { CliError, usageError } from './errors.js';
 import { ExitCode } from '../command.js';
 
