@@ -1,8 +1,14 @@
 /**
- * The CLI's MCP client for the transfer surface: Streamable HTTP (MCP 2025-06-18), the
- * `initialize` handshake, then `tools/call`, each a POST answered with one JSON-RPC
- * message (as `application/json`, or as a `text/event-stream`, both of which the spec
- * lets a server choose).
+ * The CLI's MCP client for the transfer surface: Streamable HTTP (MCP 2025-06-18), each
+ * request a POST answered with one JSON-RPC message (as `application/json`, or as a
+ * `text/event-stream`, both of which the spec lets a server choose).
+ *
+ * One POST per tool call: the broker's transfer surface is stateless (a fresh server per
+ * request, no session), so it answers a `tools/call` that carries MCP-Protocol-Version
+ * without a preceding `initialize` (docs/transfer-protocol.md). The lifecycle's handshake
+ * (initialize, notifications/initialized) would add two round trips to every command for
+ * nothing the CLI uses. A server that does keep sessions refuses such a call with HTTP
+ * 400 before running it; the client then makes the handshake and calls again.
  *
  * Why not the SDK's Client: loading it and the schemas it pulls in took ~130 ms of a
  * ~280 ms `broker fetch` of a small file, for three requests to one known server. An
@@ -137,6 +143,8 @@ function sessionIdOf(res: IncomingMessage): string | undefined {
 export class McpHttpClient {
   #protocolVersion: string | undefined;
   #sessionId: string | undefined;
+  /** Set once the server refused a call made without the handshake. */
+  #needsHandshake = false;
   #nextId = 1;
 
   /** `endpoint` is the surface's URL; `authorization` goes with every request. */
@@ -162,9 +170,11 @@ export class McpHttpClient {
         authorization: this.authorization,
         'content-type': 'application/json',
         accept: 'application/json, text/event-stream',
-        ...(this.#protocolVersion === undefined
+        // Every request after initialize names its version: the negotiated one, or, for a
+        // call made without the handshake, the one this client speaks.
+        ...(message.method === 'initialize'
           ? {}
-          : { 'mcp-protocol-version': this.#protocolVersion }),
+          : { 'mcp-protocol-version': this.#protocolVersion ?? MCP_PROTOCOL_VERSION }),
         ...(this.#sessionId === undefined ? {} : { 'mcp-session-id': this.#sessionId }),
       },
     });
@@ -236,18 +246,36 @@ export class McpHttpClient {
    * content, for a server that sends no structured content).
    */
   async callTool(name: string, args: Record<string, unknown>): Promise<unknown> {
-    await this.initialize();
-    const result = await this.request('tools/call', { name, arguments: args });
-    if (!isObject(result)) throw protocolError('the tool answer had no result');
-    if (result.structuredContent !== undefined) return result.structuredContent;
-    const first: unknown = Array.isArray(result.content) ? result.content[0] : undefined;
-    if (isObject(first) && typeof first.text === 'string') {
+    const params = { name, arguments: args };
+    if (this.#protocolVersion === undefined && !this.#needsHandshake) {
       try {
-        return JSON.parse(first.text) as unknown;
-      } catch {
-        return undefined;
+        return toolResult(await this.request('tools/call', params));
+      } catch (err) {
+        // A server that keeps sessions answers a call without one with 400 (the SDK's
+        // "Server not initialized", "Mcp-Session-Id header is required"): the request
+        // was refused before anything ran, so it is made again after the handshake.
+        const refusedUnread =
+          err instanceof McpCallError && err.failure.kind === 'http' && err.failure.status === 400;
+        if (!refusedUnread) throw err;
+        this.#needsHandshake = true;
       }
     }
-    return undefined;
+    await this.initialize();
+    return toolResult(await this.request('tools/call', params));
   }
+}
+
+/** A tools/call result's structured content (or the JSON of its first text content). */
+function toolResult(result: unknown): unknown {
+  if (!isObject(result)) throw protocolError('the tool answer had no result');
+  if (result.structuredContent !== undefined) return result.structuredContent;
+  const first: unknown = Array.isArray(result.content) ? result.content[0] : undefined;
+  if (isObject(first) && typeof first.text === 'string') {
+    try {
+      return JSON.parse(first.text) as unknown;
+    } catch {
+      return undefined;
+    }
+  }
+  return undefined;
 }

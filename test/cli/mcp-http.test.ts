@@ -4,6 +4,7 @@
  * against servers that answer wrongly: each wrong answer must become a named failure,
  * never a hang or a misread result.
  */
+import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -39,46 +40,90 @@ async function listen(handler: (req: IncomingMessage, res: ServerResponse) => vo
   return new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}/transfer`);
 }
 
-/** The SDK's server, stateless as the broker runs it; `echo` answers with structured content. */
-function sdkSurface(jsonResponse: boolean, seen: string[] = []) {
+/** The SDK's server with the test tools: `echo` answers with structured content. */
+function echoServer(): McpServer {
+  const server = new McpServer(
+    { name: 'test-surface', version: '1' },
+    { capabilities: { tools: {} } },
+  );
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [] }));
+  server.setRequestHandler(CallToolRequestSchema, (request) => {
+    if (request.params.name !== 'echo' && request.params.name !== 'refuse')
+      throw new McpError(ErrorCode.InvalidParams, 'no such tool');
+    if (request.params.name === 'refuse') {
+      // As the broker answers a refusal: the envelope, with isError set.
+      const refusal = { status: 'refused', message: 'no grant', code: 'grant_revoked' };
+      return {
+        content: [{ type: 'text', text: JSON.stringify(refusal) }],
+        structuredContent: refusal,
+        isError: true,
+      };
+    }
+    const envelope = { status: 'ok', message: 'echoed', args: request.params.arguments };
+    return {
+      content: [{ type: 'text', text: JSON.stringify(envelope) }],
+      structuredContent: envelope,
+    };
+  });
+  return server;
+}
+
+/** What the test servers saw of each request: its method and version header. */
+interface Seen {
+  readonly method: string;
+  readonly version: string;
+}
+
+/** Reads the JSON-RPC method of a request body, for `seen`; hands the parsed body on. */
+async function readRpc(req: IncomingMessage): Promise<{ method: string }> {
+  let body = '';
+  for await (const chunk of req as AsyncIterable<Buffer>) body += chunk.toString();
+  return JSON.parse(body) as { method: string };
+}
+
+/** The SDK's server, stateless as the broker runs it: a fresh server per request. */
+function sdkSurface(jsonResponse: boolean, seen: Seen[] = []) {
   return listen((req, res) => {
     if (req.headers.authorization !== TOKEN) {
       res.writeHead(401).end();
       return;
     }
-    seen.push(String(req.headers['mcp-protocol-version'] ?? '-'));
-    const server = new McpServer(
-      { name: 'test-surface', version: '1' },
-      { capabilities: { tools: {} } },
-    );
-    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [] }));
-    server.setRequestHandler(CallToolRequestSchema, (request) => {
-      if (request.params.name !== 'echo' && request.params.name !== 'refuse')
-        throw new McpError(ErrorCode.InvalidParams, 'no such tool');
-      if (request.params.name === 'refuse') {
-        // As the broker answers a refusal: the envelope, with isError set.
-        const refusal = { status: 'refused', message: 'no grant', code: 'grant_revoked' };
-        return {
-          content: [{ type: 'text', text: JSON.stringify(refusal) }],
-          structuredContent: refusal,
-          isError: true,
-        };
-      }
-      const envelope = { status: 'ok', message: 'echoed', args: request.params.arguments };
-      return {
-        content: [{ type: 'text', text: JSON.stringify(envelope) }],
-        structuredContent: envelope,
-      };
+    void readRpc(req).then(async (body) => {
+      seen.push({
+        method: body.method,
+        version: String(req.headers['mcp-protocol-version'] ?? '-'),
+      });
+      const server = echoServer();
+      const transport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: undefined,
+        enableJsonResponse: jsonResponse,
+      });
+      res.on('close', () => {
+        void transport.close();
+        void server.close();
+      });
+      await server.connect(transport);
+      await transport.handleRequest(req, res, body);
     });
-    const transport = new StreamableHTTPServerTransport({
-      sessionIdGenerator: undefined,
-      enableJsonResponse: jsonResponse,
+  });
+}
+
+/** The SDK's server keeping sessions (one server, one transport, a session id). */
+async function statefulSdkSurface(seen: Seen[]) {
+  const server = echoServer();
+  const transport = new StreamableHTTPServerTransport({
+    sessionIdGenerator: () => randomUUID(),
+    enableJsonResponse: true,
+  });
+  await server.connect(transport);
+  return listen((req, res) => {
+    void readRpc(req).then((body) => {
+      seen.push({
+        method: body.method,
+        version: String(req.headers['mcp-protocol-version'] ?? '-'),
+      });
+      return transport.handleRequest(req, res, body);
     });
-    res.on('close', () => {
-      void transport.close();
-      void server.close();
-    });
-    void server.connect(transport).then(() => transport.handleRequest(req, res));
   });
 }
 
@@ -96,16 +141,31 @@ async function failureOf(call: Promise<unknown>): Promise<McpFailure> {
 
 describe('the CLI MCP client against the SDK server', () => {
   for (const jsonResponse of [true, false]) {
-    it(`calls a tool and reads its structured result (${jsonResponse ? 'JSON' : 'event-stream'} answers)`, async () => {
-      const seen: string[] = [];
+    it(`calls a tool in one POST and reads its structured result (${jsonResponse ? 'JSON' : 'event-stream'} answers)`, async () => {
+      const seen: Seen[] = [];
       const url = await sdkSurface(jsonResponse, seen);
       const result = await client(url).callTool('echo', { path: 'a/b.txt', n: 1 });
       expect(result).toEqual({ status: 'ok', message: 'echoed', args: { path: 'a/b.txt', n: 1 } });
-      // initialize without a version header; the initialized notification and the call
-      // carry the negotiated one.
-      expect(seen).toEqual(['-', '2025-06-18', '2025-06-18']);
+      // The stateless surface needs no handshake: the call alone, naming its version.
+      expect(seen).toEqual([{ method: 'tools/call', version: '2025-06-18' }]);
     });
   }
+
+  it('falls back to the handshake once when the server keeps sessions, then calls again', async () => {
+    const seen: Seen[] = [];
+    const url = await statefulSdkSurface(seen);
+    const c = client(url);
+    expect(await c.callTool('echo', { n: 1 })).toMatchObject({ args: { n: 1 } });
+    expect(await c.callTool('echo', { n: 2 })).toMatchObject({ args: { n: 2 } });
+    // The first call is refused unread (400), the handshake follows, then one POST per call.
+    expect(seen.map((m) => m.method)).toEqual([
+      'tools/call',
+      'initialize',
+      'notifications/initialized',
+      'tools/call',
+      'tools/call',
+    ]);
+  });
 
   it('reads a refusal flagged isError as the envelope it carries (never as a protocol failure)', async () => {
     const url = await sdkSurface(true);
@@ -116,13 +176,13 @@ describe('the CLI MCP client against the SDK server', () => {
     });
   });
 
-  it('makes the handshake once for several calls', async () => {
-    const seen: string[] = [];
+  it('makes one POST per call and no handshake against the stateless server', async () => {
+    const seen: Seen[] = [];
     const url = await sdkSurface(true, seen);
     const c = client(url);
     await c.callTool('echo', { n: 1 });
     await c.callTool('echo', { n: 2 });
-    expect(seen).toHaveLength(4);
+    expect(seen.map((m) => m.method)).toEqual(['tools/call', 'tools/call']);
   });
 
   it('a JSON-RPC error (unknown tool) is a protocol failure carrying its message', async () => {
@@ -139,6 +199,19 @@ describe('the CLI MCP client against the SDK server', () => {
   });
 });
 
+/**
+ * What a server that keeps sessions does with a request made without the handshake:
+ * 400, nothing run (as the SDK's stateful transport answers). True when it answered.
+ */
+function refusedWithoutSession(req: IncomingMessage, method: string, res: ServerResponse): boolean {
+  if (method === 'initialize' || req.headers['mcp-session-id'] !== undefined) return false;
+  res.writeHead(400, { 'content-type': 'application/json' });
+  res.end(
+    '{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: Server not initialized"},"id":null}',
+  );
+  return true;
+}
+
 describe('the CLI MCP client against wrong answers', () => {
   it('a protocol version it does not understand is refused before any tool call', async () => {
     const methods: string[] = [];
@@ -148,7 +221,8 @@ describe('the CLI MCP client against wrong answers', () => {
       req.on('end', () => {
         const msg = JSON.parse(body) as { id: number; method: string };
         methods.push(msg.method);
-        res.writeHead(200, { 'content-type': 'application/json' });
+        if (refusedWithoutSession(req, msg.method, res)) return;
+        res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': 'sess-1' });
         res.end(
           JSON.stringify({ jsonrpc: '2.0', id: msg.id, result: { protocolVersion: '1999-01-01' } }),
         );
@@ -156,7 +230,7 @@ describe('the CLI MCP client against wrong answers', () => {
     });
     const failure = await failureOf(client(url).callTool('echo', {}));
     expect(failure.kind === 'protocol' && failure.detail).toMatch(/1999-01-01/);
-    expect(methods).toEqual(['initialize']);
+    expect(methods).toEqual(['tools/call', 'initialize']);
   });
 
   it('an answer larger than any control answer is cut off as a protocol failure', async () => {
@@ -214,7 +288,10 @@ interface Rpc {
   readonly headers: IncomingMessage['headers'];
 }
 
-/** A server that completes the handshake normally and lets `onCall` answer tools/call. */
+/**
+ * A server that keeps sessions: it refuses a call made without the handshake, completes
+ * the handshake normally and lets `onCall` answer tools/call.
+ */
 function handshakeThen(onCall: (msg: Rpc, res: ServerResponse) => void, seen: Rpc[] = []) {
   return listen((req, res) => {
     let body = '';
@@ -223,6 +300,7 @@ function handshakeThen(onCall: (msg: Rpc, res: ServerResponse) => void, seen: Rp
       const parsed = JSON.parse(body) as { id?: number; method: string };
       const msg: Rpc = { ...parsed, headers: req.headers };
       seen.push(msg);
+      if (refusedWithoutSession(req, msg.method, res)) return;
       if (msg.method === 'initialize') {
         res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': 'sess-42' });
         res.end(
@@ -246,6 +324,7 @@ describe('the CLI MCP client against servers that bend the protocol', () => {
     }, seen);
     await client(url).callTool('echo', {});
     expect(seen.map((m) => [m.method, m.headers['mcp-session-id']])).toEqual([
+      ['tools/call', undefined],
       ['initialize', undefined],
       ['notifications/initialized', 'sess-42'],
       ['tools/call', 'sess-42'],
@@ -260,6 +339,7 @@ describe('the CLI MCP client against servers that bend the protocol', () => {
       req.on('end', () => {
         const msg = JSON.parse(body) as { id: number; method: string };
         methods.push(msg.method);
+        if (refusedWithoutSession(req, msg.method, res)) return;
         res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': 'two words' });
         res.end(
           JSON.stringify({ jsonrpc: '2.0', id: msg.id, result: { protocolVersion: '2025-06-18' } }),
@@ -268,7 +348,7 @@ describe('the CLI MCP client against servers that bend the protocol', () => {
     });
     const failure = await failureOf(client(url).callTool('echo', {}));
     expect(failure.kind === 'protocol' && failure.detail).toMatch(/session id/);
-    expect(methods).toEqual(['initialize']);
+    expect(methods).toEqual(['tools/call', 'initialize']);
   });
 
   it('an event stream kept open after the reply still resolves at once', async () => {
