@@ -1,8 +1,12 @@
 import { readFileSync } from 'node:fs';
 
-/** The package version, read once from package.json (works from source and from dist/). */
+/**
+ * The package version, read once from package.json: two folders up from source
+ * (broker/base/), three from the compiled dist/broker/base/. The agent's file
+ * (dist/broker-cli.mjs) has the version built in instead (scripts/build-cli.ts).
+ */
 function readVersion(): string {
-  for (const rel of ['../package.json', '../../package.json']) {
+  for (const rel of ['../../package.json', '../../../package.json']) {
     try {
       const parsed: unknown = JSON.parse(readFileSync(new URL(rel, import.meta.url), 'utf8'));
       if (
