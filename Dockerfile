@@ -16,6 +16,8 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY broker ./broker
 COPY cli ./cli
 COPY fakes ./fakes
+# scripts/build-cli.ts bundles the agent's file, dist/broker-cli.mjs (docs/clients.md).
+COPY scripts ./scripts
 RUN npm run build
 
 FROM ${NODE_IMAGE} AS deps

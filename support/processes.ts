@@ -2,14 +2,16 @@
  * Child processes for the tests, the benchmarks, the soak and the review: the fake
  * Nextcloud (`fakes/nextcloud-main.ts`), `broker serve` as a daemon and any `broker`
  * command (`cli/main.ts`), each its own node process run from source through tsx (or a
- * compiled cli/main.js), so their memory can be read from /proc and their CPU does not
- * share the measuring process's event loop.
+ * compiled cli/main.js; a client command as the agent's file, see cli-bundle.ts), so
+ * their memory can be read from /proc and their CPU does not share the measuring
+ * process's event loop.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { cliBundle, isClientCommand } from './cli-bundle.js';
 import { AGENT_TOKEN, APP_PASSWORD, TRANSFER_TOKEN } from './tokens.js';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -308,13 +310,23 @@ export interface CliRun {
   stderr: string;
 }
 
+/**
+ * The node arguments that run `broker <args>` as the package's bin does: a client
+ * command runs the agent's file (built from source, see cli-bundle.ts), any other the
+ * full CLI from source.
+ */
+export async function brokerCommandArgs(args: readonly string[]): Promise<string[]> {
+  return isClientCommand(args[0]) ? [await cliBundle(), ...args] : [...cliArgs(), ...args];
+}
+
 /** Runs one `broker <args>` to its end and parses its one-JSON-object stdout. */
-export function runCli(
+export async function runCli(
   args: readonly string[],
   env: Record<string, string | undefined>,
 ): Promise<CliRun> {
+  const nodeArgs = await brokerCommandArgs(args);
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...cliArgs(), ...args], {
+    const child = spawn(process.execPath, nodeArgs, {
       env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -11,7 +11,8 @@ import { randomBytes } from 'node:crypto';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startBroker, type Broker } from '../../support/daemon.js';
-import { cliArgs, clientEnv, ROOT, runCli, tempStage } from '../../support/processes.js';
+import { cliBundle } from '../../support/cli-bundle.js';
+import { clientEnv, ROOT, runCli, tempStage } from '../../support/processes.js';
 import { TERMINAL_MODES } from '../../support/terminal.js';
 
 const COLUMNS = 60;
@@ -51,7 +52,12 @@ function inTerminal(
   });
 }
 
-const cliCommand = (): string => ['node', ...cliArgs()].join(' ');
+// The agent's file, as an agent's host runs it.
+let bundle = '';
+beforeAll(async () => {
+  bundle = await cliBundle();
+});
+const cliCommand = (): string => `node ${bundle}`;
 
 describe('the progress line in a terminal', () => {
   it.each([
