@@ -3,8 +3,9 @@
  * vs a direct GET/PUT of the same bytes from the same fake Nextcloud, in the same run.
  *
  * Processes: the fake Nextcloud and `broker serve` run as their own node processes; the
- * CLI runs as a subprocess per transfer, as an agent's host would run it. Broker and
- * CLI are the compiled build (what `npx broker` runs). The direct baseline is a plain
+ * CLI runs as a subprocess per transfer, as an agent's host would run it. The broker is
+ * the compiled build, the CLI the agent's file (dist/broker-cli.mjs, built from source
+ * by lib/cli.ts; what `npx broker fetch` also runs). The direct baseline is a plain
  * node streaming client (lib/direct-transfer.mjs), also a process of its own per
  * transfer: GET into a local file, PUT from a local file, no hashing, no fsync. Peak RSS:
  * the broker's VmHWM from /proc at the end of the run (its peak over its whole life),

@@ -7,6 +7,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { cliBundle, isClientCommand } from '../../support/cli-bundle.js';
 import { cliArgs, ROOT } from '../../support/processes.js';
 import { MAX_RSS_PRELOAD } from './processes.js';
 
@@ -21,12 +22,17 @@ export interface MeasuredRun {
   cpuSeconds: number;
 }
 
-export function runCliMeasured(
+/**
+ * `broker <args>` measured: a client command runs the agent's file (as agents run it,
+ * support/cli-bundle.ts), any other the CLI compiled by tsc (or from source).
+ */
+export async function runCliMeasured(
   args: readonly string[],
   env: NodeJS.ProcessEnv,
   compiledMain?: string,
 ): Promise<MeasuredRun> {
-  return runNodeMeasured([...cliArgs(compiledMain), ...args], env);
+  const runner = isClientCommand(args[0]) ? [await cliBundle()] : cliArgs(compiledMain);
+  return runNodeMeasured([...runner, ...args], env);
 }
 
 /** The direct baseline client (direct-transfer.mjs) as its own process, measured alike. */
