@@ -1,5 +1,6 @@
 import {
   mkdtempSync,
+  readFileSync,
   renameSync,
   promises as fs,
   symlinkSync,
@@ -326,6 +327,38 @@ describe("the CLI's state", () => {
       expect((err as CliError).exitCode).toBe(ExitCode.usage);
       expect((err as CliError).message).toContain(dir);
     }
+  });
+
+  it('keeps a null etag and a lock token as written', async () => {
+    const state = new StateStore(join(tmp(), 'state'));
+    const locked = { ...entry, etag: null, lock_token: 'opaquelocktoken:1' };
+    await state.put(locked);
+    expect(await state.get('personal', 'Docs/a.txt')).toEqual(locked);
+  });
+
+  it.each([
+    ['an unknown field', { note: 'planted' }],
+    ['another version', { version: 2 }],
+    ['a size that is not a whole number', { size: 1.5 }],
+    ['a negative size', { size: -1 }],
+    ['a size past the safe integers', { size: 2 ** 53 }],
+    ['a sha256 that is not 64 hex digits', { sha256: 'A'.repeat(64) }],
+    ['an etag that is neither a string nor null', { etag: 7 }],
+    ['a lock token that is not a string', { lock_token: true }],
+    ['a missing field', { local_path: undefined }],
+  ])('a record with %s is refused as damaged', async (_what, change) => {
+    const dir = join(tmp(), 'state');
+    const state = new StateStore(dir);
+    await state.put(entry);
+    const file = join(dir, recordName('personal', 'Docs/a.txt'));
+    const record = { ...(JSON.parse(readFileSync(file, 'utf8')) as object), ...change };
+    writeFileSync(file, JSON.stringify(record));
+    const err = await state.get('personal', 'Docs/a.txt').then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(CliError);
+    expect((err as CliError).message).toContain('damaged');
   });
 
   it('a state folder that is a symlink, shared, or open to others is refused', async () => {
