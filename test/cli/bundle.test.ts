@@ -5,8 +5,7 @@
  * one checks what the file is made of and what it answers on its own.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, parse } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -22,7 +21,12 @@ let meta: Metafile;
 let bundle: string;
 beforeAll(async () => {
   bundle = await cliBundle();
-  meta = await buildClientBundle(join(mkdtempSync(join(tmpdir(), 'broker-cli-meta-')), 'b.mjs'));
+  const dir = mkdtempSync(join(tmpdir(), 'broker-cli-meta-'));
+  try {
+    meta = await buildClientBundle(join(dir, 'b.mjs'));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 const run = (args: string[]) =>
