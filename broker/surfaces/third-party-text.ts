@@ -38,3 +38,22 @@ export function textWarnings(cut: number): string[] {
       : []),
   ];
 }
+
+/**
+ * The items of an answer with their third-party `field` capped when the agent asked for
+ * text, and how many were cut; without `include`, the items as they are.
+ */
+export function cappedField<T, K extends keyof T & string>(
+  items: readonly T[],
+  field: K,
+  include: boolean,
+): { shown: T[]; cut: number } {
+  if (!include) return { shown: [...items], cut: 0 };
+  let cut = 0;
+  const shown = items.map((item) => {
+    const c = capped(item[field] as string | null | undefined);
+    if (c.cut) cut += 1;
+    return { ...item, [field]: c.text };
+  });
+  return { shown, cut };
+}

@@ -3,7 +3,7 @@ import { ok } from '../../base/envelope.js';
 import { parseZonedInstant, ZONED_EXAMPLE } from '../../base/instant.js';
 import { answer } from '../answer.js';
 import { InstanceName, envelopeSchema } from '../schemas.js';
-import { capped, IncludeTextArg, textWarnings } from '../third-party-text.js';
+import { cappedField, IncludeTextArg, textWarnings } from '../third-party-text.js';
 import type { ToolRegistry } from '../tool.js';
 import type { AgentToolDeps } from './deps.js';
 
@@ -102,13 +102,7 @@ export function registerCalendarEvents(registry: ToolRegistry, deps: AgentToolDe
           includeText,
         }),
         ({ calendar, events, next }) => {
-          let cut = 0;
-          const shown = events.map((e) => {
-            if (!includeText) return e;
-            const d = capped(e.description);
-            if (d.cut) cut += 1;
-            return { ...e, description: d.text };
-          });
+          const { shown, cut } = cappedField(events, 'description', includeText);
           const more = next === undefined ? '' : '; more: call again with cursor set to next';
           return ok(
             `${shown.length} event${shown.length === 1 ? '' : 's'} in calendar "${calendar}", times in UTC${more}`,

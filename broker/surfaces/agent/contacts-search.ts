@@ -3,7 +3,7 @@ import { ok } from '../../base/envelope.js';
 import { HIDDEN_IN_TEXT } from '../../base/text.js';
 import { answer } from '../answer.js';
 import { InstanceName, envelopeSchema } from '../schemas.js';
-import { capped, IncludeTextArg, textWarnings } from '../third-party-text.js';
+import { cappedField, IncludeTextArg, textWarnings } from '../third-party-text.js';
 import type { ToolRegistry } from '../tool.js';
 import { CollectionName } from './calendar-events.js';
 import type { AgentToolDeps } from './deps.js';
@@ -68,13 +68,7 @@ export function registerContactsSearch(registry: ToolRegistry, deps: AgentToolDe
           includeText,
         }),
         ({ addressbook, contacts, truncated }) => {
-          let cut = 0;
-          const shown = contacts.map((c) => {
-            if (!includeText) return c;
-            const n = capped(c.note);
-            if (n.cut) cut += 1;
-            return { ...c, note: n.text };
-          });
+          const { shown, cut } = cappedField(contacts, 'note', includeText);
           const more = truncated ? '; more matched than shown: narrow the query' : '';
           return ok(
             `${shown.length} contact${shown.length === 1 ? '' : 's'} in "${addressbook}", ${MATCHED_BY}${more}`,

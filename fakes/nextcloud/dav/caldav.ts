@@ -38,14 +38,7 @@ export function putEvent(
     else reply.sabre(403, EX.forbidden, 'Permission denied to create this calendar object');
     return;
   }
-  if (ifNoneMatch === '*' && calendar.objects.has(name)) {
-    reply.sabre(
-      412,
-      EX.preconditionFailed,
-      'An If-None-Match header was specified, but the ETag matched (or * was specified).',
-    );
-    return;
-  }
+  if (existsForCreate(reply, calendar.objects, name, ifNoneMatch)) return;
   let vcal: Comp | undefined;
   try {
     vcal = parseIcal(body).find((c) => c.name === 'VCALENDAR');
@@ -214,4 +207,23 @@ export function reportEvents(
     return;
   }
   reply.xml(207, `${MULTISTATUS_OPEN}${parts.join('')}</d:multistatus>`);
+}
+
+/**
+ * A create-only PUT (`If-None-Match: *`) onto an object that exists: answered 412 as
+ * Sabre does, for calendars and address books alike. True when it was answered.
+ */
+export function existsForCreate(
+  reply: Reply,
+  objects: ReadonlyMap<string, unknown>,
+  name: string,
+  ifNoneMatch: string | undefined,
+): boolean {
+  if (ifNoneMatch !== '*' || !objects.has(name)) return false;
+  reply.sabre(
+    412,
+    EX.preconditionFailed,
+    'An If-None-Match header was specified, but the ETag matched (or * was specified).',
+  );
+  return true;
 }

@@ -11,7 +11,7 @@ import { newEtag, type FakeCollection } from '../groupware/collections.js';
 import { IcalError, parseIcal, prop, writeIcal, type Comp } from '../groupware/ical.js';
 import { EX, type Reply } from '../reply.js';
 import { escapeXml, parseXml, XmlParseError, type XmlElement } from '../xml.js';
-import { dataXml } from './caldav.js';
+import { dataXml, existsForCreate } from './caldav.js';
 import { CARD, MULTISTATUS_OPEN } from './groupware-props.js';
 
 export function putCard(
@@ -25,14 +25,7 @@ export function putCard(
     reply.sabre(403, EX.forbidden, 'Permission denied to create this card');
     return;
   }
-  if (ifNoneMatch === '*' && book.objects.has(name)) {
-    reply.sabre(
-      412,
-      EX.preconditionFailed,
-      'An If-None-Match header was specified, but the ETag matched (or * was specified).',
-    );
-    return;
-  }
+  if (existsForCreate(reply, book.objects, name, ifNoneMatch)) return;
   let card: Comp | undefined;
   try {
     card = parseIcal(body).find((c) => c.name === 'VCARD');
