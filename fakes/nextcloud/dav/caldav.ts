@@ -141,18 +141,8 @@ export function reportEvents(
   href: string,
   body: string,
 ): void {
-  let root: XmlElement;
-  try {
-    root = parseXml(body);
-  } catch (e) {
-    if (!(e instanceof XmlParseError)) throw e;
-    reply.sabre(400, EX.badRequest, 'The request body is not valid XML');
-    return;
-  }
-  if (root.ns !== CAL || root.local !== 'calendar-query') {
-    reply.sabre(415, EX.unsupportedMediaType, 'The REPORT is not supported here');
-    return;
-  }
+  const root = reportRoot(reply, body, CAL, 'calendar-query');
+  if (root === undefined) return;
   const range = find(root, 'time-range');
   const expandRange = find(root, 'expand');
   const from = utcOf(range?.attrs.get('start'));
@@ -226,4 +216,30 @@ export function existsForCreate(
     'An If-None-Match header was specified, but the ETag matched (or * was specified).',
   );
   return true;
+}
+
+/**
+ * The root of a REPORT body when it is the query `ns`/`local`; otherwise the answer Sabre
+ * gives (400 for XML that does not parse, 415 for another REPORT) is sent and undefined
+ * returned. For calendar and address book queries alike.
+ */
+export function reportRoot(
+  reply: Reply,
+  body: string,
+  ns: string,
+  local: string,
+): XmlElement | undefined {
+  let root: XmlElement;
+  try {
+    root = parseXml(body);
+  } catch (e) {
+    if (!(e instanceof XmlParseError)) throw e;
+    reply.sabre(400, EX.badRequest, 'The request body is not valid XML');
+    return undefined;
+  }
+  if (root.ns !== ns || root.local !== local) {
+    reply.sabre(415, EX.unsupportedMediaType, 'The REPORT is not supported here');
+    return undefined;
+  }
+  return root;
 }

@@ -10,8 +10,8 @@
 import { newEtag, type FakeCollection } from '../groupware/collections.js';
 import { IcalError, parseIcal, prop, writeIcal, type Comp } from '../groupware/ical.js';
 import { EX, type Reply } from '../reply.js';
-import { escapeXml, parseXml, XmlParseError, type XmlElement } from '../xml.js';
-import { dataXml, existsForCreate } from './caldav.js';
+import { escapeXml, type XmlElement } from '../xml.js';
+import { dataXml, existsForCreate, reportRoot } from './caldav.js';
 import { CARD, MULTISTATUS_OPEN } from './groupware-props.js';
 
 export function putCard(
@@ -83,18 +83,8 @@ function matches(card: Comp, f: PropFilter): boolean {
 const ALWAYS = new Set(['VERSION', 'UID', 'PRODID']);
 
 export function reportCards(reply: Reply, book: FakeCollection, href: string, body: string): void {
-  let root: XmlElement;
-  try {
-    root = parseXml(body);
-  } catch (e) {
-    if (!(e instanceof XmlParseError)) throw e;
-    reply.sabre(400, EX.badRequest, 'The request body is not valid XML');
-    return;
-  }
-  if (root.ns !== CARD || root.local !== 'addressbook-query') {
-    reply.sabre(415, EX.unsupportedMediaType, 'The REPORT is not supported here');
-    return;
-  }
+  const root = reportRoot(reply, body, CARD, 'addressbook-query');
+  if (root === undefined) return;
   const filter = cardElements(root, 'filter')[0];
   const filters: PropFilter[] = (
     filter === undefined ? [] : cardElements(filter, 'prop-filter')
