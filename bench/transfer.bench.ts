@@ -40,6 +40,7 @@ import { shippedNodeFlags } from '../support/node-flags.js';
 import { topFunctions } from './lib/profile.js';
 import { median, round } from './lib/stats.js';
 import { AGENT_TOKEN, APP_PASSWORD, TRANSFER_TOKEN } from '../support/tokens.js';
+import { DEFAULT_CHUNK_SIZE } from '../broker/base/limits.js';
 import { ROOT, spawnBroker, spawnFakeNextcloud, writeBrokerConfig } from '../support/processes.js';
 
 const MB = Number(process.env.BENCH_TRANSFER_MB ?? 1024);
@@ -149,6 +150,7 @@ const bench: Bench = async () => {
     'alice',
     APP_PASSWORD,
     BROKER_NODE_ARGS,
+    DEFAULT_CHUNK_SIZE,
   );
   try {
     await grantViaConsole(agent, broker.type, 'personal', [{ path: 'Bench', mode: 'write' }]);
@@ -167,19 +169,23 @@ const bench: Bench = async () => {
     // CPU seconds per transfer, per process, to show where the work goes.
     const cpu = {
       get: [] as number[],
+      floor: [] as number[],
       fetch: [] as number[],
       put: [] as number[],
+      pushFloor: [] as number[],
       push: [] as number[],
     };
+    // The middle process of a path: the broker, or the floor's relay (which stands in for it).
     const during = async <T>(
       key: keyof typeof cpu,
       run: () => Promise<T>,
       cliCpu: (value: T) => number,
+      middle: number = broker.pid,
     ): Promise<T> => {
-      const b0 = cpuSecondsOf(broker.pid);
+      const b0 = cpuSecondsOf(middle);
       const f0 = cpuSecondsOf(fake.pid);
       const value = await run();
-      cpu[key].push(cpuSecondsOf(broker.pid) - b0, cpuSecondsOf(fake.pid) - f0, cliCpu(value));
+      cpu[key].push(cpuSecondsOf(middle) - b0, cpuSecondsOf(fake.pid) - f0, cliCpu(value));
       return value;
     };
     const fsyncMs: number[] = [];
@@ -188,6 +194,7 @@ const bench: Bench = async () => {
       get: [] as number[],
       floor: [] as number[],
       put: [] as number[],
+      pushFloor: [] as number[],
       fetch: [] as number[],
       push: [] as number[],
     };
@@ -209,12 +216,11 @@ const bench: Bench = async () => {
 
       // The contract floor: relay + client, each hashing, no broker.
       const floorTarget = join(local, `floor-${r}.bin`);
-      const floored = await runDirectMeasured(
-        'GET-SHA256',
-        floor.url,
-        floorTarget,
-        'alice',
-        APP_PASSWORD,
+      const floored = await during(
+        'floor',
+        () => runDirectMeasured('GET-SHA256', floor.url, floorTarget, 'alice', APP_PASSWORD),
+        (v) => v.cpuSeconds,
+        floor.pid,
       );
       if (floored.code !== 0 || statSync(floorTarget).size !== BYTES)
         throw new Error(`contract floor GET failed: ${floored.stderr}`);
@@ -254,6 +260,27 @@ const bench: Bench = async () => {
       times.put.push(put.ms);
       rmSync(join(root, 'Bench', `direct-put-${r}.bin`));
 
+      // The push floor: client hashing before it sends, relay hashing (whole and per chunk),
+      // a chunked upload v2 committed by one MOVE; no broker.
+      const floorPut = await during(
+        'pushFloor',
+        () =>
+          runDirectMeasured(
+            'PUT-SHA256',
+            `${floor.url}?to=${encodeURIComponent(fileUrl(`Bench/floor-put-${r}.bin`))}`,
+            source,
+            'alice',
+            APP_PASSWORD,
+          ),
+        (v) => v.cpuSeconds,
+        floor.pid,
+      );
+      if (floorPut.code !== 0) throw new Error(`push floor PUT failed: ${floorPut.stderr}`);
+      times.pushFloor.push(floorPut.ms);
+      if (statSync(join(root, 'Bench', `floor-put-${r}.bin`)).size !== BYTES)
+        throw new Error('push floor: wrong size stored');
+      rmSync(join(root, 'Bench', `floor-put-${r}.bin`));
+
       // broker push: a new file (never clobbers), chunked above transfer.chunk_size and
       // verified by Nextcloud's X-Hash-SHA256.
       const pushed = await during(
@@ -288,6 +315,7 @@ const bench: Bench = async () => {
     const floorRate = mibPerSecond(median(times.floor));
     const pushRate = mibPerSecond(median(times.push));
     const putRate = mibPerSecond(median(times.put));
+    const pushFloorRate = mibPerSecond(median(times.pushFloor));
     const maxCli = Math.max(...cliPeak.fetch, ...cliPeak.push);
     const rows: BenchRow[] = [
       {
@@ -322,6 +350,21 @@ const bench: Bench = async () => {
         met: pushRate >= 0.6 * putRate,
       },
       {
+        metric:
+          'push floor: client + relay hashing, chunked upload committed by one MOVE, no broker',
+        value: pushFloorRate,
+        unit: 'MiB/s',
+        baseline: { name: 'direct PUT', value: putRate },
+        target: 'informational: the most any broker can reach here',
+      },
+      {
+        metric: `broker push ${MB} MiB against the push floor`,
+        value: pushRate,
+        unit: 'MiB/s',
+        baseline: { name: 'push floor', value: pushFloorRate },
+        target: 'informational: what the broker adds',
+      },
+      {
         metric: 'broker peak RSS (VmHWM, whole run)',
         value: brokerPeak,
         unit: 'MiB',
@@ -349,16 +392,16 @@ const bench: Bench = async () => {
     const total = (xs: readonly number[]): string => totalCpu(xs, ROUNDS).toFixed(1);
     const list = (xs: number[]): string => xs.map((x) => round(mibPerSecond(x), 0)).join(', ');
     notes.push(
-      `Medians of ${ROUNDS} rounds (direct and broker interleaved). MiB/s per round — GET: ${list(times.get)}; contract floor: ${list(times.floor)}; fetch: ${list(times.fetch)}; PUT: ${list(times.put)}; push: ${list(times.push)}. Every client's time includes its process start-up; the CLI's also includes the ticket call: ${round(small.ms, 0)} ms for the 1 KiB fetch.`,
+      `Medians of ${ROUNDS} rounds (direct and broker interleaved). MiB/s per round — GET: ${list(times.get)}; contract floor: ${list(times.floor)}; fetch: ${list(times.fetch)}; PUT: ${list(times.put)}; push floor: ${list(times.pushFloor)}; push: ${list(times.push)}. Every client's time includes its process start-up; the CLI's also includes the ticket call: ${round(small.ms, 0)} ms for the 1 KiB fetch.`,
       `CLI peak RSS per run — fetch: ${cliPeak.fetch.map((x) => round(x, 0)).join(', ')} MiB; push: ${cliPeak.push.map((x) => round(x, 0)).join(', ')} MiB. Broker RSS at the end: ${round(brokerMem?.rssMiB ?? NaN, 0)} MiB.`,
-      `CPU seconds per ${MB} MiB (median; broker / fake Nextcloud / client: the CLI or the direct client) — GET: ${cpuLine(cpu.get, ROUNDS)}; fetch: ${cpuLine(cpu.fetch, ROUNDS)}; PUT: ${cpuLine(cpu.put, ROUNDS)}; push: ${cpuLine(cpu.push, ROUNDS)}.`,
+      `CPU seconds per ${MB} MiB (median; broker or the floor's relay / fake Nextcloud / client: the CLI or the direct client) — GET: ${cpuLine(cpu.get, ROUNDS)}; contract floor: ${cpuLine(cpu.floor, ROUNDS)}; fetch: ${cpuLine(cpu.fetch, ROUNDS)}; PUT: ${cpuLine(cpu.put, ROUNDS)}; push floor: ${cpuLine(cpu.pushFloor, ROUNDS)}; push: ${cpuLine(cpu.push, ROUNDS)}.`,
       `All processes together, CPU seconds per ${MB} MiB — GET ${total(cpu.get)}, fetch ${total(cpu.fetch)} (${(totalCpu(cpu.fetch, ROUNDS) / totalCpu(cpu.get, ROUNDS)).toFixed(1)}×); PUT ${total(cpu.put)}, push ${total(cpu.push)} (${(totalCpu(cpu.push, ROUNDS) / totalCpu(cpu.put, ROUNDS)).toFixed(1)}×). The transfers are CPU-bound here: fetch hashes every byte twice (broker and CLI) and copies it through one more process; push hashes it in the CLI and twice in the broker (the whole body, and each chunk to compare with Nextcloud's X-Hash of it), and Nextcloud writes it twice (the chunks, then the file the MOVE assembles from them, hashing it for X-Hash-SHA256). sha256 on this CPU: ${round(hashRate, 0)} MiB/s per core. The CLI also fsyncs the staged file before answering: an fsync of the ${MB} MiB the direct GET wrote took ${round(median(fsyncMs), 0)} ms (the direct client does not fsync).`,
       `The fake Nextcloud, the broker, the CLI and this process share ${cpus().length} CPUs; load average at the end ${loadavg()
         .map((x) => x.toFixed(1))
         .join(' / ')} (other work on the machine included).`,
     );
     notes.push(
-      `What limits throughput: CPU (the line above), on ${cpus().length} CPUs shared by the fake Nextcloud, the broker and the CLI. The contract (docs/contracts.md §6) has both sides compute the sha256 while streaming, so every byte is hashed twice and crosses one more process than a direct GET; the contract-floor row measures exactly that work with nothing else (${(floorRate / getRate).toFixed(2)}× direct): a fetch target above the floor cannot be met on this machine by any implementation of the contract. On top of the floor the broker path pays its ticket call, the CLI's staging checks and its fsync before the rename. push pays the chunked upload's commit: Nextcloud writes every byte twice (chunks, then the file assembled on the final MOVE, during which no byte moves) — the price of a destination that changes only once the whole body arrived and matched.`,
+      `What limits throughput: CPU (the line above), on ${cpus().length} CPUs shared by the fake Nextcloud, the broker and the CLI. The contract (docs/contracts.md §6) has both sides compute the sha256 while streaming, so every byte is hashed twice and crosses one more process than a direct GET; the contract-floor row measures exactly that work with nothing else (${(floorRate / getRate).toFixed(2)}× direct): a fetch target above the floor cannot be met on this machine by any implementation of the contract. On top of the floor the broker path pays its ticket call, the CLI's staging checks and its fsync before the rename. push pays the chunked upload's commit: Nextcloud writes every byte twice (chunks, then the file assembled on the final MOVE, during which no byte moves) — the price of a destination that changes only once the whole body arrived and matched. The push-floor row measures that with nothing else (a client that hashes the file before sending it, as the CLI must to declare its sha256, and a relay process that hashes the body whole and per chunk and makes the chunked upload; ${(pushFloorRate / putRate).toFixed(2)}× direct): a push target above it cannot be met here by any implementation of the contract.`,
       `What limits memory: peak RSS does not grow with the file (compare the 1 KiB baseline); it is the modules loaded (broker ${round(brokerIdle, 0)} MiB idle, CLI ${round(small.peakMiB, 0)} MiB for a 1 KiB fetch; the broker's are the MCP SDK, express, zod, Ajv, SQLite) plus V8's young generation growing under streaming allocation. The CLI stays under the target with no flags (it loads no MCP SDK); NODE_OPTIONS=${SMALL_YOUNG_GEN} lowers it a little more (row above). The broker ran with ${BROKER_NODE_ARGS.join(' ') || 'no node flags'}: --max-semi-space-size=1 caps its young generation, and --no-memory-reducer keeps V8 from shrinking the heap while the broker idles between transfers, after which each GiB cost ~2.9 instead of ~1.2 CPU-seconds, mostly mark-compacts forced by the external memory of the 64 KiB socket buffers (BENCH_BROKER_NODE_ARGS='--max-semi-space-size=1' shows it).`,
     );
     // Sanity: the agent surface still answers after the transfers.

@@ -37,7 +37,7 @@ export async function runCliMeasured(
 
 /** The direct baseline client (direct-transfer.mjs) as its own process, measured alike. */
 export function runDirectMeasured(
-  method: 'GET' | 'GET-SHA256' | 'PUT',
+  method: 'GET' | 'GET-SHA256' | 'PUT' | 'PUT-SHA256',
   url: string,
   file: string,
   user: string,

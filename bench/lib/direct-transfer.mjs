@@ -1,7 +1,9 @@
 // The direct baseline of the transfer benchmark, run as its own node process like the
 // CLI: a plain streaming WebDAV client, no hashing, no fsync.
-//   node direct-transfer.mjs GET|GET-SHA256|PUT <file URL> <local file> <user> <password>
+//   node direct-transfer.mjs GET|GET-SHA256|PUT|PUT-SHA256 <URL> <local file> <user> <password>
 // GET streams the answer into the local file; PUT streams the local file as the body.
+// PUT-SHA256 first reads the file through sha256 (as the CLI does, to declare the hash
+// before it uploads) and prints it, then PUTs it: the client half of the push floor.
 // GET-SHA256 also computes the sha256 of what it writes and prints it (the client half
 // of the contract floor, see floor-relay.mjs), in the quickest way we found: hash each
 // chunk as it arrives while the previous batch is written with one writev (a stream
@@ -15,7 +17,8 @@ import { pipeline } from 'node:stream/promises';
 
 const [mode, url, file, user, password] = process.argv.slice(2);
 const hashed = mode === 'GET-SHA256';
-const method = hashed ? 'GET' : mode;
+const declared = mode === 'PUT-SHA256';
+const method = hashed ? 'GET' : declared ? 'PUT' : mode;
 
 /** Streams `res` into `path`, hashing on arrival; resolves with the hex sha256. */
 async function writeHashed(res, path) {
@@ -50,6 +53,11 @@ const headers = { authorization: `Basic ${Buffer.from(`${user}:${password}`).toS
 if (method === 'PUT') {
   headers['content-length'] = String(statSync(file).size);
   headers['content-type'] = 'application/octet-stream';
+}
+if (declared) {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(file)) hash.update(chunk);
+  process.stdout.write(`${JSON.stringify({ sha256: hash.digest('hex') })}\n`);
 }
 const req = request(url, { method, headers });
 const answered = new Promise((resolve, reject) => {

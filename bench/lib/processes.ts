@@ -20,9 +20,11 @@ export async function spawnFloorRelay(
   user: string,
   password: string,
   nodeArgs: readonly string[] = [],
+  chunkBytes?: number,
 ): Promise<Child & { readonly url: string }> {
+  const chunk = chunkBytes === undefined ? [] : [String(chunkBytes)];
   const c = wrap(
-    spawn(process.execPath, [...nodeArgs, FLOOR_RELAY_MAIN, fileUrl, user, password], {
+    spawn(process.execPath, [...nodeArgs, FLOOR_RELAY_MAIN, fileUrl, user, password, ...chunk], {
       cwd: ROOT,
       stdio: ['ignore', 'pipe', 'pipe'],
     }),

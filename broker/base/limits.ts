@@ -14,3 +14,6 @@ export const NEXTCLOUD_MAX_UPLOAD_NAME_BYTES = 227;
 export const NEXTCLOUD_MAX_NAME_BYTES = 250;
 /** Apache in front of Nextcloud: longer URL paths are answered 403. */
 export const NEXTCLOUD_MAX_URL_PATH_BYTES = 4000;
+
+/** transfer.chunk_size when the config does not say: larger bodies upload in chunks. */
+export const DEFAULT_CHUNK_SIZE = 16 * 2 ** 20;

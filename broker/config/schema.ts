@@ -5,6 +5,7 @@
  * default is how a safety setting gets lost.
  */
 import { z } from 'zod';
+import { DEFAULT_CHUNK_SIZE } from '../base/limits.js';
 import { FREE_OF_ASCII_CONTROL } from '../base/text.js';
 import { tryParseDuration } from './duration.js';
 
@@ -155,7 +156,7 @@ const byteSize = (example: string) =>
     });
 
 export const TransferSchema = strict({
-  chunk_size: byteSize('16MiB').default(16 * 2 ** 20),
+  chunk_size: byteSize('16MiB').default(DEFAULT_CHUNK_SIZE),
 });
 
 export const LoggingSchema = strict({

@@ -16,6 +16,7 @@
  * component: see groupware-url.ts).
  */
 import type { Readable } from 'node:stream';
+import { DEFAULT_CHUNK_SIZE } from '../base/limits.js';
 import { createEvent, type CreatedEvent, type NewEvent } from './calendar-create.js';
 import type { CalendarEvent } from './calendar-event.js';
 import { calendarEvents, type EventWindow } from './calendar-events.js';
@@ -55,7 +56,7 @@ export interface NextcloudClientDeps extends ConnectionDeps {
 }
 
 const DEFAULT_CAPABILITIES_TTL_MS = 60_000;
-export const DEFAULT_CHUNK_SIZE = 16 * 1024 * 1024;
+export { DEFAULT_CHUNK_SIZE };
 
 export class NextcloudClient {
   readonly name: string;
