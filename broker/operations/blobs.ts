@@ -10,11 +10,10 @@
  * the stream. The HTTP side (status codes, headers, trailers) is surfaces/blobs.ts.
  */
 import type { Readable, Writable } from 'node:stream';
-import { pipeline as pipe } from 'node:stream/promises';
 import type { CallContext } from '../base/call.js';
 import { failure, type Envelope } from '../base/envelope.js';
 import type { Checkouts } from './checkouts.js';
-import { HashingStream } from './hashing.js';
+import { relayHashing } from './hashing.js';
 import { OperationRefusal, type Outcome, type Pipeline } from './pipeline.js';
 import { storeUpload, type Stored } from './store-upload.js';
 import type { Ticket, TicketBook, TicketKind } from './tickets.js';
@@ -91,16 +90,16 @@ export class BlobTransfers {
           undefined,
           allowed.signal,
         );
-        const hasher = new HashingStream();
         const out = sink.start({ size: source.size, etag: source.etag });
+        let sent: { sha256: string; size: number };
         try {
-          await pipe(source.stream, hasher, out, { signal: allowed.signal, end: false });
+          sent = await relayHashing(source.stream, out, allowed.signal);
         } catch (error) {
           if (allowed.signal.aborted) throw allowed.signal.reason;
           if (sink.gone) throw clientGone();
           throw error;
         }
-        if (source.size !== null && hasher.bytes !== source.size) {
+        if (source.size !== null && sent.size !== source.size) {
           throw new OperationRefusal(
             failure(
               'verification_failed',
@@ -109,9 +108,8 @@ export class BlobTransfers {
             ),
           );
         }
-        const sha256 = hasher.sha256();
-        sink.finish({ sha256, size: hasher.bytes });
-        return { sha256, size: hasher.bytes, etag: source.etag };
+        sink.finish(sent);
+        return { ...sent, etag: source.etag };
       },
       { boundGrants: ticket.grantIds, describe: (v) => ({ sha256: v.sha256, size: v.size }) },
     );
