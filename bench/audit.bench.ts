@@ -115,7 +115,7 @@ const bench: Bench = async () => {
       notes: [
         `Medians of ${ROUNDS} interleaved rounds. Naive: ${fmt(naiveRates)}; 1 producer: ${fmt(ones.map((x) => x.rate))}; 64 producers: ${fmt(manys.map((x) => x.rate))} appends/s.`,
         `Temp dir ${tmpdir()}; fsync cost depends on the file system under it and on other load on the disk.`,
-        'The naive baseline builds the same chained records (canonical JSON + sha256). With one producer group commit cannot share fsyncs, so it is expected near the baseline; AuditLog also updates its checkpoint (write + fsync + rename + fsync dir, coalesced, at most every 25 ms under load) off the append path.',
+        'The naive baseline builds the same chained records (canonical JSON + sha256). With one producer group commit cannot share fsyncs, so it is expected near the baseline; AuditLog also updates its checkpoint (write + fsync + rename + fsync dir, coalesced, once the log is quiet for 50 ms and at least once a second) off the append path.',
       ],
     };
   } finally {

@@ -8,6 +8,7 @@ import {
   verifyAudit,
   ZERO_HASH,
 } from '../../broker/audit/index.js';
+import { MAX_LAG_MS, QUIET_MS } from '../../broker/audit/checkpointer.js';
 import { until } from '../../support/until.js';
 import { checkpointPath, InstrumentedFs, logLines, T0, tempDir, tickingClock } from './helpers.js';
 
@@ -191,6 +192,45 @@ describe('group commit', () => {
     await log.close();
     expect(violations).toEqual([]);
     expect(fs.synced.length).toBe(fs.written.length);
+  });
+
+  it('the checkpoint waits for a quiet log, so its fsyncs stay off the next append', async () => {
+    const dir = tempDir();
+    const fs = new InstrumentedFs();
+    const log = await AuditLog.open(dir, { now: tickingClock(), fs });
+    const opened = readFileSync(checkpointPath(dir), 'utf8');
+    const last = await log.append('intent', {});
+    const syncs = fs.allSyncs;
+    // Half the quiet time later: the next call's append has the disk to itself.
+    await new Promise((r) => setTimeout(r, QUIET_MS / 2));
+    expect(fs.allSyncs).toBe(syncs);
+    expect(readFileSync(checkpointPath(dir), 'utf8')).toBe(opened);
+    await until(
+      'the checkpoint to reach the head once the log is quiet',
+      () =>
+        readFileSync(checkpointPath(dir), 'utf8') === `{"hash":"${last.hash}","seq":${last.seq}}\n`,
+      2_000,
+      5,
+    );
+    await log.close();
+  });
+
+  it('under a steady stream of appends the checkpoint still follows, at most MAX_LAG_MS behind', async () => {
+    const dir = tempDir();
+    const log = await AuditLog.open(dir, { now: tickingClock() });
+    const seqs: number[] = [];
+    const started = performance.now();
+    // Appends every 10 ms (never quiet for QUIET_MS) for 2.5 × MAX_LAG_MS.
+    while (performance.now() - started < 2.5 * MAX_LAG_MS) {
+      await log.append('intent', {});
+      seqs.push(JSON.parse(readFileSync(checkpointPath(dir), 'utf8')).seq as number);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    // It was rewritten during the stream (at least twice), not once per append.
+    const distinct = new Set(seqs).size;
+    expect(distinct).toBeGreaterThanOrEqual(3);
+    expect(distinct).toBeLessThan(seqs.length / 4);
+    await log.close();
   });
 
   it('the checkpoint follows the durable head after each burst, without close', async () => {

@@ -7,6 +7,7 @@ import { existsSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { AuditError, AuditLog, verifyAudit } from '../../broker/audit/index.js';
+import { QUIET_MS } from '../../broker/audit/checkpointer.js';
 import { memoryLogger } from '../../broker/base/log.js';
 import { errnoError, InstrumentedFs, logLines, tempDir, tickingClock } from './helpers.js';
 
@@ -75,8 +76,9 @@ describe('attack: the disk fills up (ENOSPC)', () => {
     // The line itself is durable, so this append resolves …
     const rec = await log.append('intent', {});
     expect(rec.seq).toBe(1);
-    // … but the checkpoint update fails, and from then on nothing is appended.
-    await new Promise((r) => setTimeout(r, 20));
+    // … but the checkpoint update (once the log is quiet) fails, and from then on
+    // nothing is appended.
+    await new Promise((r) => setTimeout(r, QUIET_MS + 30));
     await expect(log.append('intent', {})).rejects.toMatchObject({ code: 'write_failed' });
     await log.close();
     // The log is ahead of its (seq 0) checkpoint: the crash shape, which verifies.
