@@ -8,8 +8,10 @@ export const checkinCommand: Command = {
   summary: 'upload a checked-out file under its lock, verify, unlock',
   help: `Usage: broker checkin INSTANCE:PATH [LOCAL] [--abandon]
 
-Uploads the checked-out file under its Nextcloud lock, has the broker re-read and
-verify the stored size and sha256, then releases the lock.
+Uploads the checked-out file under its Nextcloud lock (committed once, verified by
+Nextcloud's own sha256 of what it stored), then releases the lock. A file not edited
+since its checkout is not uploaded again: the lock is released and the answer is
+"unchanged" with "unlocked": true.
 
 Options:
   --abandon   release the lock without uploading anything

@@ -11,7 +11,7 @@ import type { Outcome } from './output.js';
 import { progressFor } from './progress.js';
 import { checkTarget, digestFile, openLocalFile } from './staging.js';
 import { noteLegacyManifests, planLocal } from './local-path.js';
-import { recordStaged, type StateStore } from './state.js';
+import { recordStaged, type StagedRecord, type StateStore } from './state.js';
 import type { RemoteTarget } from './target.js';
 
 export interface UploadOptions {
@@ -49,19 +49,22 @@ export async function upload(opts: UploadOptions): Promise<Outcome> {
       'run `broker checkin` to upload under the lock',
     );
   }
-  if (opts.mode === 'checkin' && opts.abandon === true && entry?.lock_token !== undefined) {
+  /** Releases the checkout's lock without uploading, and records the file as unlocked. */
+  const release = async (locked: StagedRecord & { lock_token: string }, status: string) => {
     const released = await client.call('checkin', {
       instance: target.instance,
       path: target.path,
-      lock_token: entry.lock_token,
+      lock_token: locked.lock_token,
       abandon: true,
     });
     // The unlock changed the file's etag: keep the one the broker read after it (null
     // when it could not tell the version, so a later push is refused rather than blind).
-    const { lock_token: _released, fetched_at: _at, ...rest } = entry;
-    const etag = 'etag' in released ? str(released.etag) : entry.etag;
-    return recordStaged(state, { ...rest, etag }, 'abandoned');
-  }
+    const { lock_token: _released, fetched_at: _at, ...rest } = locked;
+    const etag = 'etag' in released ? str(released.etag) : locked.etag;
+    return recordStaged(state, { ...rest, etag }, status);
+  };
+  if (opts.mode === 'checkin' && opts.abandon === true && entry?.lock_token !== undefined)
+    return release({ ...entry, lock_token: entry.lock_token }, 'abandoned');
 
   const st = await checkTarget(plan.file);
   if (st === undefined) {
@@ -73,7 +76,8 @@ export async function upload(opts: UploadOptions): Promise<Outcome> {
   const local = await digestFile(plan.file);
   // What the CLI itself recorded says these exact bytes are the remote version it last
   // saw: uploading them again would only make a new version of the same content.
-  if (opts.mode === 'push' && entry?.sha256 === local.sha256 && entry.size === local.size) {
+  const unedited = entry?.sha256 === local.sha256 && entry.size === local.size;
+  if (opts.mode === 'push' && unedited) {
     return {
       status: 'unchanged',
       local_path: plan.file,
@@ -81,6 +85,15 @@ export async function upload(opts: UploadOptions): Promise<Outcome> {
       size: local.size,
       etag: entry.etag,
     };
+  }
+  // A checked-out file that was not edited: checking it in only has to end the checkout
+  // (uploading the same bytes would only make a new version of the same content).
+  if (opts.mode === 'checkin' && unedited && entry.lock_token !== undefined) {
+    opts.warn?.(
+      'the file is unchanged since its checkout: nothing was uploaded (no new version); the lock is released',
+    );
+    const released = await release({ ...entry, lock_token: entry.lock_token }, 'unchanged');
+    return { ...released, unlocked: true };
   }
 
   // Security (of the owner's data): never overwrite silently. A file we never fetched is

@@ -253,6 +253,31 @@ describe('checkout and checkin', () => {
     expect((await broker.fake.readFile('Co2/doc.txt'))?.toString()).toBe('keep');
   });
 
+  it('checkin of an unedited checkout only unlocks: no upload, no new version', async () => {
+    await broker.fake.writeFile('Co6/doc.txt', 'as it was');
+    await broker.grant([{ path: 'Co6', mode: 'write' }]);
+    const stage = stageDir();
+    expect((await runCli(['checkout', 'personal:Co6/doc.txt'], envFor(stage))).code).toBe(0);
+    const before = broker.fake.requests.length;
+    const run = await runCli(['checkin', 'personal:Co6/doc.txt'], envFor(stage));
+    expect(run.code).toBe(ExitCode.ok);
+    expect(run.json).toMatchObject({
+      status: 'unchanged',
+      unlocked: true,
+      sha256: sha('as it was'),
+    });
+    expect(String(run.json.warnings)).toContain('nothing was uploaded');
+    const sent = broker.fake.requests.slice(before).map((r) => r.method);
+    expect(sent).toContain('UNLOCK');
+    expect(sent.filter((m) => m === 'PUT' || m === 'MOVE' || m === 'MKCOL')).toEqual([]);
+    expect(broker.fake.lockOf('Co6/doc.txt')).toBeUndefined();
+    // The record no longer holds a lock: an edit now goes up with push, under the new etag.
+    writeFileSync(join(stage, 'personal', 'Co6', 'doc.txt'), 'edited after');
+    const pushed = await runCli(['push', 'personal:Co6/doc.txt'], envFor(stage));
+    expect(pushed.json.status).toBe('pushed');
+    expect((await broker.fake.readFile('Co6/doc.txt'))?.toString()).toBe('edited after');
+  });
+
   it('revoking the grant during a checkout unlocks the file', async () => {
     await broker.fake.writeFile('Co3/doc.txt', 'v1');
     const id = await broker.grant([{ path: 'Co3', mode: 'write' }]);

@@ -147,6 +147,25 @@ describe('checkout and checkin', () => {
     expect(await rig.owner.read('Co2/doc.txt')).toBe('v3');
   });
 
+  it('checkin of an unedited checkout unlocks without a new version', async () => {
+    await rig.owner.writeFile('Co6/doc.txt', 'as it was');
+    await rig.broker.grant([{ path: 'Co6', mode: 'write' }]);
+    const stage = rig.stage();
+    expect((await rig.cli(['checkout', 'personal:Co6/doc.txt'], stage)).code).toBe(ExitCode.ok);
+    const versions = await rig.owner.versions('Co6/doc.txt');
+    const run = await rig.cli(['checkin', 'personal:Co6/doc.txt'], stage);
+    expect(run.code).toBe(ExitCode.ok);
+    expect(run.json).toMatchObject({ status: 'unchanged', unlocked: true });
+    expect(await rig.owner.locked('Co6/doc.txt')).toBe(false);
+    expect(await rig.owner.versions('Co6/doc.txt')).toBe(versions);
+    // The etag recorded after the unlock is current: a later edit replaces the file.
+    writeFileSync(join(stage, 'personal', 'Co6', 'doc.txt'), 'edited after');
+    const push = await rig.cli(['push', 'personal:Co6/doc.txt'], stage);
+    expect(push.code).toBe(ExitCode.ok);
+    expect(await rig.owner.read('Co6/doc.txt')).toBe('edited after');
+    expect(await rig.owner.versions('Co6/doc.txt')).toBe(versions + 1);
+  });
+
   it('checkin --abandon unlocks, leaves the server copy, and a later push may replace it', async () => {
     await rig.owner.writeFile('Co3/doc.txt', 'keep');
     await rig.broker.grant([{ path: 'Co3', mode: 'write' }]);

@@ -9,7 +9,7 @@ import type { Account } from './server.js';
 const PROPS =
   '<?xml version="1.0" encoding="utf-8"?>' +
   '<d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns" xmlns:nc="http://nextcloud.org/ns"><d:prop>' +
-  '<d:resourcetype/><d:getetag/><nc:lock/>' +
+  '<d:resourcetype/><d:getetag/><nc:lock/><oc:fileid/>' +
   '<nc:trashbin-filename/><nc:trashbin-original-location/>' +
   '</d:prop></d:propfind>';
 
@@ -131,6 +131,21 @@ export class Dav {
     const etag = tagText(res.text, 'getetag')[0];
     if (etag === undefined) throw new Error(`PROPFIND ${path}: no etag`);
     return etag.replace(/&quot;/g, '"');
+  }
+
+  /** How many earlier versions of a file the versions app keeps (each upload over it adds one). */
+  async versions(path: string): Promise<number> {
+    const res = await this.request('PROPFIND', this.target(path), { Depth: '0' }, PROPS);
+    if (res.status !== 207) throw new Error(`PROPFIND ${path}: ${res.status}`);
+    const id = tagText(res.text, 'fileid')[0];
+    if (id === undefined) throw new Error(`PROPFIND ${path}: no fileid`);
+    const user = encodeURIComponent(this.account.user);
+    const list = await this.request('PROPFIND', `/remote.php/dav/versions/${user}/versions/${id}`, {
+      Depth: '1',
+    });
+    if (list.status !== 207) throw new Error(`PROPFIND versions of ${path}: ${list.status}`);
+    // The first response is the collection itself.
+    return responses(list.text).length - 1;
   }
 
   /** Whether files_lock reports a lock on the file (`nc:lock` = 1). */
