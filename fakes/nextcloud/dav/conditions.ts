@@ -24,6 +24,18 @@ function etagListMatches(list: string, node: NodeInfo): boolean {
     .some((t) => t === '*' || t === quoted(node.etag));
 }
 
+/**
+ * If-None-Match on a GET, as observed: `*` holds for anything that exists (304 without
+ * an ETag); otherwise a listed etag, compared exactly (`W/"x"` and a bare `x` do not
+ * match), holds only for a file's own etag (304 with it). A folder's etag never does:
+ * its GET stays the 200 banner.
+ */
+function readIfNoneMatch(list: string, node: NodeInfo): 'star' | 'etag' | 'none' {
+  if (list.trim() === '*') return 'star';
+  if (node.kind !== 'file') return 'none';
+  return list.split(',').some((t) => t.trim() === quoted(node.etag)) ? 'etag' : 'none';
+}
+
 /** The rel a tagged `If` resource names, if it is inside this user's files. */
 export function taggedRel(ctx: DavContext, uri: string): string | undefined {
   let pathname: string;
@@ -124,16 +136,18 @@ export async function checkPreconditions(
     }
   }
   const ifNoneMatch = header(ctx, 'If-None-Match');
-  if (ifNoneMatch !== undefined && node && etagListMatches(ifNoneMatch, node)) {
-    if (readOnly) {
-      ctx.reply.empty(304, { ETag: quoted(node.etag) });
-    } else {
-      ctx.reply.sabre(
-        412,
-        EX.preconditionFailed,
-        'An If-None-Match header was specified, but the ETag matched (or * was specified).',
-      );
+  if (readOnly && ifNoneMatch !== undefined && node) {
+    const held = readIfNoneMatch(ifNoneMatch, node);
+    if (held !== 'none') {
+      ctx.reply.empty(304, held === 'etag' ? { ETag: quoted(node.etag) } : {});
+      return undefined;
     }
+  } else if (ifNoneMatch !== undefined && node && etagListMatches(ifNoneMatch, node)) {
+    ctx.reply.sabre(
+      412,
+      EX.preconditionFailed,
+      'An If-None-Match header was specified, but the ETag matched (or * was specified).',
+    );
     return undefined;
   }
   const mtime = node ? Math.floor(node.mtimeMs / 1000) * 1000 : undefined;

@@ -1,6 +1,7 @@
 /**
- * GET/HEAD: a file streams from disk (Range → 206/416, If-None-Match → 304); a
- * folder answers 200 text/html, Nextcloud's banner page.
+ * GET/HEAD: a file streams from disk with its ETag (Range → 206/416, If-None-Match → 304,
+ * see conditions.ts); a folder answers 200 text/html without an ETag, Nextcloud's banner
+ * page. No file is ever served as text/html (see servedType).
  */
 import { createReadStream } from 'node:fs';
 import { Transform } from 'node:stream';
@@ -50,6 +51,24 @@ function flipFirstByte(): Transform {
   });
 }
 
+/** What a browser could run or render as a page: Nextcloud serves it as plain text. */
+const SERVED_AS_TEXT = new Set([
+  'text/html',
+  'image/svg+xml',
+  'application/json',
+  'application/xml',
+]);
+
+/**
+ * The Content-Type of a file's GET, as observed: the type PROPFIND names, except that
+ * HTML, SVG, JSON and XML come as text/plain, and every text type names its charset.
+ */
+function servedType(name: string): string {
+  const type = mimeOf(name);
+  const served = SERVED_AS_TEXT.has(type) ? 'text/plain' : type;
+  return served.startsWith('text/') ? `${served};charset=UTF-8` : served;
+}
+
 function contentDisposition(name: string): string {
   const ascii = name.replace(/[^\x20-\x7e]|"/g, '_');
   return `attachment; filename*=UTF-8''${encodeURIComponent(name)}; filename="${ascii}"`;
@@ -75,7 +94,7 @@ async function sendFile(ctx: DavContext, node: NodeInfo): Promise<void> {
   const end = range?.end ?? node.size - 1;
   const length = Math.max(0, end - start + 1);
   ctx.res.writeHead(range ? 206 : 200, {
-    'Content-Type': mimeOf(node.name),
+    'Content-Type': servedType(node.name),
     'Content-Length': length,
     ETag: `"${node.etag}"`,
     'OC-ETag': `"${node.etag}"`,

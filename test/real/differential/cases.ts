@@ -42,7 +42,7 @@ const ocsUnlock = (name: string, fileid: string): Step => ({
   headers: { 'OCS-APIRequest': 'true', Accept: 'application/json' },
 });
 
-/** NextcloudClient.readStream: If-Match the etag just read, optionally a Range. */
+/** NextcloudClient.readStream: one GET, optionally If-None-Match or a Range. */
 const get = (name: string, target: string, headers: Record<string, string> = {}): Step => ({
   name,
   method: 'GET',
@@ -50,6 +50,9 @@ const get = (name: string, target: string, headers: Record<string, string> = {})
   headers,
   read: { content: true },
 });
+
+/** A GET's headers that say "this is a file": compared verbatim besides the etags. */
+const FILE_HEAD = { content: true, headers: ['content-disposition', 'content-type'] } as const;
 
 /** NextcloudClient.writeStream: always one condition, octet-stream, Expect: 100-continue. */
 const put = (
@@ -309,6 +312,42 @@ export const CASES: readonly Case[] = [
       get('GET of a missing file', '~/T/missing.txt'),
       put('PUT an empty file', '~/T/empty.txt', '', { 'If-None-Match': '*' }),
       get('GET of an empty file', '~/T/empty.txt'),
+    ],
+  },
+  {
+    // The blob GET is one request: the answer alone must say file, folder, missing or
+    // unchanged (see broker/nextcloud/transfers.ts).
+    name: 'a download in one GET (ETag only for a file; If-None-Match)',
+    steps: [
+      mkcol('MKCOL', '~/T'),
+      create('PUT a file', '~/T/a.html', '<p>hi</p>', { etag: 'a' }),
+      { ...get('GET a file', '~/T/a.html'), read: FILE_HEAD },
+      { ...get('GET a folder', '~/T'), read: FILE_HEAD },
+      { ...get('GET a folder with a trailing slash', '~/T/'), read: FILE_HEAD },
+      { ...get('GET the root', '~/'), read: FILE_HEAD },
+      get('GET a missing path', '~/T/none.html'),
+      get('GET If-None-Match the current etag', '~/T/a.html', { 'If-None-Match': '{etag:a}' }),
+      get('GET If-None-Match a list holding it', '~/T/a.html', {
+        'If-None-Match': '"x", {etag:a}',
+      }),
+      get('GET If-None-Match the etag weak', '~/T/a.html', { 'If-None-Match': 'W/{etag:a}' }),
+      get('GET If-None-Match another etag', '~/T/a.html', { 'If-None-Match': '"0123456789abc"' }),
+      get('GET If-None-Match *', '~/T/a.html', { 'If-None-Match': '*' }),
+      get('GET a range If-None-Match the etag', '~/T/a.html', {
+        'If-None-Match': '{etag:a}',
+        Range: 'bytes=0-1',
+      }),
+      get('GET a range', '~/T/a.html', { Range: 'bytes=0-1' }),
+      get('GET a missing path If-None-Match', '~/T/none.html', { 'If-None-Match': '{etag:a}' }),
+      get('GET a folder If-None-Match another etag', '~/T', { 'If-None-Match': '"x"' }),
+      get('GET a folder If-None-Match *', '~/T', { 'If-None-Match': '*' }),
+      { ...propfind('PROPFIND the folder (its etag)', '~/T', '0'), etag: 'T' },
+      get('GET a folder If-None-Match its own etag', '~/T', { 'If-None-Match': '{etag:T}' }),
+      NEXT_SECOND,
+      put('PUT a change', '~/T/a.html', '<p>ho</p>', { 'If-Match': '{etag:a}' }),
+      get('GET If-None-Match the old etag after the change', '~/T/a.html', {
+        'If-None-Match': '{etag:a}',
+      }),
     ],
   },
   {
