@@ -7,6 +7,9 @@
  * never rejects.
  */
 import { request, type ClientRequest, type IncomingHttpHeaders } from 'node:http';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { call } from './mcp.js';
+import { TRANSFER_TOKEN } from './tokens.js';
 
 export interface BlobDownload {
   /** 0 when the connection was cut before any answer. */
@@ -29,12 +32,19 @@ export interface BlobUpload {
   readonly json: Record<string, unknown>;
 }
 
-/** GETs a blob; after `pauseAfter` bytes it pauses, awaits `midway()`, then resumes. */
+/**
+ * GETs a blob (with `headers` besides the token's); after `pauseAfter` bytes it pauses,
+ * awaits `midway()`, then resumes.
+ */
 export function getBlob(
   base: string,
   blobUrl: string,
   token: string,
-  opts: { pauseAfter?: number; midway?: () => Promise<void> } = {},
+  opts: {
+    pauseAfter?: number;
+    midway?: () => Promise<void>;
+    headers?: Record<string, string>;
+  } = {},
 ): Promise<BlobDownload> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
@@ -48,7 +58,7 @@ export function getBlob(
     };
     const req = request(
       new URL(blobUrl, base),
-      { headers: { authorization: `Bearer ${token}` } },
+      { headers: { ...opts.headers, authorization: `Bearer ${token}` } },
       (res) => {
         const done = (): void =>
           settle({
@@ -181,4 +191,22 @@ export function startPartialPut(
   req.on('error', () => undefined);
   req.write(body.subarray(0, bytes));
   return req;
+}
+
+/**
+ * A file's etag as a client learns it: the `ETag` of the blob GET that a `read` ticket
+ * opens (the read tool answers `etag: null`; the etag comes with the bytes).
+ */
+export async function fetchedEtag(
+  base: string,
+  transfer: Client,
+  path: string,
+  opts: { token?: string; instance?: string } = {},
+): Promise<string> {
+  const ticket = await call(transfer, 'read', { instance: opts.instance ?? 'personal', path });
+  const got = await getBlob(base, String(ticket.blob_url), opts.token ?? TRANSFER_TOKEN);
+  const etag = got.headers.etag;
+  if (got.status !== 200 || typeof etag !== 'string')
+    throw new Error(`fetchedEtag: the blob GET of ${path} answered ${got.status} without an ETag`);
+  return etag;
 }

@@ -31,7 +31,13 @@ import { lock, releaseLock, unlock, type Released } from './locks.js';
 import type { CollectionKind } from './groupware-url.js';
 import type { Entry } from './multistatus.js';
 import { searchFolder, type SearchPage } from './search.js';
-import { readStream } from './transfers.js';
+import {
+  readStream,
+  type ConditionalReadOptions,
+  type FileStream,
+  type ReadOptions,
+  type Unchanged,
+} from './transfers.js';
 import { upload, type WriteCondition, type Written } from './uploads.js';
 
 export type { Entry } from './multistatus.js';
@@ -124,15 +130,18 @@ export class NextcloudClient {
   }
 
   /**
-   * Stream a file's bytes (stat first: folders are refused). `range` is inclusive.
-   * The stream fails with a NextcloudError on a stall (idle timeout) or a cut.
+   * Stream a file's bytes with one GET (folders are refused); `range` is inclusive.
+   * With `ifNoneMatch` (an etag the caller holds), a file still at that etag answers
+   * Unchanged and streams nothing. The stream fails with a NextcloudError on a stall
+   * (idle timeout) or a cut.
    */
+  readStream(path: string, options: ConditionalReadOptions): Promise<FileStream | Unchanged>;
+  readStream(path: string, options?: ReadOptions): Promise<FileStream>;
   readStream(
     path: string,
-    range?: { start: number; end?: number },
-    signal?: AbortSignal,
-  ): Promise<{ stream: Readable; size: number | null; etag: string | null }> {
-    return this.#conn.guard(() => readStream(this.#conn, path, range, signal));
+    options: ConditionalReadOptions | ReadOptions = {},
+  ): Promise<FileStream | Unchanged> {
+    return this.#conn.guard(() => readStream(this.#conn, path, options));
   }
 
   /**

@@ -13,10 +13,13 @@ import type { Readable, Writable } from 'node:stream';
 import type { CallContext } from '../base/call.js';
 import { failure, type Envelope } from '../base/envelope.js';
 import type { Checkouts } from './checkouts.js';
+import { ETAG_FORM, isQuotedEtag } from '../base/etag.js';
 import { relayHashing } from './hashing.js';
+import { isNextcloudError } from './nextcloud-errors.js';
 import { OperationRefusal, type Outcome, type Pipeline } from './pipeline.js';
 import { storeUpload, type Stored } from './store-upload.js';
 import type { Ticket, TicketBook, TicketKind } from './tickets.js';
+import { notAFile } from './transfer.js';
 
 export interface BlobDeps {
   readonly pipeline: Pipeline;
@@ -29,12 +32,19 @@ export interface DownloadSink {
   /** The ticket was good: the transfer begins (arm the idle timeout). */
   redeemed(): void;
   /** Nextcloud answered: send the head; returns where the bytes go. */
-  start(head: { size: number | null; etag: string | null }): Writable;
+  start(head: { size: number | null; etag: string }): Writable;
+  /** The file still has the etag the client sent: answer "not modified", no bytes. */
+  unchanged(head: { etag: string }): void;
   /** Every byte went out: their sha256 and count. */
   finish(sent: { sha256: string; size: number }): void;
   /** The client went away. */
   readonly gone: boolean;
 }
+
+/** A download's outcome: the bytes went out, or the client's copy is current. */
+export type Downloaded =
+  | { readonly unchanged: false; sha256: string; size: number; etag: string }
+  | { readonly unchanged: true; etag: string };
 
 /** Where an upload comes from: the surface's request. */
 export interface UploadSource {
@@ -71,12 +81,28 @@ function clientGone(): OperationRefusal {
 export class BlobTransfers {
   constructor(private readonly deps: BlobDeps) {}
 
-  /** GET: redeems a read ticket and streams the file into `sink`. */
+  /**
+   * GET: redeems a read ticket and streams the file into `sink`, or, when `ifNoneMatch`
+   * (an etag the client holds) is still the file's, tells the sink it is unchanged.
+   */
   async download(
     ctx: CallContext,
     id: string,
     sink: DownloadSink,
-  ): Promise<Outcome<{ sha256: string; size: number; etag: string | null }>> {
+    ifNoneMatch?: string,
+  ): Promise<Outcome<Downloaded>> {
+    // Security: the client's etag goes on to Nextcloud in a header: refuse a malformed
+    // one before the ticket is spent (readStream checks it again).
+    if (ifNoneMatch !== undefined && !isQuotedEtag(ifNoneMatch)) {
+      return {
+        ok: false,
+        envelope: await this.deps.pipeline.refuse(
+          ctx,
+          'invalid_arguments',
+          `If-None-Match must be ${ETAG_FORM}, as the blob GET's ETag gave it; send it as received or leave it out`,
+        ),
+      };
+    }
     const redeemed = await this.redeem(ctx, id, ['read']);
     if (redeemed.ticket === undefined) return { ok: false, envelope: redeemed.envelope };
     const { ticket } = redeemed;
@@ -84,12 +110,19 @@ export class BlobTransfers {
     return this.deps.pipeline.run(
       ctx,
       { op: 'read', instance: ticket.instance, path: ticket.path },
-      async (client, allowed) => {
-        const source = await client.readStream(
-          allowed.paths[0] ?? ticket.path,
-          undefined,
-          allowed.signal,
-        );
+      async (client, allowed): Promise<Downloaded> => {
+        const path = allowed.paths[0] ?? ticket.path;
+        const source = await client
+          .readStream(path, { signal: allowed.signal, ifNoneMatch })
+          .catch((error: unknown) => {
+            // The read tool no longer stats: a folder is refused here, in its words.
+            if (isNextcloudError(error) && error.code === 'is_folder') throw notAFile(path);
+            throw error;
+          });
+        if (source.unchanged) {
+          sink.unchanged({ etag: source.etag });
+          return { unchanged: true, etag: source.etag };
+        }
         const out = sink.start({ size: source.size, etag: source.etag });
         let sent: { sha256: string; size: number };
         try {
@@ -109,9 +142,16 @@ export class BlobTransfers {
           );
         }
         sink.finish(sent);
-        return { ...sent, etag: source.etag };
+        return { unchanged: false, ...sent, etag: source.etag };
       },
-      { boundGrants: ticket.grantIds, describe: (v) => ({ sha256: v.sha256, size: v.size }) },
+      {
+        boundGrants: ticket.grantIds,
+        ...(ifNoneMatch === undefined ? {} : { intent: { if_none_match: ifNoneMatch } }),
+        describe: (v) =>
+          v.unchanged
+            ? { unchanged: true, etag: v.etag }
+            : { sha256: v.sha256, size: v.size, etag: v.etag },
+      },
     );
   }
 

@@ -16,6 +16,18 @@ import type {
   RequestRecord,
 } from '../base/domain.js';
 
+export interface ReadOptionsLike {
+  readonly range?: { readonly start: number; readonly end?: number } | undefined;
+  readonly signal?: AbortSignal | undefined;
+}
+
+export interface FileStreamLike {
+  readonly unchanged: false;
+  readonly stream: Readable;
+  readonly size: number | null;
+  readonly etag: string;
+}
+
 export interface GrantsPort {
   /** Grants in force now: not ended and `now < expiresAt`. */
   activeGrants(): GrantRecord[];
@@ -183,11 +195,12 @@ export interface NextcloudPort {
   ): Promise<{ entries: EntryLike[]; next?: string; outside: number }>;
   stat(path: string, signal?: AbortSignal): Promise<EntryLike>;
   inspect(path: string, signal?: AbortSignal): Promise<InspectionLike>;
+  /** One GET; with `ifNoneMatch`, a file still at that etag answers `unchanged: true`. */
   readStream(
     path: string,
-    range?: { start: number; end?: number },
-    signal?: AbortSignal,
-  ): Promise<{ stream: Readable; size: number | null; etag: string | null }>;
+    options: ReadOptionsLike & { readonly ifNoneMatch: string | undefined },
+  ): Promise<FileStreamLike | { readonly unchanged: true; readonly etag: string }>;
+  readStream(path: string, options?: ReadOptionsLike): Promise<FileStreamLike>;
   /**
    * Uploads exactly `size` bytes, committed once after `beforeCommit` passed (throwing
    * there refuses the commit and leaves the destination unchanged); answers Nextcloud's

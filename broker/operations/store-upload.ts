@@ -156,7 +156,7 @@ async function readBack(
   etag: string | null,
 ): Promise<{ stored: { sha256: string; size: number }; etag: string | null }> {
   try {
-    const back = await client.readStream(path, undefined, allowed.signal);
+    const back = await client.readStream(path, { signal: allowed.signal });
     const stored = await digestStream(back.stream, allowed.signal);
     return { stored, etag: back.etag ?? etag };
   } catch (error) {

@@ -86,7 +86,8 @@ function ticketView(ticket: Ticket, now: number): TicketView {
   };
 }
 
-function notAFile(path: string): OperationRefusal {
+/** The refusal for a folder where a file is needed (read, write, checkout, the blob GET). */
+export function notAFile(path: string): OperationRefusal {
   return new OperationRefusal(
     refused('not_a_file', `"${path}" is a folder, not a file; only files can be transferred`),
   );
@@ -134,6 +135,12 @@ export class TransferService {
     };
   }
 
+  /**
+   * The wall and the pipeline, then a ticket: no request to Nextcloud. The file's size
+   * and etag come with its bytes (the blob GET's `x-broker-size` and `ETag`), and a
+   * missing path or a folder is refused there, before any byte; so `size` and `etag`
+   * are null here.
+   */
   async read(
     ctx: CallContext,
     args: { instance: string; path: string },
@@ -142,28 +149,24 @@ export class TransferService {
     const outcome = await pipeline.run(
       ctx,
       { op: 'read', instance: args.instance, path: args.path },
-      async (client, allowed) => {
-        const path = allowed.paths[0] ?? '';
-        const entry = await client.stat(path, allowed.signal);
-        if (entry.kind !== 'file') throw notAFile(path);
-        const ticket = tickets.issue({
-          instance: allowed.instance,
-          path,
-          kind: 'read',
-          grantIds: allowed.grantIds,
-        });
-        return { entry, ticket };
-      },
-      { describe: (v) => ({ size: v.entry.size, etag: v.entry.etag }) },
+      (_client, allowed) =>
+        Promise.resolve(
+          tickets.issue({
+            instance: allowed.instance,
+            path: allowed.paths[0] ?? '',
+            kind: 'read',
+            grantIds: allowed.grantIds,
+          }),
+        ),
     );
     if (!outcome.ok) return outcome;
-    const { entry, ticket } = outcome.value;
+    const ticket = outcome.value;
     return {
       ...outcome,
       value: {
         path: ticket.path,
-        size: entry.size,
-        etag: entry.etag,
+        size: null,
+        etag: null,
         ticket: ticketView(ticket, this.deps.now()),
       },
     };

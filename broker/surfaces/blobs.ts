@@ -1,17 +1,18 @@
 /**
  * The blob endpoint: `GET|PUT /transfer/blobs/<ticket>` (transfer token required), the
  * HTTP side of operations/blobs.ts. A download is `200` with the bytes and, over
- * HTTP/1.1, the trailers `x-broker-sha256` and `x-broker-size`; a download stopped after
- * its head (a revoke, an expiry, Nextcloud failing) ends with the trailer
+ * HTTP/1.1, the trailers `x-broker-sha256` and `x-broker-size`; `304` with the `etag` and
+ * no body when the client's `If-None-Match` is still the file's etag. A download stopped
+ * after its head (a revoke, an expiry, Nextcloud failing) ends with the trailer
  * `x-broker-envelope` saying why instead, for a client that sent `TE: trailers` (any
- * other is cut mid-body). Every other answer is an envelope as JSON with
- * the status `blobStatus` gives it. No answer carries a secret.
+ * other is cut mid-body). Every other answer is an envelope as JSON with the status
+ * `blobStatus` gives it. No answer carries a secret.
  */
 import type { Request, Response } from 'express';
 import type { CallContext } from '../base/call.js';
 import { ok, type Envelope } from '../base/envelope.js';
 import { scrubDeep } from '../base/scrub.js';
-import type { BlobTransfers } from '../operations/blobs.js';
+import type { BlobTransfers, DownloadSink } from '../operations/blobs.js';
 import { answer } from './answer.js';
 
 export interface BlobEndpointDeps {
@@ -68,8 +69,15 @@ export class BlobEndpoint {
     // ignores trailers sees a broken transfer rather than a short file that ended cleanly.
     const te = [req.headers.te ?? ''].flat().join(',');
     const readsTrailers = chunked && /(^|,)\s*trailers\s*(;|,|$)/i.test(te);
-    const outcome = await this.deps.transfers.download(this.ctx('blob_get'), id, {
+    // The etag of the copy the client holds (the CLI sends it for an unedited fetched
+    // copy); the operation checks its form before it goes anywhere.
+    const ifNoneMatch = req.headers['if-none-match'];
+    const sink: DownloadSink = {
       redeemed: () => this.armIdleTimeout(res),
+      unchanged: ({ etag }) => {
+        res.writeHead(304, { 'cache-control': 'no-store', etag });
+        res.end();
+      },
       start: ({ size, etag }) => {
         res.writeHead(200, {
           'content-type': 'application/octet-stream',
@@ -91,7 +99,8 @@ export class BlobEndpoint {
       get gone() {
         return res.destroyed;
       },
-    });
+    };
+    const outcome = await this.deps.transfers.download(this.ctx('blob_get'), id, sink, ifNoneMatch);
     if (outcome.ok) return;
     if (readsTrailers && res.headersSent && !res.destroyed && !res.writableEnded) {
       // The head went out, so the status cannot say no any more: the trailer does. Without

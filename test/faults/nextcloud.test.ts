@@ -12,7 +12,7 @@
  */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { putBlob } from '../../support/blobs.js';
+import { getBlob, putBlob } from '../../support/blobs.js';
 import { callTool, type Envelope } from '../../support/mcp.js';
 import { FAULT_RUN, startBroker, type Broker } from '../../support/daemon.js';
 import { TRANSFER_TOKEN } from '../../support/tokens.js';
@@ -105,8 +105,15 @@ async function timed(op: string, call: () => Promise<Envelope>): Promise<Answer>
   return [op, envelope, performance.now() - t];
 }
 
-/** Each tool once (and a blob upload whose ticket was issued before the fault). */
-async function everyOperation(tag: string, uploadTicket: string): Promise<Answer[]> {
+/**
+ * Each tool once, and a blob upload and download whose tickets were issued before the
+ * fault (the read tool asks Nextcloud nothing: its blob GET meets the fault instead).
+ */
+async function everyOperation(
+  tag: string,
+  uploadTicket: string,
+  readTicket: string,
+): Promise<Answer[]> {
   const i = 'personal';
   const body = Buffer.from('upload body');
   return [
@@ -120,7 +127,10 @@ async function everyOperation(tag: string, uploadTicket: string): Promise<Answer
       callTool(agent, 'move', { instance: i, from: 'F/a.txt', to: `F/b-${tag}.txt` }),
     ),
     await timed('trash', () => callTool(agent, 'trash', { instance: i, path: 'F/a.txt' })),
-    await timed('read', () => callTool(transfer, 'read', { instance: i, path: 'F/a.txt' })),
+    await timed('blob GET', async () => {
+      const got = await getBlob(rig.url, readTicket, TRANSFER_TOKEN);
+      return JSON.parse(got.body.toString()) as Envelope;
+    }),
     await timed('write', () =>
       callTool(transfer, 'write', {
         instance: i,
@@ -130,6 +140,12 @@ async function everyOperation(tag: string, uploadTicket: string): Promise<Answer
       }),
     ),
   ];
+}
+
+async function readTicket(): Promise<string> {
+  const t = await callTool(transfer, 'read', { instance: 'personal', path: 'F/a.txt' });
+  expect(t.status).toBe('ok');
+  return String(t.blob_url);
 }
 
 async function uploadTicket(tag: string): Promise<string> {
@@ -151,11 +167,12 @@ describe('Nextcloud faults through the whole broker', () => {
       settleBeforeNext = 0;
       if (!(await rig.fake.exists('F/a.txt'))) await rig.fake.writeFile('F/a.txt', 'content of a');
       const ticket = await uploadTicket(f.fault.replace(/\W+/g, '-'));
+      const read = await readTicket();
       rig.fake.reset();
       f.set(rig);
       let answers: Answer[];
       try {
-        answers = await everyOperation(f.fault.replace(/\W+/g, '-'), ticket);
+        answers = await everyOperation(f.fault.replace(/\W+/g, '-'), ticket, read);
       } finally {
         rig.fake.reset();
         settleBeforeNext = f.settleMs ?? 0;
@@ -197,6 +214,7 @@ describe('Nextcloud faults through the whole broker', () => {
 describe('credential lock-out attack: Nextcloud rejects the app password (401)', () => {
   it('the first call answers nextcloud_auth without retry; every later one sends nothing', async () => {
     const ticket = await uploadTicket('auth');
+    const read = await readTicket();
     rig.fake.reset();
     rig.fake.faults.status = 401;
     try {
@@ -205,7 +223,7 @@ describe('credential lock-out attack: Nextcloud rejects the app password (401)',
       expect(rig.fake.requests).toHaveLength(1);
       // Even once Nextcloud would accept again, the broker does not try the password again.
       rig.fake.faults.status = null;
-      const later = await everyOperation('auth', ticket);
+      const later = await everyOperation('auth', ticket, read);
       for (const [op, env] of later) {
         expect(env, op).toMatchObject({ status: 'error', code: 'nextcloud_auth', retry: false });
         expect(String(env.hint), op).toMatch(/owner/);

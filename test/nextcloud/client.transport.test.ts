@@ -91,7 +91,7 @@ describe('download stall attack: a server that stops sending mid-body', () => {
 
   it('a connection cut mid-body fails the stream (unreachable), never a silent short file', async () => {
     const url = await serve((req, res) => {
-      res.writeHead(200, { 'content-length': '1000' });
+      res.writeHead(200, { 'content-length': '1000', etag: '"e1"' });
       res.write(Buffer.alloc(100, 1), () => req.socket.destroy());
     }, 1000);
     const { stream } = await client(url, 5000).readStream('f.bin');
@@ -105,7 +105,7 @@ describe('download stall attack: a server that stops sending mid-body', () => {
   it('a slow consumer (backpressure) is not idle: no timeout while it pauses', async () => {
     const size = 4 * 1024 * 1024;
     const url = await serve((_req, res) => {
-      res.writeHead(200, { 'content-length': String(size) });
+      res.writeHead(200, { 'content-length': String(size), etag: '"e1"' });
       res.end(Buffer.alloc(size, 7));
     }, size);
     const { stream } = await client(url, 150).readStream('f.bin');
@@ -121,7 +121,7 @@ describe('download stall attack: a server that stops sending mid-body', () => {
     const size = 8 * 1024 * 1024;
     let closed = false;
     const url = await serve((req, res) => {
-      res.writeHead(200, { 'content-length': String(size) });
+      res.writeHead(200, { 'content-length': String(size), etag: '"e1"' });
       res.end(Buffer.alloc(size, 7));
       req.socket.on('close', () => {
         closed = true;
@@ -190,22 +190,108 @@ describe('upload refused up front (Expect: 100-continue)', () => {
   });
 });
 
-describe('file swap race: the file changes between the check and the download', () => {
-  it('the GET carries If-Match with the checked etag; a 412 is "read again" (retry)', async () => {
-    let ifMatch: string | undefined;
-    const url = await serve((req, res) => {
-      ifMatch = req.headers['if-match'];
-      // As if the file had been replaced by a folder since the PROPFIND.
-      res.writeHead(412, { 'content-type': 'application/xml' });
-      res.end('<d:error xmlns:d="DAV:"/>');
-    }, 10);
-    const err = await rejectsWith(
-      client(url, 5000).readStream('f.bin'),
-      'precondition_failed',
-      true,
+describe('one GET: its own answer says whether it carries the file', () => {
+  /** A server that records each request and answers GET with `onGet`. */
+  async function recording(onGet: Handler, folder = false) {
+    const seen: string[] = [];
+    const server = createServer((req, res) => {
+      seen.push(`${req.method} ${req.headers['if-none-match'] ?? ''}`.trim());
+      req.resume();
+      if (req.method === 'PROPFIND') {
+        res.writeHead(207, { 'content-type': 'application/xml' });
+        res.end(
+          folder
+            ? STAT_XML(0).replace(
+                '<d:resourcetype/>',
+                '<d:resourcetype><d:collection/></d:resourcetype>',
+              )
+            : STAT_XML(10),
+        );
+      } else onGet(req, res);
+    });
+    servers.push(server);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen };
+  }
+  const banner: Handler = (_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html; charset=UTF-8', 'content-length': '6' });
+    res.end('<html>');
+  };
+
+  it('a file is one request: a GET, no PROPFIND, with the size and etag of its answer', async () => {
+    const { url, seen } = await recording((_req, res) => {
+      res.writeHead(200, { 'content-length': '5', etag: '"e9"' });
+      res.end('hello');
+    });
+    const got = await client(url, 5000).readStream('f.bin');
+    expect({ size: got.size, etag: got.etag }).toEqual({ size: 5, etag: '"e9"' });
+    expect((await readAll(got.stream)).toString()).toBe('hello');
+    expect(seen).toEqual(['GET']);
+  });
+
+  it("a folder's GET (200 text/html without an ETag) is refused as is_folder, never streamed", async () => {
+    const { url, seen } = await recording(banner, true);
+    const err = await rejectsWith(client(url, 5000).readStream('f.bin'), 'is_folder', false);
+    expect(err.message).toContain('is a folder');
+    // The stat comes only on this rare path, to word the refusal.
+    expect(seen).toEqual(['GET', 'PROPFIND']);
+  });
+
+  it('a file answered without an ETag is refused as unverifiable, not streamed', async () => {
+    const { url } = await recording(banner);
+    const err = await rejectsWith(client(url, 5000).readStream('f.bin'), 'bad_response');
+    expect(err.message).toContain('without an ETag');
+  });
+
+  it('If-None-Match the held etag: 304 answers unchanged with no stream', async () => {
+    const { url, seen } = await recording((req, res) => {
+      if (req.headers['if-none-match'] === '"e1"') {
+        res.writeHead(304, { etag: '"e1"' });
+        res.end();
+      } else {
+        res.writeHead(200, { 'content-length': '2', etag: '"e2"' });
+        res.end('v2');
+      }
+    });
+    const c = client(url, 5000);
+    expect(await c.readStream('f.bin', { ifNoneMatch: '"e1"' })).toEqual({
+      unchanged: true,
+      etag: '"e1"',
+    });
+    const changed = await c.readStream('f.bin', { ifNoneMatch: '"e0"' });
+    expect(changed.unchanged).toBe(false);
+    if (!changed.unchanged) expect((await readAll(changed.stream)).toString()).toBe('v2');
+    expect(seen).toEqual(['GET "e1"', 'GET "e0"']);
+  });
+
+  it('a 304 naming another etag than the one sent (or none) is bad_response', async () => {
+    const { url } = await recording((_req, res) => {
+      res.writeHead(304, { etag: '"other"' });
+      res.end();
+    });
+    await rejectsWith(
+      client(url, 5000).readStream('f.bin', { ifNoneMatch: '"e1"' }),
+      'bad_response',
     );
-    expect(ifMatch).toBe('"e1"');
-    expect(err.message).toContain('`broker fetch stub:f.bin` again');
+  });
+
+  it('attack: an If-None-Match that is not one quoted etag is refused before any request', async () => {
+    const { url, seen } = await recording(banner);
+    const c = client(url, 5000);
+    for (const bad of [
+      '"e1"\r\nX-Injected: 1',
+      '"e1"\n',
+      `"${'a'.repeat(199)}"`,
+      'e1',
+      'W/"e1"',
+      '*',
+      '"a", "b"',
+      '""',
+      '"caf\u00e9"',
+    ]) {
+      await rejectsWith(c.readStream('f.bin', { ifNoneMatch: bad }), 'invalid_argument', false);
+    }
+    expect(seen).toEqual([]);
   });
 });
 
@@ -276,7 +362,10 @@ describe('malformed replies', () => {
       res.writeHead(200, { 'content-length': '10' });
       res.end('0123456789');
     }, 10);
-    await rejectsWith(client(url, 5000).readStream('f.bin', { start: 2 }), 'unexpected_status');
+    await rejectsWith(
+      client(url, 5000).readStream('f.bin', { range: { start: 2 } }),
+      'unexpected_status',
+    );
   });
 
   it('a non-XML PROPFIND reply is bad_response', async () => {

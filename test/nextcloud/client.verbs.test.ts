@@ -245,38 +245,66 @@ describe('F6-F8 GET', () => {
     await rig.fake.mkdir('G/folder');
   });
 
-  it('streams a file with size and etag', async () => {
+  it('streams a file with size and etag, in one GET', async () => {
+    rig.sent();
     const { stream, size, etag } = await rig.client.readStream('G/data.bin');
     expect((await readAll(stream)).toString()).toBe('0123456789');
+    expect(rig.sent().map((r) => r.split(' ')[0])).toEqual(['GET']);
     expect(size).toBe(10);
     expect(etag).toBe((await rig.client.stat('G/data.bin')).etag);
   });
 
+  it('If-None-Match the current etag answers unchanged (304, no bytes); another etag streams', async () => {
+    const { etag } = await rig.client.stat('G/data.bin');
+    rig.fake.requests.length = 0;
+    expect(await rig.client.readStream('G/data.bin', { ifNoneMatch: etag ?? '' })).toEqual({
+      unchanged: true,
+      etag,
+    });
+    const other = await rig.client.readStream('G/data.bin', { ifNoneMatch: '"0123456789abc"' });
+    expect(other.unchanged).toBe(false);
+    if (!other.unchanged) expect((await readAll(other.stream)).toString()).toBe('0123456789');
+    expect(rig.fake.requests.map((r) => [r.method, r.headers['if-none-match']])).toEqual([
+      ['GET', etag],
+      ['GET', '"0123456789abc"'],
+    ]);
+  });
+
   it('F6 reads a range (206); an out-of-range start is 416', async () => {
-    const { stream, size } = await rig.client.readStream('G/data.bin', { start: 2, end: 5 });
+    const { stream, size } = await rig.client.readStream('G/data.bin', {
+      range: { start: 2, end: 5 },
+    });
     expect((await readAll(stream)).toString()).toBe('2345');
     expect(size).toBe(4);
     expect(rig.fake.requests.at(-1)?.headers['range']).toBe('bytes=2-5');
-    const open = await rig.client.readStream('G/data.bin', { start: 7 });
+    const open = await rig.client.readStream('G/data.bin', { range: { start: 7 } });
     expect((await readAll(open.stream)).toString()).toBe('789');
     await rejectsWith(
-      rig.client.readStream('G/data.bin', { start: 50 }),
+      rig.client.readStream('G/data.bin', { range: { start: 50 } }),
       'range_not_satisfiable',
       false,
     );
     await rejectsWith(
-      rig.client.readStream('G/data.bin', { start: 5, end: 2 }),
+      rig.client.readStream('G/data.bin', { range: { start: 5, end: 2 } }),
       'invalid_argument',
     );
   });
 
-  it('F7 refuses a folder before any GET (the server would answer 200 text/html)', async () => {
+  it('F7 refuses a folder: its GET is 200 text/html without an ETag, never handed out', async () => {
+    rig.sent();
     await rejectsWith(rig.client.readStream('G/folder'), 'is_folder', false);
-    expect(rig.sent().filter((r) => r.startsWith('GET'))).toEqual([]);
+    await rejectsWith(
+      rig.client.readStream('G/folder', { ifNoneMatch: '"x"' }),
+      'is_folder',
+      false,
+    );
+    expect(rig.sent().map((r) => r.split(' ')[0])).toEqual(['GET', 'PROPFIND', 'GET', 'PROPFIND']);
   });
 
-  it('F8 a missing file is not_found', async () => {
+  it('F8 a missing file is not_found, from the GET alone', async () => {
+    rig.sent();
     await rejectsWith(rig.client.readStream('G/missing.bin'), 'not_found', false);
+    expect(rig.sent().map((r) => r.split(' ')[0])).toEqual(['GET']);
   });
 });
 

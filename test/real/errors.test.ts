@@ -8,7 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import { nextSecond } from '../../fakes/nextcloud.js';
 import { useRealRig } from './rig.js';
-import { putBlob } from '../../support/blobs.js';
+import { fetchedEtag, getBlob, putBlob } from '../../support/blobs.js';
 import { call } from '../../support/mcp.js';
 import { startBrokerOn } from '../../support/daemon.js';
 
@@ -22,24 +22,34 @@ async function putAsAgent(blobUrl: string, body: string): Promise<Record<string,
 
 /** A write ticket for `path` replacing the version it has now. */
 async function replaceTicket(path: string, size: number): Promise<Record<string, unknown>> {
-  const read = await call(rig.transfer, 'read', { instance: 'personal', path });
+  const etag = await fetchedEtag(rig.broker.url, rig.transfer, path, {
+    token: rig.broker.config.tokens.transfer,
+  });
   const ticket = await call(rig.transfer, 'write', {
     instance: 'personal',
     path,
     size,
-    if_match: read.etag,
+    if_match: etag,
   });
   expect(ticket.status).toBe('ok');
-  return { ...ticket, read_etag: read.etag };
+  return { ...ticket, read_etag: etag };
 }
 
 describe('404: not found', () => {
-  it('list, read, move and trash of a missing path say to check the path', async () => {
+  it('list, the blob GET, move and trash of a missing path say to check the path', async () => {
     await rig.owner.mkdirs('Nf');
     await rig.broker.grant([{ path: 'Nf', mode: 'write' }]);
+    // The read tool asks Nextcloud nothing: the blob GET finds the path missing.
+    const read = await call(rig.transfer, 'read', { instance: 'personal', path: 'Nf/none.txt' });
+    const blob = await getBlob(
+      rig.broker.url,
+      String(read.blob_url),
+      rig.broker.config.tokens.transfer,
+    );
+    expect(blob.status).toBe(403);
     const answers = [
       await call(rig.agent, 'list', { instance: 'personal', path: 'Nf/none' }),
-      await call(rig.transfer, 'read', { instance: 'personal', path: 'Nf/none.txt' }),
+      JSON.parse(blob.body.toString()) as Record<string, unknown>,
       await call(rig.agent, 'move', { instance: 'personal', from: 'Nf/none', to: 'Nf/x' }),
       await call(rig.agent, 'trash', { instance: 'personal', path: 'Nf/none' }),
     ];
@@ -117,7 +127,9 @@ describe('423: locked by someone else', () => {
   it('write, move and trash of a file the owner\u2019s own client locked: error, retry later', async () => {
     await rig.owner.writeFile('Lk/a.txt', 'v1');
     await rig.broker.grant([{ path: 'Lk', mode: 'write' }]);
-    const read = await call(rig.transfer, 'read', { instance: 'personal', path: 'Lk/a.txt' });
+    const before = await fetchedEtag(rig.broker.url, rig.transfer, 'Lk/a.txt', {
+      token: rig.broker.config.tokens.transfer,
+    });
     await rig.owner.tokenLock('Lk/a.txt');
     const ticket = await replaceTicket('Lk/a.txt', 5);
     expect(await putAsAgent(ticket.blob_url as string, 'agent')).toMatchObject({
@@ -132,7 +144,7 @@ describe('423: locked by someone else', () => {
       expect(answer).toMatchObject({ status: 'error', code: 'locked', retry: true });
     expect(await rig.owner.read('Lk/a.txt')).toBe('v1');
     // The lock changed the etag: the version read before it no longer matches.
-    expect(ticket.read_etag).not.toBe(read.etag);
+    expect(ticket.read_etag).not.toBe(before);
   });
 });
 

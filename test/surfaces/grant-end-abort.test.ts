@@ -12,6 +12,7 @@ import { request } from 'node:http';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startBroker, type Broker } from '../../support/daemon.js';
+import { getBlob } from '../../support/blobs.js';
 import { call } from '../../support/mcp.js';
 import { ManualTimers } from '../../support/timers.js';
 import { TRANSFER_TOKEN } from '../../support/tokens.js';
@@ -100,7 +101,7 @@ describe('attack: start a download just before the grant expires', () => {
   });
 });
 
-describe('attack: revoke while a slow PROPFIND is on its way', () => {
+describe('attack: revoke while a slow request to Nextcloud is on its way', () => {
   it('list answers refused (the grant was revoked), not the listing', async () => {
     await broker.fake.writeFile('SlowList/secret-name.txt', 'x');
     const id = await broker.grant([{ path: 'SlowList', mode: 'read' }]);
@@ -144,18 +145,25 @@ describe('attack: revoke while a slow PROPFIND is on its way', () => {
     expect(await broker.fake.exists('SlowTrash/a.txt')).toBe(true);
   });
 
-  it('read answers refused instead of a ticket', async () => {
-    await broker.fake.writeFile('SlowRead/a.txt', 'x');
+  it('a blob GET whose GET is on its way answers refused, not the bytes', async () => {
+    await broker.fake.writeFile('SlowRead/a.txt', 'secret bytes');
     const id = await broker.grant([{ path: 'SlowRead', mode: 'read' }]);
+    const ticket = await call(transfer, 'read', { instance: 'personal', path: 'SlowRead/a.txt' });
     broker.fake.faults.slowMs = SLOW_MS;
     try {
       const seen = broker.fake.requests.length;
-      const answer = call(transfer, 'read', { instance: 'personal', path: 'SlowRead/a.txt' });
-      await until('the stat', () => broker.fake.requests.length > seen);
+      const answer = getBlob(broker.url, String(ticket.blob_url), TRANSFER_TOKEN);
+      await until('the GET', () =>
+        broker.fake.requests.slice(seen).some((r) => r.method === 'GET'),
+      );
       await broker.gateway.decide(`revoke ${id}`);
       const got = await answer;
-      expect(got).toMatchObject({ status: 'refused', code: 'grant_revoked' });
-      expect(got.blob_url).toBeUndefined();
+      expect(got.status).toBe(403);
+      expect(JSON.parse(got.body.toString())).toMatchObject({
+        status: 'refused',
+        code: 'grant_revoked',
+      });
+      expect(got.body.toString()).not.toContain('secret bytes');
     } finally {
       broker.fake.faults.slowMs = 0;
     }

@@ -4,6 +4,8 @@
  * and revocation or expiry cutting what is in flight.
  */
 import { createHash, randomBytes } from 'node:crypto';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { request } from 'node:http';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -13,11 +15,27 @@ import { call } from '../../support/mcp.js';
 import { getBlob, putBlob } from '../../support/blobs.js';
 import { rawExchange } from '../../support/raw-http.js';
 import { until } from '../../support/until.js';
+import { NextcloudClient } from '../../broker/nextcloud/index.js';
 
 const sha256 = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
 
 let broker: Broker;
 let transfer: Client;
+
+/** A file's etag as Nextcloud holds it (its PROPFIND getetag), asked without the broker. */
+async function etagOnServer(path: string): Promise<string | null> {
+  const client = new NextcloudClient({
+    name: 'personal',
+    url: broker.fake.url,
+    username: broker.fake.user,
+    app_password: broker.fake.password,
+  });
+  try {
+    return (await client.stat(path)).etag;
+  } finally {
+    client.close();
+  }
+}
 
 beforeAll(async () => {
   broker = await startBroker();
@@ -50,15 +68,20 @@ describe('read: a round trip with sha256', () => {
     const content = randomBytes(1024 * 1024 + 17);
     await broker.fake.writeFile('Rt/file.bin', content);
     await broker.grant([{ path: 'Rt', mode: 'read' }]);
+    broker.fake.requests.length = 0;
     const answer = await call(transfer, 'read', { instance: 'personal', path: 'Rt/file.bin' });
-    expect(answer).toMatchObject({ status: 'ok', size: content.length, path: 'Rt/file.bin' });
+    // The read tool asks Nextcloud nothing: size and etag come with the bytes.
+    expect(answer).toMatchObject({ status: 'ok', size: null, etag: null, path: 'Rt/file.bin' });
+    expect(broker.fake.requests).toEqual([]);
     expect(answer.blob_url).toBe(`/transfer/blobs/${answer.ticket as string}`);
     const got = await getBlob(broker.url, answer.blob_url as string, TRANSFER_TOKEN);
+    // One request to Nextcloud for the whole fetch: a GET, no PROPFIND.
+    expect(broker.fake.requests.map((r) => r.method)).toEqual(['GET']);
     expect(got.status).toBe(200);
     expect(got.complete).toBe(true);
     expect(got.body.equals(content)).toBe(true);
     expect(got.headers['x-broker-size']).toBe(String(content.length));
-    expect(got.headers.etag).toBe(answer.etag);
+    expect(got.headers.etag).toBe(await etagOnServer('Rt/file.bin'));
     expect(got.trailers['x-broker-sha256']).toBe(sha256(content));
     expect(got.trailers['x-broker-size']).toBe(String(content.length));
     // The outcome line follows the last byte; give its fsync a moment.
@@ -126,25 +149,52 @@ describe('read: a round trip with sha256', () => {
     }
   });
 
-  it('refused without a grant; refused for a folder; not_found for a missing file', async () => {
+  it('refused without a grant; a folder or a missing file is refused at the blob GET, before any byte', async () => {
     await broker.fake.mkdir('RdDir/sub');
     await broker.grant([{ path: 'RdDir', mode: 'read' }]);
     expect(await call(transfer, 'read', { instance: 'personal', path: 'Other/x' })).toMatchObject({
       status: 'refused',
       code: 'no_grant',
     });
-    expect(await call(transfer, 'read', { instance: 'personal', path: 'RdDir/sub' })).toMatchObject(
-      {
+    const blob = async (path: string) => {
+      const ticket = await call(transfer, 'read', { instance: 'personal', path });
+      expect(ticket).toMatchObject({ status: 'ok', path });
+      const got = await getBlob(broker.url, String(ticket.blob_url), TRANSFER_TOKEN);
+      expect(got.headers['content-type']).toMatch(/^application\/json/);
+      return { status: got.status, envelope: JSON.parse(got.body.toString()) as unknown };
+    };
+    // The words the read tool used when it checked the path itself.
+    expect(await blob('RdDir/sub')).toEqual({
+      status: 403,
+      envelope: {
         status: 'refused',
         code: 'not_a_file',
+        message: '"RdDir/sub" is a folder, not a file; only files can be transferred',
       },
-    );
-    expect(
-      await call(transfer, 'read', { instance: 'personal', path: 'RdDir/none' }),
-    ).toMatchObject({
-      status: 'refused',
-      code: 'not_found',
     });
+    expect(await blob('RdDir/none')).toEqual({
+      status: 403,
+      envelope: {
+        status: 'refused',
+        code: 'not_found',
+        message: "'RdDir/none' does not exist on instance 'personal': check the path with list",
+      },
+    });
+  });
+
+  it('a file replaced by a folder between the read tool and the blob GET is refused', async () => {
+    await broker.fake.writeFile('Swap/a.txt', 'a file for now');
+    await broker.grant([{ path: 'Swap', mode: 'read' }]);
+    const ticket = await call(transfer, 'read', { instance: 'personal', path: 'Swap/a.txt' });
+    await rm(join(broker.fake.root, 'Swap', 'a.txt'));
+    await broker.fake.mkdir('Swap/a.txt/inner');
+    const got = await getBlob(broker.url, String(ticket.blob_url), TRANSFER_TOKEN);
+    expect(got.status).toBe(403);
+    expect(JSON.parse(got.body.toString())).toMatchObject({
+      status: 'refused',
+      code: 'not_a_file',
+    });
+    expect(got.body.toString()).not.toContain('WebDAV');
   });
 
   it('a ticket dies with its grant: revoked before use → refused grant_revoked, nothing read', async () => {
@@ -187,13 +237,17 @@ describe('read: a round trip with sha256', () => {
 });
 
 describe('infrastructure errors', () => {
-  it('read, write, checkout and checkin answer error (with retry advice) when Nextcloud fails', async () => {
+  it('the blob GET, write, checkout and checkin answer error (with retry advice) when Nextcloud fails', async () => {
     await broker.fake.writeFile('Inf/a.txt', 'a');
     await broker.grant([{ path: 'Inf', mode: 'write' }]);
     const out = await call(transfer, 'checkout', { instance: 'personal', path: 'Inf/a.txt' });
+    const read = await call(transfer, 'read', { instance: 'personal', path: 'Inf/a.txt' });
     broker.fake.faults.status = 503;
+    // The read tool asks Nextcloud nothing; its blob GET meets the failure.
+    const blob = await getBlob(broker.url, String(read.blob_url), TRANSFER_TOKEN);
+    expect(blob.status).toBe(502);
     const answers = [
-      await call(transfer, 'read', { instance: 'personal', path: 'Inf/a.txt' }),
+      JSON.parse(blob.body.toString()) as Record<string, unknown>,
       await call(transfer, 'write', {
         instance: 'personal',
         path: 'Inf/b.txt',
@@ -257,12 +311,11 @@ describe('write: never clobbers', () => {
         if_match: '"stale"',
       }),
     ).toMatchObject({ status: 'refused', code: 'conflict' });
-    const read = await call(transfer, 'read', { instance: 'personal', path: 'Up2/x.txt' });
     const replace = await call(transfer, 'write', {
       instance: 'personal',
       path: 'Up2/x.txt',
       size: 3,
-      if_match: read.etag,
+      if_match: await etagOnServer('Up2/x.txt'),
     });
     expect(replace.status).toBe('ok');
     // The file changes between the ticket and the PUT: Nextcloud's 412 wins.
@@ -362,11 +415,11 @@ describe('checkout and checkin', () => {
   it('locks, streams, checks in under the lock, verifies and unlocks', async () => {
     await broker.fake.writeFile('Co/doc.txt', 'version 1');
     await broker.grant([{ path: 'Co', mode: 'write' }]);
-    const before = await call(transfer, 'read', { instance: 'personal', path: 'Co/doc.txt' });
+    const before = await etagOnServer('Co/doc.txt');
     const out = await call(transfer, 'checkout', { instance: 'personal', path: 'Co/doc.txt' });
     expect(out).toMatchObject({ status: 'ok', size: 9 });
     // Locking gave the file a new etag: the checkout answers the one under the lock.
-    expect(out.etag).not.toBe(before.etag);
+    expect(out.etag).not.toBe(before);
     const token = out.lock_token as string;
     expect(broker.fake.lockOf('Co/doc.txt')).toMatchObject({ type: 'token', token });
     const got = await getBlob(broker.url, out.blob_url as string, TRANSFER_TOKEN);
@@ -392,8 +445,7 @@ describe('checkout and checkin', () => {
     expect(broker.fake.lockOf('Co/doc.txt')).toBeUndefined();
     // Unlocking gave the file a new etag; the answer carries that one, not the one under
     // the lock, so the agent can replace this version later.
-    const now = await call(transfer, 'read', { instance: 'personal', path: 'Co/doc.txt' });
-    expect(put.json.etag).toBe(now.etag);
+    expect(put.json.etag).toBe(await etagOnServer('Co/doc.txt'));
     // The lock token is never written to the audit log.
     expect(JSON.stringify(broker.auditLines())).not.toContain(token);
   });
@@ -426,8 +478,7 @@ describe('checkout and checkin', () => {
     });
     expect(answer).toMatchObject({ status: 'ok', unlocked: true });
     expect(broker.fake.lockOf('Co2/doc.txt')).toBeUndefined();
-    const now = await call(transfer, 'read', { instance: 'personal', path: 'Co2/doc.txt' });
-    expect(answer.etag).toBe(now.etag);
+    expect(answer.etag).toBe(await etagOnServer('Co2/doc.txt'));
     expect(answer.etag).not.toBe(out.etag);
   });
 

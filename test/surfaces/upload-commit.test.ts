@@ -7,7 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { putBlob, startPartialPut } from '../../support/blobs.js';
+import { fetchedEtag, putBlob, startPartialPut } from '../../support/blobs.js';
 import { startBroker, type Broker } from '../../support/daemon.js';
 import { call } from '../../support/mcp.js';
 import { TRANSFER_TOKEN } from '../../support/tokens.js';
@@ -37,8 +37,7 @@ const moves = (): RecordedRequest[] => broker.fake.requests.filter((r) => r.meth
 async function existing(path: string, content: string): Promise<{ etag: string; id: number }> {
   await broker.fake.writeFile(path, content);
   const id = await broker.grant([{ path: path.split('/')[0] ?? '', mode: 'write' }]);
-  const read = await call(transfer, 'read', { instance: 'personal', path });
-  return { etag: String(read.etag), id };
+  return { etag: await fetchedEtag(broker.url, transfer, path), id };
 }
 
 async function replaceTicket(path: string, etag: string, body: Buffer, declared = sha256(body)) {
