@@ -8,114 +8,11 @@ import type { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { ExitCode } from '../command.js';
 import { CliError } from './errors.js';
-import { isObject, optionalString, parseJson } from './json.js';
+import { parseJson } from './json.js';
+import { asEnvelope, envelopeFailure, type Envelope } from './envelope.js';
 import type { ClientEnv } from './env.js';
 import { BROKER_VERSION } from '../../broker/base/version.js';
 import { McpCallError, McpHttpClient } from './mcp-http.js';
-
-/** A result envelope (docs/contracts.md §5), as much of it as the CLI reads. */
-export interface Envelope {
-  readonly status: 'ok' | 'refused' | 'error' | 'pending';
-  readonly message: string;
-  readonly code?: string;
-  readonly retry?: boolean;
-  readonly hint?: string;
-  readonly [field: string]: unknown;
-}
-
-const STATUSES: ReadonlySet<unknown> = new Set(['ok', 'refused', 'error', 'pending']);
-
-/**
- * `value` as an envelope, or undefined when it is not one: a known status, and the fields
- * the CLI reads of the types it reads them as (a missing message is ''). Other fields
- * pass through for the command to read (a ticket's blob_url, size, etag).
- */
-export function asEnvelope(value: unknown): Envelope | undefined {
-  if (!isObject(value) || !STATUSES.has(value.status)) return undefined;
-  const { message, code, retry, hint } = value;
-  if (!optionalString(message) || !optionalString(code) || !optionalString(hint)) return undefined;
-  if (retry !== undefined && typeof retry !== 'boolean') return undefined;
-  return { ...value, message: message ?? '' } as Envelope;
-}
-
-/**
- * Refusals that a grant would change: the next step is to request access. By prefix, so
- * every grant code (`grant_ended`, `grant_revoked`, `grant_expired`, any later one) is one.
- */
-const needsAccess = (code: string | undefined): boolean =>
-  code === undefined ||
-  code === 'no_grant' ||
-  code === 'unknown_instance' ||
-  code.startsWith('grant_');
-
-/** Envelope codes that mean "this would overwrite something": exit 5. */
-const CLOBBER_CODES = new Set([
-  'conflict',
-  'precondition_failed',
-  'exists',
-  'destination_exists',
-  'changed',
-]);
-
-interface FailureRule {
-  readonly matches: (env: Envelope) => boolean;
-  readonly exitCode: ExitCode;
-  readonly prefix: string;
-  readonly nextStep: (env: Envelope) => string;
-}
-
-/** Any other failure: infrastructure (exit 2), with the broker's retry advice. */
-const INFRASTRUCTURE_RULE: FailureRule = {
-  matches: () => true,
-  exitCode: ExitCode.infrastructure,
-  prefix: '',
-  nextStep: (e) => (e.retry === false ? 'do not retry; see the message' : 'retry later'),
-};
-
-/** How a non-ok envelope maps to the exit codes (docs/contracts.md §6); the first rule wins. */
-const FAILURE_RULES: readonly FailureRule[] = [
-  {
-    matches: (e) => e.status === 'refused' && e.code !== undefined && CLOBBER_CODES.has(e.code),
-    exitCode: ExitCode.clobber,
-    prefix: 'clobber refused: ',
-    nextStep: () => 'fetch the current version, merge your change, then push again',
-  },
-  {
-    matches: (e) => e.code === 'verification_failed',
-    exitCode: ExitCode.verification,
-    prefix: 'verification failed: ',
-    nextStep: () => 'treat the remote copy as corrupt: fetch it to inspect, then try again',
-  },
-  {
-    // The broker could not record the operation: an infrastructure failure, not a verdict.
-    matches: (e) => e.code === 'audit_unavailable',
-    exitCode: ExitCode.infrastructure,
-    prefix: '',
-    nextStep: () => 'retry later; the broker owner must fix its audit log',
-  },
-  {
-    // Every refusal, whatever its code: the wall or a grant said no (exit 3, never 2).
-    matches: (e) => e.status === 'refused' || e.status === 'pending',
-    exitCode: ExitCode.refused,
-    prefix: 'refused: ',
-    nextStep: (e) =>
-      needsAccess(e.code)
-        ? 'ask for access with request_access (and wait for the owner); do not retry as is'
-        : 'change what the message names; do not retry as is',
-  },
-];
-
-/** Turns a non-ok envelope into the CLI failure with the contract's exit code. */
-export function envelopeFailure(env: Envelope, what: string): CliError {
-  const detail = env.message !== '' ? env.message : `${what} failed`;
-  const rule = FAILURE_RULES.find((r) => r.matches(env)) ?? INFRASTRUCTURE_RULE;
-  return new CliError(
-    rule.exitCode,
-    `${rule.prefix}${detail}`,
-    env.hint ?? rule.nextStep(env),
-    env.code === undefined ? {} : { code: env.code },
-  );
-}
 
 /** A broker answer body as an envelope; read at most 64 KiB (an answer is one short line). */
 async function readEnvelope(res: IncomingMessage): Promise<Envelope | undefined> {
@@ -170,6 +67,62 @@ function authFailure(): CliError {
     'the broker rejected BROKER_TRANSFER_TOKEN (401)',
     'set BROKER_TRANSFER_TOKEN to tokens.transfer from the broker config (not the agent token)',
   );
+}
+
+/** A blob GET answered 200: what the broker announced, and the bytes still to read. */
+export interface BlobStream {
+  readonly unchanged: false;
+  readonly size: number | null;
+  readonly etag: string | null;
+  /** Streams the bytes into the writable `open` gives (see saveBlob). */
+  save(open: () => Promise<Writable>): Promise<{ sha256: string; size: number }>;
+  /** Drops the bytes unread (the caller will not take them). */
+  discard(): void;
+}
+
+/** The broker's answer to a blob GET: the bytes, or that the caller's copy is current. */
+export type BlobAnswer = BlobStream | { readonly unchanged: true; readonly etag: string };
+
+/**
+ * Streams a 200 blob answer into the writable `open` gives (opened only now, so nothing
+ * is created locally for a refusal). Resolves with what the broker says it streamed
+ * (the `x-broker-sha256` / `x-broker-size` trailers), for the caller to compare; a
+ * stream the broker cut ends with the `x-broker-envelope` trailer instead, which
+ * becomes its failure (a revoke: exit 3 with the code).
+ */
+async function saveBlob(
+  res: IncomingMessage,
+  open: () => Promise<Writable>,
+): Promise<{ sha256: string; size: number }> {
+  let sink: Writable;
+  try {
+    sink = await open();
+  } catch (err) {
+    res.destroy();
+    throw err;
+  }
+  try {
+    await pipeline(res, sink);
+  } catch (err) {
+    if (err instanceof CliError) throw err;
+    throw new CliError(
+      ExitCode.infrastructure,
+      'the connection to the broker dropped during the transfer',
+      'retry later; nothing was staged',
+    );
+  }
+  const cut = trailerEnvelope(res.trailers[ENVELOPE_TRAILER]);
+  if (cut !== undefined) throw envelopeFailure(cut, 'transfer');
+  const sha256 = res.trailers['x-broker-sha256'];
+  const size = Number(res.trailers['x-broker-size']);
+  if (typeof sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(sha256) || !Number.isSafeInteger(size)) {
+    throw new CliError(
+      ExitCode.infrastructure,
+      'the transfer ended without the broker confirming it (no checksum trailer)',
+      'retry; nothing was staged',
+    );
+  }
+  return { sha256, size };
 }
 
 export class TransferClient {
@@ -260,18 +213,17 @@ export class TransferClient {
   }
 
   /**
-   * Streams a blob into the writable `open` gives once the broker has answered 200 (so
-   * nothing is created locally for a refusal). Resolves with what the broker says it
-   * streamed (the `x-broker-sha256` / `x-broker-size` trailers), for the caller to
-   * compare; a stream the broker cut ends with the `x-broker-envelope` trailer instead,
-   * which becomes its failure (a revoke: exit 3 with the code).
+   * A blob GET, read up to the broker's head: 200 gives the size and etag it announced
+   * (`x-broker-size`, `ETag`) and the bytes to `save`; with `ifNoneMatch` (the etag of
+   * the copy the caller holds), 304 says that copy is current. Anything else fails.
    */
-  async download(
-    blobUrl: string,
-    open: () => Promise<Writable>,
-  ): Promise<{ sha256: string; size: number; etag: string | null }> {
+  async download(blobUrl: string, ifNoneMatch?: string): Promise<BlobAnswer> {
     // TE: trailers: the broker then says why it cut a stream (a revoke) in the trailer.
-    const req = this.blobRequest(blobUrl, 'GET', { te: 'trailers', connection: 'keep-alive, TE' });
+    const req = this.blobRequest(blobUrl, 'GET', {
+      te: 'trailers',
+      connection: 'keep-alive, TE',
+      ...(ifNoneMatch === undefined ? {} : { 'if-none-match': ifNoneMatch }),
+    });
     const res = await new Promise<IncomingMessage>((resolve, reject) => {
       req.on('response', resolve);
       req.on('error', reject);
@@ -279,41 +231,25 @@ export class TransferClient {
     }).catch((err: unknown) => {
       throw unreachable(this.env, err);
     });
+    if (res.statusCode === 304 && ifNoneMatch !== undefined) {
+      res.resume();
+      if (res.headers.etag === ifNoneMatch) return { unchanged: true, etag: ifNoneMatch };
+      throw new CliError(
+        ExitCode.infrastructure,
+        'the broker answered "unchanged" without naming the version of the local copy',
+        'check that the CLI and broker versions match; nothing was changed locally',
+      );
+    }
     if (res.statusCode !== 200) throw await this.blobFailure(res);
-    let sink: Writable;
-    try {
-      sink = await open();
-    } catch (err) {
-      res.destroy();
-      throw err;
-    }
-    try {
-      await pipeline(res, sink);
-    } catch (err) {
-      if (err instanceof CliError) throw err;
-      throw new CliError(
-        ExitCode.infrastructure,
-        'the connection to the broker dropped during the transfer',
-        'retry later; nothing was staged',
-      );
-    }
-    const cut = trailerEnvelope(res.trailers[ENVELOPE_TRAILER]);
-    if (cut !== undefined) throw envelopeFailure(cut, 'transfer');
-    const sha256 = res.trailers['x-broker-sha256'];
-    const size = Number(res.trailers['x-broker-size']);
-    if (
-      typeof sha256 !== 'string' ||
-      !/^[0-9a-f]{64}$/.test(sha256) ||
-      !Number.isSafeInteger(size)
-    ) {
-      throw new CliError(
-        ExitCode.infrastructure,
-        'the transfer ended without the broker confirming it (no checksum trailer)',
-        'retry; nothing was staged',
-      );
-    }
+    const announced = Number(res.headers['x-broker-size'] ?? Number.NaN);
     const etag = res.headers.etag;
-    return { sha256, size, etag: typeof etag === 'string' ? etag : null };
+    return {
+      unchanged: false,
+      size: Number.isSafeInteger(announced) ? announced : null,
+      etag: typeof etag === 'string' ? etag : null,
+      save: (open) => saveBlob(res, open),
+      discard: () => res.destroy(),
+    };
   }
 
   /** Streams `source` (exactly `size` bytes) to a blob ticket; resolves with the broker's answer. */

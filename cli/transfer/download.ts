@@ -3,10 +3,11 @@
  * streamed, and record it in the CLI's state.
  */
 import { ExitCode } from '../command.js';
-import { blobUrlOf, type TransferClient } from './broker-client.js';
+import { blobUrlOf, type BlobStream, type TransferClient } from './broker-client.js';
 import { CliError } from './errors.js';
 import type { Outcome } from './output.js';
-import { progressFor } from './progress.js';
+import { progressFor, type Progress } from './progress.js';
+import { isQuotedEtag } from '../../broker/base/etag.js';
 import { checkTarget, digestFile, inspectFolders, stageFile } from './staging.js';
 import { noteLegacyManifests, planLocal } from './local-path.js';
 import { recordStaged, type StateStore } from './state.js';
@@ -71,33 +72,51 @@ export async function download(opts: DownloadOptions): Promise<Outcome> {
     opts.mode === 'checkout'
       ? await client.call('checkout', { instance: target.instance, path: target.path })
       : await client.call('read', { instance: target.instance, path: target.path });
+  // A broker before the one-request fetch answers the etag here; a newer one answers null
+  // and the etag comes with the bytes (the blob GET's ETag).
   const remoteEtag = str(ticket.etag);
   const lockToken = str(ticket.lock_token);
-
-  if (
+  // The local copy is the staged one, unedited: the record's etag names its version.
+  const held =
     opts.mode === 'fetch' &&
     local !== undefined &&
     !editedLocally &&
     entry !== undefined &&
-    entry.etag !== null &&
-    entry.etag === remoteEtag
-  ) {
-    return {
-      status: 'unchanged',
-      local_path: plan.file,
-      sha256: local.sha256,
-      size: local.size,
-      etag: remoteEtag,
-    };
-  }
+    entry.etag !== null
+      ? { etag: entry.etag, ...local }
+      : undefined;
+  const unchanged = (current: NonNullable<typeof held>): Outcome => ({
+    status: 'unchanged',
+    local_path: plan.file,
+    sha256: current.sha256,
+    size: current.size,
+    etag: current.etag,
+  });
+  if (held !== undefined && held.etag === remoteEtag) return unchanged(held);
 
-  const blobUrl = blobUrlOf(ticket);
-  const expectedSize = typeof ticket.size === 'number' ? ticket.size : null;
-  const progress = progressFor(opts.mode === 'checkout' ? 'checkout' : 'fetch', expectedSize);
+  let blob: BlobStream | undefined;
+  let progress: Progress | undefined;
   try {
+    const answer = await client.download(
+      blobUrlOf(ticket),
+      // Security: only a well-formed etag goes into the header (the record is a file on
+      // this host); with anything else the whole file comes again.
+      held !== undefined && isQuotedEtag(held.etag) ? held.etag : undefined,
+    );
+    // The broker found the local copy current (304): nothing was transferred.
+    if (answer.unchanged) {
+      // Only a download that named the copy's etag is ever answered so (client.download).
+      if (held === undefined) throw new Error('download: "unchanged" for a copy never named');
+      return unchanged(held);
+    }
+    blob = answer;
+    // From the tool's answer (a broker before the one-request fetch), else the blob's head.
+    const expectedSize = typeof ticket.size === 'number' ? ticket.size : answer.size;
+    const bar = progressFor(opts.mode, expectedSize);
+    progress = bar;
     const file = await stageFile(
       plan,
-      (open) => client.download(blobUrl, open),
+      (open) => answer.save(open),
       (got, streamed) => {
         // Security: rename into place only when what arrived is exactly what the broker sent.
         if (
@@ -112,9 +131,9 @@ export async function download(opts: DownloadOptions): Promise<Outcome> {
           );
         }
       },
-      (n) => progress.add(n),
+      (n) => bar.add(n),
     );
-    progress.stop();
+    bar.stop();
     // A fetch keeps a checkout's lock token: the lock is the remote file's, wherever the copy is.
     const keptLock = lockToken ?? (opts.mode === 'fetch' ? (entry?.lock_token ?? null) : null);
     const record = {
@@ -123,8 +142,9 @@ export async function download(opts: DownloadOptions): Promise<Outcome> {
       local_path: plan.file,
       sha256: file.digest.sha256,
       size: file.digest.size,
-      // The etag the tool answered: for a checkout, the one Nextcloud gave under the lock.
-      etag: remoteEtag ?? file.result.etag,
+      // The etag the tool answered (for a checkout, the one Nextcloud gave under the
+      // lock), else the one that came with the bytes.
+      etag: remoteEtag ?? answer.etag,
       ...(keptLock !== null ? { lock_token: keptLock } : {}),
     };
     const result = await recordStaged(
@@ -137,7 +157,8 @@ export async function download(opts: DownloadOptions): Promise<Outcome> {
     });
     return opts.mode === 'checkout' ? { ...result, locked: true } : result;
   } catch (err) {
-    progress.stop();
+    progress?.stop();
+    blob?.discard();
     if (opts.mode === 'checkout' && lockToken !== null) {
       // Do not leave a lock behind that nobody holds a record of.
       await client

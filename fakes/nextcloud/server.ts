@@ -17,7 +17,12 @@ import { defaultFaults, type FakeState } from './state.js';
 import { DiskStore } from './store.js';
 import { TrashBin } from './trash.js';
 import { UploadFolders } from './uploads.js';
-import type { FakeNextcloud, FakeNextcloudOptions, LockAsOptions } from './types.js';
+import type {
+  FakeNextcloud,
+  FakeNextcloudOptions,
+  LockAsOptions,
+  RecordedRequest,
+} from './types.js';
 
 async function listen(server: Server, port: number, host: string): Promise<number> {
   await new Promise<void>((resolve, reject) => {
@@ -76,10 +81,14 @@ export async function startFakeNextcloud(opts: FakeNextcloudOptions = {}): Promi
     server.emit('request', req, res);
   });
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-    state.requests.push({
+    const recorded: RecordedRequest = {
       method: req.method ?? '',
       path: req.url ?? '',
       headers: { ...req.headers },
+    };
+    state.requests.push(recorded);
+    res.on('finish', () => {
+      recorded.status = res.statusCode;
     });
     void (async () => {
       if (state.faults.slowMs > 0) {

@@ -35,6 +35,8 @@ export interface RecordedRequest {
   /** The raw request target as received (path and query, still percent-encoded). */
   path: string;
   headers: Record<string, string | string[] | undefined>;
+  /** The status it was answered with, once the whole answer went out. */
+  status?: number;
 }
 
 export interface FakeNextcloudOptions {

@@ -148,14 +148,21 @@ function cases(ctx: Ctx): Case[] {
         const dir = join(stage, 'personal', 'Cli', 'race');
         // The attacker moves the folder away and leaves a link in its place mid-download.
         const racing = Object.assign(Object.create(real) as TransferClient, {
-          download: (url: string, open: () => Promise<Writable>) =>
-            real.download(url, async () => {
-              // The folders exist once the broker said yes; swap them before a byte lands.
-              const sink = await open();
-              renameSync(dir, join(outside, 'race'));
-              symlinkSync(join(outside, 'race'), dir);
-              return sink;
-            }),
+          download: async (url: string, ifNoneMatch?: string) => {
+            const answer = await real.download(url, ifNoneMatch);
+            if (answer.unchanged) return answer;
+            return {
+              ...answer,
+              save: (open: () => Promise<Writable>) =>
+                answer.save(async () => {
+                  // The folders exist once the broker said yes; swap them before a byte lands.
+                  const sink = await open();
+                  renameSync(dir, join(outside, 'race'));
+                  symlinkSync(join(outside, 'race'), dir);
+                  return sink;
+                }),
+            };
+          },
         });
         const status = await attempt(() =>
           fetchInto(ctx, stage, 'Cli/race/a.txt', { client: racing }),

@@ -17,6 +17,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExitCode } from '../../cli/command.js';
 import { StateStore } from '../../cli/transfer/state.js';
+import { nextSecond } from '../../fakes/nextcloud.js';
 import { startBroker, type Broker } from '../../support/daemon.js';
 import { startCorruptingProxy } from './corrupting-proxy.js';
 import { runCli } from '../../support/processes.js';
@@ -42,9 +43,14 @@ describe('fetch', () => {
     await broker.fake.writeFile('Fetch/a.txt', 'hello from nextcloud');
     await broker.grant([{ path: 'Fetch', mode: 'read' }]);
     const stage = stageDir();
+    const seen = broker.fake.requests.length;
     const run = await runCli(['fetch', 'personal:Fetch/a.txt'], envFor(stage));
     expect(run.stderr).toBe('');
     expect(run.code).toBe(ExitCode.ok);
+    // One request to Nextcloud for the whole fetch: the GET, no PROPFIND.
+    expect(broker.fake.requests.slice(seen).map((r) => [r.method, r.status])).toEqual([
+      ['GET', 200],
+    ]);
     const local = join(stage, 'personal', 'Fetch', 'a.txt');
     expect(run.json).toMatchObject({
       status: 'fetched',
@@ -58,13 +64,106 @@ describe('fetch', () => {
     const record = await new StateStore(`${stage}.state`).get('personal', 'Fetch/a.txt');
     expect(record).toMatchObject({ local_path: local, sha256: sha('hello from nextcloud') });
 
-    // Fetching again while the remote is unchanged transfers nothing.
-    const blobGets = () => broker.fake.requests.filter((r) => r.method === 'GET').length;
-    const before = blobGets();
+    // The etag recorded is the one that came with the bytes (the read tool answers none).
+    expect(record?.etag).toMatch(/^"[0-9a-f]+"$/);
+    expect(run.json.etag).toBe(record?.etag);
+
+    // Fetching again while the remote is unchanged transfers nothing: one conditional
+    // GET, answered 304 without a body.
+    const before = broker.fake.requests.length;
     const again = await runCli(['fetch', 'personal:Fetch/a.txt'], envFor(stage));
     expect(again.code).toBe(ExitCode.ok);
-    expect(again.json.status).toBe('unchanged');
-    expect(blobGets()).toBe(before);
+    expect(again.json).toMatchObject({ status: 'unchanged', etag: record?.etag });
+    expect(
+      broker.fake.requests
+        .slice(before)
+        .map((r) => [r.method, r.headers['if-none-match'], r.status]),
+    ).toEqual([['GET', record?.etag, 304]]);
+    const outcome = broker
+      .auditLines()
+      .filter((l) => l.tool === 'blob_get')
+      .at(-1);
+    expect(outcome).toMatchObject({ event: 'outcome', outcome: 'ok', unchanged: true });
+    expect(outcome?.sha256).toBeUndefined();
+  });
+
+  it('a changed file is fetched again (200) and its new etag recorded', async () => {
+    await broker.fake.writeFile('Changed/a.txt', 'version one');
+    await broker.grant([{ path: 'Changed', mode: 'read' }]);
+    const stage = stageDir();
+    const first = await runCli(['fetch', 'personal:Changed/a.txt'], envFor(stage));
+    expect(first.code).toBe(ExitCode.ok);
+    await nextSecond();
+    await broker.fake.writeFile('Changed/a.txt', 'version two, longer');
+    const before = broker.fake.requests.length;
+    const again = await runCli(['fetch', 'personal:Changed/a.txt'], envFor(stage));
+    expect(again.code).toBe(ExitCode.ok);
+    expect(again.json).toMatchObject({ status: 'fetched', size: 19 });
+    expect(again.json.etag).not.toBe(first.json.etag);
+    expect(
+      broker.fake.requests
+        .slice(before)
+        .map((r) => [r.method, r.headers['if-none-match'], r.status]),
+    ).toEqual([['GET', first.json.etag, 200]]);
+    const local = join(stage, 'personal', 'Changed', 'a.txt');
+    expect(readFileSync(local, 'utf8')).toBe('version two, longer');
+    const record = await new StateStore(`${stage}.state`).get('personal', 'Changed/a.txt');
+    expect(record).toMatchObject({ etag: again.json.etag, sha256: sha('version two, longer') });
+  });
+
+  it('attack: a record whose etag is not one quoted etag never reaches a header; the file comes whole', async () => {
+    await broker.fake.writeFile('Tamper/a.txt', 'the remote file');
+    await broker.grant([{ path: 'Tamper', mode: 'read' }]);
+    const stage = stageDir();
+    expect((await runCli(['fetch', 'personal:Tamper/a.txt'], envFor(stage))).code).toBe(
+      ExitCode.ok,
+    );
+    const state = new StateStore(`${stage}.state`);
+    const record = await state.get('personal', 'Tamper/a.txt');
+    for (const etag of [`${String(record?.etag)}\r\nX-Injected: 1`, 'bare', '*']) {
+      if (record === undefined) throw new Error('no record');
+      await state.put({ ...record, etag });
+      const before = broker.fake.requests.length;
+      const again = await runCli(['fetch', 'personal:Tamper/a.txt'], envFor(stage));
+      expect(again.code, etag).toBe(ExitCode.ok);
+      expect(again.json, etag).toMatchObject({ status: 'fetched', etag: record.etag });
+      const sent = broker.fake.requests.slice(before);
+      expect(
+        sent.map((r) => [r.method, r.headers['if-none-match'], r.status]),
+        etag,
+      ).toEqual([['GET', undefined, 200]]);
+      expect(sent.some((r) => 'x-injected' in r.headers)).toBe(false);
+    }
+  });
+
+  it('a folder or a missing file → exit 3 with the code and words of the refusal, nothing staged', async () => {
+    await broker.fake.mkdir('Which/dir');
+    await broker.grant([{ path: 'Which', mode: 'read' }]);
+    const stage = stageDir();
+    const before = broker.fake.requests.length;
+    const folder = await runCli(['fetch', 'personal:Which/dir'], envFor(stage));
+    expect(folder.code).toBe(ExitCode.refused);
+    expect(folder.json).toMatchObject({
+      status: 'failed',
+      code: 'not_a_file',
+      error: 'refused: "Which/dir" is a folder, not a file; only files can be transferred',
+    });
+    const missing = await runCli(['fetch', 'personal:Which/none.txt'], envFor(stage));
+    expect(missing.code).toBe(ExitCode.refused);
+    expect(missing.json).toMatchObject({
+      status: 'failed',
+      code: 'not_found',
+      error:
+        "refused: 'Which/none.txt' does not exist on instance 'personal': check the path with list",
+    });
+    expect(readdirSync(stage)).toEqual([]);
+    // The folder's GET (the banner page) and the stat that words its refusal; the missing
+    // file's GET alone.
+    expect(broker.fake.requests.slice(before).map((r) => r.method)).toEqual([
+      'GET',
+      'PROPFIND',
+      'GET',
+    ]);
   });
 
   it('no grant → exit 3, nothing staged, Nextcloud never asked', async () => {

@@ -3,7 +3,7 @@
  * push, checkout, checkin and audit verify, each checked on the server itself.
  */
 import { createHash } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ExitCode } from '../../cli/command.js';
@@ -31,21 +31,57 @@ describe('fetch', () => {
     expect(readFileSync(join(stage, 'personal', 'Fetch', 'a.txt'), 'utf8')).toBe(
       'hello from a real nextcloud',
     );
+    // The etag recorded came with the bytes (the blob GET's ETag): the server's own.
+    const record = await new StateStore(`${stage}.state`).get('personal', 'Fetch/a.txt');
+    expect(record?.etag).toBe(etag);
+    // Again, unchanged: the conditional GET is answered 304, audited as unchanged.
     const again = await rig.cli(['fetch', 'personal:Fetch/a.txt'], stage);
-    expect(again.json.status).toBe('unchanged');
+    expect(again.code).toBe(ExitCode.ok);
+    expect(again.json).toMatchObject({ status: 'unchanged', etag });
+    expect(
+      rig.broker
+        .auditLines()
+        .filter((l) => l.tool === 'blob_get')
+        .at(-1),
+    ).toMatchObject({
+      event: 'outcome',
+      unchanged: true,
+      etag,
+    });
+    // Changed by the owner: fetched again, the new etag recorded.
+    await nextSecond();
+    const changed = await rig.owner.writeFile('Fetch/a.txt', 'changed on the real nextcloud');
+    const third = await rig.cli(['fetch', 'personal:Fetch/a.txt'], stage);
+    expect(third.json).toMatchObject({ status: 'fetched', etag: changed, size: 29 });
+    expect(readFileSync(join(stage, 'personal', 'Fetch', 'a.txt'), 'utf8')).toBe(
+      'changed on the real nextcloud',
+    );
+    expect((await new StateStore(`${stage}.state`).get('personal', 'Fetch/a.txt'))?.etag).toBe(
+      changed,
+    );
   });
 
-  it('a missing file is refused (exit 3), a folder is not a file', async () => {
+  it('a missing file or a folder is refused at the blob GET (exit 3, the same words), nothing staged', async () => {
     await rig.owner.mkdirs('Fetch2/dir');
     await rig.broker.grant([{ path: 'Fetch2', mode: 'read' }]);
     const stage = rig.stage();
     const missing = await rig.cli(['fetch', 'personal:Fetch2/nope.txt'], stage);
     expect(missing.code).toBe(ExitCode.refused);
-    expect(missing.json.status).toBe('failed');
-    expect(String(missing.json.error)).toMatch(/does not exist/);
+    expect(missing.json).toMatchObject({
+      status: 'failed',
+      code: 'not_found',
+      error:
+        "refused: 'Fetch2/nope.txt' does not exist on instance 'personal': check the path with list",
+    });
+    // The folder's GET is the 200 banner page without an ETag: never staged as the file.
     const folder = await rig.cli(['fetch', 'personal:Fetch2/dir'], stage);
     expect(folder.code).toBe(ExitCode.refused);
-    expect(String(folder.json.error)).toMatch(/is a folder/);
+    expect(folder.json).toMatchObject({
+      status: 'failed',
+      code: 'not_a_file',
+      error: 'refused: "Fetch2/dir" is a folder, not a file; only files can be transferred',
+    });
+    expect(readdirSync(stage)).toEqual([]);
   });
 });
 

@@ -60,6 +60,27 @@ describe('404: not found', () => {
   });
 });
 
+describe('a file replaced by a folder after the read tool answered', () => {
+  it('the blob GET refuses it (not_a_file): the banner page is never the file', async () => {
+    await rig.owner.writeFile('Sw/a.txt', 'a file for now');
+    await rig.broker.grant([{ path: 'Sw', mode: 'read' }]);
+    const read = await call(rig.transfer, 'read', { instance: 'personal', path: 'Sw/a.txt' });
+    expect((await rig.owner.del('Sw/a.txt')).status).toBe(204);
+    await rig.owner.mkdirs('Sw/a.txt');
+    const blob = await getBlob(
+      rig.broker.url,
+      String(read.blob_url),
+      rig.broker.config.tokens.transfer,
+    );
+    expect(blob.status).toBe(403);
+    expect(JSON.parse(blob.body.toString())).toEqual({
+      status: 'refused',
+      code: 'not_a_file',
+      message: '"Sw/a.txt" is a folder, not a file; only files can be transferred',
+    });
+  });
+});
+
 describe('409: a missing parent folder', () => {
   it('mkdir and move into a missing folder name the folder to create first', async () => {
     await rig.owner.writeFile('Cf/a.txt', 'a');

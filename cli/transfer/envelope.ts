@@ -1,0 +1,111 @@
+/**
+ * The broker's answers as the CLI reads them: a result envelope (docs/contracts.md §5)
+ * and how a non-ok one maps to the CLI's exit codes (§6).
+ */
+import { ExitCode } from '../command.js';
+import { CliError } from './errors.js';
+import { isObject, optionalString } from './json.js';
+
+/** A result envelope (docs/contracts.md §5), as much of it as the CLI reads. */
+export interface Envelope {
+  readonly status: 'ok' | 'refused' | 'error' | 'pending';
+  readonly message: string;
+  readonly code?: string;
+  readonly retry?: boolean;
+  readonly hint?: string;
+  readonly [field: string]: unknown;
+}
+
+const STATUSES: ReadonlySet<unknown> = new Set(['ok', 'refused', 'error', 'pending']);
+
+/**
+ * `value` as an envelope, or undefined when it is not one: a known status, and the fields
+ * the CLI reads of the types it reads them as (a missing message is ''). Other fields
+ * pass through for the command to read (a ticket's blob_url, size, etag).
+ */
+export function asEnvelope(value: unknown): Envelope | undefined {
+  if (!isObject(value) || !STATUSES.has(value.status)) return undefined;
+  const { message, code, retry, hint } = value;
+  if (!optionalString(message) || !optionalString(code) || !optionalString(hint)) return undefined;
+  if (retry !== undefined && typeof retry !== 'boolean') return undefined;
+  return { ...value, message: message ?? '' } as Envelope;
+}
+
+/**
+ * Refusals that a grant would change: the next step is to request access. By prefix, so
+ * every grant code (`grant_ended`, `grant_revoked`, `grant_expired`, any later one) is one.
+ */
+const needsAccess = (code: string | undefined): boolean =>
+  code === undefined ||
+  code === 'no_grant' ||
+  code === 'unknown_instance' ||
+  code.startsWith('grant_');
+
+/** Envelope codes that mean "this would overwrite something": exit 5. */
+const CLOBBER_CODES = new Set([
+  'conflict',
+  'precondition_failed',
+  'exists',
+  'destination_exists',
+  'changed',
+]);
+
+interface FailureRule {
+  readonly matches: (env: Envelope) => boolean;
+  readonly exitCode: ExitCode;
+  readonly prefix: string;
+  readonly nextStep: (env: Envelope) => string;
+}
+
+/** Any other failure: infrastructure (exit 2), with the broker's retry advice. */
+const INFRASTRUCTURE_RULE: FailureRule = {
+  matches: () => true,
+  exitCode: ExitCode.infrastructure,
+  prefix: '',
+  nextStep: (e) => (e.retry === false ? 'do not retry; see the message' : 'retry later'),
+};
+
+/** How a non-ok envelope maps to the exit codes (docs/contracts.md §6); the first rule wins. */
+const FAILURE_RULES: readonly FailureRule[] = [
+  {
+    matches: (e) => e.status === 'refused' && e.code !== undefined && CLOBBER_CODES.has(e.code),
+    exitCode: ExitCode.clobber,
+    prefix: 'clobber refused: ',
+    nextStep: () => 'fetch the current version, merge your change, then push again',
+  },
+  {
+    matches: (e) => e.code === 'verification_failed',
+    exitCode: ExitCode.verification,
+    prefix: 'verification failed: ',
+    nextStep: () => 'treat the remote copy as corrupt: fetch it to inspect, then try again',
+  },
+  {
+    // The broker could not record the operation: an infrastructure failure, not a verdict.
+    matches: (e) => e.code === 'audit_unavailable',
+    exitCode: ExitCode.infrastructure,
+    prefix: '',
+    nextStep: () => 'retry later; the broker owner must fix its audit log',
+  },
+  {
+    // Every refusal, whatever its code: the wall or a grant said no (exit 3, never 2).
+    matches: (e) => e.status === 'refused' || e.status === 'pending',
+    exitCode: ExitCode.refused,
+    prefix: 'refused: ',
+    nextStep: (e) =>
+      needsAccess(e.code)
+        ? 'ask for access with request_access (and wait for the owner); do not retry as is'
+        : 'change what the message names; do not retry as is',
+  },
+];
+
+/** Turns a non-ok envelope into the CLI failure with the contract's exit code. */
+export function envelopeFailure(env: Envelope, what: string): CliError {
+  const detail = env.message !== '' ? env.message : `${what} failed`;
+  const rule = FAILURE_RULES.find((r) => r.matches(env)) ?? INFRASTRUCTURE_RULE;
+  return new CliError(
+    rule.exitCode,
+    `${rule.prefix}${detail}`,
+    env.hint ?? rule.nextStep(env),
+    env.code === undefined ? {} : { code: env.code },
+  );
+}
