@@ -44,6 +44,8 @@ export function getBlob(
     pauseAfter?: number;
     midway?: () => Promise<void>;
     headers?: Record<string, string>;
+    /** On a connection of its own, never one an earlier (cut) exchange left in the pool. */
+    fresh?: boolean;
   } = {},
 ): Promise<BlobDownload> {
   return new Promise((resolve) => {
@@ -58,7 +60,10 @@ export function getBlob(
     };
     const req = request(
       new URL(blobUrl, base),
-      { headers: { ...opts.headers, authorization: `Bearer ${token}` } },
+      {
+        headers: { ...opts.headers, authorization: `Bearer ${token}` },
+        ...(opts.fresh === true ? { agent: false } : {}),
+      },
       (res) => {
         const done = (): void =>
           settle({
@@ -204,7 +209,9 @@ export async function fetchedEtag(
   opts: { token?: string; instance?: string } = {},
 ): Promise<string> {
   const ticket = await call(transfer, 'read', { instance: opts.instance ?? 'personal', path });
-  const got = await getBlob(base, String(ticket.blob_url), opts.token ?? TRANSFER_TOKEN);
+  const got = await getBlob(base, String(ticket.blob_url), opts.token ?? TRANSFER_TOKEN, {
+    fresh: true,
+  });
   const etag = got.headers.etag;
   if (got.status !== 200 || typeof etag !== 'string')
     throw new Error(`fetchedEtag: the blob GET of ${path} answered ${got.status} without an ETag`);

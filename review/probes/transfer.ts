@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startBroker, type Broker, H } from '../../support/daemon.js';
 import { auditVerdict } from '../lib/audit-check.js';
-import { getBlob, putBlob, type BlobDownload } from '../../support/blobs.js';
+import { fetchedEtag, getBlob, putBlob, type BlobDownload } from '../../support/blobs.js';
 import { until } from '../../support/until.js';
 import type { Case, Group } from '../runner.js';
 import { TRANSFER_TOKEN } from '../../support/tokens.js';
@@ -118,13 +118,12 @@ function streamCases(b: Broker): Case[] {
       run: async () => {
         const id = await b.grant([{ path: 'U2', mode: 'write' }]);
         await b.fake.writeFile('U2/doc.txt', 'the owner version');
-        const transfer = await b.transfer();
-        const read = await call(transfer, 'read', { instance: 'personal', path: 'U2/doc.txt' });
+        const etag = await fetchedEtag(b.url, await b.transfer(), 'U2/doc.txt');
         const content = randomBytes(4 * 1024 * 1024);
         const url = await ticket(b, 'write', {
           path: 'U2/doc.txt',
           size: content.length,
-          if_match: read.etag,
+          if_match: etag,
         });
         const r = await putBlob(b.url, url, TRANSFER_TOKEN, content, {
           sendFirst: content.length / 2,
