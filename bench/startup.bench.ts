@@ -167,7 +167,7 @@ const bench: Bench = async () => {
         `Medians of ${RUNS} runs${compiled === undefined ? ' (from source via tsx: the compiled build failed)' : ' of the compiled build'}. Start-up per run: ${runs.map((r) => round(r.ms, 0)).join(', ')} ms; node -e '': ${floor.map((x) => round(x, 0)).join(', ')} ms; idle RSS: ${runs.map((r) => round(r.rssMiB, 0)).join(', ')} MiB (start-up peak ${round(median(runs.map((r) => r.peakMiB)), 0)} MiB).`,
         `From source through tsx (development only): ${fromSource.map((x) => round(x, 0)).join(', ')} ms.`,
         `RSS of a fresh node process after importing (MiB): ${sizes.join('; ')}.`,
-        `What limits idle memory: the modules the daemon loads (footprints above) and V8's young generation grown during start-up; --max-semi-space-size=1 caps the latter (row above, with the shipped flags) with no code change.`,
+        `What limits idle memory: the modules the daemon loads (footprints above) and V8's young generation grown during start-up; the shipped --max-semi-space-size=4 caps the latter (row above) with no code change.`,
         `Load average at the end ${loadavg()
           .map((x) => x.toFixed(1))
           .join(' / ')} (the machine is shared).`,
