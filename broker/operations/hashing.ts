@@ -61,12 +61,7 @@ export function relayHashing(
       source.resume();
     };
     const cleanup = (): void => {
-      source.off('data', onData);
-      source.off('end', onEnd);
-      source.off('error', fail);
-      sink.off('drain', onDrain);
-      sink.off('error', fail);
-      sink.off('close', onSinkClose);
+      for (const [emitter, event, listener] of listeners) emitter.off(event, listener);
       signal?.removeEventListener('abort', onAbort);
     };
     const fail = (error: unknown): void => {
@@ -88,17 +83,20 @@ export function relayHashing(
     const onAbort = (): void => {
       fail(signal?.reason);
     };
+    const listeners: [Readable | Writable, string, Parameters<Readable['on']>[1]][] = [
+      [source, 'data', onData],
+      [source, 'end', onEnd],
+      [source, 'error', fail],
+      [sink, 'drain', onDrain],
+      [sink, 'error', fail],
+      [sink, 'close', onSinkClose],
+    ];
     if (signal?.aborted === true) {
       onAbort();
       return;
     }
     signal?.addEventListener('abort', onAbort, { once: true });
-    source.on('data', onData);
-    source.on('end', onEnd);
-    source.on('error', fail);
-    sink.on('drain', onDrain);
-    sink.on('error', fail);
-    sink.on('close', onSinkClose);
+    for (const [emitter, event, listener] of listeners) emitter.on(event, listener);
     source.resume();
   });
 }
