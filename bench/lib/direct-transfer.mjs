@@ -7,7 +7,10 @@
 // GET-SHA256 also computes the sha256 of what it writes and prints it (the client half
 // of the contract floor, see floor-relay.mjs), in the quickest way we found: hash each
 // chunk as it arrives while the previous batch is written with one writev (a stream
-// pipeline with a hashing Transform took ~0.8 s more per GiB here).
+// pipeline with a hashing Transform took ~0.8 s more per GiB here); then it makes the
+// file durable (fsync) before it says so, as any client must that records the file's
+// sha256: without it a crash leaves a record vouching for bytes that are not on disk,
+// and a later push would upload the truncated file as the user's edit.
 // Exits 0 on a 2xx answer, 1 otherwise (the status on stderr).
 import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream, statSync } from 'node:fs';
@@ -46,6 +49,7 @@ async function writeHashed(res, path) {
     res.on('error', reject);
   });
   while (writing !== undefined) await writing;
+  await handle.sync();
   await handle.close();
   return hash.digest('hex');
 }
