@@ -48,5 +48,5 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 \
 # streams gigabytes; without V8's memory reducer a transfer after an idle spell costs
 # ~1.2 instead of ~2.9 CPU-seconds per GiB (bench/RESULTS.md measures with both flags;
 # the same flags as `npm start` and the runbook's systemd unit).
-ENTRYPOINT ["node", "--max-semi-space-size=4", "--no-memory-reducer", "bin/broker.js"]
+ENTRYPOINT ["node", "--max-semi-space-size=4", "--initial-old-space-size=64", "--no-memory-reducer", "bin/broker.js"]
 CMD ["serve", "--config", "/app/config.yaml"]

@@ -96,7 +96,11 @@ describe('docker-compose.yml', () => {
 
 describe('every documented way to run the daemon uses the same node flags', () => {
   it('npm start carries the young-generation cap and turns off the memory reducer', () => {
-    expect(SHIPPED).toEqual(['--max-semi-space-size=4', '--no-memory-reducer']);
+    expect(SHIPPED).toEqual([
+      '--max-semi-space-size=4',
+      '--initial-old-space-size=64',
+      '--no-memory-reducer',
+    ]);
   });
 
   it("the runbook's systemd unit carries the flags of npm start", () => {
