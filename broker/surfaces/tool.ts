@@ -23,6 +23,14 @@ export interface ToolAnnotations {
   openWorldHint: boolean;
 }
 
+/** A tool that only reads from Nextcloud (an open world): it changes nothing, anywhere. */
+export const READ_ONLY_TOOL: ToolAnnotations = {
+  readOnlyHint: true,
+  destructiveHint: false,
+  idempotentHint: true,
+  openWorldHint: true,
+};
+
 export interface ToolDefinition<I extends z.ZodType = z.ZodType> {
   readonly name: string;
   readonly title: string;

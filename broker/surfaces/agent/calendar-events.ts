@@ -4,7 +4,7 @@ import { parseZonedInstant, ZONED_EXAMPLE } from '../../base/instant.js';
 import { answer } from '../answer.js';
 import { InstanceName, envelopeSchema } from '../schemas.js';
 import { cappedField, IncludeTextArg, textWarnings } from '../third-party-text.js';
-import type { ToolRegistry } from '../tool.js';
+import { READ_ONLY_TOOL, type ToolRegistry } from '../tool.js';
 import type { AgentToolDeps } from './deps.js';
 
 const MAX_WINDOW_DAYS = 366;
@@ -81,12 +81,7 @@ export function registerCalendarEvents(registry: ToolRegistry, deps: AgentToolDe
       'Descriptions only with include_text: true.',
     input: CalendarEventsInput,
     output: CalendarEventsOutput,
-    annotations: {
-      readOnlyHint: true,
-      destructiveHint: false,
-      idempotentHint: true,
-      openWorldHint: true,
-    },
+    annotations: READ_ONLY_TOOL,
     handler: async (args, ctx) => {
       const includeText = args.include_text === true;
       const window = {

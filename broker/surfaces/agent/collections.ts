@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ok } from '../../base/envelope.js';
 import { answer } from '../answer.js';
 import { InstanceName, envelopeSchema } from '../schemas.js';
-import type { ToolRegistry } from '../tool.js';
+import { READ_ONLY_TOOL, type ToolRegistry } from '../tool.js';
 import type { AgentToolDeps } from './deps.js';
 
 export const CollectionsInput = z.strictObject({
@@ -35,12 +35,7 @@ export function registerCollections(registry: ToolRegistry, deps: AgentToolDeps)
       'otherwise only those you hold a grant on. Request access with kind and the name shown here.',
     input: CollectionsInput,
     output: CollectionsOutput,
-    annotations: {
-      readOnlyHint: true,
-      destructiveHint: false,
-      idempotentHint: true,
-      openWorldHint: true,
-    },
+    annotations: READ_ONLY_TOOL,
     handler: async (args, ctx) =>
       answer(await deps.collections.collections(ctx, args), (v) => {
         const what = v.kind === 'calendar' ? 'calendar' : 'address book';

@@ -4,7 +4,7 @@ import { HIDDEN_IN_TEXT } from '../../base/text.js';
 import { answer } from '../answer.js';
 import { InstanceName, envelopeSchema } from '../schemas.js';
 import { cappedField, IncludeTextArg, textWarnings } from '../third-party-text.js';
-import type { ToolRegistry } from '../tool.js';
+import { READ_ONLY_TOOL, type ToolRegistry } from '../tool.js';
 import { CollectionName } from './calendar-events.js';
 import type { AgentToolDeps } from './deps.js';
 
@@ -52,12 +52,7 @@ export function registerContactsSearch(registry: ToolRegistry, deps: AgentToolDe
       'numbers; notes only with include_text: true.',
     input: ContactsSearchInput,
     output: ContactsSearchOutput,
-    annotations: {
-      readOnlyHint: true,
-      destructiveHint: false,
-      idempotentHint: true,
-      openWorldHint: true,
-    },
+    annotations: READ_ONLY_TOOL,
     handler: async (args, ctx) => {
       const includeText = args.include_text === true;
       return answer(

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ok } from '../../base/envelope.js';
 import { answer } from '../answer.js';
 import { CursorArg, InstanceName, entryFields, envelopeSchema } from '../schemas.js';
-import type { ToolRegistry } from '../tool.js';
+import { READ_ONLY_TOOL, type ToolRegistry } from '../tool.js';
 import type { AgentToolDeps } from './deps.js';
 
 export const ListInput = z.strictObject({
@@ -33,12 +33,7 @@ export function registerList(registry: ToolRegistry, deps: AgentToolDeps): void 
       'folder, names only. Pages: pass "next" back as "cursor". File content is never available here.',
     input: ListInput,
     output: ListOutput,
-    annotations: {
-      readOnlyHint: true,
-      destructiveHint: false,
-      idempotentHint: true,
-      openWorldHint: true,
-    },
+    annotations: READ_ONLY_TOOL,
     handler: async (args, ctx) =>
       answer(await deps.files.list(ctx, args), ({ path, discovery, entries, next }) => {
         // Security: discovery shows names only; sizes and dates need a read grant.

@@ -4,7 +4,7 @@ import { NAME_MATCHING } from '../../base/search-term.js';
 import { escapeForReason } from '../../base/text.js';
 import { answer } from '../answer.js';
 import { CursorArg, InstanceName, entryFields, envelopeSchema } from '../schemas.js';
-import type { ToolRegistry } from '../tool.js';
+import { READ_ONLY_TOOL, type ToolRegistry } from '../tool.js';
 import type { AgentToolDeps } from './deps.js';
 
 export const SearchInput = z.strictObject({
@@ -45,12 +45,7 @@ export function registerSearch(registry: ToolRegistry, deps: AgentToolDeps): voi
       'discovery any folder, names and paths only. Pages: pass "next" back as "cursor".',
     input: SearchInput,
     output: SearchOutput,
-    annotations: {
-      readOnlyHint: true,
-      destructiveHint: false,
-      idempotentHint: true,
-      openWorldHint: true,
-    },
+    annotations: READ_ONLY_TOOL,
     handler: async (args, ctx) =>
       answer(await deps.files.search(ctx, args), ({ path, query, discovery, entries, next }) => {
         // Security: discovery shows names only (and the path, which is names); sizes and
