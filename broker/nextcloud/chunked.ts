@@ -20,6 +20,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { ChunkCutter } from './chunk-cutter.js';
 import type { NextcloudConnection } from './connection.js';
 import { NextcloudError, type StatusContext } from './errors.js';
@@ -132,25 +133,54 @@ export async function chunkedUpload(
   }
 }
 
+/**
+ * Waits before each repeat of an upload folder's DELETE. Nextcloud 29 answers 403 (and
+ * keeps the folder) to a DELETE that meets the cleanup of the chunk PUT just cut; a
+ * repeat about 100 ms later succeeds (docs/nextcloud-behaviour.md "The upload folder's
+ * life"). About 4 s in all, so a busy server has time to finish that cleanup.
+ */
+export const FOLDER_DELETE_RETRY_MS: readonly number[] = [100, 250, 500, 1000, 2000];
+
+/** Answers that mean "not now" for an upload folder's DELETE (a cut chunk still held). */
+const RETRIED_DELETE_STATUSES: ReadonlySet<number> = new Set([403, 423]);
+
 /** Deletes an upload folder; a failure is logged (Nextcloud's own job removes it in a day). */
 async function removeFolder(conn: NextcloudConnection, folder: URL, path: string): Promise<void> {
-  try {
-    // Not under the operation's signal: a grant that ended must not keep the folder.
-    const res = await conn.call(
-      { method: 'DELETE', url: folder, headers: {} },
-      {
-        idempotent: true,
-        ok: [204, 404],
-        ctx: { verb: 'DELETE', instance: conn.name, path },
-        deadline: true,
-      },
-    );
-    discard(res);
-  } catch (error) {
-    conn.logger.warn('could not delete an upload folder; Nextcloud removes it within a day', {
-      instance: conn.name,
-      error: conn.scrubbed(error).message,
-    });
+  for (let attempt = 0; ; attempt += 1) {
+    try {
+      // Not under the operation's signal: a grant that ended must not keep the folder.
+      const res = await conn.call(
+        { method: 'DELETE', url: folder, headers: {} },
+        {
+          idempotent: true,
+          ok: [204, 404],
+          ctx: { verb: 'DELETE', instance: conn.name, path },
+          deadline: true,
+        },
+      );
+      discard(res);
+      return;
+    } catch (error) {
+      const wait = FOLDER_DELETE_RETRY_MS[attempt];
+      // Security: a folder kept by a racing cleanup is deleted on a repeat, so no half
+      // upload stays on the server where a later MOVE could commit it. Only a refusal is
+      // repeated: a server that is down has had the connection's own retry.
+      if (
+        wait !== undefined &&
+        error instanceof NextcloudError &&
+        error.status !== undefined &&
+        RETRIED_DELETE_STATUSES.has(error.status)
+      ) {
+        await sleep(wait);
+        continue;
+      }
+      conn.logger.warn('could not delete an upload folder; Nextcloud removes it within a day', {
+        instance: conn.name,
+        attempts: attempt + 1,
+        error: conn.scrubbed(error).message,
+      });
+      return;
+    }
   }
 }
 

@@ -38,5 +38,6 @@ export function defaultFaults(): Faults {
     flipByte: false,
     xHash: 'honest',
     echoAuth: false,
+    uploadDeleteForbidden: 0,
   };
 }

@@ -28,6 +28,13 @@ export interface Faults {
   xHash: 'honest' | 'wrong' | 'wrong_chunks' | 'none';
   /** Put the request's Authorization header and the password into error bodies. */
   echoAuth: boolean;
+  /**
+   * The next N DELETEs of an upload folder answer 403 with an empty message and leave it,
+   * as Nextcloud 29 does when the DELETE meets the cleanup of a cut chunk PUT (observed
+   * on 29.0.5 for about 1 in 30 DELETEs sent right after a cut; a repeat ~100 ms later
+   * succeeds). The race itself is too narrow to recreate, so it is a switch.
+   */
+  uploadDeleteForbidden: number;
 }
 
 export interface RecordedRequest {

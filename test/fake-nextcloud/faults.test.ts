@@ -142,6 +142,7 @@ describe('reset()', () => {
       flipByte: true,
       echoAuth: true,
       xHash: 'wrong',
+      uploadDeleteForbidden: 3,
     });
     await fake.lockAs('f.txt', { type: 'token' });
     fake.reset();
@@ -154,6 +155,7 @@ describe('reset()', () => {
       flipByte: false,
       echoAuth: false,
       xHash: 'honest',
+      uploadDeleteForbidden: 0,
     });
     expect(fake.lockOf('f.txt')).toBeUndefined();
     expect(await fake.exists('f.txt')).toBe(true);

@@ -6,6 +6,8 @@
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { memoryLogger } from '../../broker/base/log.js';
+import { FOLDER_DELETE_RETRY_MS } from '../../broker/nextcloud/chunked.js';
 import { nextSecond } from '../../fakes/nextcloud.js';
 import { body, DAV, rejectsWith, startRig, type Rig } from './helpers.js';
 
@@ -257,6 +259,68 @@ describe('chunked upload v2: bigger new files and every replacement', () => {
     expect((await rig.fake.readFile('C/victim.bin'))?.toString()).toBe('intact');
     expect(rig.fake.requests.map((r) => r.method)).not.toContain('MOVE');
     expect(rig.fake.uploadFolders()).toEqual([]);
+  });
+
+  it('a DELETE refused while a cut chunk is cleaned up is sent again until the folder is gone', async () => {
+    await rig.fake.writeFile('C/kept.txt', 'original');
+    const { etag } = await rig.client.stat('C/kept.txt');
+    rig.fake.faults.uploadDeleteForbidden = 2;
+    const refusal = new Error('revoked just now');
+    const caught = await rig.client
+      .upload('C/kept.txt', body(bytes(2500, 7)), { ifMatch: etag as string }, 2500, {
+        beforeCommit: () => {
+          throw refusal;
+        },
+      })
+      .catch((e: unknown) => e);
+    expect(caught).toBe(refusal);
+    expect(methods()).toEqual([
+      'PROPFIND',
+      'MKCOL',
+      'PUT',
+      'PUT',
+      'PUT',
+      'DELETE',
+      'DELETE',
+      'DELETE',
+    ]);
+    expect(rig.fake.uploadFolders()).toEqual([]);
+    expect((await rig.fake.readFile('C/kept.txt'))?.toString()).toBe('original');
+  });
+
+  it('a folder the server keeps refusing to delete is logged, and the upload still answers its cause', async () => {
+    const logger = memoryLogger();
+    const client = rig.clientWith({ chunkSize: CHUNK, logger });
+    await rig.fake.mkdir('C');
+    rig.fake.faults.uploadDeleteForbidden = FOLDER_DELETE_RETRY_MS.length + 1;
+    const refusal = new Error('revoked just now');
+    try {
+      const caught = await client
+        .upload('C/new.bin', body(bytes(2500, 7)), { ifNoneMatch: '*' }, 2500, {
+          beforeCommit: () => {
+            throw refusal;
+          },
+        })
+        .catch((e: unknown) => e);
+      expect(caught).toBe(refusal);
+    } finally {
+      client.close();
+    }
+    const deletes = rig.sent().filter((line) => line.startsWith('DELETE '));
+    expect(deletes).toHaveLength(FOLDER_DELETE_RETRY_MS.length + 1);
+    expect(rig.fake.uploadFolders()).toHaveLength(1);
+    const line = logger.lines.find((l) => l.includes('could not delete an upload folder'));
+    expect(line).toContain(`"attempts":${FOLDER_DELETE_RETRY_MS.length + 1}`);
+    expect(line).not.toContain(rig.fake.password);
+    expect(await rig.fake.exists('C/new.bin')).toBe(false);
+    // What Nextcloud's daily job would do, so later tests start without the folder.
+    const [left] = rig.fake.uploadFolders();
+    const auth = Buffer.from(`${rig.fake.user}:${rig.fake.password}`).toString('base64');
+    const gone = await fetch(`${rig.fake.url}/remote.php/dav/uploads/${rig.fake.user}/${left}`, {
+      method: 'DELETE',
+      headers: { authorization: `Basic ${auth}` },
+    });
+    expect(gone.status).toBe(204);
   });
 
   it('a server that stores a chunk with other bytes: verification_failed before any MOVE', async () => {

@@ -13,7 +13,9 @@
  *   `OC-Total-Length` against the chunks (400). Refused: the folder stays. Done: the
  *   chunks, in natural order of their names, become the file (201 new, 204 replaced,
  *   keeping its id), `X-Hash` answers its hash, and the folder is gone.
- * - `DELETE <id>`: 204, then 404.
+ * - `DELETE <id>`: 204, then 404. One that meets the cleanup of a cut chunk PUT can
+ *   answer 403 with an empty message and leave the folder (the `uploadDeleteForbidden`
+ *   fault); sent again, it succeeds.
  */
 import { randomBytes } from 'node:crypto';
 import { parseIfHeader } from '../locks.js';
@@ -71,6 +73,11 @@ export async function uploads(ctx: DavContext, at: UploadTarget): Promise<void> 
     return;
   }
   if (method === 'DELETE' && at.name === undefined) {
+    if (ctx.state.faults.uploadDeleteForbidden > 0) {
+      ctx.state.faults.uploadDeleteForbidden -= 1;
+      ctx.reply.sabre(403, EX.forbidden, '');
+      return;
+    }
     await folders.remove(at.id);
     ctx.reply.empty(204);
     return;
