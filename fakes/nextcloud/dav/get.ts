@@ -57,11 +57,13 @@ const SERVED_AS_TEXT = new Set([
   'image/svg+xml',
   'application/json',
   'application/xml',
+  'application/javascript',
+  'application/yaml',
 ]);
 
 /**
  * The Content-Type of a file's GET, as observed: the type PROPFIND names, except that
- * HTML, SVG, JSON and XML come as text/plain, and every text type names its charset.
+ * HTML, SVG, JSON, XML, JavaScript and YAML come as text/plain, and every text type names its charset.
  */
 function servedType(name: string): string {
   const type = mimeOf(name);

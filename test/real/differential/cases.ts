@@ -54,6 +54,31 @@ const get = (name: string, target: string, headers: Record<string, string> = {})
 /** A GET's headers that say "this is a file": compared verbatim besides the etags. */
 const FILE_HEAD = { content: true, headers: ['content-disposition', 'content-type'] } as const;
 
+/** Names whose GET content type the fake must name as Nextcloud does (observed on 29.0.5). */
+const CONTENT_TYPE_NAMES = [
+  'a.txt',
+  'b.md',
+  'c.csv',
+  'd.json',
+  'e.xml',
+  'f.yaml',
+  'g.yml',
+  'h.js',
+  'i.mjs',
+  'j.ts',
+  'k.sh',
+  'l.htm',
+  'm.svg',
+  'n.png',
+  'o.pdf',
+  'p.bin',
+  'q.tar.gz',
+  'r.zip',
+  's.mp4',
+  't.log',
+  'noext',
+];
+
 /** NextcloudClient.writeStream: always one condition, octet-stream, Expect: 100-continue. */
 const put = (
   name: string,
@@ -312,6 +337,18 @@ export const CASES: readonly Case[] = [
       get('GET of a missing file', '~/T/missing.txt'),
       put('PUT an empty file', '~/T/empty.txt', '', { 'If-None-Match': '*' }),
       get('GET of an empty file', '~/T/empty.txt'),
+    ],
+  },
+  {
+    // The type a GET names: Nextcloud's by the last extension, text/plain for the kinds
+    // a browser would run or render, and a charset on every text type.
+    name: 'content types of a GET, by name',
+    steps: [
+      mkcol('MKCOL', '~/T'),
+      ...CONTENT_TYPE_NAMES.flatMap((name) => [
+        create(`PUT ${name}`, `~/T/${name}`, 'x'),
+        { ...get(`GET ${name}`, `~/T/${name}`), read: FILE_HEAD },
+      ]),
     ],
   },
   {
