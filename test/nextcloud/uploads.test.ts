@@ -9,6 +9,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { memoryLogger } from '../../broker/base/log.js';
 import { FOLDER_DELETE_RETRY_MS } from '../../broker/nextcloud/chunked.js';
 import { nextSecond } from '../../fakes/nextcloud.js';
+import type { NextcloudClient } from '../../broker/nextcloud/index.js';
 import { body, DAV, rejectsWith, startRig, type Rig } from './helpers.js';
 
 const CHUNK = 1024;
@@ -37,6 +38,23 @@ async function within(ms: number, check: () => Promise<boolean>): Promise<boolea
     await new Promise((r) => setTimeout(r, 10));
   }
   return check();
+}
+
+/** An upload of 2500 bytes that the caller refuses at the commit point; returns what it threw. */
+async function refusedAtCommit(
+  client: NextcloudClient,
+  path: string,
+  condition: { ifMatch: string } | { ifNoneMatch: '*' },
+): Promise<{ caught: unknown; refusal: Error }> {
+  const refusal = new Error('revoked just now');
+  const caught = await client
+    .upload(path, body(bytes(2500, 7)), condition, 2500, {
+      beforeCommit: () => {
+        throw refusal;
+      },
+    })
+    .catch((e: unknown) => e);
+  return { caught, refusal };
 }
 
 /** A body that sends `first` bytes, then waits until `release` is called. */
@@ -211,14 +229,9 @@ describe('chunked upload v2: bigger new files and every replacement', () => {
   it('a refusal at the commit point: no MOVE, the folder deleted, the destination unchanged', async () => {
     await rig.fake.writeFile('C/keep.txt', 'original');
     const { etag } = await rig.client.stat('C/keep.txt');
-    const refusal = new Error('revoked just now');
-    const caught = await rig.client
-      .upload('C/keep.txt', body(bytes(2500, 7)), { ifMatch: etag as string }, 2500, {
-        beforeCommit: () => {
-          throw refusal;
-        },
-      })
-      .catch((e: unknown) => e);
+    const { caught, refusal } = await refusedAtCommit(rig.client, 'C/keep.txt', {
+      ifMatch: etag as string,
+    });
     expect(caught).toBe(refusal);
     expect(methods()).toEqual(['PROPFIND', 'MKCOL', 'PUT', 'PUT', 'PUT', 'DELETE']);
     expect((await rig.fake.readFile('C/keep.txt'))?.toString()).toBe('original');
@@ -265,14 +278,9 @@ describe('chunked upload v2: bigger new files and every replacement', () => {
     await rig.fake.writeFile('C/kept.txt', 'original');
     const { etag } = await rig.client.stat('C/kept.txt');
     rig.fake.faults.uploadDeleteForbidden = 2;
-    const refusal = new Error('revoked just now');
-    const caught = await rig.client
-      .upload('C/kept.txt', body(bytes(2500, 7)), { ifMatch: etag as string }, 2500, {
-        beforeCommit: () => {
-          throw refusal;
-        },
-      })
-      .catch((e: unknown) => e);
+    const { caught, refusal } = await refusedAtCommit(rig.client, 'C/kept.txt', {
+      ifMatch: etag as string,
+    });
     expect(caught).toBe(refusal);
     expect(methods()).toEqual([
       'PROPFIND',
@@ -293,15 +301,8 @@ describe('chunked upload v2: bigger new files and every replacement', () => {
     const client = rig.clientWith({ chunkSize: CHUNK, logger });
     await rig.fake.mkdir('C');
     rig.fake.faults.uploadDeleteForbidden = FOLDER_DELETE_RETRY_MS.length + 1;
-    const refusal = new Error('revoked just now');
     try {
-      const caught = await client
-        .upload('C/new.bin', body(bytes(2500, 7)), { ifNoneMatch: '*' }, 2500, {
-          beforeCommit: () => {
-            throw refusal;
-          },
-        })
-        .catch((e: unknown) => e);
+      const { caught, refusal } = await refusedAtCommit(client, 'C/new.bin', { ifNoneMatch: '*' });
       expect(caught).toBe(refusal);
     } finally {
       client.close();
