@@ -31,7 +31,7 @@ export interface Faults {
   /**
    * The next N DELETEs of an upload folder answer 403 with an empty message and leave it,
    * as Nextcloud 29 does when the DELETE meets the cleanup of a cut chunk PUT (observed
-   * on 29.0.5 for about 1 in 30 DELETEs sent right after a cut; a repeat ~100 ms later
+   * on 29.0.5 for 7 of 310 DELETEs sent right after a cut; a repeat ~100 ms later
    * succeeds). The race itself is too narrow to recreate, so it is a switch.
    */
   uploadDeleteForbidden: number;
