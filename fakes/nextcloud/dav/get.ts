@@ -63,7 +63,8 @@ const SERVED_AS_TEXT = new Set([
 
 /**
  * The Content-Type of a file's GET, as observed: the type PROPFIND names, except that
- * HTML, SVG, JSON, XML, JavaScript and YAML come as text/plain, and every text type names its charset.
+ * HTML, SVG, JSON, XML, JavaScript and YAML come as text/plain, and every text type
+ * names its charset.
  */
 function servedType(name: string): string {
   const type = mimeOf(name);
