@@ -2,8 +2,8 @@
 # Multi-stage: build the TypeScript in one stage, install production dependencies in
 # another, and run from a slim image as uid 1000 with nothing writable but /app/data.
 
-# Pinned Node LTS (22) on Debian bookworm slim; the owner's Docker hosts run 22.
-ARG NODE_IMAGE=node:22.12.0-bookworm-slim
+# Pinned Node LTS (24, as .node-version) on Debian bookworm slim.
+ARG NODE_IMAGE=node:24.22.3-bookworm-slim
 
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app
