@@ -1,6 +1,6 @@
 /**
  * A fake Matrix homeserver on 127.0.0.1 (port 0 by default): the Client-Server API
- * subset matrix-js-sdk@37 needs, answered as the Matrix spec says, plus an injection
+ * subset matrix-js-sdk@43 needs, answered as the Matrix spec says, plus an injection
  * API for tests to act as other users and to simulate an outage.
  */
 import { createServer } from 'node:http';

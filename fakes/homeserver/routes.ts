@@ -1,5 +1,5 @@
 /**
- * The Client-Server API subset of the fake homeserver: what matrix-js-sdk@37 needs to
+ * The Client-Server API subset of the fake homeserver: what matrix-js-sdk@43 needs to
  * start, sync and act as a bot.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -410,6 +410,9 @@ export async function dispatch(
       .map((r) => ({ r, params: match(r.pattern, segments) }))
       .find((x) => x.params !== undefined);
     if (!found || !found.params) {
+      // The spec's answer for an endpoint the server does not implement. matrix-js-sdk 43
+      // asks for MatrixRTC's transports (MSC4143, unstable prefix) at every start; this is
+      // what a homeserver without MatrixRTC answers, and the SDK caches the 404.
       throw new HttpError(404, 'M_UNRECOGNIZED', 'Unrecognized request');
     }
     if (found.r.auth) {

@@ -1,6 +1,6 @@
 /**
  * The fake homeserver over raw HTTP: the Client-Server API behaviour the gateway tests
- * rely on (what matrix-js-sdk 37 calls and expects), checked without the SDK in between.
+ * rely on (what matrix-js-sdk 43 calls and expects), checked without the SDK in between.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startFakeHomeserver, type FakeHomeserver } from '../../fakes/homeserver.js';

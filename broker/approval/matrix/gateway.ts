@@ -5,7 +5,7 @@
  * approver's reactions, typed commands and withdrawn 👍 into engine calls, answering
  * each in the room. What it refuses to act on, and why:
  * - anything before the first sync is PREPARED: after a restart the SDK re-delivers
- *   old events as "live" during the initial sync (matrix-js-sdk 37); replaying an old
+ *   old events as "live" during the initial sync (matrix-js-sdk 43); replaying an old
  *   `revoke all` or 👍 would be a decision nobody made now;
  * - an event id already handled (bounded memory);
  * - other senders, other rooms, edits, notices, reactions on messages the bot did not

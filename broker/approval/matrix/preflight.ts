@@ -171,7 +171,7 @@ export async function preflight(
     'the encryption state',
     notFound,
   );
-  // Security: in Node the bot cannot persist encryption keys (matrix-js-sdk 37), so in an
+  // Security: in Node the bot cannot persist encryption keys (matrix-js-sdk 43), so in an
   // encrypted room it would either miss the approver's commands or need a new device at
   // every start. Encryption cannot be switched off in a room, so refuse outright.
   if (encryption !== undefined)

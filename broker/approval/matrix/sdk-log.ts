@@ -57,9 +57,11 @@ export function toSdkLogger(logger: Logger, prefix = 'matrix-sdk'): SdkLogger {
 }
 
 /**
- * Routes the SDK's process-wide logger (used by its sync loop) to `logger`. The SDK
- * has one such logger per process, so the last gateway to start wins; that is the
- * daemon's only gateway in production.
+ * Routes the SDK's process-wide logger to `logger`. In matrix-js-sdk 43 the HTTP layer
+ * and the sync loop log through the client's logger (`toSdkLogger`), while the room and
+ * event models, the scheduler and MatrixRTC still use this one. The SDK has one such
+ * logger per process, so the last gateway to start wins; that is the daemon's only
+ * gateway in production.
  */
 export function routeSdkGlobalLogs(logger: Logger): void {
   // The SDK's global logger is a loglevel logger; its declared type hides that.
