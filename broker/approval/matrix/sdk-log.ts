@@ -8,6 +8,7 @@ import type { Logger as SdkLogger } from 'matrix-js-sdk/lib/logger.js';
 import type { Logger } from '../../base/log.js';
 
 const MAX_LINE = 1000;
+const MAX_SCOPE = 100;
 
 function describe(arg: unknown): string {
   if (typeof arg === 'string') return arg;
@@ -39,12 +40,18 @@ function levelOf(method: string): Level {
   return method === 'error' || method === 'warn' ? 'warn' : 'debug';
 }
 
-/** A matrix-js-sdk Logger that writes to `logger`, for `createClient({ logger })`. */
-export function toSdkLogger(logger: Logger, prefix = 'matrix-sdk'): SdkLogger {
+/**
+ * A matrix-js-sdk Logger that writes to `logger`, for `createClient({ logger })`. Every
+ * line's message is `matrix-sdk`, as for the global logger; the SDK's child loggers
+ * (matrix-js-sdk 43 runs its sync loop on one named `sync`) add a `scope` field instead
+ * of changing the message, so one filter on `matrix-sdk` still sees the sync loop.
+ */
+export function toSdkLogger(logger: Logger, scope = ''): SdkLogger {
+  const fields = scope === '' ? {} : { scope };
   const at =
     (method: string) =>
     (...args: unknown[]): void => {
-      logger[levelOf(method)](prefix, { line: sdkLine(args) });
+      logger[levelOf(method)]('matrix-sdk', { ...fields, line: sdkLine(args) });
     };
   return {
     trace: at('trace'),
@@ -52,7 +59,8 @@ export function toSdkLogger(logger: Logger, prefix = 'matrix-sdk'): SdkLogger {
     info: at('info'),
     warn: at('warn'),
     error: at('error'),
-    getChild: (namespace: string) => toSdkLogger(logger, `${prefix}${namespace}`),
+    getChild: (namespace: string) =>
+      toSdkLogger(logger, (scope === '' ? namespace : `${scope} ${namespace}`).slice(0, MAX_SCOPE)),
   };
 }
 
