@@ -13,7 +13,13 @@ import { silentLogger, type Logger } from '../base/log.js';
 import { createScrubber } from '../base/scrub.js';
 import { CONTROL_OR_LINE_SEPARATOR, replaceRuns } from '../base/text.js';
 import type { InstanceConfig } from '../config.js';
-import { errorForStatus, NextcloudError, type StatusContext, type Verb } from './errors.js';
+import {
+  errorForStatus,
+  isRefusalException,
+  NextcloudError,
+  type StatusContext,
+  type Verb,
+} from './errors.js';
 import {
   createTransport,
   readText,
@@ -94,6 +100,12 @@ function sabreMessage(body: string): string | undefined {
   const text = replaceRuns(decoded, CONTROL_OR_LINE_SEPARATOR, ' ').replace(/\s+/g, ' ').trim();
   if (text === '') return undefined;
   return text.length > 160 ? `${text.slice(0, 157)}...` : text;
+}
+
+/** The `<s:exception>` class of a Sabre error body, if it is plainly one. */
+function sabreException(body: string): string | undefined {
+  const m = /<(?:[\w-]+:)?exception\b[^>]*>([\w\\]{1,200})<\/(?:[\w-]+:)?exception>/.exec(body);
+  return m?.[1];
 }
 
 /** After a lost answer, a change may still have happened: say so for non-idempotent verbs. */
@@ -274,10 +286,12 @@ export class NextcloudConnection {
         });
         throw failure;
       }
+      const serverException = sabreException(body);
       if (
         res.status >= 500 &&
         res.status !== 501 &&
         canRetry &&
+        !isRefusalException(serverException) &&
         opts.permanentServerError?.test(body) !== true
       ) {
         this.logger.warn('nextcloud server error, retrying once', {
@@ -291,6 +305,7 @@ export class NextcloudConnection {
       throw errorForStatus(res.status, {
         ...opts.ctx,
         ...(serverMessage === undefined ? {} : { serverMessage }),
+        ...(serverException === undefined ? {} : { serverException }),
       });
     }
   }

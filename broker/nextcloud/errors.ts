@@ -98,6 +98,19 @@ export interface StatusContext {
   write?: 'create' | 'replace' | 'replace_locked' | 'locked';
   /** The `<s:message>` of a Sabre error body, already reduced to one short line. */
   serverMessage?: string;
+  /** The `<s:exception>` class of a Sabre error body. */
+  serverException?: string;
+}
+
+/**
+ * Nextcloud 34 answers a protected name (`.htaccess`) with 500 and this exception where
+ * 29 answered 403: a refusal, not a server fault.
+ */
+const FORBIDDEN_EXCEPTION = 'OCP\\Files\\ForbiddenException';
+
+/** A 5xx whose exception says the server refused the request: never retried. */
+export function isRefusalException(exception: string | undefined): boolean {
+  return exception === FORBIDDEN_EXCEPTION;
 }
 
 function quote(path: string): string {
@@ -124,7 +137,9 @@ export function errorForStatus(status: number, ctx: StatusContext): NextcloudErr
       ...(ctx.serverMessage === undefined ? {} : { serverMessage: ctx.serverMessage }),
     });
 
-  switch (status) {
+  // Security: a refusal must not read as "try again later" (the agent would retry it).
+  const refused = status === 500 && isRefusalException(ctx.serverException);
+  switch (refused ? 403 : status) {
     case 400:
       return make(
         'bad_request',
