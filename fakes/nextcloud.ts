@@ -1,9 +1,10 @@
 /**
- * A fake Nextcloud 29 (files_trashbin + files_lock) for tests and the demo: WebDAV
+ * A fake Nextcloud (files_trashbin + files_lock) for tests and the demo: WebDAV
  * under /remote.php/dav/files/<user>/, the trashbin, OCS capabilities/user, Basic
- * auth with throttling, and fault switches. It answers as a real Nextcloud 29.0.5 with
- * files_lock 29.0.3 does (docs/nextcloud-behaviour.md), for every request the broker
- * makes; the differential test in test/real/differential/ holds it to a real server.
+ * auth with throttling, and fault switches. It answers as a real Nextcloud 34.0.1 does,
+ * or with `series: 29` as 29.0.5 with files_lock 29.0.3 (docs/nextcloud-behaviour.md),
+ * for every request the broker makes; the differential test in test/real/differential/
+ * holds it to a real server of each series.
  * Implementation in ./nextcloud/.
  */
 export { startFakeNextcloud } from './nextcloud/server.js';
@@ -15,4 +16,6 @@ export type {
   Faults,
   LockAsOptions,
   RecordedRequest,
+  Series,
 } from './nextcloud/types.js';
+export { SERIES } from './nextcloud/series.js';

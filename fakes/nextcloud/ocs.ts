@@ -6,6 +6,7 @@ import type { IncomingMessage } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import type { Reply } from './reply.js';
 import type { FakeState } from './state.js';
+import { versionOf } from './series.js';
 import { escapeXml } from './xml.js';
 
 export interface OcsContext {
@@ -18,12 +19,17 @@ export interface OcsContext {
   user: string | undefined;
 }
 
-function wantsJson(ctx: OcsContext): boolean {
+/** `?format=json`, or no format and an Accept header that names JSON. */
+export function asksForJson(req: IncomingMessage): boolean {
+  const format = new URL(req.url ?? '/', 'http://fake').searchParams.get('format');
   return (
-    ctx.query.get('format') === 'json' ||
-    (ctx.query.get('format') === null &&
-      (ctx.req.headers.accept ?? '').includes('application/json'))
+    format === 'json' ||
+    (format === null && (req.headers.accept ?? '').includes('application/json'))
   );
+}
+
+function wantsJson(ctx: OcsContext): boolean {
+  return asksForJson(ctx.req);
 }
 
 function toXml(value: unknown, indent: string): string {
@@ -67,10 +73,23 @@ export function ocsReply(
 }
 
 /**
- * Wrong credentials on an OCS route (observed): 401 with its own realm and an XML
- * envelope (even when JSON was asked for), OCS status 997.
+ * Wrong credentials on an OCS route (observed): 401 with its own realm, OCS status 997;
+ * an XML envelope, or JSON where asked for and the series answers so (34).
  */
-export function ocsUnauthorised(reply: Reply): void {
+export function ocsUnauthorised(reply: Reply, json: boolean): void {
+  if (json) {
+    reply.json(
+      401,
+      {
+        ocs: {
+          meta: { status: 'failure', statuscode: 997, message: `Unauthorised${reply.leak()}` },
+          data: [],
+        },
+      },
+      { 'WWW-Authenticate': 'Basic realm="Authorisation Required"' },
+    );
+    return;
+  }
   reply.send(
     401,
     '<?xml version="1.0"?>\n<ocs>\n <meta>\n  <status>failure</status>\n  <statuscode>997</statuscode>\n' +
@@ -101,10 +120,8 @@ function capabilities(ctx: OcsContext): unknown {
   }
   return {
     version: {
-      major: 29,
-      minor: 0,
-      micro: 6,
-      string: '29.0.6',
+      ...ctx.state.series.version,
+      string: versionOf(ctx.state.series),
       edition: '',
       extendedSupport: false,
     },
@@ -136,8 +153,8 @@ async function filesLock(ctx: OcsContext, user: string): Promise<void> {
     ctx.reply.json(412, { message: 'CSRF check failed' + ctx.reply.leak() });
     return;
   }
-  const fileId = Number(ctx.segments[3]);
-  const rel = Number.isInteger(fileId) ? state.store.relOfId(fileId) : undefined;
+  const fileId = state.store.fileIdOf(ctx.segments[3] ?? '');
+  const rel = fileId === undefined ? undefined : state.store.relOfId(fileId);
   const node = rel === undefined ? undefined : await state.store.info(rel);
   if (!node) return ocsReply(ctx, 404, 'File not found', []);
   const existing = state.locks.get(node.fileId);

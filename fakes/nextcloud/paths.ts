@@ -65,34 +65,40 @@ export function encodeHrefSegment(name: string): string {
   return out;
 }
 
-export type NameProblem =
-  | { status: 400; exception: 'InvalidPath'; message: string }
-  | { status: 403; exception: 'Forbidden'; message: string };
+/** Why a name is refused: the Sabre answer Nextcloud gives. */
+export type NameProblem = SabreAnswer;
 
 /** Longest name Nextcloud accepts (facts: names over 250 bytes: 400). */
 export const MAX_NAME_BYTES = 250;
-/** From this length a PUT fails with 500: the `.part` temp name exceeds 255 bytes. */
-export const PUT_PART_LIMIT_BYTES = 228;
 
-/** Nextcloud's name rules for one decoded path component (any method). */
-export function checkName(name: string): NameProblem | undefined {
+/**
+ * Nextcloud's name rules for one decoded path component, as the given series answers
+ * them (`.htaccess` differs: series.ts); MKCOL is the one method 34 answers differently.
+ */
+export function checkName(
+  name: string,
+  series: SeriesTraits,
+  method?: string,
+): NameProblem | undefined {
   // Security: a decoded `..` would leave the user's folder; Nextcloud answers 400.
   if (name === '..' || name === '.') {
-    return { status: 400, exception: 'InvalidPath', message: 'Path contains invalid segments' };
+    return { status: 400, exception: EX.invalidPath, message: 'Path contains invalid segments' };
   }
   // eslint-disable-next-line no-control-regex
   if (/[\\\u0000-\u001f]/.test(name)) {
     return {
       status: 400,
-      exception: 'InvalidPath',
+      exception: EX.invalidPath,
       message: 'File name contains at least one invalid character',
     };
   }
   if (Buffer.byteLength(name.normalize('NFC')) > MAX_NAME_BYTES) {
-    return { status: 400, exception: 'InvalidPath', message: 'File name is too long' };
+    return { status: 400, exception: EX.invalidPath, message: 'File name is too long' };
   }
   if (name.toLowerCase() === '.htaccess') {
-    return { status: 403, exception: 'Forbidden', message: 'Can not access .htaccess' };
+    return method === 'MKCOL' && series.htaccessMkcol !== undefined
+      ? series.htaccessMkcol
+      : series.htaccess;
   }
   return undefined;
 }
@@ -127,3 +133,5 @@ export function helperRel(path: string): string {
   }
   return parts.map((s) => s.normalize('NFC')).join('/');
 }
+import { EX } from './reply.js';
+import type { SabreAnswer, SeriesTraits } from './series.js';

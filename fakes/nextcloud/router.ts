@@ -16,10 +16,11 @@ import { put } from './dav/put.js';
 import { search } from './dav/search.js';
 import { trashbin } from './dav/trashbin.js';
 import { uploads } from './dav/uploads.js';
-import { ocs, ocsUnauthorised } from './ocs.js';
+import { asksForJson, ocs, ocsUnauthorised } from './ocs.js';
 import { apacheParse, checkName, decodeSegment, toUserPath } from './paths.js';
 import { EX, Reply } from './reply.js';
 import type { FakeState } from './state.js';
+import { versionOf } from './series.js';
 
 const FAULT_EXCEPTIONS = new Map<number, [string, string]>([
   [401, [EX.notAuthenticated, 'No public access to this resource.']],
@@ -91,7 +92,7 @@ async function authenticate(state: FakeState, reply: Reply, ocsRoute: boolean): 
   if (result.kind === 'bad') await recordFailure(state);
   if (result.kind === 'none' && ocsRoute) return { user: undefined };
   if (ocsRoute) {
-    ocsUnauthorised(reply);
+    ocsUnauthorised(reply, state.series.ocsUnauthorisedAsked && asksForJson(reply.req));
     return 'answered';
   }
   reply.sabre(
@@ -125,8 +126,8 @@ export async function route(
       installed: true,
       maintenance: false,
       needsDbUpgrade: false,
-      version: '29.0.6.1',
-      versionstring: '29.0.6',
+      version: `${versionOf(state.series)}.1`,
+      versionstring: versionOf(state.series),
       edition: '',
       productname: 'Nextcloud',
       extendedSupport: false,
@@ -175,15 +176,8 @@ export async function route(
     // Observed: the user segment is not checked; it is always the caller's own folder.
     const [id, name, ...deeper] = rest.map(decodeSegment);
     for (const part of [id, name]) {
-      const problem = part === undefined ? undefined : checkName(part);
-      if (problem) {
-        reply.sabre(
-          problem.status,
-          problem.exception === 'InvalidPath' ? EX.invalidPath : EX.forbidden,
-          problem.message,
-        );
-        return;
-      }
+      const problem = part === undefined ? undefined : checkName(part, state.series, req.method);
+      if (problem) return reply.sabre(problem.status, problem.exception, problem.message);
     }
     return uploads(
       { state, reply, req, res, user, target: toUserPath([]), base: davBase(user) },
@@ -196,12 +190,8 @@ export async function route(
   }
   const decoded = rest.map(decodeSegment);
   for (const name of decoded) {
-    const problem = checkName(name);
-    if (problem) {
-      const exception = problem.exception === 'InvalidPath' ? EX.invalidPath : EX.forbidden;
-      reply.sabre(problem.status, exception, problem.message);
-      return;
-    }
+    const problem = checkName(name, state.series, req.method);
+    if (problem) return reply.sabre(problem.status, problem.exception, problem.message);
   }
   if (s2 === 'trashbin') {
     return trashbin({ state, reply, req, res, user, segments: decoded });

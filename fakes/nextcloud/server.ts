@@ -14,6 +14,7 @@ import { EX, Reply } from './reply.js';
 import { route } from './router.js';
 import { ReceivedShares } from './shares.js';
 import { defaultFaults, type FakeState } from './state.js';
+import { traitsOf } from './series.js';
 import { DiskStore } from './store.js';
 import { TrashBin } from './trash.js';
 import { UploadFolders } from './uploads.js';
@@ -46,10 +47,13 @@ export async function startFakeNextcloud(opts: FakeNextcloudOptions = {}): Promi
   // The trash bin lives with the fake unless the caller keeps it (the demo does).
   const trashDir = path.resolve(opts.trashDir ?? path.join(own, 'trash'));
   const now = opts.now ?? Date.now;
+  const series = traitsOf(opts.series ?? 34);
   const store = new DiskStore(
     root,
     path.join(own, 'staging'),
     `oc${randomBytes(5).toString('hex')}`,
+    series.sameSecondOverwriteKeepsEtag,
+    opts.fileIdBase ?? 0n,
   );
   const state: FakeState = {
     user: opts.user ?? 'alice',
@@ -65,11 +69,12 @@ export async function startFakeNextcloud(opts: FakeNextcloudOptions = {}): Promi
       if (rel !== undefined) store.touch(rel);
     }),
     shares: new ReceivedShares(store),
-    groupware: new Groupware(opts.user ?? 'alice'),
+    groupware: new Groupware(opts.user ?? 'alice', series.calendarComponents),
     authFailures: 0,
     authDelayScale: opts.authDelayScale ?? 0,
     throttleAtFailure: opts.throttleAtFailure ?? 12,
     now,
+    series,
   };
   await state.trash.load();
   const sockets = new Set<Socket>();

@@ -5,6 +5,7 @@ import type { ReceivedShares } from './shares.js';
 import type { DiskStore } from './store.js';
 import type { TrashBin } from './trash.js';
 import type { UploadFolders } from './uploads.js';
+import type { SeriesTraits } from './series.js';
 import type { Faults, RecordedRequest } from './types.js';
 
 export interface FakeState {
@@ -26,6 +27,8 @@ export interface FakeState {
   authDelayScale: number;
   throttleAtFailure: number;
   now: () => number;
+  /** How the server series it answers as differs (series.ts). */
+  series: SeriesTraits;
 }
 
 export function defaultFaults(): Faults {

@@ -3,9 +3,10 @@
  * (kept across moves, like Nextcloud) and etags (change on every write, and
  * propagate to the parent folders).
  *
- * Like Nextcloud's scanner, a WebDAV overwrite keeps the file's etag when the file's
+ * Like Nextcloud 29's scanner, a WebDAV overwrite keeps the file's etag when the file's
  * modification time, in whole seconds, did not change: two writes within one second
- * share an etag, whatever their sizes (observed on Nextcloud 29). Helper writes
+ * share an etag, whatever their sizes (observed on Nextcloud 29; 34 gives every
+ * overwrite a new etag, `sameSecondKeepsEtag` false). Helper writes
  * (`writeBuffer`) stand for a change made later by someone else and always change it.
  */
 import { createHash, randomUUID } from 'node:crypto';
@@ -77,6 +78,8 @@ export class DiskStore {
     readonly root: string,
     private readonly stagingDir: string,
     readonly instanceId: string,
+    private readonly sameSecondKeepsEtag = true,
+    private readonly idBase = 0n,
   ) {}
 
   abs(rel: string): string {
@@ -103,8 +106,24 @@ export class DiskStore {
   }
 
   /** `OC-FileId` / `oc:id` form: 8-digit id + instance id. */
+  /**
+   * A file id as the server spells it: the store's own number plus `idBase`. From
+   * Nextcloud 33 on ids are Snowflake ids past 2^53, so a base of 2^60 shows whether a
+   * client keeps them as strings.
+   */
+  idText(fileId: number): string {
+    return (this.idBase + BigInt(fileId)).toString();
+  }
+
+  /** The store's number for an id as the server spells it, if it is one of ours. */
+  fileIdOf(text: string): number | undefined {
+    if (!/^\d{1,24}$/.test(text)) return undefined;
+    const n = BigInt(text) - this.idBase;
+    return n >= 0n && n <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(n) : undefined;
+  }
+
   ocId(fileId: number): string {
-    return String(fileId).padStart(8, '0') + this.instanceId;
+    return this.idText(fileId).padStart(8, '0') + this.instanceId;
   }
 
   /**
@@ -205,8 +224,8 @@ export class DiskStore {
       before?.kind === 'file' &&
       after !== undefined &&
       Math.floor(before.mtimeMs / 1000) === Math.floor(after.mtimeMs / 1000);
-    // The folders above always get a new etag; the file keeps its own within one second.
-    if (sameSecond) this.touch(parentRel(rel));
+    // The folders above always get a new etag; on 29 the file keeps its own within one second.
+    if (sameSecond && this.sameSecondKeepsEtag) this.touch(parentRel(rel));
     else this.touch(rel);
   }
 

@@ -1,8 +1,10 @@
 /**
  * Public types of the fake Nextcloud (fakes/nextcloud.ts re-exports them).
- * The fake answers like a real Nextcloud 29 (see ../nextcloud.ts).
+ * The fake answers like a real Nextcloud 34, or 29 where asked (series.ts).
  */
 
+import type { Series } from './series.js';
+export type { Series } from './series.js';
 export type { CollectionOptions } from './groupware/collections.js';
 import type { CollectionOptions } from './groupware/collections.js';
 
@@ -69,6 +71,10 @@ export interface FakeNextcloudOptions {
   throttleAtFailure?: number;
   /** Clock in ms since epoch (lock times, trash deletion times). Default Date.now. */
   now?: () => number;
+  /** The Nextcloud series to answer as (series.ts): 34 (default) or 29. */
+  series?: Series;
+  /** Added to every file id the fake shows (default 0); 2n ** 60n gives Snowflake-sized ids. */
+  fileIdBase?: bigint;
 }
 
 export interface LockAsOptions {

@@ -128,14 +128,37 @@ describe('calendar events', () => {
     expect(rig.sent()).toEqual([]);
   });
 
-  it('reports the runaway-recurrence 500 as unreadable, and asks only once', async () => {
-    const err = await rejectsWith(
-      rig.client.calendarEvents('runaway', DECEMBER),
-      'calendar_unreadable',
-      false,
+  it('on 34, a runaway event is left out and the rest of the calendar answered', async () => {
+    rig.fake.addObject(
+      'calendar',
+      'runaway',
+      'ok.ics',
+      ics('ok', ['SUMMARY:Still here', 'DTSTART:20261202T090000Z', 'DTEND:20261202T100000Z']),
     );
-    expect(err.message).toMatch(/ask the owner/);
-    expect(rig.sent().filter((r) => r.startsWith('REPORT'))).toHaveLength(1);
+    const page = await rig.client.calendarEvents('runaway', DECEMBER);
+    expect(page.events.map((e) => e.title)).toEqual(['Still here']);
+  });
+
+  it('on 29, reports the runaway-recurrence 500 as unreadable, and asks only once', async () => {
+    const old = await startRig({}, 29);
+    try {
+      old.fake.createCalendar('runaway');
+      old.fake.addObject(
+        'calendar',
+        'runaway',
+        'm.ics',
+        ics('m', ['DTSTART:20261201T000000Z', 'RRULE:FREQ=MINUTELY']),
+      );
+      const err = await rejectsWith(
+        old.client.calendarEvents('runaway', DECEMBER),
+        'calendar_unreadable',
+        false,
+      );
+      expect(err.message).toMatch(/ask the owner/);
+      expect(old.sent().filter((r) => r.startsWith('REPORT'))).toHaveLength(1);
+    } finally {
+      await old.close();
+    }
   });
 });
 

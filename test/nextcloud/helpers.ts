@@ -6,7 +6,7 @@ import {
   NextcloudError,
   type NextcloudClientDeps,
 } from '../../broker/nextcloud/index.js';
-import { startFakeNextcloud, type FakeNextcloud } from '../../fakes/nextcloud.js';
+import { startFakeNextcloud, type FakeNextcloud, type Series } from '../../fakes/nextcloud.js';
 
 export interface Rig {
   fake: FakeNextcloud;
@@ -18,8 +18,11 @@ export interface Rig {
   close(): Promise<void>;
 }
 
-export async function startRig(deps: NextcloudClientDeps = {}): Promise<Rig> {
-  const fake = await startFakeNextcloud({ password: 'Zq7rT-kP2mX-9vLwB-a+b/c%d' });
+export async function startRig(deps: NextcloudClientDeps = {}, series?: Series): Promise<Rig> {
+  const fake = await startFakeNextcloud({
+    password: 'Zq7rT-kP2mX-9vLwB-a+b/c%d',
+    ...(series === undefined ? {} : { series }),
+  });
   const clients: NextcloudClient[] = [];
   const clientWith = (d: NextcloudClientDeps = deps, password = fake.password) => {
     const c = new NextcloudClient(

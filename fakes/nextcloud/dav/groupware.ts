@@ -58,7 +58,7 @@ export async function groupware(ctx: GroupwareContext): Promise<void> {
   if (object === undefined) {
     if (method === 'REPORT')
       return kind === 'calendar'
-        ? reportEvents(reply, collection, href, body)
+        ? reportEvents(reply, ctx.state.series, collection, href, body)
         : reportCards(reply, collection, href, body);
     if (method === 'DELETE') {
       state.groupware.remove(kind, uri);

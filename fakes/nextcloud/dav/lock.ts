@@ -181,7 +181,7 @@ export async function lock(ctx: DavContext): Promise<void> {
     // Observed: in a missing folder this is 404, not 409.
     const parent = await store.info(parentRel(rel));
     if (!parent || parent.kind !== 'folder') return notFound(ctx, parentRel(rel));
-    if (refusePartName(ctx.reply, rel)) return;
+    if (refusePartName(ctx.reply, ctx.state.series, rel)) return;
     await store.writeBuffer(rel, Buffer.alloc(0));
     node = await store.info(rel);
     if (!node) throw new Error(`fake nextcloud: ${rel} vanished after LOCK`);

@@ -39,13 +39,9 @@ export function destination(ctx: DavContext): UserPath | undefined {
   }
   const names = parts.slice(2);
   for (const name of names) {
-    const problem = checkName(name);
+    const problem = checkName(name, ctx.state.series);
     if (problem) {
-      ctx.reply.sabre(
-        problem.status,
-        problem.exception === 'InvalidPath' ? EX.invalidPath : EX.forbidden,
-        problem.message,
-      );
+      ctx.reply.sabre(problem.status, problem.exception, problem.message);
       return undefined;
     }
   }
@@ -111,12 +107,12 @@ export async function moveOrCopy(ctx: DavContext, kind: 'MOVE' | 'COPY'): Promis
     ctx.state.shares.containing(parentRel(to.rel)) !== undefined
   ) {
     // Observed: a received share cannot be moved into another one.
-    ctx.reply.sabre(403, EX.forbidden, '');
+    ctx.reply.sabre(403, ctx.state.series.shareIntoShareException, '');
     return;
   }
   const existing = await store.info(to.rel);
   if (!existing && isPartName(to.rel) && !overwrite) return destinationExists(ctx);
-  if (refusePartName(ctx.reply, to.rel)) return;
+  if (refusePartName(ctx.reply, ctx.state.series, to.rel)) return;
   if (existing) {
     if (!overwrite) return destinationExists(ctx);
     if (!mayWrite(ctx, existing, tokens)) return;

@@ -83,10 +83,11 @@ function currentLock(ctx: DavContext, node: NodeInfo): LockRecord | undefined {
   return ctx.state.faults.filesLock ? ctx.state.locks.get(node.fileId) : undefined;
 }
 
-const lockProp = (v: (l: LockRecord) => string) => (ctx: DavContext, n: NodeInfo) => {
-  const lock = currentLock(ctx, n);
-  return lock ? escapeXml(v(lock)) : undefined;
-};
+const lockProp =
+  (v: (l: LockRecord, ctx: DavContext) => string) => (ctx: DavContext, n: NodeInfo) => {
+    const lock = currentLock(ctx, n);
+    return lock ? escapeXml(v(lock, ctx)) : undefined;
+  };
 
 const dav = (local: string) => `{${NS.dav}}${local}`;
 const oc = (local: string) => `{${NS.oc}}${local}`;
@@ -117,7 +118,7 @@ export const PRODUCERS = new Map<string, Producer>([
           '<d:lockentry><d:lockscope><d:shared/></d:lockscope><d:locktype><d:write/></d:locktype></d:lockentry>'
         : undefined,
   ],
-  [oc('fileid'), (_, n) => String(n.fileId)],
+  [oc('fileid'), (ctx, n) => ctx.state.store.idText(n.fileId)],
   [oc('id'), (ctx, n) => ctx.state.store.ocId(n.fileId)],
   // Observed: `S` (shared with this user) leads the letters of everything in a received share.
   [
@@ -151,7 +152,15 @@ export const PRODUCERS = new Map<string, Producer>([
   [nc('lock-owner-displayname'), lockProp((l) => (l.type === 'token' ? l.ownerText : l.owner))],
   [nc('lock-owner-editor'), lockProp(() => '')],
   [nc('lock-time'), lockProp((l) => String(l.createdAt))],
-  [nc('lock-timeout'), lockProp((l) => String(l.timeoutSeconds))],
+  [
+    nc('lock-timeout'),
+    // Observed: 34 shows a user lock (no timeout) as -60, 29 as 0.
+    lockProp((l, ctx) =>
+      l.type === 'user' && l.timeoutSeconds === 0
+        ? ctx.state.series.userLockTimeout
+        : String(l.timeoutSeconds),
+    ),
+  ],
   // Observed: a token lock's uuid without its `opaquelocktoken:` prefix.
   [nc('lock-token'), lockProp((l) => l.token.replace(/^opaquelocktoken:/, ''))],
 ]);

@@ -4,7 +4,7 @@
  * (not 409). The body streams to disk.
  */
 import { Buffer } from 'node:buffer';
-import { baseName, parentRel, PUT_PART_LIMIT_BYTES } from '../paths.js';
+import { baseName, parentRel } from '../paths.js';
 import { sendContinue } from '../continue.js';
 import { EX } from '../reply.js';
 import { ShortBodyError } from '../store.js';
@@ -28,7 +28,7 @@ export async function put(ctx: DavContext): Promise<void> {
     );
     return;
   }
-  if (refusePartName(ctx.reply, rel)) return;
+  if (refusePartName(ctx.reply, ctx.state.series, rel)) return;
   const node = await store.info(rel);
   const tokens = await checkPreconditions(ctx, node);
   if (!tokens) return;
@@ -43,7 +43,8 @@ export async function put(ctx: DavContext): Promise<void> {
     ctx.reply.sabre(409, EX.conflict, 'Files can only be created as children of collections');
     return;
   }
-  if (Buffer.byteLength(baseName(rel)) >= PUT_PART_LIMIT_BYTES) {
+  const limit = ctx.state.series.putNameLimitBytes;
+  if (limit !== undefined && Buffer.byteLength(baseName(rel)) >= limit) {
     // The real server writes `<name>.ocTransferId<n>.part` first; past 255 bytes that fails.
     ctx.reply.sabre(500, EX.generic, 'Could not write file contents');
     return;

@@ -71,16 +71,17 @@ export function sqliteLike(pattern: string, value: string): boolean {
   return new RegExp(`^${source}$`, 'u').test(lowerAscii(value));
 }
 
-function matcher(el: XmlElement): Matcher {
+/** `idText` spells a file id as the server shows it (store.ts). */
+function matcher(el: XmlElement, idText: (fileId: number) => string): Matcher {
   if (el.ns !== NS.dav) throw new BadSearch(`unsupported operator ${clark(el)}`);
   switch (el.local) {
     case 'and':
     case 'or': {
-      const parts = el.children.map(matcher);
+      const parts = el.children.map((c) => matcher(c, idText));
       return el.local === 'and' ? (n) => parts.every((m) => m(n)) : (n) => parts.some((m) => m(n));
     }
     case 'not': {
-      const [inner] = el.children.map(matcher);
+      const [inner] = el.children.map((c) => matcher(c, idText));
       if (inner === undefined) throw new BadSearch('not without an operand');
       return (n) => !inner(n);
     }
@@ -98,7 +99,7 @@ function matcher(el: XmlElement): Matcher {
     case 'eq': {
       const prop = propOf(el);
       const value = literalOf(el);
-      if (prop === oc('fileid')) return (n) => String(n.fileId) === value;
+      if (prop === oc('fileid')) return (n) => idText(n.fileId) === value;
       if (prop === dav('displayname')) return (n) => n.name === value;
       throw new BadSearch(`${prop} cannot be searched with eq`);
     }
@@ -168,7 +169,8 @@ const NOT_A_DIRECTORY = {
 } as const;
 
 type Scope =
-  { ok: true; rel: string } | { ok: false; status: number; exception: string; message: string };
+  | { ok: true; rel: string; spelledNfc: boolean }
+  | { ok: false; status: number; exception: string; message: string };
 
 /** The scope href as Nextcloud resolves it: relative to the DAV root, never decoded. */
 function resolveScope(ctx: DavContext, href: string): Scope {
@@ -200,7 +202,7 @@ function resolveScope(ctx: DavContext, href: string): Scope {
         exception: EX.invalidPath,
         message: 'Dot files are not allowed',
       };
-    const problem = checkName(name);
+    const problem = checkName(name, ctx.state.series);
     if (problem)
       return {
         ok: false,
@@ -209,7 +211,8 @@ function resolveScope(ctx: DavContext, href: string): Scope {
         message: problem.message,
       };
   }
-  return { ok: true, rel: rest.map((n) => n.normalize('NFC')).join('/') };
+  const rel = rest.map((n) => n.normalize('NFC')).join('/');
+  return { ok: true, rel, spelledNfc: rel === rest.join('/') };
 }
 
 interface Parsed {
@@ -234,7 +237,8 @@ function parseSearch(ctx: DavContext, body: string): Parsed {
   const href = scope === undefined ? undefined : child(scope, NS.dav, 'href')?.text;
   if (href === undefined) throw new BadSearch('You need to specify a scope for the search.');
   const whereEl = child(basic, NS.dav, 'where')?.children[0];
-  const where = whereEl === undefined ? () => true : matcher(whereEl);
+  const idText = (id: number): string => ctx.state.store.idText(id);
+  const where = whereEl === undefined ? () => true : matcher(whereEl, idText);
   const orders = (child(basic, NS.dav, 'orderby')?.children ?? [])
     .filter((o) => o.ns === NS.dav && o.local === 'order')
     .map((o) => orderOf(ctx, o));
@@ -278,15 +282,21 @@ export async function search(ctx: DavContext): Promise<void> {
   if (!scope.ok) return ctx.reply.sabre(scope.status, scope.exception, scope.message);
   const folder = await ctx.state.store.info(scope.rel);
   if (!folder)
-    return ctx.reply.sabre(404, EX.notFound, `File with name //${scope.rel} could not be located`);
+    return ctx.reply.sabre(
+      404,
+      EX.notFound,
+      `File with name ${ctx.state.series.notFoundPrefix}${scope.rel} could not be located`,
+    );
   if (folder.kind !== 'folder')
     return ctx.reply.sabre(
       500,
       'InvalidArgumentException',
       'Search is only supported on directories',
     );
+  // Observed: 34 matches a scope by its path as spelled, so one in NFD finds nothing.
+  const matches = scope.spelledNfc || ctx.state.series.searchNfdScopeMatches;
   // The folder is a row like any other until the page is cut (see the module comment).
-  const rows = [folder, ...(await subtree(ctx, folder))].filter(parsed.where);
+  const rows = matches ? [folder, ...(await subtree(ctx, folder))].filter(parsed.where) : [];
   const ordered = await sorted(rows, parsed.orders, folder);
   const { limit, offset } = parsed;
   const page =

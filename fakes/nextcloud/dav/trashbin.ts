@@ -45,7 +45,7 @@ async function itemProps(ctx: TrashContext, item: TrashItem): Promise<Map<string
     [dav('resourcetype'), item.kind === 'folder' ? '<d:collection/>' : ''],
     [dav('getetag'), escapeXml(`"${item.id}"`)],
     [dav('displayname'), escapeXml(name)],
-    [oc('fileid'), String(fileId)],
+    [oc('fileid'), ctx.state.store.idText(fileId)],
     [oc('id'), ctx.state.store.ocId(fileId)],
     [oc('size'), String(item.kind === 'folder' ? 0 : st.size)],
     [nc('trashbin-filename'), escapeXml(name)],

@@ -69,7 +69,11 @@ export async function uploads(ctx: DavContext, at: UploadTarget): Promise<void> 
     return;
   }
   if (folder === undefined) {
-    ctx.reply.sabre(404, EX.notFound, `File with name //${at.id} could not be located`);
+    ctx.reply.sabre(
+      404,
+      EX.notFound,
+      `File with name ${ctx.state.series.notFoundPrefix}${at.id} could not be located`,
+    );
     return;
   }
   if (method === 'DELETE' && at.name === undefined) {
@@ -163,7 +167,11 @@ async function commitConditions(
     const resource = rel === undefined ? undefined : await ctx.state.store.info(rel);
     if (list.resource !== undefined && resource === undefined) {
       if (list.conditions.some((c) => c.kind === 'etag' && c.value !== '')) {
-        ctx.reply.sabre(404, EX.notFound, `File with name //${rel ?? ''} could not be located`);
+        ctx.reply.sabre(
+          404,
+          EX.notFound,
+          `File with name ${ctx.state.series.notFoundPrefix}${rel ?? ''} could not be located`,
+        );
         return undefined;
       }
     }

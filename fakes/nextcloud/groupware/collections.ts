@@ -46,7 +46,11 @@ export class Groupware {
   /** In creation order; a name may repeat (a shared calendar's URI can equal one of the user's). */
   readonly collections: FakeCollection[] = [];
 
-  constructor(private readonly user: string) {
+  constructor(
+    private readonly user: string,
+    /** What `occ dav:create-calendar` gives a new calendar on the series answered as. */
+    private readonly calendarComponents: readonly string[] = ['VEVENT', 'VTODO'],
+  ) {
     this.add('addressbook', 'z-server-generated--system', {
       displayName: 'Accounts',
       readOnly: true,
@@ -74,7 +78,7 @@ export class Groupware {
           : uri === 'z-server-generated--system'
             ? 'principals/system/system'
             : undefined,
-      components: kind === 'calendar' ? (opts.components ?? ['VEVENT', 'VTODO']) : [],
+      components: kind === 'calendar' ? (opts.components ?? [...this.calendarComponents]) : [],
       readOnly: opts.readOnly === true,
       objects: new Map(),
     };

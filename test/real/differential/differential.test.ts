@@ -5,7 +5,8 @@
  * they differ, the fake is fixed to match the real server, never the other way round.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFakeNextcloud, type FakeNextcloud } from '../../../fakes/nextcloud.js';
+import { startFakeNextcloud, type FakeNextcloud, type Series } from '../../../fakes/nextcloud.js';
+import { seriesOf } from '../series.js';
 import { realServer } from '../server.js';
 import { CASES } from './cases.js';
 import { Dav } from '../dav.js';
@@ -14,6 +15,8 @@ import { differences, RECEIVED_FILE, requestsOf, runCase, type Case } from './st
 import { createAddressBook, createCalendar, removeCollection } from '../groupware.js';
 
 const real = realServer();
+/** The series the fake answers as: the real server's, read from its status.php. */
+let series: Series = 34;
 
 /** The second user makes each folder of `c.received` and shares it with the user. */
 async function shareOnReal(c: Case): Promise<void> {
@@ -28,6 +31,7 @@ async function onFake(c: Case): Promise<ReturnType<typeof runCase>> {
   const fake: FakeNextcloud = await startFakeNextcloud({
     user: real.owner.user,
     password: 'fake-app-password-0123456789abcdef',
+    series,
   });
   try {
     for (const folder of c.received ?? []) {
@@ -80,6 +84,7 @@ async function onRealFiles(c: Case): Promise<ReturnType<typeof runCase>> {
 
 describe('the fake Nextcloud answers like the real one', () => {
   beforeAll(async () => {
+    series = await seriesOf(real.url);
     await real.reset();
   });
   afterAll(async () => {

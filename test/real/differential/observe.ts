@@ -189,9 +189,8 @@ function json(body: string): unknown {
     return {
       installed: doc.installed,
       maintenance: doc.maintenance,
-      versionstring: /^29\.\d+\.\d+$/.test(String(doc.versionstring))
-        ? '29.x.y'
-        : doc.versionstring,
+      // The series is compared (the fake answers as the real server's), not the release.
+      versionstring: String(doc.versionstring).replace(/^(\d+)\.\d+\.\d+$/, '$1.x.y'),
     };
   }
   const files = doc.ocs?.data?.capabilities?.files;
