@@ -20,6 +20,12 @@ export interface GateProxy {
   release(): void;
   /** Drops every connection at once, as a server that went away. */
   cut(): void;
+  /**
+   * The targets of the MKCOL requests that passed, in order: what a test needs to find
+   * the chunked-upload folders the broker made (from Nextcloud 34 on, the uploads
+   * collection cannot be listed).
+   */
+  mkcols(): readonly string[];
   close(): Promise<void>;
 }
 
@@ -35,10 +41,23 @@ export async function startGateProxy(target: string): Promise<GateProxy> {
   const sockets = new Set<Socket>();
   let gate: Gate | undefined;
   const waiting: (() => void)[] = [];
+  const made: string[] = [];
+  /** The last bytes sent upward on each connection, so a request line cut in two is found. */
+  const tails = new WeakMap<Socket, string>();
+  const scanUp = (from: Socket, chunk: Buffer): void => {
+    const text = (tails.get(from) ?? '') + chunk.toString('latin1');
+    for (const m of text.matchAll(/MKCOL (\/\S+) HTTP\/1\.1\r\n/g))
+      if (m[1] !== undefined) made.push(m[1]);
+    // Not anchored to a line start: on a kept-alive connection a request line follows the
+    // previous request's body directly. A request line is short: keep enough to join one
+    // cut at a chunk boundary (a line seen twice this way is listed once).
+    tails.set(from, text.slice(-512));
+  };
 
   /** Forwards `from` → `to`, through the gate for `direction`. */
   const forward = (from: Socket, to: Socket, direction: Direction): void => {
     from.on('data', (chunk: Buffer) => {
+      if (direction === 'up') scanUp(from, chunk);
       const g = gate;
       if (g === undefined || g.direction !== direction) {
         if (!to.write(chunk)) from.pause();
@@ -98,6 +117,7 @@ export async function startGateProxy(target: string): Promise<GateProxy> {
       waiting.length = 0;
       for (const s of sockets) s.destroy();
     },
+    mkcols: () => [...new Set(made)],
     close: () =>
       new Promise<void>((resolve) => {
         for (const s of sockets) s.destroy();

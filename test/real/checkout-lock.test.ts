@@ -83,6 +83,32 @@ describe('while a file is checked out', () => {
   });
 });
 
+describe('attack: the lock is taken away while the file is checked out (files_lock 31+ force-unlock)', () => {
+  it('the checkin is refused, says the lock no longer holds, and the other writer\u2019s edit stays', async () => {
+    const { token } = await checkedOut('Forced');
+    expect(await rig.owner.forceUnlock('Forced/doc.txt')).toBe(200);
+    expect(await rig.owner.locked('Forced/doc.txt')).toBe(false);
+    expect((await rig.other.put('Forced/doc.txt', 'bob edited')).status).toBe(204);
+    const ticket = await call(rig.transfer, 'checkin', {
+      instance: 'personal',
+      path: 'Forced/doc.txt',
+      lock_token: token,
+      size: 2,
+    });
+    if (ticket.status === 'ok') {
+      const put = await putBlob(
+        rig.broker.url,
+        ticket.blob_url as string,
+        rig.broker.config.tokens.transfer,
+        Buffer.from('v2'),
+      );
+      expect(put.json).toMatchObject({ status: 'refused' });
+      expect(String(put.json.message)).toMatch(/lock .*no longer holds|no longer holds/);
+    } else expect(ticket).toMatchObject({ status: 'refused' });
+    expect(await rig.owner.read('Forced/doc.txt')).toBe('bob edited');
+  });
+});
+
 describe('the broker releases the lock', () => {
   it('on checkin --abandon', async () => {
     const { token } = await checkedOut('Abandon');

@@ -133,12 +133,30 @@ export class Dav {
     return etag.replace(/&quot;/g, '"');
   }
 
-  /** How many earlier versions of a file the versions app keeps (each upload over it adds one). */
-  async versions(path: string): Promise<number> {
+  /** The file id (a string: from Nextcloud 33 on ids pass 2^53). */
+  async fileId(path: string): Promise<string> {
     const res = await this.request('PROPFIND', this.target(path), { Depth: '0' }, PROPS);
     if (res.status !== 207) throw new Error(`PROPFIND ${path}: ${res.status}`);
     const id = tagText(res.text, 'fileid')[0];
     if (id === undefined) throw new Error(`PROPFIND ${path}: no fileid`);
+    return id;
+  }
+
+  /**
+   * Removes whatever lock holds the file through files_lock's OCS API, as the Files app's
+   * "unlock" does (files_lock 31+ offers it for locks held by automated clients).
+   */
+  async forceUnlock(path: string): Promise<number> {
+    const id = await this.fileId(path);
+    const res = await this.request('DELETE', `/ocs/v2.php/apps/files_lock/lock/${id}`, {
+      'OCS-APIRequest': 'true',
+    });
+    return res.status;
+  }
+
+  /** How many earlier versions of a file the versions app keeps (each upload over it adds one). */
+  async versions(path: string): Promise<number> {
+    const id = await this.fileId(path);
     const user = encodeURIComponent(this.account.user);
     const list = await this.request('PROPFIND', `/remote.php/dav/versions/${user}/versions/${id}`, {
       Depth: '1',
