@@ -1,28 +1,78 @@
-import { defineConfig } from 'vitest/config';
+import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
 
 /**
- * Two projects. `unit` is everything in test/ against the fakes. `real` (test/real/)
- * runs against a real Nextcloud 29 described by NC_URL and friends (test/real/server.ts;
- * CONTRIBUTING.md, "The real-server suite"). Without NC_URL it is left out with one line
- * saying so; on CI (CI set) a missing server is an error, never a silent skip.
+ * Projects. `unit` is everything in test/ against the fakes. `real` (test/real/) runs
+ * against the main real Nextcloud (34) described by NC_URL and friends, and `real-oldest`
+ * runs the differential suite and a compatibility subset against the oldest series we
+ * keep (29), described by the same variables prefixed NC_OLDEST_ (test/real/server.ts;
+ * CONTRIBUTING.md, "The real-server suite"). A server that is not described is left out
+ * with one line saying so; on CI (CI set) a missing server is an error, never a silent skip.
  */
 const onCi = (process.env.CI ?? '') !== '' && process.env.CI !== 'false';
-const realServer = (process.env.NC_URL ?? '') !== '';
-if (!realServer) {
+const described = (prefix: string): boolean => (process.env[`${prefix}URL`] ?? '') !== '';
+
+/** The real-server files the oldest series runs: the differential suite and the compatibility subset. */
+const OLDEST_SUBSET = [
+  'test/real/differential/**/*.test.ts',
+  'test/real/uploads.test.ts',
+  'test/real/checkout-lock.test.ts',
+  'test/real/agent-tools.test.ts',
+  'test/real/search.test.ts',
+  'test/real/groupware-client.test.ts',
+];
+
+function skipped(what: string, prefix: string): void {
   if (onCi)
     throw new Error(
-      'CI is set but NC_URL is not: the real-server suite cannot run. Run `bash .ci/run`, which builds a Nextcloud and exports it, or export NC_URL and the rest (CONTRIBUTING.md, "The real-server suite").',
+      `CI is set but ${prefix}URL is not: ${what} cannot run. Run \`bash .ci/run\`, which builds the servers and exports them, or export ${prefix}URL and the rest (CONTRIBUTING.md, "The real-server suite").`,
     );
   // Vitest evaluates this file more than once per run (once per project); say it once.
-  const said = Symbol.for('nextcloud-access-broker.real-suite-skipped');
+  const said = Symbol.for(`nextcloud-access-broker.skipped.${prefix}`);
   const seen = globalThis as { [said]?: true };
   if (seen[said] !== true) {
     seen[said] = true;
     console.log(
-      'real-server suite skipped: NC_URL is not set (to run it, see CONTRIBUTING.md, "The real-server suite")',
+      `${what} skipped: ${prefix}URL is not set (to run it, see CONTRIBUTING.md, "The real-server suite")`,
     );
   }
 }
+
+/** The NC_* variables of the oldest server, under the names the real-server suite reads. */
+function oldestEnv(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [key, value] of Object.entries(process.env))
+    if (key.startsWith('NC_OLDEST_') && value !== undefined)
+      env[`NC_${key.slice('NC_OLDEST_'.length)}`] = value;
+  return env;
+}
+
+/** One server, reset between files: its files run one after another, after the unit project. */
+function realProject(
+  name: string,
+  include: string[],
+  groupOrder: number,
+  env?: Record<string, string>,
+): TestProjectInlineConfiguration {
+  return {
+    extends: true,
+    test: {
+      name,
+      include,
+      fileParallelism: false,
+      sequence: { groupOrder },
+      testTimeout: 120_000,
+      hookTimeout: 120_000,
+      ...(env === undefined ? {} : { env }),
+    },
+  };
+}
+
+const realProjects: TestProjectInlineConfiguration[] = [];
+if (described('NC_')) realProjects.push(realProject('real', ['test/real/**/*.test.ts'], 1));
+else skipped('the real-server suite (Nextcloud 34)', 'NC_');
+if (described('NC_OLDEST_'))
+  realProjects.push(realProject('real-oldest', OLDEST_SUBSET, 2, oldestEnv()));
+else skipped('the oldest-server suite (Nextcloud 29)', 'NC_OLDEST_');
 
 export default defineConfig({
   test: {
@@ -33,23 +83,7 @@ export default defineConfig({
         extends: true,
         test: { name: 'unit', include: ['test/**/*.test.ts'], exclude: ['test/real/**'] },
       },
-      ...(realServer
-        ? [
-            {
-              extends: true as const,
-              test: {
-                name: 'real',
-                include: ['test/real/**/*.test.ts'],
-                // One server, reset between files: its files run one after another, after
-                // the unit project (so neither slows the other's timing-sensitive tests).
-                fileParallelism: false,
-                sequence: { groupOrder: 1 },
-                testTimeout: 120_000,
-                hookTimeout: 120_000,
-              },
-            },
-          ]
-        : []),
+      ...realProjects,
     ],
     coverage: {
       provider: 'v8',
