@@ -25,7 +25,9 @@
  * escaped (`pаypal` with a Cyrillic `а`). `\` is always escaped so an escape can't be
  * faked, and in paths a backtick (it would end the code span) and a space at either end
  * or next to `/`. A path containing right-to-left letters gets U+200E marks around each
- * `/` so the display cannot reorder its components. HTML is escaped after all that.
+ * `/` so the display cannot reorder its components. The broker's own markers are
+ * broken (`neutraliseMarkers`): the phrase `audit anchor` and the mention `@room`.
+ * HTML is escaped after all that.
  * Not covered: a whole word in a look-alike script (`раураl` all Cyrillic).
  */
 
@@ -174,6 +176,31 @@ function mixedScriptLetters(chars: readonly string[]): Set<number> {
   return flagged;
 }
 
+/** `audit anchor`, in any case, with any run of spaces between the words. */
+const ANCHOR_PHRASE = /(audit)( +)(anchor)/giu;
+/** `@room`, in any case: what Matrix clients and push rules read as "notify everyone". */
+const ROOM_MENTION = /@(?=room)/giu;
+
+/**
+ * The broker's own markers, made unreadable as such in agent text (already escaped by
+ * `escapeForDisplay`, so the escapes below cannot be forged: an agent's `\` is shown as
+ * `\u{005C}`).
+ *
+ * Security: the room is where the broker posts its audit anchors, one line each,
+ * `audit anchor SEQ:HASH` (broker/audit/anchor-text.ts), which the owner copies to
+ * `broker audit verify --anchor`; a reason holding that phrase would be a second
+ * "anchor" pinning a history the agent chose. So the space between the words is shown
+ * as `\u{0020}`. And `@room` in a message notifies every member of the room (the
+ * legacy push rule matches the body): its `@` is shown as `\u{0040}`.
+ */
+function neutraliseMarkers(display: string): string {
+  return display
+    .replace(ANCHOR_PHRASE, (_, audit: string, spaces: string, anchor: string) => {
+      return `${audit}${codePointEscape(' ').repeat(spaces.length)}${anchor}`;
+    })
+    .replace(ROOM_MENTION, codePointEscape('@'));
+}
+
 /**
  * Makes every character of an agent-supplied text visible (see the module comment).
  * `path: true` also escapes backticks and spaces at the edges of components.
@@ -204,6 +231,7 @@ export function escapeForDisplay(text: string, opts: { path?: boolean } = {}): s
     baseBefore = keep && (isMark || LETTER_OR_NUMBER.test(ch));
     out += keep ? ch : codePointEscape(ch);
   });
+  out = neutraliseMarkers(out);
   if (path && RIGHT_TO_LEFT.test(out)) {
     // Security: `/` between two right-to-left words takes their direction, so
     // `a/אב/גד` would display with its last two components swapped. A left-to-right

@@ -136,8 +136,12 @@ export class MatrixGateway implements ApprovalGateway {
 
   private async send(type: string, content: EventContent, what: string): Promise<string> {
     const client = this.connection.usableClient();
+    // Security: a message of the bot mentions no one. An empty `m.mentions` tells
+    // homeservers and clients (Matrix 1.7+) so, which turns off the legacy rules that
+    // notify on a name, a user ID or `@room` anywhere in the body, where agent text is.
+    const sent = type === 'm.room.message' ? { ...content, 'm.mentions': {} } : content;
     try {
-      const eventId = await sendContent(client, this.cfg.room_id, type, content);
+      const eventId = await sendContent(client, this.cfg.room_id, type, sent);
       this.lastSendFailureAt = undefined;
       return eventId;
     } catch (err) {
