@@ -8,6 +8,13 @@
  * escapes), or base64 of a larger buffer (the secret at any byte alignment). Every such
  * form is replaced, longest first, so a shorter form never leaves part of a longer one
  * behind. Empty secrets are ignored (an empty form would match everywhere).
+ *
+ * An agent that wants a secret past the check can also spell it out of shape: in hex,
+ * in another letter case, reversed, or with spaces between its characters. The secret
+ * itself, its reverse and the hex of its bytes are therefore also matched loosely: in
+ * any letter case and with any whitespace between any two characters (`looseForms`).
+ * Not caught: other separators (`a-b-c`), other encodings (base32, rot13, per-byte
+ * `%XX`, `\xXX`), a secret split across fields or calls, or anything encrypted.
  */
 
 const MARK = '[redacted]';
@@ -67,6 +74,24 @@ export function secretForms(secret: string): string[] {
   return forms;
 }
 
+/**
+ * The spellings of one secret matched in any letter case and with any whitespace
+ * between characters: the secret, its reverse (by code point) and the hex of its bytes.
+ */
+export function looseForms(secret: string): string[] {
+  if (secret === '') return [];
+  return [secret, [...secret].reverse().join(''), Buffer.from(secret, 'utf8').toString('hex')];
+}
+
+/**
+ * A loose form as a regular expression source: its characters without whitespace, any
+ * whitespace allowed between two of them. Each `\s*` stands before a character that is
+ * not whitespace, so no two of them compete for the same input (no backtracking blowup).
+ */
+function looseSource(form: string): string {
+  return [...form.replace(/\s+/gu, '')].map(escapeRegExp).join('\\s*');
+}
+
 /** The spellings of a `user:password` pair (HTTP Basic credentials, URL userinfo). */
 function pairForms(user: string, password: string): string[] {
   if (password === '') return [];
@@ -98,6 +123,18 @@ function allForms(
   return [...all].sort((a, b) => b.length - a.length);
 }
 
+/** Every loose form of every secret and password, as one regular expression source. */
+function allLooseSources(
+  secrets: readonly string[],
+  pairs: readonly (readonly [user: string, password: string])[],
+): string[] {
+  const all = new Set<string>();
+  for (const secret of [...secrets, ...pairs.map(([, password]) => password)])
+    for (const form of looseForms(secret)) all.add(looseSource(form));
+  all.delete('');
+  return [...all].sort((a, b) => b.length - a.length);
+}
+
 /** What one list of secrets gives: the scrubber, and the test for any of their forms. */
 export interface SecretGuard {
   /** Replaces every form of every secret with `[redacted]` (see the module comment). */
@@ -121,7 +158,11 @@ export function createSecretGuard(
   const source = forms.map(escapeRegExp).join('|');
   const pattern = new RegExp(source, 'g');
   const anywhere = new RegExp(source);
-  const contains = (text: string): boolean => anywhere.test(text);
+  // Security: hex, another letter case, reversed or space-split (see the module comment).
+  const loose = allLooseSources(secrets, pairs).join('|');
+  const loosePattern = new RegExp(loose, 'giu');
+  const looseAnywhere = new RegExp(loose, 'iu');
+  const contains = (text: string): boolean => anywhere.test(text) || looseAnywhere.test(text);
   const fallback = contains(MARK) ? '' : MARK;
 
   const scrub = (text: string): string => {
@@ -131,7 +172,7 @@ export function createSecretGuard(
     // then give up on the text rather than let a secret through.
     for (let round = 0; round < 3; round += 1) {
       if (!contains(out)) return out;
-      out = out.replace(pattern, MARK);
+      out = out.replace(pattern, MARK).replace(loosePattern, MARK);
     }
     return contains(out) ? fallback : out;
   };

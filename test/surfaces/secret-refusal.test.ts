@@ -159,6 +159,36 @@ describe('a secret planted in an argument is refused before anything happens', (
   });
 });
 
+/** Spellings an agent can write a secret in by hand, beyond the scrubber's encodings. */
+const reshaped = (s: string): Record<string, string> => ({
+  hex: Buffer.from(s).toString('hex'),
+  'upper-case hex': Buffer.from(s).toString('hex').toUpperCase(),
+  'upper case': s.toUpperCase(),
+  reversed: [...s].reverse().join(''),
+  'split by spaces': [...s].join(' '),
+  'hex split by spaces': (Buffer.from(s).toString('hex').match(/../g) ?? []).join(' '),
+});
+
+describe('a secret in hex, upper case, reversed or split by spaces', () => {
+  it('each spelling of the password and the agent token in a reason is refused', async () => {
+    for (const secret of [PASSWORD, AGENT_TOKEN]) {
+      for (const planted of Object.values(reshaped(secret))) {
+        await refusedFor(
+          agent,
+          'request_access',
+          {
+            instance: 'personal',
+            reason: `note: ${planted} (end)`,
+            items: [{ path: 'Docs', mode: 'read' }],
+          },
+          'reason',
+          planted,
+        );
+      }
+    }
+  });
+});
+
 describe('scrubbing is the last line, not a disguise', () => {
   it('the literal "Docs/[redacted]" is no secret: it is listed, and reaches Nextcloud as itself', async () => {
     await fake.mkdir('Docs/[redacted]');
@@ -259,6 +289,9 @@ describe('property: any string embedding a secret in any form is refused, and le
     (s, pre, post) => b64(`${pre}${s}${post}`),
     (s, pre, post) => `${pre}${b64(`${fake.user}:${s}`)}${post}`,
     (s, pre, post) => `${pre}${JSON.stringify(s).slice(1, -1)}${post}`,
+    ...Object.keys(reshaped('')).map(
+      (how) => (s: string, pre: string, post: string) => `${pre}${reshaped(s)[how]}${post}`,
+    ),
   ];
   const placements: ((planted: string) => [Client, string, Record<string, unknown>, string])[] = [
     (p) => [
