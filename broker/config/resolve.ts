@@ -13,15 +13,24 @@ import type { BrokerConfig, ConfigContext, InstanceConfig, MatrixConfig } from '
 import { checkServiceUrl, isLoopbackListen } from './urls.js';
 
 export const MIN_TOKEN_LENGTH = 32;
+/** The shortest app password or bot token accepted. */
+export const MIN_SECRET_LENGTH = 16;
 /** `transfer.chunk_size` bounds: 5 MiB (Nextcloud's smallest part) to 4 GiB. */
 const CHUNK_SIZE_MIN = 5 * 2 ** 20;
 const CHUNK_SIZE_MAX = 4 * 2 ** 30;
 /** `audit.anchor_interval` bounds: 1 minute to 7 days. */
 const ANCHOR_INTERVAL_MIN = 60_000;
 const ANCHOR_INTERVAL_MAX = 7 * 86_400_000;
-const TOKEN_HINT = 'make one with: openssl rand -hex 32';
-
 type SecretRule = 'token' | 'header' | 'password';
+
+const TOKEN_HINT = 'make one with: openssl rand -hex 32';
+/** The next step for a secret shorter than MIN_SECRET_LENGTH, by rule. */
+const SHORT_SECRET_FIX: Record<SecretRule, string> = {
+  token: TOKEN_HINT,
+  header: "give the bot's access token (e.g. syt_…, from its login), not a password or a name",
+  password:
+    'give a Nextcloud app password (Settings → Security → Devices & sessions → Create new app password), not the login password',
+};
 
 class Collector {
   readonly issues: ConfigIssue[] = [];
@@ -127,6 +136,16 @@ function resolveSecret(
   if (rule === 'token' && value.length < MIN_TOKEN_LENGTH) {
     // Security: a short bearer token can be guessed; 32 characters is the floor.
     out.issue(source, `must be at least ${MIN_TOKEN_LENGTH} characters${from}; ${TOKEN_HINT}`);
+    return '';
+  }
+  if ([...value].length < MIN_SECRET_LENGTH) {
+    // Security: every configured secret is scrubbed from all output and refused in tool
+    // arguments, in any letter case; a 1-character one would redact that letter from
+    // every message, and a short one is a guessable credential. Never the value here.
+    out.issue(
+      source,
+      `must be at least ${MIN_SECRET_LENGTH} characters${from}: ${SHORT_SECRET_FIX[rule]}`,
+    );
     return '';
   }
   return value;

@@ -488,7 +488,7 @@ describe('robustness', () => {
       `tokens: { agent: "${'a'.repeat(40)}", transfer: "${'t'.repeat(40)}" }`,
       'lifecycle: { pending_timeout: 1h, default_grant: 4h, max_grant: 2d }',
       'instances:',
-      '  personal: { url: "https://cloud.example.org", username: alice, app_password: "x-y-z" }',
+      '  personal: { url: "https://cloud.example.org", username: alice, app_password: "Abcde-Fghij-Klmno-Pqrst" }',
     ].join('\n');
     const { config } = parseConfig(yaml, {
       baseDir: h.dir,

@@ -196,7 +196,7 @@ describe('attack: a misspelt option silently falling back to its default', () =>
     );
     expect(top.message).toContain('__proto__: unknown key');
     const inst = configError(
-      `tokens: ${JSON.stringify(validRaw()['tokens'])}\napproval: console\ninstances:\n  __proto__: { url: "https://x.example", username: a, app_password: b }\n`,
+      `tokens: ${JSON.stringify(validRaw()['tokens'])}\napproval: console\ninstances:\n  __proto__: { url: "https://x.example", username: a, app_password: Proto-AppPassword-0123 }\n`,
     );
     expect(inst.message).toContain('instances.__proto__: is a reserved name');
   });

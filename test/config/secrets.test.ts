@@ -176,7 +176,7 @@ describe('attack: a secret leaking through an error message', () => {
         withValue(`instances.${s}X`, {
           url: 'https://c.example',
           username: 'a',
-          app_password: 'p',
+          app_password: 'Other-AppPassword-0123',
         }),
     ],
     [

@@ -199,7 +199,7 @@ describe('timeouts and an unreachable server', () => {
       name: 'gone',
       url: 'http://127.0.0.1:1',
       username: 'u',
-      app_password: 'p',
+      app_password: 'Gone-AppPassword-0123',
     });
     const err = await rejectsWith(client.stat('x'), 'unreachable');
     expect(err.message).toContain('ECONNREFUSED');

@@ -44,7 +44,7 @@ async function serve(onGet: Handler, size: number, server = createServer()): Pro
 
 function client(url: string, timeoutMs: number, chunkSize?: number): NextcloudClient {
   const c = new NextcloudClient(
-    { name: 'stub', url, username: 'u', app_password: 'pw-secret' },
+    { name: 'stub', url, username: 'u', app_password: 'pw-secret-0123456789' },
     { timeoutMs, ...(chunkSize === undefined ? {} : { chunkSize }) },
   );
   clients.push(c);
