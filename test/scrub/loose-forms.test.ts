@@ -55,6 +55,13 @@ describe('a secret in hex, upper case, reversed or split by spaces', () => {
     expect(guard.holds(`${SECRET.slice(0, 10)}\u00a0${SECRET.slice(10)}`)).toBe(true);
   });
 
+  it('a secret of only whitespace matches its own spellings, never every text', () => {
+    const blank = createSecretGuard([' '.repeat(16)]);
+    expect(blank.holds('clean text')).toBe(false);
+    expect(blank.scrub('clean text')).toBe('clean text');
+    expect(blank.holds(`a${' '.repeat(16)}b`)).toBe(true);
+  });
+
   it('text that merely shares characters with the secret is left alone', () => {
     const clean = 'Tok-3f9a is a ticket; w0rd-pL77 too';
     expect(guard.holds(clean)).toBe(false);
