@@ -82,18 +82,18 @@ export function checkName(
 ): NameProblem | undefined {
   // Security: a decoded `..` would leave the user's folder; Nextcloud answers 400.
   if (name === '..' || name === '.') {
-    return { status: 400, exception: EX.invalidPath, message: 'Path contains invalid segments' };
+    return { status: 400, exception: EX_INVALID_PATH, message: 'Path contains invalid segments' };
   }
   // eslint-disable-next-line no-control-regex
   if (/[\\\u0000-\u001f]/.test(name)) {
     return {
       status: 400,
-      exception: EX.invalidPath,
+      exception: EX_INVALID_PATH,
       message: 'File name contains at least one invalid character',
     };
   }
   if (Buffer.byteLength(name.normalize('NFC')) > MAX_NAME_BYTES) {
-    return { status: 400, exception: EX.invalidPath, message: 'File name is too long' };
+    return { status: 400, exception: EX_INVALID_PATH, message: 'File name is too long' };
   }
   if (name.toLowerCase() === '.htaccess') {
     return method === 'MKCOL' && series.htaccessMkcol !== undefined
@@ -133,5 +133,4 @@ export function helperRel(path: string): string {
   }
   return parts.map((s) => s.normalize('NFC')).join('/');
 }
-import { EX } from './reply.js';
-import type { SabreAnswer, SeriesTraits } from './series.js';
+import { EX_INVALID_PATH, type SabreAnswer, type SeriesTraits } from './series.js';

@@ -51,7 +51,7 @@ export interface SeriesTraits {
   calendarComponents: readonly string[];
 }
 
-const EX_INVALID_PATH = 'OCA\\DAV\\Connector\\Sabre\\Exception\\InvalidPath';
+export const EX_INVALID_PATH = 'OCA\\DAV\\Connector\\Sabre\\Exception\\InvalidPath';
 const EX_FILE_LOCKED = 'OCA\\DAV\\Connector\\Sabre\\Exception\\FileLocked';
 
 const TRAITS: Record<Series, SeriesTraits> = {
