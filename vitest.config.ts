@@ -26,15 +26,10 @@ function skipped(what: string, prefix: string): void {
     throw new Error(
       `CI is set but ${prefix}URL is not: ${what} cannot run. Run \`bash .ci/run\`, which builds the servers and exports them, or export ${prefix}URL and the rest (CONTRIBUTING.md, "The real-server suite").`,
     );
-  // Vitest evaluates this file more than once per run (once per project); say it once.
-  const said = Symbol.for(`nextcloud-access-broker.skipped.${prefix}`);
-  const seen = globalThis as { [said]?: true };
-  if (seen[said] !== true) {
-    seen[said] = true;
-    console.log(
-      `${what} skipped: ${prefix}URL is not set (to run it, see CONTRIBUTING.md, "The real-server suite")`,
-    );
-  }
+  // Vitest 5 evaluates this file once per run: the inline projects share its Vite server.
+  console.log(
+    `${what} skipped: ${prefix}URL is not set (to run it, see CONTRIBUTING.md, "The real-server suite")`,
+  );
 }
 
 /** The NC_* variables of the oldest server, under the names the real-server suite reads. */
