@@ -337,7 +337,7 @@ export async function runCli(
     child.on('error', reject);
     child.on('close', (code) => {
       const lines = stdout.trim().split('\n');
-      let json: Record<string, unknown> = {};
+      let json: Record<string, unknown>;
       try {
         json = JSON.parse(lines[lines.length - 1] ?? '') as Record<string, unknown>;
       } catch {

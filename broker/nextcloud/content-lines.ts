@@ -34,7 +34,6 @@ const NAME = /^[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)?$/;
 
 /** One unfolded line: `NAME;P=V;Q="a:b":value`. */
 function parseLine(line: string): ContentLine {
-  let i = 0;
   const nameEnd = line.search(/[;:]/);
   if (nameEnd <= 0) throw new ContentLineError('a line without a property name');
   // A vCard group prefix (`item1.EMAIL`) is dropped: the property is what counts.
@@ -43,7 +42,7 @@ function parseLine(line: string): ContentLine {
   const name = (
     rawName.includes('.') ? rawName.slice(rawName.indexOf('.') + 1) : rawName
   ).toUpperCase();
-  i = nameEnd;
+  let i = nameEnd;
   const params = new Map<string, string>();
   while (line[i] === ';') {
     const eq = line.indexOf('=', i);

@@ -236,10 +236,10 @@ describe('group commit', () => {
   it('the checkpoint follows the durable head after each burst, without close', async () => {
     const dir = tempDir();
     const log = await AuditLog.open(dir, { now: tickingClock() });
-    let last = await log.append('intent', {});
-    for (let i = 0; i < 30; i += 1) last = await log.append('intent', { i });
+    await log.append('intent', {});
+    for (let i = 0; i < 30; i += 1) await log.append('intent', { i });
     await Promise.all(Array.from({ length: 50 }, (_, i) => log.append('intent', { i })));
-    last = await log.append('intent', { end: true });
+    const last = await log.append('intent', { end: true });
     const expected = `{"hash":"${last.hash}","seq":${last.seq}}\n`;
     await until(
       'the checkpoint to reach the head',

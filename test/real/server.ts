@@ -63,6 +63,7 @@ async function shell(what: string, command: string): Promise<string> {
     const e = error as { stderr?: string; code?: unknown };
     throw new Error(
       `${what} failed (exit ${String(e.code)}): ${(e.stderr ?? '').trim().slice(-400)}`,
+      { cause: error },
     );
   }
 }
