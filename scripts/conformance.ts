@@ -27,6 +27,10 @@ import { PassThrough } from 'node:stream';
 import { startBroker } from '../broker/main.js';
 import { startFakeNextcloud } from '../fakes/nextcloud.js';
 
+// The server scenarios that apply to the broker. The others expect what the suite's
+// reference server has and the broker does not: its test tools (tools-call-*,
+// json-schema-2020-12), logging, completion, resources, prompts, or a session (the
+// SSE ones).
 const SCENARIOS = ['server-initialize', 'ping', 'tools-list', 'dns-rebinding-protection'] as const;
 const ROOT = join(import.meta.dirname, '..');
 const BIN = join(ROOT, 'node_modules', '.bin', 'conformance');
