@@ -7,7 +7,8 @@ ARG NODE_IMAGE=node:24.22.3-bookworm-slim
 
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app
-# better-sqlite3 compiles from source against this Node's headers.
+# better-sqlite3 takes the prebuilt binary inside its package, or builds one against this
+# Node's headers where none fits (hence the toolchain).
 RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ \
     && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json ./
