@@ -96,10 +96,10 @@ export async function startFakeNextcloud(opts: FakeNextcloudOptions = {}): Promi
       recorded.status = res.statusCode;
     });
     void (async () => {
-      if (state.faults.slowMs > 0) {
-        await sleep(state.faults.slowMs, undefined, { signal: closing.signal }).catch(
-          () => undefined,
-        );
+      const delay =
+        state.faults.slowMs + (req.method === 'PROPFIND' ? state.faults.propfindDelayMs : 0);
+      if (delay > 0) {
+        await sleep(delay, undefined, { signal: closing.signal }).catch(() => undefined);
       }
       if (state.faults.down || closing.signal.aborted) {
         req.socket.destroy();

@@ -37,6 +37,7 @@ export function defaultFaults(): Faults {
     filesLock: true,
     down: false,
     slowMs: 0,
+    propfindDelayMs: 0,
     status: null,
     flipByte: false,
     xHash: 'honest',

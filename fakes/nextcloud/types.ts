@@ -18,6 +18,11 @@ export interface Faults {
   down: boolean;
   /** Delay in ms before any request is answered. */
   slowMs: number;
+  /**
+   * Delay in ms before a PROPFIND is answered (read after the delay), as a real server
+   * takes its time over a folder with many subfolders: checks that read a tree are slow.
+   */
+  propfindDelayMs: number;
   /** Answer every request with this HTTP status (e.g. 500, 503, 507, 429). */
   status: number | null;
   /** Flip one byte of every GET body (the first byte sent, XOR 0xff). */

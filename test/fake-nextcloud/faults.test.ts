@@ -59,6 +59,21 @@ describe('faults.slowMs', () => {
   });
 });
 
+describe('faults.propfindDelayMs', () => {
+  it('delays PROPFIND answers only, and answers with what is there after the delay', async () => {
+    fake.faults.propfindDelayMs = 300;
+    const t0 = performance.now();
+    const listing = dav(fake, 'PROPFIND', '', { headers: { Depth: '1' } });
+    expect((await dav(fake, 'GET', 'f.txt')).status).toBe(200);
+    expect(performance.now() - t0).toBeLessThan(300);
+    await fake.writeFile('late.txt', 'written while the PROPFIND waited');
+    const res = await listing;
+    expect(res.status).toBe(207);
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(290);
+    expect(await res.text()).toContain('late.txt');
+  });
+});
+
 describe('faults.status', () => {
   it.each([[500], [503], [507], [429]])(
     'answers every request with %i and changes nothing',
@@ -138,6 +153,7 @@ describe('reset()', () => {
       trashbin: false,
       filesLock: false,
       slowMs: 5,
+      propfindDelayMs: 7,
       status: 503,
       flipByte: true,
       echoAuth: true,
@@ -151,6 +167,7 @@ describe('reset()', () => {
       filesLock: true,
       down: false,
       slowMs: 0,
+      propfindDelayMs: 0,
       status: null,
       flipByte: false,
       echoAuth: false,
