@@ -28,6 +28,7 @@ import { createCursorCodec, type CursorCodec } from './cursor.js';
 import { listFolder, makeFolder, move, trash } from './files.js';
 import { inspect, type Inspection } from './inspect.js';
 import { lock, releaseLock, unlock, type Released } from './locks.js';
+import { NamespaceLock } from './namespace-lock.js';
 import type { CollectionKind } from './groupware-url.js';
 import type { Entry } from './multistatus.js';
 import { searchFolder, type SearchPage } from './search.js';
@@ -70,6 +71,7 @@ export class NextcloudClient {
   readonly #cursors: CursorCodec;
   readonly #capabilities: CapabilitiesCache;
   readonly #chunkSize: number;
+  readonly #namespace: NamespaceLock;
 
   constructor(instance: NextcloudInstance, deps: NextcloudClientDeps = {}) {
     this.name = instance.name;
@@ -80,6 +82,7 @@ export class NextcloudClient {
       deps.capabilitiesTtlMs ?? DEFAULT_CAPABILITIES_TTL_MS,
     );
     this.#chunkSize = deps.chunkSize ?? DEFAULT_CHUNK_SIZE;
+    this.#namespace = new NamespaceLock(instance.name);
   }
 
   /** Drop kept-alive connections (on shutdown, and in tests). */
@@ -183,12 +186,18 @@ export class NextcloudClient {
 
   /** Create one folder (its parent must exist). */
   mkdir(path: string, signal?: AbortSignal): Promise<void> {
-    return this.#conn.guard(() => makeFolder(this.#conn, path, signal));
+    return this.#conn.guard(() =>
+      this.#namespace.run(() => makeFolder(this.#conn, path, signal), signal),
+    );
   }
 
   /** Rename or move; never overwrites an existing target. */
   move(from: string, to: string, signal?: AbortSignal): Promise<void> {
-    return this.#conn.guard(() => move(this.#conn, from, to, signal));
+    // Security: a move waits for a trash's check and DELETE to finish (and the reverse),
+    // so it can never carry a received share into a folder already checked for one.
+    return this.#conn.guard(() =>
+      this.#namespace.run(() => move(this.#conn, from, to, signal), signal),
+    );
   }
 
   /**
@@ -196,7 +205,11 @@ export class NextcloudClient {
    * received share, an external storage) or a folder holding one: see mounts.ts.
    */
   trash(path: string, signal?: AbortSignal): Promise<void> {
-    return this.#conn.guard(() => trash(this.#conn, this.#capabilities, path, signal));
+    // Security: the check for shares and mounts and the DELETE it allows are one step
+    // for this instance's namespace: no move or mkdir of the broker's runs in between.
+    return this.#conn.guard(() =>
+      this.#namespace.run(() => trash(this.#conn, this.#capabilities, path, signal), signal),
+    );
   }
 
   /** RFC 4918 exclusive write lock on an existing file; returns `opaquelocktoken:…`. */
