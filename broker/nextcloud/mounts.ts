@@ -60,7 +60,8 @@ function refuseMountRoot(target: string, item: Inspection): void {
 /**
  * Refuses (`not_trashable`) when `path` is, or holds at any depth, the root of a mount.
  * Reads the item, then each folder inside it breadth first (Depth 1 each, never
- * infinity), at most MAX_TRASH_CHECK_FOLDERS folders.
+ * infinity), at most MAX_TRASH_CHECK_FOLDERS folders, then the item once more: the
+ * caller sends its DELETE right after this returns.
  */
 export async function refuseUntrashable(
   conn: NextcloudConnection,
@@ -69,7 +70,26 @@ export async function refuseUntrashable(
 ): Promise<void> {
   const target = await inspect(conn, path, signal);
   refuseMountRoot(path, target);
-  if (target.entry.kind !== 'folder') return;
+  if (target.entry.kind === 'folder') await refuseMountsBelow(conn, path, signal);
+  // Security: the walk takes a while, and the broker serialises only its own changes
+  // (namespace-lock.ts); the owner's other clients can still move a share in meanwhile.
+  // A folder's etag changes when anything below it does, a share moved in included
+  // (observed on Nextcloud 34), so the item is read again right before the DELETE and
+  // must be exactly as it was when the walk began.
+  const again = await inspect(conn, path, signal);
+  refuseMountRoot(path, again);
+  if (target.entry.etag === null || again.entry.etag !== target.entry.etag)
+    throw new NextcloudError(
+      'not_trashable',
+      `'${path}' changed while the broker checked it for shares and mounts that a delete would remove for good: nothing was deleted; trash it again`,
+    );
+}
+
+async function refuseMountsBelow(
+  conn: NextcloudConnection,
+  path: string,
+  signal?: AbortSignal,
+): Promise<void> {
   const folders = [path];
   for (let read = 0; folders.length > 0; read += 1) {
     if (read >= MAX_TRASH_CHECK_FOLDERS)
