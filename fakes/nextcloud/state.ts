@@ -43,5 +43,6 @@ export function defaultFaults(): Faults {
     xHash: 'honest',
     echoAuth: false,
     uploadDeleteForbidden: 0,
+    quotaBytes: null,
   };
 }

@@ -42,6 +42,11 @@ export interface Faults {
    * succeeds). The race itself is too narrow to recreate, so it is a switch.
    */
   uploadDeleteForbidden: number;
+  /**
+   * The user's quota in bytes (null: none). An upload that does not fit is answered 507
+   * as Nextcloud 34 does (dav/quota.ts).
+   */
+  quotaBytes: number | null;
 }
 
 export interface RecordedRequest {

@@ -159,6 +159,7 @@ describe('reset()', () => {
       echoAuth: true,
       xHash: 'wrong',
       uploadDeleteForbidden: 3,
+      quotaBytes: 10,
     });
     await fake.lockAs('f.txt', { type: 'token' });
     fake.reset();
@@ -173,6 +174,7 @@ describe('reset()', () => {
       echoAuth: false,
       xHash: 'honest',
       uploadDeleteForbidden: 0,
+      quotaBytes: null,
     });
     expect(fake.lockOf('f.txt')).toBeUndefined();
     expect(await fake.exists('f.txt')).toBe(true);

@@ -10,6 +10,7 @@ import { EX } from '../reply.js';
 import { ShortBodyError } from '../store.js';
 import { checkPreconditions, mayWrite } from './conditions.js';
 import { header, notFound, type DavContext } from './context.js';
+import { declaredLength, insufficientStorage, overQuota } from './quota.js';
 import { isPartName, refusePartName } from './write-checks.js';
 import { hashHeaders } from './x-hash.js';
 
@@ -49,6 +50,7 @@ export async function put(ctx: DavContext): Promise<void> {
     ctx.reply.sabre(500, EX.generic, 'Could not write file contents');
     return;
   }
+  if (await overQuota(ctx, declaredLength(ctx))) return insufficientStorage(ctx, rel);
   const lengthHeader = header(ctx, 'Content-Length');
   const expected = lengthHeader === undefined ? undefined : Number(lengthHeader);
   sendContinue(ctx.req);

@@ -28,6 +28,7 @@ import { readSmallBody } from './body.js';
 import { ifNotHeld, locksCovering, mayWrite, taggedRel } from './conditions.js';
 import { davBase, header, type DavContext } from './context.js';
 import { destination, destinationExists, overwriteFlag } from './move.js';
+import { insufficientStorage, overQuota } from './quota.js';
 import { isPartName } from './write-checks.js';
 import { hashingPassThrough, knownHashHeaders } from './x-hash.js';
 
@@ -98,6 +99,9 @@ export async function uploads(ctx: DavContext, at: UploadTarget): Promise<void> 
 }
 
 async function putChunk(ctx: DavContext, id: string, name: string): Promise<void> {
+  const total = header(ctx, 'OC-Total-Length');
+  if (total !== undefined && (await overQuota(ctx, Number(total))))
+    return insufficientStorage(ctx, destinationFolder(ctx));
   const lengthHeader = header(ctx, 'Content-Length');
   const expected = lengthHeader === undefined ? undefined : Number(lengthHeader);
   sendContinue(ctx.req);
@@ -122,6 +126,17 @@ async function putChunk(ctx: DavContext, id: string, name: string): Promise<void
     ...(stored.replaced ? { ETag: tag, 'OC-ETag': tag } : {}),
     ...knownHashHeaders(header(ctx, 'X-Hash'), stored.hashes, ctx.state.faults.xHash, 'chunk'),
   });
+}
+
+/** The folder (user-relative) of a chunk's `Destination`, as a quota refusal names it. */
+function destinationFolder(ctx: DavContext): string {
+  const match = /\/remote\.php\/dav\/files\/[^/]+\/(.*)$/.exec(header(ctx, 'Destination') ?? '');
+  if (match?.[1] === undefined) return '';
+  try {
+    return parentRel(decodeURIComponent(match[1]));
+  } catch {
+    return '';
+  }
 }
 
 /** The conditions of a MOVE of `.file`; answers and returns undefined when one fails. */
@@ -236,6 +251,7 @@ async function commit(ctx: DavContext, id: string, folderEtag: string): Promise<
     );
     return;
   }
+  if (await overQuota(ctx, total)) return insufficientStorage(ctx, parentRel(to.rel));
   if (isPartName(to.rel)) {
     // Observed: written under that name, never listed, and answered with an empty ETag.
     await folders.remove(id);
