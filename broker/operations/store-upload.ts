@@ -7,7 +7,9 @@
  *
  * The answer says exactly what is on the server: a refusal, a cut or a mismatch before
  * the commit leaves the destination unchanged (and says so); a mismatch after it says
- * the destination now holds other bytes.
+ * the destination now holds other bytes. Nextcloud's own answer, even while the body is
+ * still coming, ends the upload at once: a full quota (507) or someone else's lock (423)
+ * as a refusal naming that cause, anything else as the error it is.
  */
 import { pipeline as pipe } from 'node:stream/promises';
 import { failure, refused } from '../base/envelope.js';
@@ -17,6 +19,7 @@ import { GrantEndedError } from './in-flight.js';
 import { OperationRefusal, type Allowed } from './pipeline.js';
 import type { NextcloudPort } from './ports.js';
 import type { Ticket } from './tickets.js';
+import { NextcloudError } from '../nextcloud/errors.js';
 import { ENDED_HINTS, endedCode, endedFields } from './wall-answers.js';
 
 export interface UploadBody {
@@ -65,6 +68,43 @@ function ended(error: GrantEndedError, path: string): OperationRefusal {
   );
 }
 
+/** Stops reading the body (the client gets the answer at once); returns `error`. */
+function stopReading(hasher: HashingStream, error: unknown): unknown {
+  hasher.destroy();
+  return error;
+}
+
+/** Whether an upload's failure is Nextcloud's (an answer, or no answer), not the body's. */
+function isNextcloudsAnswer(error: unknown): error is NextcloudError {
+  return error instanceof NextcloudError && error.code !== 'aborted' && error.code !== 'cancelled';
+}
+
+/**
+ * Nextcloud's refusals of an upload that retrying as is will not change, as refusals
+ * (the CLI exits 3, or 5 for a lock: never 2, "retry later"); anything else as it is.
+ */
+function nextcloudRefusal(error: NextcloudError, path: string): unknown {
+  if (error.code === 'insufficient_storage')
+    return new OperationRefusal(
+      refused(
+        'insufficient_storage',
+        `Nextcloud refused the upload of "${path}" with 507 Insufficient Storage (the owner's quota is full); nothing was written to "${path}" (it is unchanged)`,
+        { hint: 'ask the owner to free space or raise the quota; do not retry as is' },
+      ),
+    );
+  if (error.code === 'locked')
+    return new OperationRefusal(
+      refused(
+        'locked',
+        `Nextcloud refused the upload of "${path}" with 423 Locked: someone else holds a lock on it (a checkout, the web UI, an editor); nothing was written to "${path}" (it is unchanged)`,
+        {
+          hint: 'ask the owner to release the lock, then fetch the file again and reapply your change',
+        },
+      ),
+    );
+  return error;
+}
+
 export async function storeUpload(
   client: NextcloudPort,
   allowed: Allowed,
@@ -92,24 +132,34 @@ export async function storeUpload(
     // Security: the commit point: the grants must hold now, not only when it began.
     allowed.recheck();
   };
-  const piping = pipe(source.body, hasher, { signal: allowed.signal });
-  const [sent, piped] = await Promise.allSettled([
-    client.upload(path, hasher, condition, size, { beforeCommit, signal: allowed.signal }),
-    piping,
-  ]);
-  if (sent.status === 'rejected') {
-    hasher.destroy();
-    const error: unknown = sent.reason;
-    if (error instanceof OperationRefusal) throw error;
-    if (error instanceof GrantEndedError) throw ended(error, path);
+  // Settles (never rejects) with what cut the body, if anything did.
+  const piping = pipe(source.body, hasher, { signal: allowed.signal }).then(
+    () => undefined,
+    (error: unknown) => ({ error }),
+  );
+  let written: Awaited<ReturnType<NextcloudPort['upload']>>;
+  try {
+    written = await client.upload(path, hasher, condition, size, {
+      beforeCommit,
+      signal: allowed.signal,
+    });
+  } catch (error) {
+    if (error instanceof OperationRefusal) throw stopReading(hasher, error);
+    if (error instanceof GrantEndedError) throw stopReading(hasher, ended(error, path));
     if (allowed.signal.aborted && allowed.signal.reason instanceof GrantEndedError)
-      throw ended(allowed.signal.reason, path);
+      throw stopReading(hasher, ended(allowed.signal.reason, path));
+    // Security (of the record): Nextcloud's own answer mid-body (507 on a chunk, 423 on
+    // the commit, a server gone) ends the upload now, in its words. Waiting for the rest
+    // of a body nobody reads any more left the client hanging until the idle timeout,
+    // then recorded the cause as a closed connection.
+    if (isNextcloudsAnswer(error)) throw stopReading(hasher, nextcloudRefusal(error, path));
+    await piping;
+    hasher.destroy();
     // The client went away (its body was cut): Nextcloud was left unchanged.
     if (!source.complete) throw clientGone(path);
     throw error;
   }
-  if (piped.status === 'rejected') throw clientGone(path);
-  const written = sent.value;
+  if ((await piping) !== undefined) throw clientGone(path);
   const mine = { sha256: hasher.sha256(), size: hasher.bytes };
   const warnings: string[] = [];
   let stored = { sha256: written.sha256, size: mine.size };

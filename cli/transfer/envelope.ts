@@ -74,6 +74,15 @@ const FAILURE_RULES: readonly FailureRule[] = [
     nextStep: () => 'fetch the current version, merge your change, then push again',
   },
   {
+    // Someone else holds a lock on the file: nothing was overwritten, and the same upload
+    // will meet the same lock (never exit 2, "retry later").
+    matches: (e) => e.status === 'refused' && e.code === 'locked',
+    exitCode: ExitCode.clobber,
+    prefix: 'clobber refused: ',
+    nextStep: () =>
+      'someone else holds a lock on the file: ask the owner to release it, then fetch it again and reapply your change',
+  },
+  {
     matches: (e) => e.code === 'verification_failed',
     exitCode: ExitCode.verification,
     prefix: 'verification failed: ',

@@ -37,6 +37,8 @@ describe('a failure envelope maps to the exit code of its kind', () => {
     [{ status: 'refused', code: 'no_grant' }, ExitCode.refused, 'request_access'],
     [{ status: 'refused', code: 'grant_revoked' }, ExitCode.refused, 'request_access'],
     [{ status: 'refused', code: 'precondition_failed' }, ExitCode.clobber, 'merge'],
+    [{ status: 'refused', code: 'locked' }, ExitCode.clobber, 'lock'],
+    [{ status: 'refused', code: 'insufficient_storage' }, ExitCode.refused, 'do not retry'],
     [{ status: 'error', code: 'verification_failed' }, ExitCode.verification, 'corrupt'],
     [{ status: 'error', code: 'audit_unavailable' }, ExitCode.infrastructure, 'audit'],
     [

@@ -31,6 +31,11 @@ interface Expectation {
   code: string;
   retry: boolean;
   settleMs?: number;
+  /**
+   * What an upload answers instead, where it differs: Nextcloud's refusal of an upload
+   * is a refusal (the CLI exits 3), never "retry later".
+   */
+  upload?: { status: 'refused'; code: string };
 }
 
 const FAULTS: Expectation[] = [
@@ -66,6 +71,7 @@ const FAULTS: Expectation[] = [
     set: (r) => (r.fake.faults.status = 507),
     code: 'insufficient_storage',
     retry: false,
+    upload: { status: 'refused', code: 'insufficient_storage' },
   },
   {
     fault: '429 throttled',
@@ -179,9 +185,13 @@ describe('Nextcloud faults through the whole broker', () => {
       }
       for (const [op, env, ms] of answers) {
         const where = `${op}: ${JSON.stringify(env)}`;
-        expect(env.status, where).toBe('error');
-        expect(env.code, where).toBe(f.code);
-        expect(env.retry, where).toBe(f.retry);
+        if (op === 'blob PUT' && f.upload !== undefined) {
+          expect(env, where).toMatchObject(f.upload);
+        } else {
+          expect(env.status, where).toBe('error');
+          expect(env.code, where).toBe(f.code);
+          expect(env.retry, where).toBe(f.retry);
+        }
         expect(typeof env.hint === 'string' && env.hint.length > 0, where).toBe(true);
         expect(String(env.message), where).not.toMatch(/\n/);
         // No hang: bounded by the client's timeout, whatever Nextcloud does.
@@ -200,12 +210,16 @@ describe('Nextcloud faults through the whole broker', () => {
     },
   );
 
-  it('each fault answer is audited as an error outcome of its intent', () => {
+  it('each fault answer is audited as an error (or, for an upload, refused) outcome of its intent', () => {
     const lines = rig.auditLines();
     const intents = new Map(
       lines.filter((l) => l.event === 'intent').map((l) => [l.correlation_id, l]),
     );
-    const errors = lines.filter((l) => l.event === 'outcome' && l.outcome === 'error');
+    const errors = lines.filter(
+      (l) =>
+        l.event === 'outcome' &&
+        (l.outcome === 'error' || (l.tool === 'blob_put' && l.code === 'insufficient_storage')),
+    );
     expect(errors.length).toBeGreaterThanOrEqual(FAULTS.length * 7);
     for (const e of errors) expect(intents.has(e.correlation_id)).toBe(true);
   });
