@@ -145,7 +145,7 @@ describe('412: changed since read, or the target exists', () => {
 });
 
 describe('423: locked by someone else', () => {
-  it('write, move and trash of a file the owner\u2019s own client locked: error, retry later', async () => {
+  it('write, move and trash of a file the owner\u2019s own client locked: the upload refused, the rest error, retry later', async () => {
     await rig.owner.writeFile('Lk/a.txt', 'v1');
     await rig.broker.grant([{ path: 'Lk', mode: 'write' }]);
     const before = await fetchedEtag(rig.broker.url, rig.transfer, 'Lk/a.txt', {
@@ -153,10 +153,10 @@ describe('423: locked by someone else', () => {
     });
     await rig.owner.tokenLock('Lk/a.txt');
     const ticket = await replaceTicket('Lk/a.txt', 5);
+    // An upload meets the same lock again: refused (the CLI exits 5), not "retry later".
     expect(await putAsAgent(ticket.blob_url as string, 'agent')).toMatchObject({
-      status: 'error',
+      status: 'refused',
       code: 'locked',
-      retry: true,
     });
     for (const answer of [
       await call(rig.agent, 'move', { instance: 'personal', from: 'Lk/a.txt', to: 'Lk/b.txt' }),

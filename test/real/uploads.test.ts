@@ -120,7 +120,7 @@ describe('a replacement replaces only the fetched version', () => {
     const etag = await rig.owner.etag('Lk/a.txt');
     const body = Buffer.from('the agent edit');
     const answer = await put(await ticket('Lk/a.txt', body, { if_match: etag }), body);
-    expect(answer.json).toMatchObject({ status: 'error', code: 'locked' });
+    expect(answer.json).toMatchObject({ status: 'refused', code: 'locked' });
     expect(await rig.owner.read('Lk/a.txt')).toBe('locked by the desktop client');
     expect(await uploadFolders()).toEqual([]);
   });
