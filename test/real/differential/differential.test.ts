@@ -39,6 +39,7 @@ async function onFake(c: Case): Promise<ReturnType<typeof runCase>> {
       await fake.receiveShare(folder, { owner: real.other.user });
     }
     if (c.filesLockOff === true) fake.faults.filesLock = false;
+    if (c.quota !== undefined) fake.faults.quotaBytes = c.quota.bytes;
     for (const name of c.calendars ?? []) fake.createCalendar(name);
     for (const name of c.addressbooks ?? []) fake.createAddressBook(name);
     return await runCase(
@@ -73,6 +74,16 @@ async function onReal(c: Case): Promise<ReturnType<typeof runCase>> {
 }
 
 async function onRealFiles(c: Case): Promise<ReturnType<typeof runCase>> {
+  if (c.quota === undefined) return onRealApps(c);
+  await real.occ('user:setting', real.owner.user, 'files', 'quota', c.quota.occ);
+  try {
+    return await onRealApps(c);
+  } finally {
+    await real.occ('user:setting', real.owner.user, 'files', 'quota', 'none');
+  }
+}
+
+async function onRealApps(c: Case): Promise<ReturnType<typeof runCase>> {
   if (c.filesLockOff !== true) return runCase({ url: real.url, account: real.owner }, c);
   await real.occ('app:disable', 'files_lock');
   try {

@@ -61,6 +61,11 @@ export interface Case {
    */
   calendars?: readonly string[];
   addressbooks?: readonly string[];
+  /**
+   * The user's quota while the steps run: `occ user:setting <user> files quota <occ>` on
+   * the real server (set back to none after), `faults.quotaBytes = bytes` on the fake.
+   */
+  quota?: { occ: string; bytes: number };
 }
 
 /** What the second user puts in each folder it shares (`Case.received`). */
