@@ -74,12 +74,16 @@ export class ChainVerifier {
    * @param checkpoint when given, the record at `checkpoint.seq` must carry its hash.
    * @param anchors heads the owner holds outside this host (posted to the room): the
    *   record at each `seq` must exist and carry that hash.
+   * @param start the record the bytes pushed continue (a resuming log re-reads only what
+   *   follows its durable head); default: the start of the log.
    */
   constructor(
     private readonly checkpoint?: ChainHead,
     anchors: readonly ChainHead[] = [],
+    start?: ChainHead,
   ) {
     this.anchors = [...anchors].sort((a, b) => a.seq - b.seq);
+    if (start !== undefined) this.head = { ...start };
   }
 
   push(chunk: Buffer): void {

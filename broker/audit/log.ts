@@ -5,7 +5,9 @@
  * after their line is written and fsynced. Concurrent appends share one write and one
  * fsync (group commit, writer.ts). Denies: starting on a log whose chain does not verify
  * or that is short of its checkpoint; appending after any write failure (we cannot know
- * what reached the disk, so the broker must restart, which re-verifies). Never rewrites
+ * what reached the disk, so the broker must restart, which re-verifies), except that
+ * after a full disk the log re-reads and re-verifies its own tail and resumes once a
+ * write succeeds again (resume.ts). Never rewrites
  * existing bytes: the file is opened O_APPEND, and a crash's torn tail is left in place
  * and covered by a `recovery` record naming its length and sha256.
  */
@@ -22,6 +24,7 @@ import { errorMessage } from '../base/errors.js';
 import { FailureState } from './failure.js';
 import { type AuditFileHandle, type AuditFs, errnoCode, nodeAuditFs } from './fs.js';
 import { acquireLock, type HeldLock, processIsAlive } from './lock.js';
+import { Resumer } from './resume.js';
 import {
   type AuditRecord,
   buildRecord,
@@ -61,6 +64,7 @@ export class AuditLog {
   private readonly failure: FailureState;
   private readonly writer: GroupCommitWriter;
   private readonly checkpointer: Checkpointer;
+  private readonly resumer: Resumer;
   private readonly timeoutMs: number;
   private readonly file: string;
 
@@ -72,12 +76,13 @@ export class AuditLog {
     private readonly deps: AuditLogDeps,
     head: ChainHead,
     checkpoint: ChainHead,
+    size: number,
   ) {
     this.tip = head;
     this.durableHead = head;
     this.file = join(dir, LOG_FILE);
     this.timeoutMs = deps.writeTimeoutMs ?? DEFAULT_WRITE_TIMEOUT_MS;
-    this.failure = new FailureState(deps.logger);
+    this.failure = new FailureState(deps.logger, deps.now);
     this.checkpointer = new Checkpointer(
       { fs, dir, timeoutMs: this.timeoutMs, failure: this.failure },
       checkpoint,
@@ -91,6 +96,20 @@ export class AuditLog {
         this.durableHead = h;
         this.checkpointer.advance(h);
       },
+      size,
+    });
+    this.resumer = new Resumer({
+      now: deps.now,
+      failure: this.failure,
+      writer: this.writer,
+      handle,
+      file: this.file,
+      logger: deps.logger,
+      head: () => this.durableHead,
+      commit: (h) => {
+        this.tip = this.durableHead = h;
+      },
+      checkpoint: (h) => this.checkpointer.flush(h),
     });
   }
 
@@ -129,7 +148,7 @@ export class AuditLog {
       }
       // seq -1: no checkpoint file yet, so the first flush writes one (seq 0 on a fresh log).
       const written = checkpoint ?? { seq: -1, hash: ZERO_HASH };
-      const log = new AuditLog(dataDir, handle, lock, fs, deps, result.head, written);
+      const log = new AuditLog(dataDir, handle, lock, fs, deps, result.head, written, size);
       if (lock.warning !== undefined) log.warn(lock.warning);
       if (checkpoint !== undefined && result.head.seq > checkpoint.seq) {
         log.warn(
@@ -161,16 +180,22 @@ export class AuditLog {
   /**
    * Appends `{event, ...fields}` with the next seq; resolves after the line is fsynced.
    * Rejects with AuditError: 'invalid_fields' (reserved names, non-JSON values, over
-   * 1 MiB), 'closed', 'write_failed' or 'timeout' (this and every later append).
+   * 1 MiB), 'closed', 'write_failed' or 'timeout' (this and every later append, until
+   * the log resumes after a full disk: resume.ts).
    */
   append(event: string, fields: Record<string, unknown>): Promise<AuditRecord> {
-    return this.enqueue(event, fields, { internal: false, newlineFirst: false });
+    const how = { internal: false, newlineFirst: false };
+    if (this.closed || !this.failure.failed) return this.enqueue(event, fields, how);
+    // Security: while failed, an append first tries to resume (a full disk only, at most
+    // one try per delay); until a recovery record is durable, it is refused.
+    return this.resumer.ready().then(() => this.enqueue(event, fields, how));
   }
 
   /** Waits for queued appends and the checkpoint, closes the file and releases the lock. */
   close(): Promise<void> {
     this.closed = true;
     this.closing ??= (async () => {
+      await this.resumer.idle();
       await this.writer.idle();
       await this.checkpointer.flush(this.durableHead).catch(() => undefined); // failure logged
       await withTimeout(this.handle.close(), this.timeoutMs, 'close').catch((err: unknown) => {
@@ -188,7 +213,10 @@ export class AuditLog {
   ): Promise<AuditRecord> {
     if (this.closed) return Promise.reject(new AuditError('closed', 'the audit log is closed'));
     const later = this.failure.later();
-    if (later !== undefined) return Promise.reject(later);
+    if (later !== undefined) {
+      this.failure.noteRefused();
+      return Promise.reject(later);
+    }
     const invalid = (message: string, cause?: unknown): Promise<never> =>
       Promise.reject(new AuditError('invalid_fields', message, { cause }));
     if (typeof event !== 'string' || event.length === 0) {

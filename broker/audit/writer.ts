@@ -27,13 +27,23 @@ export interface WriterDeps {
   failure: FailureState;
   /** Called after each durable batch with its last record. */
   onDurable: (head: ChainHead) => void;
+  /** The log file's size when the writer starts (all of it verified). */
+  size: number;
 }
 
 export class GroupCommitWriter {
   private readonly queue: Pending[] = [];
   private draining: Promise<void> | undefined;
+  /** Bytes of the file that are verified and fsynced: where a resume re-reads from. */
+  private durable: number;
 
-  constructor(private readonly deps: WriterDeps) {}
+  constructor(private readonly deps: WriterDeps) {
+    this.durable = deps.size;
+  }
+
+  get durableSize(): number {
+    return this.durable;
+  }
 
   /** Queues `bytes` (the record's line); resolves with `record` once they are fsynced. */
   submit(record: AuditRecord, bytes: Buffer): Promise<AuditRecord> {
@@ -50,6 +60,17 @@ export class GroupCommitWriter {
     } catch (err) {
       throw this.deps.failure.fail(err, 'write', this.deps.file);
     }
+    this.durable += bytes.length;
+  }
+
+  /**
+   * Resume only (resume.ts, with the queue idle): writes and fsyncs `bytes` after the
+   * `verified` bytes of the file (its durable part and the tail it re-read), which all
+   * become durable with them. Rejects, changing nothing here, when it fails.
+   */
+  async writeAfter(verified: number, bytes: Buffer): Promise<void> {
+    await withTimeout(this.writeAndSync(bytes), this.deps.timeoutMs, 'write');
+    this.durable = verified + bytes.length;
   }
 
   /** Settles once everything queued so far is written or rejected. */
@@ -72,7 +93,10 @@ export class GroupCommitWriter {
     while (this.queue.length > 0) {
       const later = this.deps.failure.later();
       if (later !== undefined) {
-        for (const p of this.queue.splice(0)) p.reject(later);
+        for (const p of this.queue.splice(0)) {
+          this.deps.failure.noteRefused();
+          p.reject(later);
+        }
         return;
       }
       const batch = takeBatch(this.queue);
@@ -84,10 +108,14 @@ export class GroupCommitWriter {
         );
       } catch (err) {
         const failure = this.deps.failure.fail(err, 'write', this.deps.file);
-        for (const p of batch) p.reject(failure);
+        for (const p of batch) {
+          this.deps.failure.noteRefused();
+          p.reject(failure);
+        }
         continue;
       }
       const last = (batch[batch.length - 1] as Pending).record;
+      for (const p of batch) this.durable += p.bytes.length;
       for (const p of batch) p.resolve(p.record);
       this.deps.onDurable({ seq: last.seq, hash: last.hash });
     }

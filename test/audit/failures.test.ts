@@ -1,7 +1,8 @@
 /**
  * A failed or timed-out write fails the whole log: the batch and every later append
  * reject, because we cannot know what reached the disk (docs/contracts.md §4: audit failure ⇒ the
- * operation is refused). A restart re-verifies.
+ * operation is refused). A restart re-verifies; after a full disk the log also resumes
+ * by itself once a write succeeds again (resume.test.ts), never before its next try.
  */
 import { existsSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
@@ -30,7 +31,8 @@ describe('attack: the disk fills up (ENOSPC)', () => {
     for (const r of batch) expect(r).toMatchObject({ code: 'write_failed' });
     expect((batch[0] as AuditError).message).toMatch(/ENOSPC.*restart the broker/);
 
-    // The disk has space again, but the log stays failed: nothing proves what was written.
+    // The disk has space again, but the log stays failed until its next try is due
+    // (resume.test.ts): nothing is written before then.
     fs.faults.writeError = undefined;
     const writesBefore = fs.logWrites;
     await expect(log.append('intent', { n: 4 })).rejects.toMatchObject({ code: 'write_failed' });
