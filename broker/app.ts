@@ -17,6 +17,7 @@ import express, {
 } from 'express';
 import type { CallContext } from './base/call.js';
 import type { Clock } from './base/domain.js';
+import type { Envelope } from './base/envelope.js';
 import { errorDetail } from './base/errors.js';
 import type { Logger } from './base/log.js';
 import { BROKER_VERSION } from './base/version.js';
@@ -87,25 +88,31 @@ export function createServer(deps: ServerDeps): BrokerServer {
     correlationId,
     scrub: deps.scrub,
     holdsSecret: deps.holdsSecret,
-    onInvalidArguments: async (ctx: CallContext, message: string) => {
-      await trail.bestEffort('refused', {
-        surface: ctx.surface,
-        tool: ctx.tool,
-        code: 'invalid_arguments',
-        reason: message,
-        correlation_id: ctx.correlationId,
-      });
-    },
+    // Security: refused before the pipeline, but rate-limited and audited like every
+    // refusal (operations/refusals.ts).
+    onInvalidArguments: (ctx: CallContext, message: string, envelope: Envelope) =>
+      operations.refusals.answer(
+        {
+          surface: ctx.surface,
+          tool: ctx.tool,
+          code: 'invalid_arguments',
+          reason: message,
+          correlation_id: ctx.correlationId,
+        },
+        envelope,
+      ),
     // Security: the line says which field held a secret, never the value.
-    onSecretInArguments: async (ctx: CallContext, field: string) => {
-      await trail.bestEffort('refused', {
-        surface: ctx.surface,
-        tool: ctx.tool,
-        code: 'secret_in_arguments',
-        field,
-        correlation_id: ctx.correlationId,
-      });
-    },
+    onSecretInArguments: (ctx: CallContext, field: string, envelope: Envelope) =>
+      operations.refusals.answer(
+        {
+          surface: ctx.surface,
+          tool: ctx.tool,
+          code: 'secret_in_arguments',
+          field,
+          correlation_id: ctx.correlationId,
+        },
+        envelope,
+      ),
   };
   const agent = createMcpSurface(
     'agent',

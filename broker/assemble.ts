@@ -25,6 +25,7 @@ import { NextcloudClient, type NextcloudClientDeps } from './nextcloud/index.js'
 import { createOperations, type Operations } from './operations/index.js';
 import { Lifecycle } from './operations/lifecycle.js';
 import { AccessRequests } from './operations/requests.js';
+import type { RefusalBudgetOptions } from './operations/refusal-budget.js';
 import { nodeTimers, type Timers } from './operations/timers.js';
 
 export { GRANTS_FILE } from './data-folder.js';
@@ -62,6 +63,8 @@ export interface AssembleOptions {
   readonly sweepIntervalMs?: number;
   /** How long stop() waits for in-flight requests before cutting them. Default 10 s. */
   readonly drainTimeoutMs?: number;
+  /** Refused calls each surface may make (default DEFAULT_REFUSAL_BUDGET). */
+  readonly refusalBudget?: RefusalBudgetOptions;
 }
 
 export interface Daemon {
@@ -159,6 +162,7 @@ export async function assemble(config: BrokerConfig, options: AssembleOptions): 
       timers,
       ...(options.correlationId ? { correlationId: options.correlationId } : {}),
       ...(options.randomBytes ? { randomBytes: options.randomBytes } : {}),
+      ...(options.refusalBudget ? { refusalBudget: options.refusalBudget } : {}),
     });
     // The head goes to the room after each owner decision and on the interval.
     const anchor = new AuditAnchor({
@@ -183,6 +187,7 @@ export async function assemble(config: BrokerConfig, options: AssembleOptions): 
     const requests = new AccessRequests({
       pipeline: operations.pipeline,
       trail: operations.trail,
+      refusals: operations.refusals,
       grants: store,
       gateway,
       instances: config.instances,
@@ -199,6 +204,7 @@ export async function assemble(config: BrokerConfig, options: AssembleOptions): 
       pendingTimeoutMs: config.lifecycle.pending_timeout,
       onGrantsEnded: (grants, reason) => operations.endGrants(grants, reason),
       releaseLocks: () => operations.releaseDueLocks(),
+      summarise: () => operations.refusals.flushDue(),
       timers,
       intervalMs: options.sweepIntervalMs ?? 5_000,
     });
@@ -239,6 +245,9 @@ export async function assemble(config: BrokerConfig, options: AssembleOptions): 
       async stop() {
         anchor.stop();
         await server.close();
+        // Security: the counted refusals are written before the log closes, so none is
+        // unrecorded at a clean stop.
+        await operations.refusals.flushAll();
         try {
           await audit.append('stop', {});
         } catch (error) {

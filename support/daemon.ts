@@ -27,6 +27,7 @@ import type { AuditFs, AuditLog } from '../broker/audit/index.js';
 import type { LogLevel, Logger } from '../broker/base/log.js';
 import type { BrokerConfig, InstanceConfig, MatrixConfig } from '../broker/config.js';
 import type { GrantStore } from '../broker/grants/index.js';
+import type { RefusalBudgetOptions } from '../broker/operations/refusal-budget.js';
 import type { Timers } from '../broker/operations/timers.js';
 import { startFakeHomeserver, type FakeHomeserver } from '../fakes/homeserver.js';
 import { startFakeNextcloud, type FakeNextcloud } from '../fakes/nextcloud.js';
@@ -68,6 +69,8 @@ export interface BrokerOptions {
   /** audit.anchor_interval (default 1 h) and the anchor's timers (default node's). */
   anchorIntervalMs?: number;
   anchorTimers?: AnchorTimers;
+  /** Refused calls each surface may make (default the daemon's own). */
+  refusalBudget?: RefusalBudgetOptions;
 }
 
 /**
@@ -357,6 +360,7 @@ async function start<B>(
     sweepIntervalMs: opts.sweepIntervalMs ?? 60_000,
     drainTimeoutMs: 1_000,
     ...(opts.anchorTimers === undefined ? {} : { anchorTimers: opts.anchorTimers }),
+    ...(opts.refusalBudget === undefined ? {} : { refusalBudget: opts.refusalBudget }),
   });
   let url: string;
   try {

@@ -52,6 +52,8 @@ export type EnvelopeCode =
   | 'aborted'
   // a calendar Nextcloud fails every query on (an event repeats too often); not retried
   | 'calendar_unreadable'
+  // the surface made too many refused calls; `retry_after` says in how many seconds
+  | 'rate_limited'
   | 'internal';
 
 export interface Envelope {
@@ -59,6 +61,8 @@ export interface Envelope {
   message: string;
   code?: EnvelopeCode;
   retry?: boolean;
+  /** On `rate_limited`: whole seconds to wait before calling again. */
+  retry_after?: number;
   hint?: string;
   warnings?: string[];
   next?: string;

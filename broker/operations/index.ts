@@ -15,6 +15,8 @@ import { FileOperations } from './files.js';
 import { InFlight } from './in-flight.js';
 import { Pipeline } from './pipeline.js';
 import type { AuditPort, CheckoutLocksPort, GrantsPort, NextcloudPort } from './ports.js';
+import type { RefusalBudgetOptions } from './refusal-budget.js';
+import { Refusals } from './refusals.js';
 import { releaseEndedGrants } from './release.js';
 import { TicketBook } from './tickets.js';
 import type { Timers } from './timers.js';
@@ -37,11 +39,15 @@ export interface OperationsDeps {
   readonly timers: Pick<Timers, 'setTimeout' | 'clearTimeout'>;
   readonly correlationId?: () => string;
   readonly randomBytes?: (n: number) => Buffer;
+  /** Refused calls each surface may make (default DEFAULT_REFUSAL_BUDGET). */
+  readonly refusalBudget?: RefusalBudgetOptions;
 }
 
 export interface Operations {
   readonly pipeline: Pipeline;
   readonly trail: AuditTrail;
+  /** Every refused call: rate-limited per surface, audited with repeats summarised. */
+  readonly refusals: Refusals;
   readonly files: FileOperations;
   /** Calendars and address books. */
   readonly collections: CollectionOperations;
@@ -60,12 +66,18 @@ export function createOperations(deps: OperationsDeps): Operations {
   const correlationId = deps.correlationId ?? randomUUID;
   const inFlight = new InFlight({ now, timers: deps.timers });
   const trail = new AuditTrail({ audit: deps.audit, scrub: deps.scrub, logger });
+  const refusals = new Refusals({
+    now,
+    write: (event, fields) => trail.bestEffort(event, fields),
+    ...(deps.refusalBudget === undefined ? {} : { budget: deps.refusalBudget }),
+  });
   const pipeline = new Pipeline({
     grants: deps.grants,
     audit: deps.audit,
     instances: deps.instances,
     clients: deps.clients,
     inFlight,
+    refusals,
     logger,
     scrub: deps.scrub,
     now,
@@ -85,6 +97,7 @@ export function createOperations(deps: OperationsDeps): Operations {
   return {
     pipeline,
     trail,
+    refusals,
     inFlight,
     files: new FileOperations(pipeline),
     collections: new CollectionOperations(pipeline),

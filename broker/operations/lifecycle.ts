@@ -5,7 +5,8 @@
  * pending requests older than `lifecycle.pending_timeout` and grants past their expiry,
  * tells the owner, ends what the ended grants still allow (streams, tickets, checkout
  * locks), and retries every checkout lock release that is due — so a lock whose grant
- * ended while the broker was down is released right after the start.
+ * ended while the broker was down is released right after the start. Each pass also
+ * writes the summaries of repeated refusals whose window has closed.
  */
 import type { GrantRecord, RequestRecord } from '../base/domain.js';
 import type { Logger } from '../base/log.js';
@@ -26,6 +27,8 @@ export interface LifecycleDeps {
   readonly onGrantsEnded: (grants: GrantRecord[], reason: 'expired') => Promise<void>;
   /** One attempt at every checkout lock release that is due. */
   readonly releaseLocks: () => Promise<void>;
+  /** Writes the counted refusals whose window has closed (refusal-ledger.ts). */
+  readonly summarise?: () => Promise<void>;
   readonly timers: Pick<Timers, 'setInterval' | 'clearInterval'>;
   readonly intervalMs: number;
 }
@@ -89,6 +92,7 @@ export class Lifecycle {
         await this.announce(this.deps.notices.grantsEnded(ended, 'expired'));
       }
       await this.deps.releaseLocks();
+      await this.deps.summarise?.();
     } catch (error) {
       this.deps.logger.error('lifecycle sweep failed', { error: errorDetail(error) });
     }

@@ -35,6 +35,7 @@ import {
 import { GrantEndedError, type InFlight } from './in-flight.js';
 import { envelopeForNextcloudError, isNextcloudError } from './nextcloud-errors.js';
 import type { AuditPort, GrantsPort, NextcloudPort } from './ports.js';
+import type { Refusals } from './refusals.js';
 
 export interface PipelineDeps {
   readonly grants: Pick<GrantsPort, 'grantSnapshot'>;
@@ -43,6 +44,8 @@ export interface PipelineDeps {
   readonly instances: ReadonlyMap<string, { readonly discovery: boolean }>;
   readonly clients: ReadonlyMap<string, NextcloudPort>;
   readonly inFlight: InFlight;
+  /** Where every refusal is rate-limited and audited (repeats as counted summaries). */
+  readonly refusals: Refusals;
   readonly logger: Logger;
   readonly scrub: (text: string) => string;
   readonly now: Clock;
@@ -348,20 +351,26 @@ export class Pipeline {
     }
   }
 
-  /** Audits a refusal (its code, reason and any ended grant's facts), then answers it. */
-  async #refused(
+  /**
+   * Audits a refusal (its code, reason and any ended grant's facts), then answers it.
+   * Security: through the surface's refusal budget: past it, `rate_limited` (refusals.ts).
+   */
+  #refused(
     ctx: CallContext,
     fields: Record<string, unknown>,
     envelope: Envelope,
   ): Promise<Envelope> {
-    await this.#trail.bestEffort('refused', {
-      surface: ctx.surface,
-      tool: ctx.tool,
-      ...refusalFields(envelope),
-      correlation_id: ctx.correlationId,
-      ...fields,
-    });
-    return envelope;
+    return this.#deps.refusals.answer(
+      {
+        ...refusalFields(envelope),
+        correlation_id: ctx.correlationId,
+        ...fields,
+        surface: ctx.surface,
+        tool: ctx.tool,
+        code: envelope.code ?? 'refused',
+      },
+      envelope,
+    );
   }
 
   #decide(op: WallOp): WallDecision {
@@ -427,9 +436,11 @@ export class Pipeline {
             String(fields.instance),
             String(fields.path ?? fields.from ?? ''),
           );
+    // A refusal before the intent line is a refused call like any other (#refused).
+    if (event === 'refused') return this.#refused(ctx, fields, envelope);
     await this.#trail.bestEffort(event, {
       ...fields,
-      ...(event === 'outcome' ? { outcome: 'refused' } : {}),
+      outcome: 'refused',
       ...refusalFields(envelope),
     });
     return envelope;

@@ -17,12 +17,15 @@ import { canonicalPath, collectionName } from '../wall.js';
 import type { AuditTrail } from './audit-trail.js';
 import type { Outcome, Pipeline } from './pipeline.js';
 import type { GatewayPort, GrantsPort } from './ports.js';
+import type { Refusals } from './refusals.js';
 
 export const APPROVAL_UNAVAILABLE = 'approval channel unavailable; existing grants still work';
 
 export interface RequestDeps {
   readonly pipeline: Pipeline;
   readonly trail: AuditTrail;
+  /** Refusals of request_access's own (approval unavailable, too many pending). */
+  readonly refusals: Refusals;
   readonly grants: GrantsPort;
   readonly gateway: GatewayPort;
   readonly instances: ReadonlyMap<string, unknown>;
@@ -119,14 +122,17 @@ export class AccessRequests {
       items.push({ kind, path: canonical.path, mode: item.mode });
     }
     if (!gateway.healthy()) {
-      await trail.bestEffort('refused', {
-        surface: ctx.surface,
-        tool: ctx.tool,
-        instance: args.instance,
-        code: 'approval_unavailable',
-        correlation_id: ctx.correlationId,
-      });
-      return { ok: false, envelope: approvalUnavailable() };
+      const envelope = await this.deps.refusals.answer(
+        {
+          surface: ctx.surface,
+          tool: ctx.tool,
+          instance: args.instance,
+          code: 'approval_unavailable',
+          correlation_id: ctx.correlationId,
+        },
+        approvalUnavailable(),
+      );
+      return { ok: false, envelope };
     }
 
     // Security: the owner cannot be flooded; the count and the insert are one transaction.
@@ -135,15 +141,18 @@ export class AccessRequests {
       this.deps.maxPending,
     );
     if (!created.ok) {
-      await trail.bestEffort('refused', {
-        surface: ctx.surface,
-        tool: ctx.tool,
-        instance: args.instance,
-        code: 'too_many_pending',
-        pending: created.pending,
-        correlation_id: ctx.correlationId,
-      });
-      return { ok: false, envelope: tooManyPending(created.pending) };
+      const envelope = await this.deps.refusals.answer(
+        {
+          surface: ctx.surface,
+          tool: ctx.tool,
+          instance: args.instance,
+          code: 'too_many_pending',
+          pending: created.pending,
+          correlation_id: ctx.correlationId,
+        },
+        tooManyPending(created.pending),
+      );
+      return { ok: false, envelope };
     }
     const record = created.request;
     try {

@@ -33,6 +33,7 @@ export function blobStatus(envelope: Envelope): number {
     if (envelope.code === 'too_large') return 413;
     return 403;
   }
+  if (envelope.code === 'rate_limited') return 429;
   return envelope.code === 'internal' ? 500 : 502;
 }
 
@@ -160,6 +161,9 @@ export class BlobEndpoint {
     if (res.headersSent) {
       res.destroy();
       return;
+    }
+    if (typeof envelope.retry_after === 'number') {
+      res.set('Retry-After', String(envelope.retry_after));
     }
     res.status(blobStatus(envelope)).json(scrubDeep(envelope, this.deps.scrub));
   }

@@ -35,10 +35,21 @@ export interface SurfaceDeps {
   readonly scrub: (text: string) => string;
   /** Whether a text holds a configured secret in any form `scrub` removes. */
   readonly holdsSecret: (text: string) => boolean;
-  /** Records a call refused before it reached the pipeline (bad arguments). */
-  readonly onInvalidArguments: (ctx: CallContext, message: string) => Promise<void>;
-  /** Records a call refused because `field` held a secret (the field, never the value). */
-  readonly onSecretInArguments: (ctx: CallContext, field: string) => Promise<void>;
+  /**
+   * Records a call refused before it reached the pipeline (bad arguments) and returns
+   * what to answer: `envelope`, or `rate_limited` past the surface's refusal budget.
+   */
+  readonly onInvalidArguments: (
+    ctx: CallContext,
+    message: string,
+    envelope: Envelope,
+  ) => Promise<Envelope>;
+  /** The same for a call refused because `field` held a secret (the field, never the value). */
+  readonly onSecretInArguments: (
+    ctx: CallContext,
+    field: string,
+    envelope: Envelope,
+  ) => Promise<Envelope>;
 }
 
 export interface McpSurface {
@@ -100,8 +111,7 @@ export function createMcpSurface(
     // audited, shown to the owner or sent anywhere (see secret-arguments.ts).
     const field = secretField(args ?? {}, deps.holdsSecret);
     if (field !== undefined) {
-      await deps.onSecretInArguments(ctx, field);
-      return refused(
+      const envelope = refused(
         'secret_in_arguments',
         `${field} holds a secret of this broker (a token or a password, in some spelling); the call was refused before anything was recorded, shown to the owner or sent to Nextcloud`,
         {
@@ -109,12 +119,12 @@ export function createMcpSurface(
           field,
         },
       );
+      return deps.onSecretInArguments(ctx, field, envelope);
     }
     const parsed = tool.input.safeParse(args ?? {});
     if (!parsed.success) {
       const message = `invalid arguments: ${describeIssues(parsed.error)}; fix them and call again`;
-      await deps.onInvalidArguments(ctx, message);
-      return refused('invalid_arguments', message);
+      return deps.onInvalidArguments(ctx, message, refused('invalid_arguments', message));
     }
     let envelope: Envelope;
     try {

@@ -50,6 +50,8 @@ export const envelopeBaseShape = {
   message: z.string(),
   code: z.string().optional(),
   retry: z.boolean().optional(),
+  // rate_limited: whole seconds to wait before calling again.
+  retry_after: z.number().int().positive().optional(),
   hint: z.string().optional(),
   warnings: z.array(z.string()).optional(),
   next: z.string().optional(),

@@ -83,11 +83,13 @@ beforeAll(async () => {
       scrub: createScrubber([SECRET]),
       holdsSecret: createSecretGuard([SECRET]).holds,
       correlationId: () => `cid-${++n}`,
-      onInvalidArguments: async (_ctx, message) => {
+      onInvalidArguments: async (_ctx, message, envelope) => {
         invalid.push(message);
+        return envelope;
       },
-      onSecretInArguments: async (_ctx, field) => {
+      onSecretInArguments: async (_ctx, field, envelope) => {
         secretFields.push(field);
+        return envelope;
       },
     },
     'test',

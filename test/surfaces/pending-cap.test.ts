@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { SUMMARY_WINDOW_MS } from '../../broker/operations/refusal-ledger.js';
 import { H, startBroker, type Broker } from '../../support/daemon.js';
 import { call } from '../../support/mcp.js';
 
@@ -12,7 +13,9 @@ let broker: Broker;
 let agent: Client;
 
 beforeAll(async () => {
-  broker = await startBroker({ maxPending: 10 });
+  // The flood here is of the owner, not of the audit log: a refusal budget that never
+  // runs out, so every refusal is the cap's own (flood.test.ts covers the budget).
+  broker = await startBroker({ maxPending: 10, refusalBudget: { burst: 10_000, perSecond: 1 } });
   agent = await broker.agent();
 });
 afterAll(async () => {
@@ -47,9 +50,19 @@ describe('the owner can be flooded', () => {
       expect(a.hint).toContain('check_access');
       expect(a.pending_requests).toEqual(ids);
     }
+    // The 90 identical refusals are one `refused` line and one counted summary of the
+    // other 89, written once their window closed (refusal-ledger.ts).
+    broker.clock.offset += SUMMARY_WINDOW_MS;
+    await broker.server.sweep();
     const lines = broker.auditLines().filter((l) => l.code === 'too_many_pending');
-    expect(lines).toHaveLength(90);
+    expect(lines).toHaveLength(2);
     expect(lines[0]).toMatchObject({ event: 'refused', tool: 'request_access', pending: ids });
+    expect(lines[1]).toMatchObject({
+      event: 'refused_summary',
+      tool: 'request_access',
+      pending: ids,
+      count: 89,
+    });
     // check_access without arguments lists what waits, so the agent can follow it.
     const status = await call(agent, 'check_access', {});
     expect((status.pending_requests as { request: number }[]).map((r) => r.request)).toEqual(ids);

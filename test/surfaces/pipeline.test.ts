@@ -11,6 +11,7 @@ import { Pipeline } from '../../broker/operations/pipeline.js';
 import { FileOperations } from '../../broker/operations/files.js';
 import { InFlight } from '../../broker/operations/in-flight.js';
 import { nodeTimers } from '../../broker/operations/timers.js';
+import { Refusals } from '../../broker/operations/refusals.js';
 import type { NextcloudPort } from '../../broker/operations/ports.js';
 import { createScrubber } from '../../broker/base/scrub.js';
 import { startBroker, type Broker } from '../../support/daemon.js';
@@ -248,6 +249,10 @@ describe('one error boundary', () => {
         instances: broker.config.instances,
         clients: new Map([['personal', throwing]]),
         inFlight: new InFlight({ now: Date.now, timers: nodeTimers }),
+        refusals: new Refusals({
+          now: Date.now,
+          write: (event, fields) => broker.audit.append(event, fields).then(() => true),
+        }),
         logger,
         scrub,
         now: Date.now,

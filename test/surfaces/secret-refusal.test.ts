@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { assemble } from '../../broker/assemble.js';
 import { startFakeNextcloud, type FakeNextcloud } from '../../fakes/nextcloud.js';
+import { SUMMARY_WINDOW_MS } from '../../broker/operations/refusal-ledger.js';
 import { startBrokerOn, startMatrixBroker, type BrokerOn, ROOM } from '../../support/daemon.js';
 import { call, connectMcp } from '../../support/mcp.js';
 import { AGENT_TOKEN, TRANSFER_TOKEN } from '../../support/tokens.js';
@@ -27,8 +28,12 @@ let transfer: Client;
 
 beforeAll(async () => {
   fake = await startFakeNextcloud({ password: PASSWORD });
-  broker = await startBrokerOn({ url: fake.url, user: fake.user, password: PASSWORD }, {}, () =>
-    fake.close(),
+  // The property below makes hundreds of refused calls: a refusal budget that never runs
+  // out, so each is answered as itself (flood.test.ts covers the budget).
+  broker = await startBrokerOn(
+    { url: fake.url, user: fake.user, password: PASSWORD },
+    { refusalBudget: { burst: 100_000, perSecond: 1 } },
+    () => fake.close(),
   );
   agent = await broker.agent();
   transfer = await broker.transfer();
@@ -200,6 +205,9 @@ describe('scrubbing is the last line, not a disguise', () => {
   });
 
   it('the audit lines of Docs/<token> and the literal Docs/[redacted] differ', async () => {
+    // The same refusal earlier in this file is counted, not written again, within its
+    // summary window (refusal-ledger.ts): move past it so this one gets its own line.
+    broker.clock.offset += SUMMARY_WINDOW_MS;
     await call(agent, 'list', { instance: 'personal', path: `Docs/${AGENT_TOKEN}` });
     const tokenLine = broker.auditLines().at(-1);
     await call(agent, 'list', { instance: 'personal', path: 'Docs/[redacted]' });
