@@ -81,16 +81,18 @@ export class Resumer {
       this.delay = PROBE_DELAY_MS;
       this.nextTry = since + PROBE_DELAY_MS;
     }
-    if (this.running !== undefined) return this.running;
     // Security: only a full disk resumes, and at most one try per delay, so a flood of
     // calls on a full disk costs no more than one small write every few seconds.
-    if (!failure.resumable || this.deps.now() < this.nextTry) {
-      return Promise.reject(this.refusal());
+    if (this.running === undefined) {
+      if (!failure.resumable || this.deps.now() < this.nextTry) {
+        return Promise.reject(this.refusal());
+      }
+      this.running = this.attempt(since).finally(() => {
+        this.running = undefined;
+      });
     }
-    this.running = this.attempt(since).finally(() => {
-      this.running = undefined;
-    });
-    return this.running;
+    // Every append waiting on a try that fails is refused (and counted) on its own.
+    return this.running.catch(() => Promise.reject(this.refusal()));
   }
 
   /** Waits for a try in progress (close()). */
@@ -99,8 +101,9 @@ export class Resumer {
   }
 
   private refusal(): AuditError {
-    this.deps.failure.noteRefused();
-    return this.deps.failure.later() as AuditError;
+    const { failure } = this.deps;
+    failure.noteRefused();
+    return failure.later() ?? new AuditError('write_failed', 'the audit log could not resume');
   }
 
   private async attempt(since: number): Promise<void> {
@@ -136,7 +139,7 @@ export class Resumer {
       this.delay = Math.min(this.delay * 2, MAX_PROBE_DELAY_MS);
       this.nextTry = this.deps.now() + this.delay;
       logger?.warn('audit log still cannot be written', { error: errorMessage(err) });
-      throw failure.failed ? this.refusal() : err;
+      throw err;
     }
   }
 

@@ -155,6 +155,29 @@ describe('attack: the disk fills up, then space returns', () => {
     expect(verifyAudit(dir)).toMatchObject({ ok: true, records: 5 });
   });
 
+  it('appends that come together share one try: all refused while full, all written after', async () => {
+    const dir = tempDir();
+    const fs = new InstrumentedFs();
+    const clock = manualClock();
+    const log = await AuditLog.open(dir, { now: clock.now, fs });
+    fs.faults.writeError = enospc;
+    await expect(log.append('intent', { n: 0 })).rejects.toMatchObject({ code: 'write_failed' });
+    clock.advance(PROBE_DELAY_MS);
+    const writes = fs.logWrites;
+    const full = await Promise.allSettled([1, 2, 3, 4, 5].map((n) => log.append('intent', { n })));
+    expect(full.every((r) => r.status === 'rejected')).toBe(true);
+    expect(fs.logWrites).toBe(writes + 1);
+    fs.faults.writeError = undefined;
+    clock.advance(2 * PROBE_DELAY_MS);
+    const after = await Promise.all([6, 7, 8, 9, 10].map((n) => log.append('intent', { n })));
+    expect(after.map((r) => r.seq).sort((x, y) => x - y)).toEqual([2, 3, 4, 5, 6]);
+    await log.close();
+    const lines = records(dir);
+    expect(lines.filter((r) => r.event === 'recovery')).toHaveLength(1);
+    expect(lines[0]).toMatchObject({ event: 'recovery', outage: { refused_appends: 6 } });
+    expect(verifyAudit(dir)).toMatchObject({ ok: true, records: 6 });
+  });
+
   it('a checkpoint that could not be written resumes the same way', async () => {
     const dir = tempDir();
     const fs = new InstrumentedFs();
