@@ -137,7 +137,7 @@ describe('a good setup', () => {
     expect(report.text).toContain('All checks passed.');
     const nc = section(report, /Nextcloud instance "personal"/).checks;
     expect(nc.map((c) => c.status)).toEqual(['pass', 'pass', 'pass', 'pass']);
-    expect(nc[0]?.label).toContain('Nextcloud 29');
+    expect(nc[0]?.label).toContain('Nextcloud 34.0.1');
     const mx = section(report, /Matrix/).checks;
     expect(mx.map((c) => c.status)).toEqual(['pass', 'pass', 'pass', 'pass', 'pass']);
     // The loopback http URLs are allowed with a warning, shown as such.
