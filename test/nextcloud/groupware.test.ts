@@ -11,6 +11,17 @@ import { rejectsWith, startRig, type Rig } from './helpers.js';
 import { ics } from '../../support/ical.js';
 
 let rig: Rig;
+
+/** A calendar `runaway` holding an event that repeats every minute without end. */
+function addRunaway(on: Rig): void {
+  on.fake.createCalendar('runaway');
+  on.fake.addObject(
+    'calendar',
+    'runaway',
+    'm.ics',
+    ics('m', ['DTSTART:20261201T000000Z', 'RRULE:FREQ=MINUTELY']),
+  );
+}
 const at = (iso: string): number => Date.parse(iso);
 const DECEMBER = { start: at('2026-12-01T00:00:00Z'), end: at('2027-01-01T00:00:00Z') };
 
@@ -20,13 +31,7 @@ beforeAll(async () => {
   rig.fake.createCalendar('tasks', { components: ['VTODO'] });
   rig.fake.createCalendar('team_shared_by_bob', { sharedBy: 'bob', displayName: 'team (bob)' });
   rig.fake.createCalendar('team_shared_by_bob');
-  rig.fake.createCalendar('runaway');
-  rig.fake.addObject(
-    'calendar',
-    'runaway',
-    'm.ics',
-    ics('m', ['DTSTART:20261201T000000Z', 'RRULE:FREQ=MINUTELY']),
-  );
+  addRunaway(rig);
   for (let day = 1; day <= 5; day++)
     rig.fake.addObject(
       'calendar',
@@ -142,13 +147,7 @@ describe('calendar events', () => {
   it('on 29, reports the runaway-recurrence 500 as unreadable, and asks only once', async () => {
     const old = await startRig({}, 29);
     try {
-      old.fake.createCalendar('runaway');
-      old.fake.addObject(
-        'calendar',
-        'runaway',
-        'm.ics',
-        ics('m', ['DTSTART:20261201T000000Z', 'RRULE:FREQ=MINUTELY']),
-      );
+      addRunaway(old);
       const err = await rejectsWith(
         old.client.calendarEvents('runaway', DECEMBER),
         'calendar_unreadable',

@@ -47,33 +47,26 @@ async function push(folder: string, name: string, size: number) {
 }
 
 describe('attack: Nextcloud refuses an upload mid-body', () => {
-  it('507 on the first chunk (quota full): exit 3 at once, the cause audited', async () => {
-    await withFullQuota(async () => {
-      const { result, ms } = await push('Full', 'big.bin', 12 * MiB);
-      expect(result.code).toBe(ExitCode.refused);
-      expect(result.json).toMatchObject({ status: 'failed', code: 'insufficient_storage' });
-      expect(ms).toBeLessThan(IDLE_MS);
-      expect(lastUploadOutcome()).toMatchObject({
-        outcome: 'refused',
-        code: 'insufficient_storage',
+  it.each([
+    ['on the first chunk (quota full)', 'Full', 'big.bin', 12 * MiB],
+    ['before the body of a create-only PUT', 'FullSmall', 'small.bin', 3 * MiB],
+  ])(
+    '507 %s: exit 3 at once, the cause audited',
+    async (_when, folder, name, size) => {
+      await withFullQuota(async () => {
+        const { result, ms } = await push(folder, name, size);
+        expect(result.code).toBe(ExitCode.refused);
+        expect(result.json).toMatchObject({ status: 'failed', code: 'insufficient_storage' });
+        expect(ms).toBeLessThan(IDLE_MS);
+        expect(lastUploadOutcome()).toMatchObject({
+          outcome: 'refused',
+          code: 'insufficient_storage',
+        });
+        expect(await rig.owner.exists(`${folder}/${name}`)).toBe(false);
       });
-      expect(await rig.owner.exists('Full/big.bin')).toBe(false);
-    });
-  }, 120_000);
-
-  it('507 before the body of a create-only PUT: exit 3 at once, the cause audited', async () => {
-    await withFullQuota(async () => {
-      const { result, ms } = await push('FullSmall', 'small.bin', 3 * MiB);
-      expect(result.code).toBe(ExitCode.refused);
-      expect(result.json).toMatchObject({ status: 'failed', code: 'insufficient_storage' });
-      expect(ms).toBeLessThan(IDLE_MS);
-      expect(lastUploadOutcome()).toMatchObject({
-        outcome: 'refused',
-        code: 'insufficient_storage',
-      });
-      expect(await rig.owner.exists('FullSmall/small.bin')).toBe(false);
-    });
-  }, 120_000);
+    },
+    120_000,
+  );
 
   it('423 on the commit (another client holds a lock): exit 5, the cause audited', async () => {
     await rig.owner.writeFile('Held/doc.txt', 'v1');
