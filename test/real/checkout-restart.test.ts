@@ -88,10 +88,10 @@ describe('attack: a LOCK over the owner’s own user lock answers 200 and locks 
     expect(out.lock_token).toBeUndefined();
     expect(out.blob_url).toBeUndefined();
     expect(rig.broker.store.openCheckoutLocks()).toEqual([]);
-    // Through the CLI: refused (exit 3), nothing staged.
+    // Through the CLI: refused as held by someone else (exit 5), nothing staged.
     const stage = rig.stage();
     const cli = await rig.cli(['checkout', 'personal:UserLocked/doc.txt'], stage);
-    expect(cli.code).toBe(3);
+    expect(cli.code).toBe(5);
     expect(cli.stdout).toContain('locked by its owner');
     // The owner's own user lock is untouched: she still writes.
     expect((await rig.owner.put('UserLocked/doc.txt', 'the owner')).status).toBe(204);

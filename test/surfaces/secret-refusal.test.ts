@@ -66,6 +66,9 @@ async function refusedFor(
   const posted = broker.gateway.posted.length;
   const pending = broker.store.pendingRequests().length;
   const sent = fake.requests.length;
+  // A refusal like an earlier one within its summary window is counted, not written
+  // again (refusal-ledger.ts): move past the window so this call gets its own line.
+  broker.clock.offset += SUMMARY_WINDOW_MS;
   const result = await client.callTool({ name: tool, arguments: args });
   expect(result.isError).toBe(true);
   expect(result.structuredContent).toMatchObject({
