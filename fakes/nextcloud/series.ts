@@ -37,8 +37,6 @@ export interface SeriesTraits {
    * calendar-query and answers the rest; 29 fails every such query on the calendar (500).
    */
   runawayRecurrenceLeftOut: boolean;
-  /** An overwrite within the same second as the last write keeps the file's etag (29). */
-  sameSecondOverwriteKeepsEtag: boolean;
   /** A PUT of a name this long or longer fails with 500 (29: its `.part` temp name passes 255 bytes). */
   putNameLimitBytes: number | undefined;
   /** The exception of a MOVE of a received share into another share (403). */
@@ -77,7 +75,6 @@ const TRAITS: Record<Series, SeriesTraits> = {
     trashbinDeletedById: true,
     userIdHeader: true,
     runawayRecurrenceLeftOut: true,
-    sameSecondOverwriteKeepsEtag: false,
     putNameLimitBytes: undefined,
     shareIntoShareException: 'OCA\\DAV\\Connector\\Sabre\\Exception\\Forbidden',
     ocsUnauthorisedAsked: true,
@@ -97,7 +94,6 @@ const TRAITS: Record<Series, SeriesTraits> = {
     trashbinDeletedById: false,
     userIdHeader: false,
     runawayRecurrenceLeftOut: false,
-    sameSecondOverwriteKeepsEtag: true,
     putNameLimitBytes: 228,
     shareIntoShareException: 'Sabre\\DAV\\Exception\\Forbidden',
     ocsUnauthorisedAsked: false,

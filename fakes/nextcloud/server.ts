@@ -52,7 +52,6 @@ export async function startFakeNextcloud(opts: FakeNextcloudOptions = {}): Promi
     root,
     path.join(own, 'staging'),
     `oc${randomBytes(5).toString('hex')}`,
-    series.sameSecondOverwriteKeepsEtag,
     opts.fileIdBase ?? 0n,
   );
   const state: FakeState = {

@@ -3,10 +3,9 @@
  * (kept across moves, like Nextcloud) and etags (change on every write, and
  * propagate to the parent folders).
  *
- * Like Nextcloud 29's scanner, a WebDAV overwrite keeps the file's etag when the file's
+ * Like Nextcloud's scanner, a WebDAV overwrite keeps the file's etag when the file's
  * modification time, in whole seconds, did not change: two writes within one second
- * share an etag, whatever their sizes (observed on Nextcloud 29; 34 gives every
- * overwrite a new etag, `sameSecondKeepsEtag` false). Helper writes
+ * share an etag, whatever their sizes (observed on Nextcloud 29 and 34). Helper writes
  * (`writeBuffer`) stand for a change made later by someone else and always change it.
  */
 import { createHash, randomUUID } from 'node:crypto';
@@ -78,7 +77,6 @@ export class DiskStore {
     readonly root: string,
     private readonly stagingDir: string,
     readonly instanceId: string,
-    private readonly sameSecondKeepsEtag = true,
     private readonly idBase = 0n,
   ) {}
 
@@ -224,8 +222,8 @@ export class DiskStore {
       before?.kind === 'file' &&
       after !== undefined &&
       Math.floor(before.mtimeMs / 1000) === Math.floor(after.mtimeMs / 1000);
-    // The folders above always get a new etag; on 29 the file keeps its own within one second.
-    if (sameSecond && this.sameSecondKeepsEtag) this.touch(parentRel(rel));
+    // The folders above always get a new etag; the file keeps its own within one second.
+    if (sameSecond) this.touch(parentRel(rel));
     else this.touch(rel);
   }
 
