@@ -199,11 +199,24 @@ export async function ocs(ctx: OcsContext): Promise<void> {
   }
   if (ctx.req.method === 'GET' && route === 'cloud/user') {
     const used = await ctx.state.store.treeSize('');
+    const limit = ctx.state.quota;
+    // As Nextcloud 34 computes it per request: with a quota, free = quota - used (the
+    // files only; trash and versions are not counted).
+    const quota =
+      limit === null
+        ? { free: 1e12, used, total: 1e12 + used, relative: 0, quota: -3 }
+        : {
+            free: limit - used,
+            used,
+            total: limit,
+            relative: Math.round((used / limit) * 10000) / 100,
+            quota: limit,
+          };
     return ocsReply(ctx, 200, 'OK', {
       enabled: true,
       id: ctx.user,
       backend: 'Database',
-      quota: { free: 1e12, used, total: 1e12 + used, relative: 0, quota: -3 },
+      quota,
       email: null,
       displayname: ctx.user,
       'display-name': ctx.user,

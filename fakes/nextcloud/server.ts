@@ -73,6 +73,7 @@ export async function startFakeNextcloud(opts: FakeNextcloudOptions = {}): Promi
     authDelayScale: opts.authDelayScale ?? 0,
     throttleAtFailure: opts.throttleAtFailure ?? 12,
     now,
+    quota: null,
     series,
   };
   await state.trash.load();
@@ -153,6 +154,12 @@ export async function startFakeNextcloud(opts: FakeNextcloudOptions = {}): Promi
     },
     trashed() {
       return state.trash.list().map((i) => i.original);
+    },
+    setQuota(bytes) {
+      state.quota = bytes;
+    },
+    async runExpiry() {
+      return state.trash.expireForSpace(state.quota, await store.treeSize(''));
     },
     async lockAs(p, lockOpts: LockAsOptions) {
       const info = await store.info(relOf(p));

@@ -27,6 +27,8 @@ export interface FakeState {
   authDelayScale: number;
   throttleAtFailure: number;
   now: () => number;
+  /** The user's quota in bytes (`occ user:setting USER files quota`); null: none. */
+  quota: number | null;
   /** How the server series it answers as differs (series.ts). */
   series: SeriesTraits;
 }

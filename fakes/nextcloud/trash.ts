@@ -109,6 +109,40 @@ export class TrashBin {
     return target;
   }
 
+  /** Bytes an item holds (a folder: all its files), as Nextcloud's `oc:size` says. */
+  async size(id: string, inner: string[] = []): Promise<number> {
+    const abs = this.abs(id, inner);
+    const st = await fsp.stat(abs);
+    if (!st.isDirectory()) return st.size;
+    let total = 0;
+    for (const name of await fsp.readdir(abs)) total += await this.size(id, [...inner, name]);
+    return total;
+  }
+
+  /**
+   * Nextcloud's space-driven expiry with the default `trashbin_retention_obligation`
+   * `auto` (files_trashbin `Trashbin::expire`, run by the background job): with a
+   * quota, while the trash bin holds half the free space (`quota - used`) or more, or
+   * anything once that is gone, the oldest items are deleted. Answers what it deleted.
+   */
+  async expireForSpace(quota: number | null, used: number): Promise<string[]> {
+    if (quota === null) return [];
+    const free = quota - used;
+    const items = [...this.items.values()].sort((a, b) => a.deletedAt - b.deletedAt);
+    let trash = 0;
+    for (const item of items) trash += await this.size(item.id);
+    let available = free > 0 ? free / 2 - trash : free - trash;
+    const gone: string[] = [];
+    for (const item of items) {
+      if (available > 0) break;
+      const bytes = await this.size(item.id);
+      await this.purge(item.id);
+      available += bytes;
+      gone.push(item.original);
+    }
+    return gone;
+  }
+
   async purge(id: string): Promise<void> {
     await fsp.rm(this.abs(id), { recursive: true, force: true });
     await fsp.rm(this.infoFile(id), { force: true });

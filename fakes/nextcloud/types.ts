@@ -117,6 +117,13 @@ export interface FakeNextcloud {
   uploadFolders(): string[];
   /** Original locations (canonical: NFC, no leading slash) of the items now in the trashbin. */
   trashed(): string[];
+  /** Give the user a quota in bytes (as `occ user:setting USER files quota`), null for none. */
+  setQuota(bytes: number | null): void;
+  /**
+   * Run what Nextcloud's background job does to the trash bin under space pressure (see
+   * trash.ts `expireForSpace`); answers the original locations of the items it deleted.
+   */
+  runExpiry(): Promise<string[]>;
   /** Place a lock as if another client did; returns its token. Throws if the path is missing. */
   lockAs(path: string, opts: LockAsOptions): Promise<string>;
   /**

@@ -47,7 +47,7 @@ async function itemProps(ctx: TrashContext, item: TrashItem): Promise<Map<string
     [dav('displayname'), escapeXml(name)],
     [oc('fileid'), ctx.state.store.idText(fileId)],
     [oc('id'), ctx.state.store.ocId(fileId)],
-    [oc('size'), String(item.kind === 'folder' ? 0 : st.size)],
+    [oc('size'), String(await ctx.state.trash.size(item.id))],
     [nc('trashbin-filename'), escapeXml(name)],
     [nc('trashbin-original-location'), escapeXml(item.original)],
     [nc('trashbin-deletion-time'), String(item.deletedAt)],
