@@ -35,6 +35,7 @@ export type EnvelopeCode =
   | 'conflict'
   | 'locked'
   | 'trash_unavailable'
+  | 'insufficient_space'
   | 'locking_unavailable'
   | 'ticket_invalid'
   | 'lock_token_unknown'

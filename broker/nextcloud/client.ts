@@ -32,6 +32,7 @@ import { NamespaceLock } from './namespace-lock.js';
 import type { CollectionKind } from './groupware-url.js';
 import type { Entry } from './multistatus.js';
 import { searchFolder, type SearchPage } from './search.js';
+import { readSpace, type Space } from './space.js';
 import {
   readStream,
   type ConditionalReadOptions,
@@ -52,6 +53,7 @@ export type { Capabilities } from './capabilities.js';
 export type { Inspection, LockFacts, MountFacts } from './inspect.js';
 export type { Released } from './locks.js';
 export type { SearchPage } from './search.js';
+export type { Space } from './space.js';
 export type { NextcloudInstance } from './connection.js';
 export type { WriteCondition, Written } from './uploads.js';
 
@@ -283,6 +285,14 @@ export class NextcloudClient {
         signal,
       ),
     );
+  }
+
+  /**
+   * The quota, the bytes the files take and the trash bin's size, read afresh (and with
+   * `path`, that item's size): see space.ts.
+   */
+  space(path?: string, signal?: AbortSignal): Promise<Space> {
+    return this.#conn.guard(() => readSpace(this.#conn, path, signal));
   }
 
   /** Trash bin and locking support, cached for `capabilitiesTtlMs` (60 s). */

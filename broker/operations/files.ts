@@ -8,6 +8,7 @@ import { refused } from '../base/envelope.js';
 import { searchTerm } from '../base/search-term.js';
 import { isNotFolder } from './nextcloud-errors.js';
 import { OperationRefusal, type Outcome, type Pipeline } from './pipeline.js';
+import { guardSpace } from './space-guard.js';
 import type { EntryLike } from './ports.js';
 
 export const LIST_PAGE_SIZE = 200;
@@ -171,6 +172,9 @@ export class FileOperations {
           );
         }
         const path = first(allowed.paths);
+        // Security: a trash that fills the trash bin past Nextcloud's limit makes its
+        // expiry job delete the oldest trash items (the owner's): refused first.
+        await guardSpace(client, allowed, { kind: 'trash', path });
         await client.trash(path, allowed.signal);
         return { path };
       },

@@ -158,6 +158,13 @@ export interface Contact {
   note?: string | null;
 }
 
+export interface SpaceLike {
+  quota: number | null;
+  used: number;
+  trash: number;
+  item?: number;
+}
+
 export type WriteCondition =
   { ifMatch: string; lockToken?: string } | { ifNoneMatch: '*' } | { lockToken: string };
 
@@ -220,6 +227,8 @@ export interface NextcloudPort {
   /** UNLOCK, then confirm from the lock properties; throws while the token still holds. */
   releaseLock(path: string, token: string): Promise<ReleasedLike>;
   capabilities(signal?: AbortSignal): Promise<{ undelete: boolean; locking: boolean }>;
+  /** Quota (null: unlimited), bytes used by files, trash bin bytes; with `path` its size. */
+  space(path?: string, signal?: AbortSignal): Promise<SpaceLike>;
   /** Calendars and address books (CalDAV/CardDAV), each named by one component. */
   collections(kind: CollectionKind, signal?: AbortSignal): Promise<Collection[]>;
   calendarEvents(

@@ -17,6 +17,7 @@ import type { Readable } from 'node:stream';
 import { digestStream, HashingStream } from './hashing.js';
 import { GrantEndedError } from './in-flight.js';
 import { OperationRefusal, type Allowed } from './pipeline.js';
+import { guardSpace } from './space-guard.js';
 import type { NextcloudPort } from './ports.js';
 import type { Ticket } from './tickets.js';
 import { NextcloudError } from '../nextcloud/errors.js';
@@ -132,6 +133,9 @@ export async function storeUpload(
     // Security: the commit point: the grants must hold now, not only when it began.
     allowed.recheck();
   };
+  // Security: read the space again right before the upload (the ticket's check may be
+  // minutes old): no write may let Nextcloud's expiry delete the trash bin or versions.
+  await guardSpace(client, allowed, { kind: 'upload', bytes: size });
   // Settles (never rejects) with what cut the body, if anything did.
   const piping = pipe(source.body, hasher, { signal: allowed.signal }).then(
     () => undefined,

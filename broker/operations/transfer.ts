@@ -15,6 +15,7 @@ import { iso } from '../base/time.js';
 import type { Checkouts } from './checkouts.js';
 import { isNotFound } from './nextcloud-errors.js';
 import { OperationRefusal, type Outcome, type Pipeline } from './pipeline.js';
+import { guardSpace } from './space-guard.js';
 import { wallRefusal } from './wall-answers.js';
 import type { WriteCondition } from './ports.js';
 import type { Ticket, TicketBook } from './tickets.js';
@@ -215,6 +216,9 @@ export class TransferService {
             ),
           );
         }
+        // Security: an early answer (the blob upload checks again) for a write that would
+        // let Nextcloud's space-driven expiry delete the trash bin or old versions.
+        await guardSpace(client, allowed, { kind: 'upload', bytes: args.size });
         return tickets.issue({
           instance: allowed.instance,
           path,
@@ -331,6 +335,8 @@ export class TransferService {
         }
         const entry = await client.stat(path, allowed.signal);
         if (entry.kind !== 'file') throw notAFile(path);
+        // Security: as for a write: a checkin must not push the account into expiry.
+        await guardSpace(client, allowed, { kind: 'upload', bytes: args.size ?? 0 });
         const ticket = tickets.issue({
           instance: allowed.instance,
           path,

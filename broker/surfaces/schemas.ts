@@ -63,6 +63,16 @@ export const envelopeBaseShape = {
   ended_by: z.literal('owner').optional(),
   // A refusal of the arguments (secret_in_arguments): which field, never its value.
   field: z.string().optional(),
+  // An insufficient_space refusal: the account's space in bytes, and how many more are needed.
+  space: z
+    .strictObject({
+      quota: z.number(),
+      used: z.number(),
+      trash: z.number(),
+      bytes: z.number(),
+      needed: z.number(),
+    })
+    .optional(),
 };
 
 /** A tool's output schema: the envelope plus its own optional result fields, strict. */

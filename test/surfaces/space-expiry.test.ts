@@ -1,0 +1,112 @@
+/**
+ * Attack: fill the quota so that Nextcloud's own expiry purges the owner's trash bin.
+ * With a quota, Nextcloud's background job deletes the oldest trash bin items once the
+ * trash bin holds half the free space (docs/nextcloud-behaviour.md#space-driven-expiry),
+ * the owner's own included: so an agent with write on one folder that pushes and trashes
+ * big files would have the owner's trash deleted for it. The broker reads the space
+ * before each upload and trash and refuses (`insufficient_space`, CLI exit 3) what would
+ * bring the account into that zone; the fake's expiry (the rule Nextcloud runs) then
+ * deletes nothing.
+ */
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ExitCode } from '../../cli/command.js';
+import { spaceAfter } from '../../broker/operations/space-guard.js';
+import { startBroker, type Broker } from '../../support/daemon.js';
+import { call } from '../../support/mcp.js';
+import { runCli } from '../../support/processes.js';
+import { APP_PASSWORD, TRANSFER_TOKEN } from '../../support/tokens.js';
+
+const FILE = 12_000;
+const QUOTA = 120_000;
+
+let broker: Broker;
+let agent: Client;
+
+/** The owner deletes a file of their own (outside any grant) into the trash bin. */
+async function ownerTrashes(path: string): Promise<void> {
+  const { fake } = broker;
+  const res = await fetch(`${fake.url}/remote.php/dav/files/${fake.user}/${path}`, {
+    method: 'DELETE',
+    headers: {
+      authorization: `Basic ${Buffer.from(`${fake.user}:${APP_PASSWORD}`).toString('base64')}`,
+    },
+  });
+  expect(res.status).toBe(204);
+}
+
+beforeAll(async () => {
+  broker = await startBroker();
+  agent = await broker.agent();
+  broker.fake.setQuota(QUOTA);
+  for (const n of [1, 2, 3]) {
+    await broker.fake.writeFile(`Owner/old${n}.bin`, Buffer.alloc(FILE, n));
+    await ownerTrashes(`Owner/old${n}.bin`);
+  }
+  await broker.fake.mkdir('Agent');
+  await broker.grant([{ path: 'Agent', mode: 'write' }]);
+});
+afterAll(async () => {
+  await broker.close();
+});
+
+describe('attack: fill the quota so that Nextcloud expires the owner’s trash bin', () => {
+  it('push and trash are refused with insufficient_space before the zone; expiry then deletes nothing', async () => {
+    const stage = mkdtempSync(join(tmpdir(), 'broker-space-'));
+    const env = {
+      BROKER_URL: broker.url,
+      BROKER_TRANSFER_TOKEN: TRANSFER_TOKEN,
+      BROKER_STAGE_DIR: stage,
+    };
+    const pushes: { code: number; json: unknown }[] = [];
+    const trashes: Record<string, unknown>[] = [];
+    for (const n of [1, 2, 3, 4, 5]) {
+      const src = join(stage, `big${n}.bin`);
+      writeFileSync(src, Buffer.alloc(FILE, 10 + n));
+      const pushed = await runCli(['push', `personal:Agent/big${n}.bin`, src], env);
+      pushes.push({ code: pushed.code, json: pushed.json });
+      if (pushed.code !== ExitCode.ok) continue;
+      trashes.push(await call(agent, 'trash', { instance: 'personal', path: `Agent/big${n}.bin` }));
+    }
+    const refusedTrash = trashes.find((t) => t['status'] !== 'ok');
+    expect(refusedTrash).toMatchObject({ status: 'refused', code: 'insufficient_space' });
+    expect(String(refusedTrash?.['message'])).toMatch(
+      /^not enough space: .* in the trash bin, .* more free space is needed/,
+    );
+    const refusedPush = pushes.find((p) => p.code !== ExitCode.ok);
+    // A refusal, never "retry later" (2).
+    expect(refusedPush?.code).toBe(ExitCode.refused);
+    expect(JSON.stringify(refusedPush?.json)).toContain('insufficient_space');
+    expect(JSON.stringify(refusedPush?.json)).toContain('not enough space');
+
+    // Nextcloud's background job, twice: nothing of the owner's goes.
+    expect(await broker.fake.runExpiry()).toEqual([]);
+    expect(await broker.fake.runExpiry()).toEqual([]);
+    expect(broker.fake.trashed()).toEqual(
+      expect.arrayContaining(['Owner/old1.bin', 'Owner/old2.bin', 'Owner/old3.bin']),
+    );
+    const outcome = broker
+      .auditLines()
+      .filter((l) => l.tool === 'trash' && l.event === 'outcome')
+      .at(-1);
+    expect(outcome).toMatchObject({ outcome: 'refused', code: 'insufficient_space' });
+  });
+
+  it('the rule: the trash bin must stay strictly under half of quota minus used', () => {
+    const space = { quota: 100, used: 0, trash: 0 };
+    expect(spaceAfter(space, { kind: 'upload', bytes: 100 })?.short).toBe(1);
+    expect(spaceAfter(space, { kind: 'upload', bytes: 99 })?.short).toBe(0);
+    expect(spaceAfter({ ...space, trash: 30 }, { kind: 'upload', bytes: 40 })?.short).toBe(1);
+    expect(spaceAfter({ ...space, trash: 30 }, { kind: 'upload', bytes: 39 })?.short).toBe(0);
+    expect(
+      spaceAfter({ quota: 100, used: 40, trash: 0 }, { kind: 'trash', bytes: 60 })?.short,
+    ).toBe(1);
+    expect(
+      spaceAfter({ quota: 100, used: 40, trash: 0 }, { kind: 'trash', bytes: 59 })?.short,
+    ).toBe(0);
+    expect(spaceAfter({ ...space, quota: null }, { kind: 'upload', bytes: 1e12 })).toBeNull();
+  });
+});
