@@ -46,6 +46,8 @@ export interface RealServer {
   stop(): Promise<void>;
   /** Starts it again and waits until it answers (NC_START). */
   start(): Promise<void>;
+  /** Runs the due background jobs once, as one cron run does (NC_CRON); throws when unset. */
+  cron(): Promise<void>;
 }
 
 /** The commands that take the server down and up, needed only by the tests that do. */
@@ -99,6 +101,14 @@ export function realServer(env: NodeJS.ProcessEnv = process.env): RealServer {
     },
     start: async () => {
       await shell('NC_START', stopStart(env, 'NC_START'));
+    },
+    cron: async () => {
+      const command = env['NC_CRON'] ?? '';
+      if (command === '')
+        throw new Error(
+          'this test runs the background jobs: it needs NC_CRON (see CONTRIBUTING.md, "The real-server suite")',
+        );
+      await shell('NC_CRON', command);
     },
   };
 }
