@@ -11,6 +11,7 @@ import { NextcloudConnection } from '../nextcloud/connection.js';
 import { NextcloudError } from '../nextcloud/errors.js';
 import { buildDavUrl } from '../nextcloud/url.js';
 import { type Check, fail, pass, skip } from './checklist.js';
+import { checkSpace } from './space.js';
 
 export interface NextcloudCheckDeps {
   /** Per request. Default 10 s. */
@@ -225,5 +226,10 @@ export async function checkInstance(
       skip('trash bin (files.undelete): not checked (credentials first)'),
       skip('file locking (files.locking): not checked (credentials first)'),
     ];
-  return [reachable, credentials, ...(await checkCapabilities(inst, timeoutMs))];
+  return [
+    reachable,
+    credentials,
+    ...(await checkCapabilities(inst, timeoutMs)),
+    await checkSpace(inst, timeoutMs),
+  ];
 }

@@ -211,6 +211,7 @@ export async function startFakeNextcloud(opts: FakeNextcloudOptions = {}): Promi
       state.requests.length = 0;
       state.authFailures = 0;
       state.locks.clear();
+      state.quota = null;
     },
     async close() {
       closing.abort();

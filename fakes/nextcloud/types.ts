@@ -155,7 +155,7 @@ export interface FakeNextcloud {
   lockOf(path: string): { type: 'token' | 'user'; owner: string; token: string } | undefined;
   /**
    * Back to the initial behaviour: default faults, no recorded requests, no login
-   * failures (ends the 429 throttle), no locks. Files and trashbin stay.
+   * failures (ends the 429 throttle), no locks, no quota. Files and trashbin stay.
    */
   reset(): void;
   close(): Promise<void>;

@@ -136,7 +136,7 @@ describe('a good setup', () => {
     expect(report.exitCode).toBe(0);
     expect(report.text).toContain('All checks passed.');
     const nc = section(report, /Nextcloud instance "personal"/).checks;
-    expect(nc.map((c) => c.status)).toEqual(['pass', 'pass', 'pass', 'pass']);
+    expect(nc.map((c) => c.status)).toEqual(['pass', 'pass', 'pass', 'pass', 'pass']);
     expect(nc[0]?.label).toContain('Nextcloud 34.0.1');
     const mx = section(report, /Matrix/).checks;
     expect(mx.map((c) => c.status)).toEqual(['pass', 'pass', 'pass', 'pass', 'pass']);
@@ -173,6 +173,17 @@ describe('Nextcloud problems (exit 2, ✗ with the fix)', () => {
     expect(bad?.fix).toContain('files_trashbin');
     expect(report.text).toMatch(/✗ trash bin off[^\n]*\n\s+fix: +enable the Deleted files app/);
     expect(only(report, 'fail')).toHaveLength(1);
+  });
+
+  it('a quota: Nextcloud may expire the trash bin and versions; a warning with the settings to set', async () => {
+    fake.setQuota(120_000_000);
+    const report = await doctor({ approval: 'console' });
+    expect(report.exitCode).toBe(0);
+    const [warning] = only(report, 'warn').filter((c) => c.label.includes('quota'));
+    expect(warning?.label).toContain('has a quota of 120.0 MB');
+    expect(warning?.label).toContain('insufficient_space');
+    expect(warning?.fix).toContain("'trashbin_retention_obligation' => '30, 30'");
+    expect(warning?.fix).toContain("'versions_retention_obligation' => 'disabled'");
   });
 
   it('files_lock off', async () => {
