@@ -5,9 +5,9 @@
  *
  * Two reads, never cached: `GET /ocs/v2.php/cloud/user` (the quota and the bytes the
  * user's files take, computed per request; the WebDAV root's `quota-*-bytes` are cached
- * by Nextcloud for five minutes, so they are not used), and one `PROPFIND Depth: 1` of
- * the trash bin summing each item's `oc:size`. With `path`, a `PROPFIND Depth: 0` of
- * that item's `oc:size` too (what a trash would move into the trash bin).
+ * by Nextcloud for five minutes, so they are not used); with a quota only, one
+ * `PROPFIND Depth: 1` of the trash bin summing each item's `oc:size` and, with `path`, a
+ * `PROPFIND Depth: 0` of that item's `oc:size` (what a trash would move into the bin).
  */
 import { z } from 'zod';
 import { MAX_SMALL_REPLY_BYTES, type NextcloudConnection } from './connection.js';
@@ -20,7 +20,7 @@ export interface Space {
   quota: number | null;
   /** Bytes the user's files take (trash and versions not included, as in Nextcloud). */
   used: number;
-  /** Bytes of the items listed in the trash bin. */
+  /** Bytes of the items listed in the trash bin (not read, 0, without a quota). */
   trash: number;
   /** With a `path`: the bytes of that file or folder (`oc:size`). */
   item?: number;
@@ -93,30 +93,28 @@ export async function readSpace(
   const user = UserSchema.safeParse(doc);
   if (!user.success || !Number.isSafeInteger(user.data.ocs.data.quota.used))
     throw bad('a user record');
-  const { used, quota } = user.data.ocs.data.quota;
+  const { used, quota: limit } = user.data.ocs.data.quota;
+  // Negative values are Nextcloud's "unlimited" (-3) and "unknown" (-2).
+  const quota = limit !== undefined && limit > 0 ? limit : null;
+  // Without a quota Nextcloud expires for space only on a full disk: nothing more to read.
+  if (quota === null) return { quota, used: Math.max(0, used), trash: 0 };
   const trashUrl = new URL(
     `${conn.origin}${base}/remote.php/dav/trashbin/${encodeURIComponent(conn.instance.username)}/trash/`,
   );
-  const listing = await conn.propfind(
-    trashUrl,
-    '1',
-    '',
-    MAX_TRASH_LISTING_BYTES,
-    signal,
-    SIZE_BODY,
-  );
-  const responses = parseMultistatus(listing);
+  const listing = await conn
+    .propfind(trashUrl, '1', '', MAX_TRASH_LISTING_BYTES, signal, SIZE_BODY)
+    .catch((error: unknown) => {
+      // files_trashbin off: there is no trash bin to expire (and no trash: see files.ts).
+      if (error instanceof NextcloudError && error.code === 'not_found') return undefined;
+      throw error;
+    });
+  const responses = listing === undefined ? [] : parseMultistatus(listing);
   // The trash folder itself answers too (without a size): sum the items only.
   let trash = 0;
   for (const response of responses)
     if (response.href.replace(/\/+$/, '') !== trashUrl.pathname.replace(/\/+$/, ''))
       trash += bytesOf(response.props);
-  const space: Space = {
-    // Negative values are Nextcloud's "unlimited" (-3) and "unknown" (-2).
-    quota: quota !== undefined && quota > 0 ? quota : null,
-    used: Math.max(0, used),
-    trash,
-  };
+  const space: Space = { quota, used: Math.max(0, used), trash };
   if (path === undefined) return space;
   const stat = await conn.propfind(
     conn.url(path),

@@ -110,3 +110,36 @@ describe('attack: fill the quota so that Nextcloud expires the owner’s trash b
     expect(spaceAfter({ ...space, quota: null }, { kind: 'upload', bytes: 1e12 })).toBeNull();
   });
 });
+
+describe('the space read stays cheap and never blocks what is safe', () => {
+  const trashReads = (): number =>
+    broker.fake.requests.filter((r) => r.path.includes('/remote.php/dav/trashbin/')).length;
+
+  it('without a quota, only cloud/user is read: no trash listing', async () => {
+    broker.fake.setQuota(null);
+    const before = trashReads();
+    await broker.fake.writeFile('Agent/small.txt', 'x');
+    expect(
+      await call(agent, 'trash', { instance: 'personal', path: 'Agent/small.txt' }),
+    ).toMatchObject({ status: 'ok' });
+    expect(trashReads()).toBe(before);
+  });
+
+  it('with a quota and the trash bin app off, an upload that fits is not refused', async () => {
+    broker.fake.setQuota(QUOTA * 10);
+    broker.fake.faults.trashbin = false;
+    try {
+      const stage = mkdtempSync(join(tmpdir(), 'broker-space-'));
+      const src = join(stage, 'fits.bin');
+      writeFileSync(src, Buffer.alloc(FILE, 1));
+      const pushed = await runCli(['push', 'personal:Agent/fits.bin', src], {
+        BROKER_URL: broker.url,
+        BROKER_TRANSFER_TOKEN: TRANSFER_TOKEN,
+        BROKER_STAGE_DIR: stage,
+      });
+      expect(pushed.code).toBe(ExitCode.ok);
+    } finally {
+      broker.fake.faults.trashbin = true;
+    }
+  });
+});
