@@ -96,7 +96,8 @@ export async function readSpace(
   const { used, quota: limit } = user.data.ocs.data.quota;
   // Negative values are Nextcloud's "unlimited" (-3) and "unknown" (-2).
   const quota = limit !== undefined && limit > 0 ? limit : null;
-  // Without a quota Nextcloud expires for space only on a full disk: nothing more to read.
+  // Security: without a quota Nextcloud expires for space only on a full disk, which the
+  // broker does not guard (docs/nextcloud-behaviour.md#space-driven-expiry).
   if (quota === null) return { quota, used: Math.max(0, used), trash: 0 };
   const trashUrl = new URL(
     `${conn.origin}${base}/remote.php/dav/trashbin/${encodeURIComponent(conn.instance.username)}/trash/`,
@@ -104,7 +105,8 @@ export async function readSpace(
   const listing = await conn
     .propfind(trashUrl, '1', '', MAX_TRASH_LISTING_BYTES, signal, SIZE_BODY)
     .catch((error: unknown) => {
-      // files_trashbin off: there is no trash bin to expire (and no trash: see files.ts).
+      // Security: only a 404 (files_trashbin off: no trash bin to expire, and trash is
+      // refused anyway, see files.ts) reads as empty; any other failure refuses the write.
       if (error instanceof NextcloudError && error.code === 'not_found') return undefined;
       throw error;
     });

@@ -38,8 +38,8 @@ export function spaceAfter(space: SpaceLike, change: SpaceChange): SpaceVerdict 
   const used = change.kind === 'upload' ? space.used + change.bytes : space.used - change.bytes;
   const trash = change.kind === 'trash' ? space.trash + change.bytes : space.trash;
   const free = space.quota - used;
-  // Nextcloud's available trash space is `free * 50% - trash` (or `free - trash` when free
-  // is gone); at zero or below the expiry job deletes. Stay strictly above zero.
+  // Security: Nextcloud's available trash space is `free * 50% - trash` (or `free - trash`
+  // when free is gone); at zero or below its expiry job deletes. Stay strictly above zero.
   const short = Math.max(0, 2 * trash - free + 1, 1 - free);
   return { used, trash, free, short };
 }
