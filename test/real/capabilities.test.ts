@@ -4,6 +4,7 @@
  * says how to fix it; with files_trashbin disabled trash is refused, since a delete
  * would be permanent. Both apps are enabled again after each test.
  */
+import type { SwitchableApp } from './server.js';
 import { seriesOf } from './series.js';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,12 +17,12 @@ import { call } from '../../support/mcp.js';
 const rig = useRealRig();
 
 /** Runs `fn` with an app disabled on the server, and enables it again whatever happens. */
-async function withAppDisabled(app: string, fn: () => Promise<void>): Promise<void> {
-  await rig.server.occ('app:disable', app);
+async function withAppDisabled(app: SwitchableApp, fn: () => Promise<void>): Promise<void> {
+  await rig.server.setApp(app, false);
   try {
     await fn();
   } finally {
-    await rig.server.occ('app:enable', app);
+    await rig.server.setApp(app, true);
   }
 }
 

@@ -48,6 +48,29 @@ export interface RealServer {
   start(): Promise<void>;
   /** Runs the due background jobs once, as one cron run does (NC_CRON); throws when unset. */
   cron(): Promise<void>;
+  /**
+   * Enables or disables an app with occ, then waits until the web server answers so:
+   * Nextcloud 34 caches the app list, and its workers keep the old one for a second or two.
+   */
+  setApp(app: SwitchableApp, enabled: boolean): Promise<void>;
+}
+
+/** The apps the suite switches, by the capability that shows each is on. */
+const APP_CAPABILITY = { files_lock: 'locking', files_trashbin: 'undelete' } as const;
+export type SwitchableApp = keyof typeof APP_CAPABILITY;
+
+/** Whether the server's capabilities show the app on (as the owner sees them). */
+async function appShown(url: string, owner: Account, app: SwitchableApp): Promise<boolean> {
+  const res = await fetch(`${url}/ocs/v2.php/cloud/capabilities?format=json`, {
+    headers: {
+      'OCS-APIRequest': 'true',
+      Authorization: `Basic ${Buffer.from(`${owner.user}:${owner.password}`).toString('base64')}`,
+    },
+  });
+  const doc = (await res.json()) as {
+    ocs?: { data?: { capabilities?: { files?: Record<string, unknown> } } };
+  };
+  return doc.ocs?.data?.capabilities?.files?.[APP_CAPABILITY[app]] !== undefined;
 }
 
 /** The commands that take the server down and up, needed only by the tests that do. */
@@ -109,6 +132,22 @@ export function realServer(env: NodeJS.ProcessEnv = process.env): RealServer {
           'this test runs the background jobs: it needs NC_CRON (see CONTRIBUTING.md, "The real-server suite")',
         );
       await shell('NC_CRON', command);
+    },
+    setApp: async (app, enabled) => {
+      await shell(
+        `occ app:${enabled ? 'enable' : 'disable'} ${app}`,
+        `${get('NC_OCC')} app:${enabled ? 'enable' : 'disable'} ${app}`,
+      );
+      const url = get('NC_URL').replace(/\/+$/, '');
+      const owner = { user: get('NC_USER'), password: get('NC_APP_PASSWORD') };
+      // Two answers in a row, half a second apart, so no worker still has the old list.
+      let agreeing = 0;
+      for (let tries = 0; agreeing < 2; tries++) {
+        if (tries >= 40)
+          throw new Error(`the server still shows ${app} ${enabled ? 'off' : 'on'} 20 s after occ`);
+        agreeing = (await appShown(url, owner, app)) === enabled ? agreeing + 1 : 0;
+        await new Promise((r) => setTimeout(r, 500));
+      }
     },
   };
 }

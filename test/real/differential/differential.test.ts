@@ -85,11 +85,11 @@ async function onRealFiles(c: Case): Promise<ReturnType<typeof runCase>> {
 
 async function onRealApps(c: Case): Promise<ReturnType<typeof runCase>> {
   if (c.filesLockOff !== true) return runCase({ url: real.url, account: real.owner }, c);
-  await real.occ('app:disable', 'files_lock');
+  await real.setApp('files_lock', false);
   try {
     return await runCase({ url: real.url, account: real.owner }, c);
   } finally {
-    await real.occ('app:enable', 'files_lock');
+    await real.setApp('files_lock', true);
   }
 }
 
