@@ -135,7 +135,13 @@ export async function storeUpload(
   };
   // Security: read the space again right before the upload (the ticket's check may be
   // minutes old): no write may let Nextcloud's expiry delete the trash bin or versions.
-  await guardSpace(client, allowed, { kind: 'upload', bytes: size });
+  try {
+    await guardSpace(client, allowed, { kind: 'upload', bytes: size });
+  } catch (error) {
+    // Nextcloud's own refusal of the space read (507: nothing is left) is the same
+    // refusal as one mid-body: never "retry later".
+    throw stopReading(hasher, isNextcloudsAnswer(error) ? nextcloudRefusal(error, path) : error);
+  }
   // Settles (never rejects) with what cut the body, if anything did.
   const piping = pipe(source.body, hasher, { signal: allowed.signal }).then(
     () => undefined,
