@@ -54,7 +54,13 @@ async function main(): Promise<number> {
   }, GUARD_MS);
   guard.unref();
 
-  const broker = await startBroker({ sweepIntervalMs: 250 });
+  // The soak's agents are refused by design (revokes and expiries land mid-run): a
+  // refusal budget that never runs out, so each call is answered as itself. The limiter
+  // is held by its own suites (test/surfaces/refusal-flood.test.ts).
+  const broker = await startBroker({
+    sweepIntervalMs: 250,
+    refusalBudget: { burst: 1_000_000, perSecond: 1 },
+  });
   const rand = lcg(SEED);
   const results: { name: string; ok: boolean; detail: string }[] = [];
   const check = (name: string, ok: boolean, detail: string): void => {
