@@ -264,9 +264,11 @@ function bodyCases(ctx: Ctx): Case[] {
       },
     },
     {
-      name: 'Content-Encoding: zstd (unsupported)',
+      // (zstd was the probe on Node 20; from Node 22.15 on the body parser decodes it, so
+      // a plain body labelled zstd is a 400. LZW `compress` no runtime decodes.)
+      name: 'Content-Encoding: compress (unsupported)',
       expect: '415',
-      run: () => status(mcp(ctx, PING, ['Content-Encoding: zstd'])),
+      run: () => status(mcp(ctx, PING, ['Content-Encoding: compress'])),
     },
     {
       name: 'Content-Type: application/json; charset=latin1',
