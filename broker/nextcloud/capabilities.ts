@@ -7,6 +7,28 @@ import { MAX_SMALL_REPLY_BYTES, type NextcloudConnection } from './connection.js
 import { NextcloudError } from './errors.js';
 import { parseBaseUrl } from './url.js';
 
+/** The JSON text of an OCS v2 GET (`cloud/capabilities`, `cloud/user`) on the instance. */
+export async function getOcsJson(
+  conn: NextcloudConnection,
+  route: string,
+  signal?: AbortSignal,
+): Promise<string> {
+  const base = parseBaseUrl(conn.instance.url).pathname.replace(/\/+$/, '');
+  const url = new URL(`${conn.origin}${base}/ocs/v2.php/${route}`);
+  url.searchParams.set('format', 'json');
+  const { text } = await conn.exchange(
+    { method: 'GET', url, headers: { 'ocs-apirequest': 'true', accept: 'application/json' } },
+    {
+      idempotent: true,
+      ok: [200],
+      ctx: { verb: 'CAPABILITIES', instance: conn.name, path: '' },
+      signal,
+    },
+    MAX_SMALL_REPLY_BYTES,
+  );
+  return text;
+}
+
 export interface Capabilities {
   /** files_trashbin is on: a DELETE can be undone. */
   undelete: boolean;
@@ -69,24 +91,7 @@ export class CapabilitiesCache {
 
   async fetch(signal?: AbortSignal): Promise<Capabilities> {
     const { conn } = this;
-    const url = new URL(
-      `${conn.origin}${parseBaseUrl(conn.instance.url).pathname.replace(/\/+$/, '')}/ocs/v2.php/cloud/capabilities`,
-    );
-    url.searchParams.set('format', 'json');
-    const { text } = await conn.exchange(
-      {
-        method: 'GET',
-        url,
-        headers: { 'ocs-apirequest': 'true', accept: 'application/json' },
-      },
-      {
-        idempotent: true,
-        ok: [200],
-        ctx: { verb: 'CAPABILITIES', instance: conn.name, path: '' },
-        signal,
-      },
-      MAX_SMALL_REPLY_BYTES,
-    );
+    const text = await getOcsJson(conn, 'cloud/capabilities', signal);
     const value = parseCapabilities(text);
     this.#cached = { value, at: conn.now() };
     return value;

@@ -11,6 +11,7 @@
  */
 import { z } from 'zod';
 import { MAX_SMALL_REPLY_BYTES, type NextcloudConnection } from './connection.js';
+import { getOcsJson } from './capabilities.js';
 import { NextcloudError } from './errors.js';
 import { parseMultistatus, textProp } from './multistatus.js';
 import { parseBaseUrl } from './url.js';
@@ -67,23 +68,7 @@ export async function readSpace(
   path: string | undefined,
   signal?: AbortSignal,
 ): Promise<Space> {
-  const base = parseBaseUrl(conn.instance.url).pathname.replace(/\/+$/, '');
-  const userUrl = new URL(`${conn.origin}${base}/ocs/v2.php/cloud/user`);
-  userUrl.searchParams.set('format', 'json');
-  const { text } = await conn.exchange(
-    {
-      method: 'GET',
-      url: userUrl,
-      headers: { 'ocs-apirequest': 'true', accept: 'application/json' },
-    },
-    {
-      idempotent: true,
-      ok: [200],
-      ctx: { verb: 'CAPABILITIES', instance: conn.name, path: '' },
-      signal,
-    },
-    MAX_SMALL_REPLY_BYTES,
-  );
+  const text = await getOcsJson(conn, 'cloud/user', signal);
   let doc: unknown;
   try {
     doc = JSON.parse(text);
@@ -99,6 +84,7 @@ export async function readSpace(
   // Security: without a quota Nextcloud expires for space only on a full disk, which the
   // broker does not guard (docs/nextcloud-behaviour.md#space-driven-expiry).
   if (quota === null) return { quota, used: Math.max(0, used), trash: 0 };
+  const base = parseBaseUrl(conn.instance.url).pathname.replace(/\/+$/, '');
   const trashUrl = new URL(
     `${conn.origin}${base}/remote.php/dav/trashbin/${encodeURIComponent(conn.instance.username)}/trash/`,
   );
