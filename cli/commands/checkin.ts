@@ -1,7 +1,14 @@
 import type { Command } from '../command.js';
 import { upload } from '../transfer/upload.js';
-import { runClientCommand } from '../transfer/run.js';
+import { runClientCommand, type ClientTransfer } from '../transfer/run.js';
 import { CLIENT_ENV_HELP, EXIT_CODES_HELP, LOCAL_HELP } from './client-help.js';
+
+export const checkinTransfer: ClientTransfer = {
+  name: 'checkin',
+  flags: ['--abandon'],
+  body: (ctx) =>
+    upload({ ...ctx, mode: 'checkin', abandon: ctx.flags.has('--abandon'), local: ctx.local }),
+};
 
 export const checkinCommand: Command = {
   name: 'checkin',
@@ -24,8 +31,5 @@ ${LOCAL_HELP}
 
 ${CLIENT_ENV_HELP}
 ${EXIT_CODES_HELP}`,
-  run: (args) =>
-    runClientCommand('checkin', args, ['--abandon'], (ctx) =>
-      upload({ ...ctx, mode: 'checkin', abandon: ctx.flags.has('--abandon'), local: ctx.local }),
-    ),
+  run: (args) => runClientCommand(checkinTransfer, args),
 };

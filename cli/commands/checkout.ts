@@ -1,7 +1,14 @@
 import type { Command } from '../command.js';
 import { download } from '../transfer/download.js';
-import { runClientCommand } from '../transfer/run.js';
+import { runClientCommand, type ClientTransfer } from '../transfer/run.js';
 import { CLIENT_ENV_HELP, EXIT_CODES_HELP, LOCAL_HELP } from './client-help.js';
+
+export const checkoutTransfer: ClientTransfer = {
+  name: 'checkout',
+  flags: ['--force'],
+  body: (ctx) =>
+    download({ ...ctx, force: ctx.flags.has('--force'), mode: 'checkout', local: ctx.local }),
+};
 
 export const checkoutCommand: Command = {
   name: 'checkout',
@@ -28,8 +35,5 @@ ${LOCAL_HELP}
 
 ${CLIENT_ENV_HELP}
 ${EXIT_CODES_HELP}`,
-  run: (args) =>
-    runClientCommand('checkout', args, ['--force'], (ctx) =>
-      download({ ...ctx, force: ctx.flags.has('--force'), mode: 'checkout', local: ctx.local }),
-    ),
+  run: (args) => runClientCommand(checkoutTransfer, args),
 };

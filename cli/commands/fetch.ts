@@ -1,7 +1,14 @@
 import type { Command } from '../command.js';
 import { download } from '../transfer/download.js';
-import { runClientCommand } from '../transfer/run.js';
+import { runClientCommand, type ClientTransfer } from '../transfer/run.js';
 import { CLIENT_ENV_HELP, EXIT_CODES_HELP, LOCAL_HELP } from './client-help.js';
+
+export const fetchTransfer: ClientTransfer = {
+  name: 'fetch',
+  flags: ['--force'],
+  body: (ctx) =>
+    download({ ...ctx, force: ctx.flags.has('--force'), mode: 'fetch', local: ctx.local }),
+};
 
 export const fetchCommand: Command = {
   name: 'fetch',
@@ -25,8 +32,5 @@ ${LOCAL_HELP}
 
 ${CLIENT_ENV_HELP}
 ${EXIT_CODES_HELP}`,
-  run: (args) =>
-    runClientCommand('fetch', args, ['--force'], (ctx) =>
-      download({ ...ctx, force: ctx.flags.has('--force'), mode: 'fetch', local: ctx.local }),
-    ),
+  run: (args) => runClientCommand(fetchTransfer, args),
 };

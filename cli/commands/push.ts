@@ -1,7 +1,13 @@
 import type { Command } from '../command.js';
 import { upload } from '../transfer/upload.js';
-import { runClientCommand } from '../transfer/run.js';
+import { runClientCommand, type ClientTransfer } from '../transfer/run.js';
 import { CLIENT_ENV_HELP, EXIT_CODES_HELP, LOCAL_HELP } from './client-help.js';
+
+export const pushTransfer: ClientTransfer = {
+  name: 'push',
+  flags: [],
+  body: (ctx) => upload({ ...ctx, mode: 'push', local: ctx.local }),
+};
 
 export const pushCommand: Command = {
   name: 'push',
@@ -22,6 +28,5 @@ ${LOCAL_HELP}
 
 ${CLIENT_ENV_HELP}
 ${EXIT_CODES_HELP}`,
-  run: (args) =>
-    runClientCommand('push', args, [], (ctx) => upload({ ...ctx, mode: 'push', local: ctx.local })),
+  run: (args) => runClientCommand(pushTransfer, args),
 };

@@ -6,7 +6,7 @@ import { ExitCode } from '../command.js';
 import { blobUrlOf, type BlobStream, type TransferClient } from './broker-client.js';
 import { CliError } from './errors.js';
 import type { Outcome } from './output.js';
-import { progressFor, type Progress } from './progress.js';
+import { progressFor, type Progress, type ProgressFactory } from './progress.js';
 import { isQuotedEtag } from '../../broker/base/etag.js';
 import { checkTarget, digestFile, inspectFolders, stageFile } from './staging.js';
 import { noteLegacyManifests, planLocal } from './local-path.js';
@@ -23,6 +23,8 @@ export interface DownloadOptions {
   readonly mode: 'fetch' | 'checkout';
   /** A note for the person or agent running the command (stderr and `warnings`). */
   readonly warn?: (note: string) => void;
+  /** How the transfer shows progress (default: the bar on a terminal's stderr). */
+  readonly progress?: ProgressFactory;
 }
 
 const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
@@ -112,7 +114,7 @@ export async function download(opts: DownloadOptions): Promise<Outcome> {
     blob = answer;
     // From the tool's answer (a broker before the one-request fetch), else the blob's head.
     const expectedSize = typeof ticket.size === 'number' ? ticket.size : answer.size;
-    const bar = progressFor(opts.mode, expectedSize);
+    const bar = (opts.progress ?? progressFor)(opts.mode, expectedSize);
     progress = bar;
     const file = await stageFile(
       plan,

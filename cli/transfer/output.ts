@@ -40,25 +40,31 @@ export function jsonLine(value: unknown): string {
   return `${escapeJsonLine(JSON.stringify(value))}\n`;
 }
 
+/** What a client command answers: the one JSON object, and the exit code that goes with it. */
+export interface Settled {
+  readonly answer: Record<string, unknown>;
+  readonly exitCode: ExitCode;
+}
+
 /**
  * Runs a client command body and turns its result or failure into the contract's
- * output: one JSON object on stdout (with `warnings` when the body noted any), human
- * text on stderr, and the exit code.
+ * answer (with `warnings` when the body noted any) and exit code; human text (notes, the
+ * failure and its next step) goes to `stderr`. The command line prints the answer on
+ * stdout (runClientCommand); `broker mcp` sends it as a tool result.
  */
-export async function report(
-  io: Io,
+export async function settle(
+  stderr: (text: string) => void,
   body: (warn: (note: string) => void) => Promise<Outcome>,
-): Promise<number> {
+): Promise<Settled> {
   const warnings: string[] = [];
   const noted = (): Record<string, unknown> => (warnings.length > 0 ? { warnings } : {});
   const warn = (note: string): void => {
     warnings.push(note);
-    io.stderr(`broker: note: ${forTerminal(note)}\n`);
+    stderr(`broker: note: ${forTerminal(note)}\n`);
   };
   try {
     const outcome = await body(warn);
-    io.stdout(jsonLine({ ...outcome, ...noted() }));
-    return ExitCode.ok;
+    return { answer: { ...outcome, ...noted() }, exitCode: ExitCode.ok };
   } catch (err) {
     const failure =
       err instanceof CliError
@@ -68,21 +74,19 @@ export async function report(
             `unexpected failure: ${err instanceof Error ? err.message : String(err)}`,
             'this is a bug in the broker CLI; please report it with the command you ran',
           );
-    io.stdout(
-      jsonLine({
+    // Security: messages carry remote file names and the broker's words; an escape
+    // sequence or bidi override in a name must not repaint or reorder what the user reads
+    // (on stdout too: jsonLine).
+    stderr(`broker: ${forTerminal(failure.message)}\n  next: ${forTerminal(failure.nextStep)}\n`);
+    return {
+      answer: {
         status: 'failed',
         ...failure.fields,
         error: failure.message,
         next_step: failure.nextStep,
         ...noted(),
-      }),
-    );
-    // Security: messages carry remote file names and the broker's words; an escape
-    // sequence or bidi override in a name must not repaint or reorder what the user reads
-    // (on stdout too: jsonLine).
-    io.stderr(
-      `broker: ${forTerminal(failure.message)}\n  next: ${forTerminal(failure.nextStep)}\n`,
-    );
-    return failure.exitCode;
+      },
+      exitCode: failure.exitCode,
+    };
   }
 }

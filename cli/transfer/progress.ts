@@ -24,6 +24,9 @@ export interface Progress {
   stop(): void;
 }
 
+/** Makes the progress of one transfer of `total` bytes (null: unknown), labelled by its command. */
+export type ProgressFactory = (label: string, total: number | null) => Progress;
+
 export interface ProgressClock {
   now(): number;
   every(ms: number, fn: () => void): () => void;

@@ -1,7 +1,8 @@
 import { parseClientArgs } from './args.js';
 import { TransferClient } from './broker-client.js';
 import { readClientEnv } from './env.js';
-import { processIo, report, type Io, type Outcome } from './output.js';
+import { jsonLine, processIo, settle, type Io, type Outcome, type Settled } from './output.js';
+import { progressFor, type ProgressFactory } from './progress.js';
 import { StateStore } from './state.js';
 import { parseTarget, type RemoteTarget } from './target.js';
 
@@ -14,25 +15,37 @@ export interface ClientContext {
   readonly flags: ReadonlySet<string>;
   /** A note for whoever runs the command: on stderr, and in the JSON's `warnings`. */
   readonly warn: (note: string) => void;
+  /** How the transfer shows its progress: the terminal's bar, or MCP notifications. */
+  readonly progress: ProgressFactory;
 }
 
 /**
- * The frame every client command shares: arguments, environment, one broker client,
- * and the contract's output and exit code.
+ * One client command's work, apart from how it is asked for: `broker <name>` on the
+ * command line and the `<name>` tool of `broker mcp` run the same body.
  */
-export function runClientCommand(
-  command: string,
+export interface ClientTransfer {
+  readonly name: 'fetch' | 'push' | 'checkout' | 'checkin';
+  /** The `--flags` it takes. */
+  readonly flags: readonly string[];
+  readonly body: (ctx: ClientContext) => Promise<Outcome>;
+}
+
+/**
+ * The frame every client command shares: arguments, environment, one broker client;
+ * resolves with the contract's answer and exit code (human text goes to `stderr`).
+ */
+export function settleClientTransfer(
+  transfer: ClientTransfer,
   args: readonly string[],
-  allowedFlags: readonly string[],
-  body: (ctx: ClientContext) => Promise<Outcome>,
-  io: Io = processIo,
+  stderr: (text: string) => void,
   env: NodeJS.ProcessEnv = process.env,
-): Promise<number> {
-  return report(io, async (warn) => {
-    const { positional, flags } = parseClientArgs(args, allowedFlags, command);
+  progress: ProgressFactory = progressFor,
+): Promise<Settled> {
+  return settle(stderr, async (warn) => {
+    const { positional, flags } = parseClientArgs(args, transfer.flags, transfer.name);
     const target = parseTarget(positional[0]);
     const clientEnv = readClientEnv(env);
-    return body({
+    return transfer.body({
       client: new TransferClient(clientEnv),
       stageRoot: clientEnv.stageRoot,
       state: new StateStore(clientEnv.stateDir),
@@ -40,6 +53,19 @@ export function runClientCommand(
       local: positional[1],
       flags,
       warn,
+      progress,
     });
   });
+}
+
+/** `broker <name> …`: the answer as one JSON object on stdout; resolves with the exit code. */
+export async function runClientCommand(
+  transfer: ClientTransfer,
+  args: readonly string[],
+  io: Io = processIo,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<number> {
+  const { answer, exitCode } = await settleClientTransfer(transfer, args, io.stderr, env);
+  io.stdout(jsonLine(answer));
+  return exitCode;
 }

@@ -8,7 +8,7 @@ import { ExitCode } from '../command.js';
 import { blobUrlOf, type TransferClient } from './broker-client.js';
 import { CliError, usageError } from './errors.js';
 import type { Outcome } from './output.js';
-import { progressFor } from './progress.js';
+import { progressFor, type ProgressFactory } from './progress.js';
 import { checkTarget, digestFile, openLocalFile } from './staging.js';
 import { noteLegacyManifests, planLocal } from './local-path.js';
 import { recordStaged, type StagedRecord, type StateStore } from './state.js';
@@ -24,6 +24,8 @@ export interface UploadOptions {
   readonly abandon?: boolean;
   /** A note for the person or agent running the command (stderr and `warnings`). */
   readonly warn?: (note: string) => void;
+  /** How the transfer shows progress (default: the bar on a terminal's stderr). */
+  readonly progress?: ProgressFactory;
 }
 
 const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
@@ -117,7 +119,7 @@ export async function upload(opts: UploadOptions): Promise<Outcome> {
 
   const sentHash = createHash('sha256');
   let sentSize = 0;
-  const progress = progressFor(opts.mode, local.size);
+  const progress = (opts.progress ?? progressFor)(opts.mode, local.size);
   const counter = new Transform({
     transform(chunk: Buffer, _enc, done) {
       sentHash.update(chunk);
