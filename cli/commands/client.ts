@@ -2,6 +2,7 @@ import type { Command } from '../command.js';
 import { checkinCommand } from './checkin.js';
 import { checkoutCommand } from './checkout.js';
 import { fetchCommand } from './fetch.js';
+import { mcpCommand } from './mcp.js';
 import { pushCommand } from './push.js';
 
 /**
@@ -13,6 +14,7 @@ export const clientCommands: readonly Command[] = [
   pushCommand,
   checkoutCommand,
   checkinCommand,
+  mcpCommand,
 ];
 
 /**
