@@ -199,6 +199,12 @@ describe('broker mcp over stdio', () => {
     expect(s.wire.messages.some((m) => JSON.stringify(m.message).includes('"progressToken"'))).toBe(
       true,
     );
+    // The record holds the call and its answer (the capture is of the real exchange).
+    const recorded = s.wire.messages.map((m) => `${m.way} ${JSON.stringify(m.message)}`);
+    expect(recorded.some((m) => m.startsWith('to server') && m.includes('"tools/call"'))).toBe(
+      true,
+    );
+    expect(recorded.some((m) => m.startsWith('to client') && m.includes(local))).toBe(true);
     expect(text).not.toContain(marker);
     expect(JSON.stringify(s.wire.messages)).not.toContain(marker);
     expect(s.stderr()).not.toContain(marker);
