@@ -60,7 +60,11 @@ export function createServeCommand(io: ServeIo): Command {
       }
       const file = configFile(io.cwd(), io.env, parsed.config);
       // Listen for the signal before starting, so a stop during start-up is not lost.
-      const stopping = io.stopSignal();
+      let quit: (why: string) => void = () => undefined;
+      const stopping = Promise.race([
+        io.stopSignal(),
+        new Promise<string>((resolve) => (quit = resolve)),
+      ]);
       const { startBroker } = await import('../../broker/main.js');
       const { ConfigError } = await import('../../broker/config.js');
       let running: Awaited<ReturnType<typeof startBroker>>;
@@ -70,6 +74,8 @@ export function createServeCommand(io: ServeIo): Command {
           writeLog: io.stderr,
           stdin: process.stdin,
           stdout: process.stdout,
+          interactive: process.stdin.isTTY === true && process.stdout.isTTY === true,
+          onQuit: (why) => quit(why),
         });
       } catch (error) {
         if (error instanceof ConfigError) {

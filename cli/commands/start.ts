@@ -61,6 +61,9 @@ export function hasConfig(args: readonly string[], env: NodeJS.ProcessEnv, cwd: 
   return existsSync(resolve(cwd, 'config.yaml'));
 }
 
+const isTerminal = (stream: Readable | Writable): boolean =>
+  (stream as { isTTY?: boolean }).isTTY === true;
+
 export function createStartCommand(io: StartIo): Command {
   return {
     name: 'start',
@@ -77,15 +80,23 @@ export function createStartCommand(io: StartIo): Command {
           'run `broker start --help`',
         );
       }
-      const stopping = io.stopSignal();
+      let quit: (why: string) => void = () => undefined;
+      const stopping = Promise.race([
+        io.stopSignal(),
+        new Promise<string>((resolve) => (quit = resolve)),
+      ]);
       const { startDemo } = await import('../../broker/demo/run.js');
       let demo: Awaited<ReturnType<typeof startDemo>>;
+      const stdin = io.stdin();
+      const stdout = io.stdout();
       try {
         demo = await startDemo({
           cwd,
           env: io.env,
-          stdin: io.stdin(),
-          stdout: io.stdout(),
+          stdin,
+          stdout,
+          interactive: isTerminal(stdin) && isTerminal(stdout),
+          onQuit: (why) => quit(why),
           stderr: io.stderr,
           startCloud: await io.loadCloud(),
         });
@@ -94,7 +105,7 @@ export function createStartCommand(io: StartIo): Command {
         return ExitCode.infrastructure;
       }
       const signal = await stopping;
-      io.stderr(`\nbroker start: ${signal} received, stopping the demo…\n`);
+      io.stderr(`\nbroker start: ${signal}, stopping the demo…\n`);
       await demo.stop();
       io.stderr('broker start: stopped (audit log flushed).\n');
       // Everything is closed; should a handle (the terminal's stdin) linger, do not hang.
