@@ -18,6 +18,11 @@ Stops cleanly on SIGTERM or SIGINT (drains in-flight requests, flushes the audit
 Options:
   --config FILE   the configuration (default: $BROKER_CONFIG, else ./config.yaml)
 
+With approval: console, requests appear on stdout and the owner types at the
+"broker>" prompt; "quit" or Ctrl-D stops the broker. When stdin is not a terminal the
+console runs headless. In every approval mode the owner's commands (broker approve,
+deny, revoke, status, grants) reach the daemon over <data_dir>/owner.sock.
+
 Logs: one JSON object per line on stderr, secrets scrubbed.
 Exit codes: 0 stopped cleanly · 1 bad usage or configuration · 2 could not start
 

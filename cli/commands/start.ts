@@ -26,7 +26,9 @@ Without one it starts a demo on 127.0.0.1, touching nothing real:
     ./data/demo/secrets (mode 0600; \`broker doctor --config data/demo/config.yaml\`
     checks the running demo);
   - the approval console on this terminal: type "approve N", "deny N", "show N",
-    "status", "help" (N is the number shown with each request).
+    "status", "help", "quit" (N is the number shown with each request); or from
+    another shell in this folder: broker approve N, broker deny N, broker grants.
+    When stdin is not a terminal the demo runs headless: decide from another shell.
 It prints the MCP URL, the agent token, a ready-to-paste MCP client config and the
 BROKER_URL / BROKER_TRANSFER_TOKEN lines for the CLI (also in ./data/demo/tokens.env,
 mode 0600, removed when the demo stops). Ctrl-C stops it cleanly. A second start while
