@@ -11,6 +11,9 @@ import type { Readable, Writable } from 'node:stream';
 import { createServer, type ApprovalGatewayPort, type BrokerServer } from './app.js';
 import { ConsoleGateway } from './approval/console.js';
 import { ApprovalEngine } from './approval/engine.js';
+import { GrantUse } from './approval/owner/grant-use.js';
+import { OWNER_SOCKET_FILE } from './approval/owner/protocol.js';
+import { OwnerSocket } from './approval/owner/server.js';
 import { renderGrantsEnded, renderRequestsEnded } from './approval/format.js';
 import { AuditAnchor, type AnchorTimers } from './audit/anchor.js';
 import { AuditLog, type AuditFs } from './audit/index.js';
@@ -51,7 +54,7 @@ export interface AssembleOptions {
   /** The Nextcloud clients' request timeout (default 30 s) and capabilities cache. */
   readonly nextcloud?: Pick<NextcloudClientDeps, 'timeoutMs' | 'capabilitiesTtlMs' | 'chunkSize'>;
   /** The approval console's terminal (approval: console). */
-  readonly console?: { readonly input: Readable; readonly output: Writable };
+  readonly console?: ConsoleTerminal;
   /** Another approval gateway than config.approval's (tests speak as the owner). */
   readonly gateway?: (engine: ApprovalEngine, parts: GatewayParts) => ApprovalGatewayPort;
   readonly correlationId?: () => string;
@@ -67,6 +70,16 @@ export interface AssembleOptions {
   readonly refusalBudget?: RefusalBudgetOptions;
 }
 
+/** Where the approval console runs (approval: console). */
+export interface ConsoleTerminal {
+  readonly input: Readable;
+  readonly output: Writable;
+  /** Both are a terminal (default true); if not, the console runs headless. */
+  readonly interactive?: boolean;
+  /** `quit`, or Ctrl-D on a terminal: the owner asks the broker to stop. */
+  readonly onQuit?: (why: string) => void;
+}
+
 export interface Daemon {
   readonly config: BrokerConfig;
   readonly logger: Logger;
@@ -76,6 +89,8 @@ export interface Daemon {
   readonly gateway: ApprovalGatewayPort;
   readonly operations: Operations;
   readonly server: BrokerServer;
+  /** The owner socket (`broker approve N` and the other owner commands). */
+  readonly ownerSocket: OwnerSocket;
   /** Starts the gateway, audits `start`, listens. On failure everything is closed again. */
   start(): Promise<{ url: string; host: string; port: number }>;
   /** Stops accepting, drains, stops the gateway, audits `stop`, closes the log and the store. */
@@ -96,6 +111,9 @@ async function defaultGateway(
       now,
       lifecycle: config.lifecycle,
       logger,
+      ownerSocket: join(config.data_dir, OWNER_SOCKET_FILE),
+      ...(terminal.interactive === undefined ? {} : { interactive: terminal.interactive }),
+      ...(terminal.onQuit === undefined ? {} : { onQuit: terminal.onQuit }),
     });
   }
   // Loaded only when used: matrix-js-sdk is a third of the idle memory.
@@ -112,7 +130,10 @@ export async function assemble(config: BrokerConfig, options: AssembleOptions): 
     [...config.instances.values()].map((i) => [i.username, i.app_password] as const),
   );
   const { scrub } = guard;
-  const logger = createLogger({ level: config.logging.level, scrub, write: options.writeLog, now });
+  // A log line waits for the console to clear its prompt (set once the console exists).
+  let aroundLog = (write: () => void): void => write();
+  const writeLog = (line: string): void => aroundLog(() => options.writeLog(line));
+  const logger = createLogger({ level: config.logging.level, scrub, write: writeLog, now });
   for (const warning of options.configWarnings ?? []) logger.warn('config', { warning });
   // Security: the grants, decisions and audit trail are for the broker's user alone.
   prepareDataFolder(config.data_dir, logger);
@@ -150,10 +171,11 @@ export async function assemble(config: BrokerConfig, options: AssembleOptions): 
       );
     }
     const timers = options.timers ?? nodeTimers;
+    const grantUse = new GrantUse(now);
     const operations = createOperations({
       grants: store,
       checkoutLocks: store.checkoutLocks,
-      audit,
+      audit: grantUse.watching(audit),
       instances: config.instances,
       clients,
       logger,
@@ -184,6 +206,16 @@ export async function assemble(config: BrokerConfig, options: AssembleOptions): 
     const parts: GatewayParts = { config, logger, audit, now };
     const gateway =
       options.gateway?.(engine, parts) ?? (await defaultGateway(engine, parts, options.console));
+    if (gateway instanceof ConsoleGateway) aroundLog = (write) => gateway.aroundLog(write);
+    const ownerSocket = new OwnerSocket({
+      dir: config.data_dir,
+      engine,
+      store,
+      now,
+      pendingTimeout: config.lifecycle.pending_timeout,
+      logger,
+      lastUsed: (id) => grantUse.lastUsed(id),
+    });
     const requests = new AccessRequests({
       pipeline: operations.pipeline,
       trail: operations.trail,
@@ -231,12 +263,15 @@ export async function assemble(config: BrokerConfig, options: AssembleOptions): 
       gateway,
       operations,
       server,
+      ownerSocket,
       async start() {
         try {
           const listening = await server.start();
+          await ownerSocket.start();
           anchor.start((line) => gateway.announce(line));
           return listening;
         } catch (error) {
+          await ownerSocket.stop();
           await server.close();
           await closeParts();
           throw error;
@@ -244,6 +279,7 @@ export async function assemble(config: BrokerConfig, options: AssembleOptions): 
       },
       async stop() {
         anchor.stop();
+        await ownerSocket.stop();
         await server.close();
         // Security: the counted refusals are written before the log closes, so none is
         // unrecorded at a clean stop.

@@ -10,6 +10,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { OWNER_SOCKET_FILE } from './approval/owner/protocol.js';
 import { CHECKPOINT_FILE, LOCK_FILE, LOG_FILE } from './audit/index.js';
 import type { Logger } from './base/log.js';
 import {
@@ -32,6 +33,7 @@ export const DATA_FILES: readonly string[] = [
   LOG_FILE,
   CHECKPOINT_FILE,
   LOCK_FILE,
+  OWNER_SOCKET_FILE,
 ];
 
 /** `dir` and the broker's files in it that grant more than 0700 / 0600. */

@@ -15,6 +15,10 @@ export interface DaemonIo {
   /** The approval console (approval: console). */
   stdin: Readable;
   stdout: Writable;
+  /** stdin and stdout are a terminal; if not, the console runs headless (owner socket). */
+  interactive?: boolean;
+  /** The owner typed `quit` or Ctrl-D on the console: stop as on SIGTERM. */
+  onQuit?: (why: string) => void;
   now?: () => number;
 }
 
@@ -32,7 +36,12 @@ export async function startBroker(configPath: string, io: DaemonIo): Promise<Run
     writeLog: io.writeLog,
     configWarnings: warnings,
     ...(io.now === undefined ? {} : { now: io.now }),
-    console: { input: io.stdin, output: io.stdout },
+    console: {
+      input: io.stdin,
+      output: io.stdout,
+      ...(io.interactive === undefined ? {} : { interactive: io.interactive }),
+      ...(io.onQuit === undefined ? {} : { onQuit: io.onQuit }),
+    },
     correlationId: randomUUID,
   });
   const { url } = await daemon.start();

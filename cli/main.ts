@@ -12,6 +12,8 @@ ${commandList(commands)}
 
 Run \`broker <command> --help\` for a command's options and an example.
 Client commands read $BROKER_URL and $BROKER_TRANSFER_TOKEN.
+approve, deny, revoke, status and grants talk to the running broker over
+<data_dir>/owner.sock (found through --config FILE, $BROKER_CONFIG or ./config.yaml).
 `;
 
 /** `broker <command> …` as the broker package runs it (bin/broker.js): every command. */

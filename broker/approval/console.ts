@@ -3,6 +3,16 @@
  * terminal and the owner types the same commands as in Matrix (`approve 3`,
  * `approve 3 1,2 2h`, `deny 3`, `deny all`, `show 3`, `revoke all`, `status`, `help`).
  *
+ * The console is not the only channel: with the owner socket (`ownerSocket`), the same
+ * commands also come from any shell of the broker's user (`broker approve N`). So a
+ * console whose input is not a terminal (a process manager, `npm start < /dev/null`)
+ * runs headless: it reads what stdin brings, and when stdin ends it says that approvals
+ * continue over the owner socket and stays healthy. On a terminal, Ctrl-D (end of
+ * input) and `quit` stop the broker cleanly (`onQuit`).
+ *
+ * Log lines share the terminal: `aroundLog` clears the `broker>` prompt before one and
+ * draws it again after, so a log line never lands on the prompt line.
+ *
  * Security: whoever can type on the broker's stdin is the approver (actor `console`);
  * use it only where the terminal is the owner's. Agent text reaches the terminal only
  * through format.ts, which escapes control characters, so a path or reason cannot
@@ -27,7 +37,16 @@ export interface ConsoleGatewayDeps {
   actor?: string;
   logger?: Logger;
   prompt?: string;
+  /** stdin and stdout are a terminal (default true). */
+  interactive?: boolean;
+  /** The owner socket's path, when it runs: approvals do not depend on stdin alone. */
+  ownerSocket?: string;
+  /** Asked to stop the broker: `quit`, or Ctrl-D on a terminal. */
+  onQuit?: (why: string) => void;
 }
+
+/** What `quit` may be typed as. */
+const QUIT = /^\s*(quit|exit)\s*$/i;
 
 export const CONSOLE_ACTOR = 'console';
 
@@ -36,7 +55,9 @@ export class ConsoleGateway implements ApprovalGateway {
   private readonly actor: string;
   private readonly prompt: string;
   private rl: Interface | undefined;
-  private state: 'new' | 'started' | 'closed' = 'new';
+  private state: 'new' | 'started' | 'headless' | 'closed' = 'new';
+  /** The prompt is the last thing written (nothing typed after it was read yet). */
+  private atPrompt = false;
   // Lines are handled one after another so replies print in the order typed.
   private lines: Promise<void> = Promise.resolve();
 
@@ -52,17 +73,62 @@ export class ConsoleGateway implements ApprovalGateway {
     this.rl = rl;
     this.state = 'started';
     rl.on('line', (line) => {
+      this.atPrompt = false;
       this.lines = this.lines.then(() => this.handleLine(line));
     });
-    rl.on('close', () => {
-      this.state = 'closed';
-    });
+    rl.on('close', () => this.inputEnded());
     // A closed terminal (EPIPE) must not crash the broker; it only ends approvals.
     this.deps.output.on('error', (err) => {
       this.deps.logger?.error('console output failed', { error: err.message });
       this.rl?.close();
     });
-    this.write('Approval console: requests appear here; type "help" for the commands.\n');
+    this.write(`${this.greeting()}\n`);
+    this.writePrompt();
+  }
+
+  private interactive(): boolean {
+    return this.deps.interactive ?? true;
+  }
+
+  private greeting(): string {
+    const first = 'Approval console: requests appear here; type "help" for the commands.';
+    const socket = this.deps.ownerSocket;
+    if (socket === undefined) return first;
+    if (this.interactive()) {
+      return `${first}\nFrom another shell: broker approve N, broker deny N, broker grants (owner socket ${socket}).`;
+    }
+    return `${first}\nstdin is not a terminal: approve from a shell of this user with broker approve N, broker deny N, broker grants (owner socket ${socket}).`;
+  }
+
+  private inputEnded(): void {
+    if (this.state !== 'started') return;
+    if (this.interactive() && this.deps.onQuit !== undefined) {
+      this.state = 'closed';
+      this.deps.onQuit('end of console input');
+      return;
+    }
+    if (this.deps.ownerSocket === undefined) {
+      this.state = 'closed';
+      return;
+    }
+    this.state = 'headless';
+    this.write(
+      `\nConsole input ended: approvals continue over the owner socket (${this.deps.ownerSocket}): run broker approve N or broker deny N in a shell of this user.\n`,
+    );
+  }
+
+  /**
+   * Runs `writeLog` (which writes one log line to the same terminal) so that the line
+   * does not land after the prompt: the prompt line is cleared first and drawn again
+   * after. Outside a terminal the log line only starts on a line of its own.
+   */
+  aroundLog(writeLog: () => void): void {
+    if (!this.atPrompt || this.state !== 'started') {
+      writeLog();
+      return;
+    }
+    this.write(this.interactive() ? '\r\u001b[2K' : '\n');
+    writeLog();
     this.write(this.prompt);
   }
 
@@ -72,9 +138,12 @@ export class ConsoleGateway implements ApprovalGateway {
     await this.lines;
   }
 
-  /** True while the input is open: nobody can approve once it has ended. */
+  /**
+   * True while someone can approve: the input is open, or it ended and the owner
+   * socket carries the approvals (headless).
+   */
   healthy(): boolean {
-    return this.state === 'started';
+    return this.state === 'started' || this.state === 'headless';
   }
 
   /** Resolves once every line read so far has been answered (for tests and shutdown). */
@@ -92,7 +161,12 @@ export class ConsoleGateway implements ApprovalGateway {
       // No reactions on a terminal: show only the commands to type.
       reactions: false,
     });
-    this.write(`\n${rendered.plain}\n${this.prompt}`);
+    const how =
+      this.state === 'headless' || !this.interactive()
+        ? `\n(From a shell of this user: broker approve ${request.id} or broker deny ${request.id}.)`
+        : '';
+    this.write(`\n${rendered.plain}${how}\n`);
+    this.writePrompt();
   }
 
   async announce(text: string): Promise<void> {
@@ -100,7 +174,14 @@ export class ConsoleGateway implements ApprovalGateway {
     // Security: announcements should come from format.ts already escaped; a control
     // character that slipped through still must not reach the terminal.
     const safe = escapeMatching(text, CONTROL_EXCEPT_LF);
-    this.write(`\n${safe}\n${this.prompt}`);
+    this.write(`\n${safe}\n`);
+    this.writePrompt();
+  }
+
+  private writePrompt(): void {
+    if (this.state !== 'started') return;
+    this.write(this.prompt);
+    this.atPrompt = true;
   }
 
   private ensureAvailable(): void {
@@ -114,7 +195,12 @@ export class ConsoleGateway implements ApprovalGateway {
 
   private async handleLine(line: string): Promise<void> {
     if (line.trim() === '') {
-      this.write(this.prompt);
+      this.writePrompt();
+      return;
+    }
+    if (QUIT.test(line) && this.deps.onQuit !== undefined) {
+      this.write('Stopping the broker.\n');
+      this.deps.onQuit('quit typed on the console');
       return;
     }
     // Everything typed here is meant for the broker, so chatter gets a hint too.
@@ -124,7 +210,8 @@ export class ConsoleGateway implements ApprovalGateway {
       answer === null
         ? 'Not a command. Type "help" for the commands.'
         : [answer.text, ...(answer.continued ?? []).map((part) => part.plain)].join('\n');
-    this.write(`${text}\n${this.prompt}`);
+    this.write(`${text}\n`);
+    this.writePrompt();
   }
 
   private write(text: string): void {

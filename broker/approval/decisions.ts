@@ -37,6 +37,8 @@ export interface Reply {
   html: string;
   granted?: GrantRecord[];
   revoked?: GrantRecord[];
+  /** The command was refused and changed nothing (the owner commands exit 3 on it). */
+  refused?: true;
   /**
    * Further messages that belong to this answer, sent after it in order (`show N` of a
    * request too large for one Matrix event).
@@ -177,7 +179,10 @@ export class Decisions {
       code,
     });
     const text = refusalText(command.request, code, request, command, this.deps);
-    return recorded ? say(text) : say(text, '(The audit log could not record this refusal.)');
+    const answer = recorded
+      ? say(text)
+      : say(text, '(The audit log could not record this refusal.)');
+    return { ...answer, refused: true };
   }
 
   async approve(command: Extract<Command, { kind: 'approve' }>, actor: string): Promise<Reply> {
@@ -329,7 +334,7 @@ export class Decisions {
           outcome: 'refused',
           code: 'unknown_request',
         });
-        return say(`There is no request ${target.request}; nothing changed.`);
+        return { ...say(`There is no request ${target.request}; nothing changed.`), refused: true };
       }
       revoked = this.deps.store.revokeRequest(target.request);
       what = `request ${target.request}`;
@@ -347,7 +352,10 @@ export class Decisions {
           code: 'unknown_instance',
         });
         const known = [...this.deps.instances.keys()].join(', ');
-        return say(`There is no instance "${target.instance}" (known: ${known}); nothing changed.`);
+        return {
+          ...say(`There is no instance "${target.instance}" (known: ${known}); nothing changed.`),
+          refused: true,
+        };
       }
       revoked = this.deps.store.revokeInstance(target.instance);
       what = `instance ${target.instance}`;

@@ -44,6 +44,13 @@ export interface AuditAnchorDeps {
   retryMs?: number;
 }
 
+/** False for an owner command's record that changed no grant and no request. */
+function changedSomething(event: string, fields: Record<string, unknown>): boolean {
+  if (fields['outcome'] === 'refused') return false;
+  const grants = fields['grants'];
+  return !(event === 'revoke' && Array.isArray(grants) && grants.length === 0);
+}
+
 export class AuditAnchor {
   private readonly timers: AnchorTimers;
   private readonly firstRetryMs: number;
@@ -86,7 +93,10 @@ export class AuditAnchor {
 
   /**
    * An audit log whose appends also post the head once each is durable: what the
-   * approval engine writes to, so every owner decision is followed by an anchor.
+   * approval engine writes to, so every owner decision that changed something is
+   * followed by an anchor. A refused command, or a revoke that ended nothing, is
+   * audited too but posts nothing: an anchor after every typo is noise in the room;
+   * its record is anchored with the next change or on the interval.
    */
   postingAfter<T>(audit: { append(event: string, fields: Record<string, unknown>): Promise<T> }): {
     append(event: string, fields: Record<string, unknown>): Promise<T>;
@@ -94,7 +104,7 @@ export class AuditAnchor {
     return {
       append: async (event, fields) => {
         const record = await audit.append(event, fields);
-        this.decided();
+        if (changedSomething(event, fields)) this.decided();
         return record;
       },
     };

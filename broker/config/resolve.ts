@@ -172,6 +172,9 @@ function resolveMatrix(
     }
     return undefined;
   }
+  // A `matrix:` section kept for later (approval: console) is not used: its URL and
+  // token are not checked, so neither start nor doctor warns about what is not in play.
+  if (raw.approval !== 'matrix') return undefined;
   checkUrl('matrix.homeserver', m.homeserver, out);
   // Security: the bot's own messages must never count as the owner's decision.
   if (m.approver.toLowerCase() === m.bot_user.toLowerCase()) {

@@ -28,6 +28,8 @@ export interface BannerInput {
   seeded: readonly string[];
   /** A calendar `personal` and an address book `contacts` were seeded. */
   groupware?: boolean;
+  /** stdin is not a terminal: approvals go through the owner socket only. */
+  headless?: boolean;
 }
 
 /** `mcpServers` JSON as Claude Code (.mcp.json) and similar clients read it. */
@@ -114,10 +116,21 @@ export function renderBanner(b: BannerInput): string {
     '',
     'Tokens are new on every start: paste them again after a restart.',
     '',
-    'Approve here. The agent asks with request_access; the request appears below with',
-    'its number N. Type:',
-    '  approve N   approve N 1,2 2h   deny N   show N   deny all   revoke N   revoke all',
-    '  status   help',
+    ...(b.headless === true
+      ? [
+          'stdin is not a terminal, so this demo runs headless: the agent asks with',
+          'request_access, the request appears below with its number N, and you decide',
+          'from another shell in this folder:',
+        ]
+      : [
+          'Approve here. The agent asks with request_access; the request appears below with',
+          'its number N. Type:',
+          '  approve N   approve N 1,2 2h   deny N   show N   deny all   revoke N   revoke all',
+          '  status   help   quit',
+          'Or from another shell in this folder:',
+        ]),
+    '  npx broker approve N   npx broker deny N   npx broker revoke N|all',
+    '  npx broker grants   npx broker status   npx broker audit tail -n 20',
     'Stop with Ctrl-C.',
     rule,
     '',

@@ -68,6 +68,10 @@ export interface DemoDeps {
   preferredPort?: number;
   /** The clock the seeded events are placed by; default Date.now. */
   now?: () => number;
+  /** stdin and stdout are a terminal (default: false, headless with the owner socket). */
+  interactive?: boolean;
+  /** The owner typed `quit` or Ctrl-D: stop the demo. */
+  onQuit?: (why: string) => void;
 }
 
 export interface RunningDemo {
@@ -152,6 +156,8 @@ export async function startDemo(deps: DemoDeps): Promise<RunningDemo> {
       writeLog: demoLogSink(deps.stderr),
       stdin: deps.stdin,
       stdout: consoleOut,
+      interactive: deps.interactive === true,
+      ...(deps.onQuit === undefined ? {} : { onQuit: deps.onQuit }),
     });
     const brokerUrl = broker.url;
     try {
@@ -176,18 +182,13 @@ export async function startDemo(deps: DemoDeps): Promise<RunningDemo> {
         configFile: shown(deps.cwd, configFile),
         seeded,
         groupware,
+        headless: deps.interactive !== true,
       }),
     );
     consoleOut.pipe(deps.stdout, { end: false });
     let stopped: Promise<void> | undefined;
-    // Without input nobody can approve (e.g. `npm start < /dev/null`, or a service
-    // manager); the console gateway then refuses requests, and the owner should know why.
-    deps.stdin.once('end', () => {
-      if (stopped === undefined)
-        deps.stderr(
-          'broker start: the terminal input has closed, so requests can no longer be approved here; run the demo in an interactive terminal\n',
-        );
-    });
+    // Without input (`npm start < /dev/null`, a process manager) the console says that
+    // approvals continue over the owner socket (`npx broker approve N` in this folder).
 
     return {
       brokerUrl,

@@ -13,14 +13,20 @@ import { LOG_FILE } from '../../broker/audit/log.js';
 import { verifyAudit } from '../../broker/audit/verify.js';
 import { describeProblem, parseCommandArgs } from '../args.js';
 import { type Command, ExitCode } from '../command.js';
+import { runAuditTail, TAIL_USAGE } from './audit-tail.js';
 
 export interface AuditCommandIo {
   stdout: (text: string) => void;
   stderr: (text: string) => void;
   cwd: () => string;
+  /** For \`audit tail\` (finds data_dir through the config, like \`broker serve\`). */
+  env?: NodeJS.ProcessEnv;
+  /** For \`audit tail --follow\`: resolves when it should stop. */
+  stopped?: () => Promise<void>;
 }
 
 const HELP = `Usage: broker audit verify [--data-dir DIR] [--anchor SEQ:HASH]…
+       ${TAIL_USAGE}
 
 Recomputes the hash chain of DIR/audit.log (every seq, prev and hash, and that each
 line is in canonical form) and compares its head with DIR/audit.checkpoint, catching
@@ -43,8 +49,16 @@ Output: one JSON object on stdout.
 
 Exit codes: 0 intact · 1 usage error or no audit log in DIR · 4 corrupt
 
-Example:
+\`audit tail\` prints the newest N records (default 20), one line each for a person
+(time, seq, event, the record's fields), or with --json the stored JSON lines;
+--follow keeps printing new records until Ctrl-C. It reads DIR/audit.log directly
+(works while the broker is stopped); DIR is --data-dir, else data_dir of the
+configuration \`broker serve\` uses (--config FILE, $BROKER_CONFIG, ./config.yaml, or
+the demo's ./data/demo/config.yaml). Exit codes: 0 shown · 1 usage error or no log.
+
+Examples:
   broker audit verify --data-dir /var/lib/broker/data --anchor 1234:<hash from the room>
+  broker audit tail -n 20 --config /etc/broker/config.yaml
 `;
 
 const CORRUPT_NEXT_STEP =
@@ -62,9 +76,16 @@ export function createAuditCommand(io: AuditCommandIo): Command {
   };
   return {
     name: 'audit',
-    summary: 'verify the hash-chained audit log (audit verify [--data-dir DIR])',
+    summary: 'verify the audit log, or show its newest records (audit verify|tail)',
     help: HELP,
     run(args) {
+      if (args[0] === 'tail') {
+        return runAuditTail(args.slice(1), {
+          ...io,
+          env: io.env ?? process.env,
+          ...(io.stopped === undefined ? {} : { stopped: io.stopped }),
+        });
+      }
       const parsed = parseVerifyArgs(args);
       if (!parsed.ok) return Promise.resolve(usage(parsed.error, 'Run `broker audit --help`.'));
       const dir = resolve(io.cwd(), parsed.dataDir);
@@ -128,7 +149,10 @@ function parseVerifyArgs(args: readonly string[]): VerifyArgs {
   if (sub !== 'verify') {
     return {
       ok: false,
-      error: sub === undefined ? 'missing sub-command: verify' : `unknown sub-command "${sub}"`,
+      error:
+        sub === undefined
+          ? 'missing sub-command: verify or tail'
+          : `unknown sub-command "${sub}" (verify or tail)`,
     };
   }
   const parsed = parseCommandArgs(
@@ -185,4 +209,10 @@ export const auditCommand: Command = createAuditCommand({
   stdout: (t) => process.stdout.write(t),
   stderr: (t) => process.stderr.write(t),
   cwd: () => process.cwd(),
+  env: process.env,
+  stopped: () =>
+    new Promise((resolve) => {
+      process.once('SIGINT', () => resolve());
+      process.once('SIGTERM', () => resolve());
+    }),
 });

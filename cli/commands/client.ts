@@ -22,4 +22,14 @@ export const clientCommands: readonly Command[] = [
  * daemon): named here so the agent's file can say where they are instead of
  * "unknown command". test/cli/bundle.test.ts checks this list against commands/index.ts.
  */
-export const OWNER_COMMAND_NAMES: readonly string[] = ['start', 'serve', 'audit', 'doctor'];
+export const OWNER_COMMAND_NAMES: readonly string[] = [
+  'start',
+  'serve',
+  'approve',
+  'deny',
+  'revoke',
+  'status',
+  'grants',
+  'audit',
+  'doctor',
+];

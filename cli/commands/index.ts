@@ -2,6 +2,7 @@ import type { Command } from '../command.js';
 import { auditCommand } from './audit.js';
 import { clientCommands } from './client.js';
 import { doctorCommand } from './doctor.js';
+import { ownerSocketCommands } from './owner.js';
 import { serveCommand } from './serve.js';
 import { startCommand } from './start.js';
 
@@ -9,6 +10,7 @@ import { startCommand } from './start.js';
 export const ownerCommands: readonly Command[] = [
   startCommand,
   serveCommand,
+  ...ownerSocketCommands,
   auditCommand,
   doctorCommand,
 ];
@@ -18,6 +20,7 @@ export const commands: readonly Command[] = [
   startCommand,
   serveCommand,
   ...clientCommands,
+  ...ownerSocketCommands,
   auditCommand,
   doctorCommand,
 ];

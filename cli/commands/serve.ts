@@ -18,6 +18,11 @@ Stops cleanly on SIGTERM or SIGINT (drains in-flight requests, flushes the audit
 Options:
   --config FILE   the configuration (default: $BROKER_CONFIG, else ./config.yaml)
 
+With approval: console, requests appear on stdout and the owner types at the
+"broker>" prompt; "quit" or Ctrl-D stops the broker. When stdin is not a terminal the
+console runs headless. In every approval mode the owner's commands (broker approve,
+deny, revoke, status, grants) reach the daemon over <data_dir>/owner.sock.
+
 Logs: one JSON object per line on stderr, secrets scrubbed.
 Exit codes: 0 stopped cleanly · 1 bad usage or configuration · 2 could not start
 
@@ -60,7 +65,11 @@ export function createServeCommand(io: ServeIo): Command {
       }
       const file = configFile(io.cwd(), io.env, parsed.config);
       // Listen for the signal before starting, so a stop during start-up is not lost.
-      const stopping = io.stopSignal();
+      let quit: (why: string) => void = () => undefined;
+      const stopping = Promise.race([
+        io.stopSignal(),
+        new Promise<string>((resolve) => (quit = resolve)),
+      ]);
       const { startBroker } = await import('../../broker/main.js');
       const { ConfigError } = await import('../../broker/config.js');
       let running: Awaited<ReturnType<typeof startBroker>>;
@@ -70,6 +79,8 @@ export function createServeCommand(io: ServeIo): Command {
           writeLog: io.stderr,
           stdin: process.stdin,
           stdout: process.stdout,
+          interactive: process.stdin.isTTY === true && process.stdout.isTTY === true,
+          onQuit: (why) => quit(why),
         });
       } catch (error) {
         if (error instanceof ConfigError) {

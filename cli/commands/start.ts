@@ -26,7 +26,9 @@ Without one it starts a demo on 127.0.0.1, touching nothing real:
     ./data/demo/secrets (mode 0600; \`broker doctor --config data/demo/config.yaml\`
     checks the running demo);
   - the approval console on this terminal: type "approve N", "deny N", "show N",
-    "status", "help" (N is the number shown with each request).
+    "status", "help", "quit" (N is the number shown with each request); or from
+    another shell in this folder: broker approve N, broker deny N, broker grants.
+    When stdin is not a terminal the demo runs headless: decide from another shell.
 It prints the MCP URL, the agent token, a ready-to-paste MCP client config and the
 BROKER_URL / BROKER_TRANSFER_TOKEN lines for the CLI (also in ./data/demo/tokens.env,
 mode 0600, removed when the demo stops). Ctrl-C stops it cleanly. A second start while
@@ -61,6 +63,9 @@ export function hasConfig(args: readonly string[], env: NodeJS.ProcessEnv, cwd: 
   return existsSync(resolve(cwd, 'config.yaml'));
 }
 
+const isTerminal = (stream: Readable | Writable): boolean =>
+  (stream as { isTTY?: boolean }).isTTY === true;
+
 export function createStartCommand(io: StartIo): Command {
   return {
     name: 'start',
@@ -77,15 +82,23 @@ export function createStartCommand(io: StartIo): Command {
           'run `broker start --help`',
         );
       }
-      const stopping = io.stopSignal();
+      let quit: (why: string) => void = () => undefined;
+      const stopping = Promise.race([
+        io.stopSignal(),
+        new Promise<string>((resolve) => (quit = resolve)),
+      ]);
       const { startDemo } = await import('../../broker/demo/run.js');
       let demo: Awaited<ReturnType<typeof startDemo>>;
+      const stdin = io.stdin();
+      const stdout = io.stdout();
       try {
         demo = await startDemo({
           cwd,
           env: io.env,
-          stdin: io.stdin(),
-          stdout: io.stdout(),
+          stdin,
+          stdout,
+          interactive: isTerminal(stdin) && isTerminal(stdout),
+          onQuit: (why) => quit(why),
           stderr: io.stderr,
           startCloud: await io.loadCloud(),
         });
@@ -94,7 +107,7 @@ export function createStartCommand(io: StartIo): Command {
         return ExitCode.infrastructure;
       }
       const signal = await stopping;
-      io.stderr(`\nbroker start: ${signal} received, stopping the demo…\n`);
+      io.stderr(`\nbroker start: ${signal}, stopping the demo…\n`);
       await demo.stop();
       io.stderr('broker start: stopped (audit log flushed).\n');
       // Everything is closed; should a handle (the terminal's stdin) linger, do not hang.

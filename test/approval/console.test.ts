@@ -257,4 +257,76 @@ describe('ConsoleGateway', () => {
     );
     expect(await type('deny all')).toContain('No pending requests; nothing to deny.');
   });
+
+  describe('with the owner socket', () => {
+    function withSocket(extra: { interactive?: boolean; onQuit?: (why: string) => void }) {
+      return new ConsoleGateway({
+        input,
+        output,
+        engine: h.engine,
+        now: () => h.clock.now,
+        lifecycle: LIFECYCLE,
+        ownerSocket: '/srv/broker/data/owner.sock',
+        ...extra,
+      });
+    }
+
+    it('stdin not a terminal: says so, and when it ends stays healthy, pointing to the owner socket', async () => {
+      await gateway.stop();
+      gateway = withSocket({ interactive: false });
+      await gateway.start();
+      expect(printed).toContain('stdin is not a terminal: approve from a shell of this user');
+      input.end();
+      await new Promise((r) => setImmediate(r));
+      expect(gateway.healthy()).toBe(true);
+      expect(printed).toContain(
+        'Console input ended: approvals continue over the owner socket (/srv/broker/data/owner.sock)',
+      );
+      const n = h.request([['a', 'read']]);
+      await gateway.postRequest(h.store.getRequest(n)!);
+      expect(printed).toContain(`broker approve ${n} or broker deny ${n}`);
+      expect(printed.endsWith('broker> ')).toBe(false);
+    });
+
+    it('on a terminal, Ctrl-D (end of input) asks the broker to stop', async () => {
+      await gateway.stop();
+      const quits: string[] = [];
+      gateway = withSocket({ interactive: true, onQuit: (why) => quits.push(why) });
+      await gateway.start();
+      input.end();
+      await new Promise((r) => setImmediate(r));
+      expect(quits).toEqual(['end of console input']);
+    });
+
+    it('`quit` asks the broker to stop; nothing reaches the engine', async () => {
+      await gateway.stop();
+      const quits: string[] = [];
+      gateway = withSocket({ interactive: true, onQuit: (why) => quits.push(why) });
+      await gateway.start();
+      const out = await type('quit');
+      expect(quits).toEqual(['quit typed on the console']);
+      expect(out).toBe('Stopping the broker.\n');
+      expect(h.records().filter((r) => r.event === 'decision')).toEqual([]);
+    });
+
+    it('a log line never lands on the prompt line: the prompt is cleared and drawn again', async () => {
+      await gateway.stop();
+      gateway = withSocket({ interactive: true });
+      await gateway.start();
+      const logged: string[] = [];
+      gateway.aroundLog(() => {
+        logged.push(printed);
+        printed += 'LOG\n';
+      });
+      expect(logged[0]?.endsWith('broker> \r\u001b[2K')).toBe(true);
+      expect(printed.endsWith('LOG\nbroker> ')).toBe(true);
+      // Outside a terminal no escape codes: the log line only starts a line of its own.
+      await gateway.stop();
+      gateway = withSocket({ interactive: false });
+      await gateway.start();
+      const before = printed.length;
+      gateway.aroundLog(() => (printed += 'LOG2\n'));
+      expect(printed.slice(before)).toBe('\nLOG2\nbroker> ');
+    });
+  });
 });

@@ -12,6 +12,7 @@ import { PassThrough } from 'node:stream';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { REQUEST_ID_KEY } from '../../broker/approval/matrix/gateway.js';
+import { askOwner } from '../../broker/approval/owner/client.js';
 import { GrantStore } from '../../broker/grants/index.js';
 import { GRANTS_FILE } from '../../broker/assemble.js';
 import { startBroker, type RunningBroker } from '../../broker/main.js';
@@ -174,6 +175,39 @@ describe('the homeserver is down when the broker starts (docs/architecture.md)',
     );
     // Security: the bot token never reaches a log line, through the outage either.
     expect(log.join('')).not.toContain(TOKENS[BOT]);
+  }, 30_000);
+});
+
+describe('the owner socket beside Matrix (docs/contracts.md §6)', () => {
+  it('a second shell approves, lists and revokes; the room sees the request, and an anchor after each change', async () => {
+    await nc.mkdir('Reports');
+    const { agent: client } = await boot();
+    const data = join(dir, 'data');
+    const pending = await ask(client, 'Reports');
+    expect(pending.status).toBe('pending');
+    const id = pending['request'] as number;
+    await until('the request in the room', () =>
+      hs.timeline(ROOM).some((e) => e.sender === BOT && e.content[REQUEST_ID_KEY] === id),
+    );
+    const approved = await askOwner(data, { op: 'command', text: `approve ${id} 1h` });
+    expect(approved).toMatchObject({ ok: true, granted: [{ request: id, path: 'Reports' }] });
+    expect(await call(client, 'check_access', { request: id })).toMatchObject({
+      state: 'approved',
+    });
+    const anchors = (): number =>
+      hs.timeline(ROOM).filter((e) => String(e.content['body']).startsWith('audit anchor')).length;
+    await until('an anchor after the approval', () => anchors() === 1);
+    expect(await askOwner(data, { op: 'grants' })).toMatchObject({
+      grants: [{ request: id, path: 'Reports', expires_in_ms: expect.any(Number) }],
+    });
+    expect(await askOwner(data, { op: 'command', text: 'revoke all' })).toMatchObject({
+      ok: true,
+      revoked: [{ request: id }],
+    });
+    await until('an anchor after the revoke', () => anchors() === 2);
+    expect((await call(client, 'list', { instance: 'personal', path: 'Reports' })).status).not.toBe(
+      'ok',
+    );
   }, 30_000);
 });
 

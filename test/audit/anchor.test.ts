@@ -86,6 +86,22 @@ describe('after an owner decision', () => {
     expect(sent).toHaveLength(2);
   });
 
+  it('posts nothing after a command that changed nothing (a refusal, a revoke of nothing); the interval anchors it', async () => {
+    const engineAudit = anchor.postingAfter(log);
+    await engineAudit.append('decision', {
+      request: 9,
+      outcome: 'refused',
+      code: 'unknown_request',
+    });
+    await engineAudit.append('revoke', { target: 'all', outcome: 'revoked', grants: [] });
+    await settle();
+    await settle();
+    expect(room).toEqual([]);
+    await engineAudit.append('revoke', { target: 'all', outcome: 'revoked', grants: [3] });
+    await until('the change is anchored', () => room.length === 1);
+    expect(room).toEqual([headLine()]);
+  });
+
   it('posts nothing for records the engine did not write, until the interval', async () => {
     await log.append('intent', { tool: 'list' });
     await settle();

@@ -116,7 +116,8 @@ describe('broker audit verify: outcomes', () => {
   it('is registered in the command table, with help that shows an example', () => {
     const audit = commands.find((c) => c.name === 'audit');
     expect(audit?.help).toMatch(/Usage: broker audit verify \[--data-dir DIR\]/);
-    expect(audit?.help).toMatch(/Example:\n {2}broker audit verify --data-dir /);
+    expect(audit?.help).toMatch(/Examples:\n {2}broker audit verify --data-dir /);
+    expect(audit?.help).toMatch(/\n {2}broker audit tail -n 20/);
   });
 
   it('exit 4 for a truncated tail, a deleted checkpoint and a deleted log', async () => {

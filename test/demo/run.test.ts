@@ -16,6 +16,7 @@ import { tmpdir } from 'node:os';
 import { join, sep } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { askOwner } from '../../broker/approval/owner/client.js';
 import { AuditLog } from '../../broker/audit/index.js';
 import { startDemo, type StartCloud } from '../../broker/demo/run.js';
 import { DEMO_FILES } from '../../broker/demo/seed.js';
@@ -92,17 +93,27 @@ describe('startDemo', () => {
       expect(grants).toMatchObject({ status: 'ok', state: 'approved' });
       // The expected loopback-http config warning is not shown; nothing else went wrong.
       expect(err).toBe('');
-      // Input closed: the owner is told that nobody can approve any more.
+      // Not a terminal: the banner says so, and closing the input hands approvals to
+      // the owner socket instead of refusing every request from then on.
+      expect(out).toContain('stdin is not a terminal, so this demo runs headless');
       stdin.end();
-      await until('the closed-input notice', () => err.includes('input has closed'), 5_000, 10);
+      await until('the closed-input notice', () => out.includes('Console input ended'), 5_000, 10);
+      expect(out).toContain('approvals continue over the owner socket');
       const late = await connectMcp(demo.mcpUrl, demo.agentToken);
-      const refused = await call(late, 'request_access', {
+      const pending = await call(late, 'request_access', {
         instance: 'demo',
         reason: 'more',
         items: [{ path: 'Projects', mode: 'read' }],
       });
+      expect(pending).toMatchObject({ status: 'pending', request: 2 });
+      await until('the request on the console', () => out.includes('broker approve 2'), 5_000, 10);
+      const answer = await askOwner(join(cwd, 'data', 'demo'), {
+        op: 'command',
+        text: 'approve 2',
+      });
+      expect(answer).toMatchObject({ ok: true, granted: [{ request: 2, path: 'Projects' }] });
+      expect(await call(late, 'check_access', { request: 2 })).toMatchObject({ state: 'approved' });
       await late.close();
-      expect(refused).toMatchObject({ status: 'error', code: 'approval_unavailable' });
     } finally {
       await demo.stop();
     }
@@ -151,7 +162,7 @@ describe('startDemo', () => {
   it('wrong answer fixed: after a restart the banner suggests no request number that cannot work', async () => {
     const out = await bannerOf(cwd);
     expect(out).not.toMatch(/\b(approve|deny|revoke) 1\b/);
-    expect(out).toContain('approve N   approve N 1,2 2h   deny N   show N');
+    expect(out).toContain('npx broker approve N   npx broker deny N');
   });
 
   it('wrong answer fixed: a trashed file stays restorable after the demo stops ("the owner can restore it")', async () => {

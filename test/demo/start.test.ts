@@ -74,7 +74,7 @@ function parseBanner(text: string): Banner {
 async function startDemo(cwd: string): Promise<{ broker: BrokerProcess; banner: Banner }> {
   const broker = spawnBrokerCommand(['start'], { cwd, env: cleanEnv() });
   try {
-    await broker.waitFor(/Approval console: .*\nbroker> /);
+    await broker.waitFor(/Approval console: [^]*?\nbroker> /);
   } catch (error) {
     await broker.stop();
     throw error;
@@ -340,7 +340,10 @@ function snapshot(root: string): Map<string, { bytes: string; mtimeMs: number }>
       if (entry.isDirectory()) walk(path);
       else
         out.set(relative(root, path), {
-          bytes: readFileSync(path).toString('base64'),
+          // A socket (the owner socket) has no bytes to read: its identity is its inode.
+          bytes: entry.isSocket()
+            ? `socket ${statSync(path).ino}`
+            : readFileSync(path).toString('base64'),
           mtimeMs: statSync(path).mtimeMs,
         });
     }

@@ -152,6 +152,25 @@ describe('a good setup', () => {
     expect(report.text).toContain('no Matrix checks');
   });
 
+  it('approval: console with a matrix section kept for later: no warning about it, its token not needed', async () => {
+    const file = writeConfig({
+      approval: 'console',
+      extra: [
+        'matrix:',
+        '  homeserver: "http://matrix.example.org"',
+        `  bot_user: "${BOT}"`,
+        '  bot_token_env: D_UNSET_BOT_TOKEN',
+        '  room_id: "!kept:example.org"',
+        `  approver: "${OWNER}"`,
+      ],
+    });
+    const report = await runDoctor(file, { env: env(), timeoutMs: 2_000 });
+    expect(report.exitCode).toBe(0);
+    expect(report.text).not.toContain('matrix.homeserver');
+    expect(report.text).not.toContain('D_UNSET_BOT_TOKEN');
+    expect(only(report, 'warn').filter((c) => /matrix/i.test(c.label))).toEqual([]);
+  });
+
   it('verifies an existing audit log and says so', async () => {
     const log = await AuditLog.open(join(dir, 'data'), { now: Date.now });
     await log.append('start', {});

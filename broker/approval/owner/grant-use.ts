@@ -1,0 +1,36 @@
+/**
+ * When each grant was last relied on, for `broker grants` ("used last"): every
+ * operation writes an `intent` audit record naming the grants it relies on before it
+ * touches Nextcloud, so watching those appends is enough. Kept in memory: after a
+ * restart a grant shows as unused until its next operation.
+ */
+import type { Clock } from '../../base/domain.js';
+
+interface Appender {
+  append(event: string, fields: Record<string, unknown>): Promise<unknown>;
+}
+
+export class GrantUse {
+  private readonly last = new Map<number, number>();
+
+  constructor(private readonly now: Clock) {}
+
+  /** The instant grant `id` was last relied on, if it was since the start. */
+  lastUsed(id: number): number | undefined {
+    return this.last.get(id);
+  }
+
+  /** An audit log whose `intent` appends also note the grants they name. */
+  watching<A extends Appender>(audit: A): Appender {
+    return {
+      append: async (event, fields) => {
+        const written = await audit.append(event, fields);
+        if (event === 'intent' && Array.isArray(fields['grants'])) {
+          const at = this.now();
+          for (const id of fields['grants']) if (typeof id === 'number') this.last.set(id, at);
+        }
+        return written;
+      },
+    };
+  }
+}

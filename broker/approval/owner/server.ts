@@ -1,0 +1,218 @@
+/**
+ * The owner socket (`<data_dir>/owner.sock`): the approval console's commands from any
+ * shell of the broker's user (`broker approve 3`, `broker grants`, …). It is one more
+ * channel into the same approval engine: a command is parsed by parser.ts and applied
+ * by engine.ts, audited as the console's are, with actor `socket`.
+ *
+ * Start-up: a socket file left by a crashed broker (connecting is refused) is replaced;
+ * one a live broker answers on is left alone and this start fails. (The audit log's
+ * lock already refuses a second broker on the same data folder; this is the second
+ * line.)
+ */
+import { chmodSync, lstatSync, unlinkSync } from 'node:fs';
+import { connect, createServer, type Server, type Socket } from 'node:net';
+import { join } from 'node:path';
+import type { Clock } from '../../base/domain.js';
+import { errorLine } from '../../base/errors.js';
+import type { Logger } from '../../base/log.js';
+import { currentUid } from '../../base/private-files.js';
+import type { ApprovalStore, Reply } from '../decisions.js';
+import type { ApprovalEngine } from '../engine.js';
+import { parseCommand } from '../parser.js';
+import {
+  grantJson,
+  MAX_REQUEST_BYTES,
+  OWNER_SOCKET_FILE,
+  parseOwnerRequest,
+  pendingJson,
+  type OwnerRequest,
+  type OwnerResponse,
+} from './protocol.js';
+import { checkSocketFolder, OwnerSocketError } from './safety.js';
+
+/** The actor (and channel) the audit records for a decision made over the socket. */
+export const SOCKET_ACTOR = 'socket';
+
+/** How long a client may take to send its one line. */
+const REQUEST_TIMEOUT_MS = 10_000;
+
+export interface OwnerSocketDeps {
+  readonly dir: string;
+  readonly engine: Pick<ApprovalEngine, 'apply'>;
+  readonly store: Pick<ApprovalStore, 'activeGrants' | 'pendingRequests'>;
+  readonly now: Clock;
+  readonly pendingTimeout: number;
+  readonly logger: Logger;
+  readonly lastUsed?: (grantId: number) => number | undefined;
+  /** The broker's uid (default this process's); tests pass another to see a refusal. */
+  readonly uid?: number | undefined;
+}
+
+/** Resolves true when something accepts connections on `path`. */
+function answers(path: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = connect(path);
+    probe.once('connect', () => {
+      probe.destroy();
+      resolve(true);
+    });
+    probe.once('error', () => resolve(false));
+  });
+}
+
+export class OwnerSocket {
+  readonly path: string;
+  private server: Server | undefined;
+
+  constructor(private readonly deps: OwnerSocketDeps) {
+    this.path = join(deps.dir, OWNER_SOCKET_FILE);
+  }
+
+  /** Listens; throws OwnerSocketError when the folder is unsafe or a live broker is there. */
+  async start(): Promise<void> {
+    checkSocketFolder(this.deps.dir, 'uid' in this.deps ? this.deps.uid : currentUid());
+    await this.replaceStale();
+    const server = createServer((socket) => this.serve(socket));
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.path, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    // Security: the folder (0700, checked above) already keeps other users out; the
+    // socket's own mode says the same on its own, should the folder ever be widened.
+    chmodSync(this.path, 0o600);
+    server.on('error', (err) =>
+      this.deps.logger.error('owner socket failed', { error: errorLine(err) }),
+    );
+    this.server = server;
+    this.deps.logger.info('owner socket listening', { path: this.path });
+  }
+
+  async stop(): Promise<void> {
+    const server = this.server;
+    this.server = undefined;
+    if (server === undefined) return;
+    // close() removes the socket file; connections in flight finish their one answer.
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  private async replaceStale(): Promise<void> {
+    let isSocket: boolean;
+    try {
+      isSocket = lstatSync(this.path).isSocket();
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+      throw err;
+    }
+    if (!isSocket) {
+      throw new OwnerSocketError(
+        `${this.path} exists and is not a socket`,
+        'move it away; the broker creates the owner socket there',
+      );
+    }
+    if (await answers(this.path)) {
+      throw new OwnerSocketError(
+        `another broker is answering on ${this.path}`,
+        'stop that broker first, or give this one its own data_dir',
+      );
+    }
+    // A crashed broker's socket: nobody listens, so it is safe to replace.
+    unlinkSync(this.path);
+    this.deps.logger.warn('replaced a stale owner socket left by a broker that did not stop', {
+      path: this.path,
+    });
+  }
+
+  private serve(socket: Socket): void {
+    let buffered = '';
+    let answered = false;
+    socket.setEncoding('utf8');
+    socket.setTimeout(REQUEST_TIMEOUT_MS, () => socket.destroy());
+    socket.on('error', (err) =>
+      this.deps.logger.debug('owner socket client', { error: errorLine(err) }),
+    );
+    socket.on('data', (chunk: string) => {
+      if (answered) return;
+      buffered += chunk;
+      const end = buffered.indexOf('\n');
+      if (end < 0 && buffered.length <= MAX_REQUEST_BYTES) return;
+      answered = true;
+      const line = end < 0 ? '' : buffered.slice(0, end);
+      void this.answer(line).then((response) => socket.end(`${JSON.stringify(response)}\n`));
+    });
+  }
+
+  private async answer(line: string): Promise<OwnerResponse> {
+    const request = line.length > MAX_REQUEST_BYTES ? undefined : parseOwnerRequest(line);
+    if (request === undefined) {
+      return {
+        ok: false,
+        error: 'the owner socket did not understand the request',
+        next_step: 'use the `broker` commands of the same version as the running broker',
+      };
+    }
+    try {
+      return await this.handle(request);
+    } catch (err) {
+      this.deps.logger.error('owner socket command failed', { error: errorLine(err) });
+      return {
+        ok: false,
+        error: 'the broker hit an internal error',
+        next_step: 'see the broker log; run `broker status` to see what stands',
+      };
+    }
+  }
+
+  private grants(): OwnerResponse & { ok: true } {
+    const now = this.deps.now();
+    return {
+      ok: true,
+      text: '',
+      grants: this.deps.store.activeGrants().map((g) => grantJson(g, now, this.deps.lastUsed)),
+    };
+  }
+
+  private async handle(request: OwnerRequest): Promise<OwnerResponse> {
+    if (request.op === 'grants') return this.grants();
+    if (request.op === 'status') {
+      const reply = await this.deps.engine.apply({ kind: 'status' }, SOCKET_ACTOR);
+      const now = this.deps.now();
+      const timeout = this.deps.pendingTimeout;
+      const pending = (this.deps.store.pendingRequests?.() ?? []).filter(
+        (r) => now < r.createdAt + timeout,
+      );
+      return {
+        ...this.grants(),
+        text: reply.text,
+        pending: pending.map((r) => pendingJson(r, timeout)),
+      };
+    }
+    const parsed = parseCommand(request.text);
+    if (parsed === null || !parsed.ok) {
+      return {
+        ok: false,
+        error: parsed === null ? `"${request.text}" is not a command` : parsed.reason,
+        next_step: 'run `broker approve --help`',
+      };
+    }
+    return this.replied(await this.deps.engine.apply(parsed.command, SOCKET_ACTOR));
+  }
+
+  private replied(reply: Reply): OwnerResponse {
+    const now = this.deps.now();
+    const text = [reply.text, ...(reply.continued ?? []).map((part) => part.plain)].join('\n');
+    return {
+      ok: true,
+      text,
+      ...(reply.refused === true ? { refused: true } : {}),
+      ...(reply.granted === undefined
+        ? {}
+        : { granted: reply.granted.map((g) => grantJson(g, now)) }),
+      ...(reply.revoked === undefined
+        ? {}
+        : { revoked: reply.revoked.map((g) => grantJson(g, now)) }),
+    };
+  }
+}
