@@ -1,6 +1,6 @@
 import { pathToFileURL } from 'node:url';
 import { commands } from './commands/index.js';
-import { commandList, dispatch } from './dispatch.js';
+import { BUILTINS_USAGE, commandList, dispatch } from './dispatch.js';
 import { processUsageIo, type UsageIo } from './usage.js';
 
 const USAGE = `broker: the Nextcloud Access Broker
@@ -12,6 +12,8 @@ ${commandList(commands)}
 
 Run \`broker <command> --help\` for a command's options and an example.
 Client commands read $BROKER_URL and $BROKER_TRANSFER_TOKEN.
+
+${BUILTINS_USAGE}
 `;
 
 /** `broker <command> …` as the broker package runs it (bin/broker.js): every command. */
