@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { ExitCode, type Command } from '../../cli/command.js';
 import { clientCommands } from '../../cli/commands/client.js';
 import { commands } from '../../cli/commands/index.js';
-import { optionsOf } from '../../cli/completion.js';
+import { BUILTIN_WORDS, optionsOf } from '../../cli/completion.js';
 import { clientMain } from '../../cli/client-main.js';
 import { main } from '../../cli/main.js';
 
@@ -46,6 +46,12 @@ function bashCompletes(script: string, words: string[]): string[] {
   expect(r.stderr).toBe('');
   return r.stdout.split('\n').filter((l) => l !== '');
 }
+
+/** What completes after `broker `: the table's commands, then help, completion and the flags. */
+const firstWords = (table: readonly Command[]): string[] => [
+  ...table.map((c) => c.name),
+  ...BUILTIN_WORDS,
+];
 
 describe('help for one command', () => {
   it.each(commands.map((c) => [c.name, c]))(
@@ -106,13 +112,7 @@ describe('shell completion', () => {
 
   it('bash completes the commands, a command after help, the shells, and options', async () => {
     const { stdout: script } = await run(['completion', 'bash']);
-    expect(bashCompletes(script, ['broker', ''])).toEqual([
-      ...commands.map((c) => c.name),
-      'help',
-      'completion',
-      '--help',
-      '--version',
-    ]);
+    expect(bashCompletes(script, ['broker', ''])).toEqual(firstWords(commands));
     expect(bashCompletes(script, ['broker', 'ch'])).toEqual(['checkout', 'checkin']);
     expect(bashCompletes(script, ['broker', 'help', 'fe'])).toEqual(['fetch']);
     expect(bashCompletes(script, ['broker', 'completion', ''])).toEqual(['bash', 'zsh']);
@@ -122,13 +122,7 @@ describe('shell completion', () => {
 
   it('the agent file completes its own commands only', async () => {
     const { stdout } = await run(['completion', 'bash'], clientMain);
-    expect(bashCompletes(stdout, ['broker', ''])).toEqual([
-      ...clientCommands.map((c) => c.name),
-      'help',
-      'completion',
-      '--help',
-      '--version',
-    ]);
+    expect(bashCompletes(stdout, ['broker', ''])).toEqual(firstWords(clientCommands));
   });
 
   it.each([[['completion']], [['completion', 'fish']], [['completion', 'bash', 'x']]])(
