@@ -40,6 +40,7 @@ import {
 } from './surfaces/http/body.js';
 import { hostCheck } from './surfaces/http/host.js';
 import { createMcpSurface, type McpSurface } from './surfaces/mcp-endpoint.js';
+import { metricsHandler, type BrokerMetrics } from './surfaces/metrics.js';
 import { TRANSFER_INSTRUCTIONS, transferTools } from './surfaces/transfer/index.js';
 
 export interface ApprovalGatewayPort extends GatewayPort {
@@ -59,6 +60,8 @@ export interface ServerDeps {
   /** Whether a text holds a configured secret in any form `scrub` removes (the same guard). */
   readonly holdsSecret: (text: string) => boolean;
   readonly now: Clock;
+  /** The daemon's metrics; `GET /metrics` serves them when config.tokens.metrics is set. */
+  readonly metrics?: BrokerMetrics;
   readonly correlationId?: () => string;
   /** How long close() waits for in-flight requests before cutting them. Default 10 s. */
   readonly drainTimeoutMs?: number;
@@ -88,6 +91,7 @@ export function createServer(deps: ServerDeps): BrokerServer {
     correlationId,
     scrub: deps.scrub,
     holdsSecret: deps.holdsSecret,
+    ...(deps.metrics === undefined ? {} : { metrics: deps.metrics }),
     // Security: refused before the pipeline, but rate-limited and audited like every
     // refusal (operations/refusals.ts).
     onInvalidArguments: (ctx: CallContext, message: string, envelope: Envelope) =>
@@ -136,6 +140,7 @@ export function createServer(deps: ServerDeps): BrokerServer {
     scrub: deps.scrub,
     correlationId,
     idleTimeoutMs: config.server.request_timeout_ms,
+    ...(deps.metrics === undefined ? {} : { metrics: deps.metrics }),
   });
 
   // Security: audited without the presented token (only why it failed), rate-limited.
@@ -194,6 +199,12 @@ export function createServer(deps: ServerDeps): BrokerServer {
   app.get('/health', (_req, res) => {
     res.json({ status: 'ok', version: BROKER_VERSION });
   });
+  // Security: off unless tokens.metrics is set (then 404, like any unknown route); its own
+  // token, so a scraper holds neither the agent's nor the transfer client's.
+  if (config.tokens.metrics !== undefined && deps.metrics !== undefined) {
+    const metricsAuth = requireBearer('metrics', config.tokens.metrics, onAuthFailure);
+    app.get('/metrics', metricsAuth, metricsHandler(deps.metrics.registry));
+  }
   app.post('/mcp', agentAuth, ...mcpBody, serveMcp(agent));
   app.all('/mcp', methodNotAllowed);
   app.post('/transfer', transferAuth, ...mcpBody, serveMcp(transfer));

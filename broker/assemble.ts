@@ -27,6 +27,7 @@ import { GrantStore } from './grants/index.js';
 import { NextcloudClient, type NextcloudClientDeps } from './nextcloud/index.js';
 import { createOperations, type Operations } from './operations/index.js';
 import { Lifecycle } from './operations/lifecycle.js';
+import { createMetrics, timingDecisions, type BrokerMetrics } from './surfaces/metrics.js';
 import { AccessRequests } from './operations/requests.js';
 import type { RefusalBudgetOptions } from './operations/refusal-budget.js';
 import { nodeTimers, type Timers } from './operations/timers.js';
@@ -91,6 +92,8 @@ export interface Daemon {
   readonly server: BrokerServer;
   /** The owner socket (`broker approve N` and the other owner commands). */
   readonly ownerSocket: OwnerSocket;
+  /** This daemon's own metrics registry (served on GET /metrics with tokens.metrics). */
+  readonly metrics: BrokerMetrics;
   /** Starts the gateway, audits `start`, listens. On failure everything is closed again. */
   start(): Promise<{ url: string; host: string; port: number }>;
   /** Stops accepting, drains, stops the gateway, audits `stop`, closes the log and the store. */
@@ -137,9 +140,11 @@ export async function assemble(config: BrokerConfig, options: AssembleOptions): 
   for (const warning of options.configWarnings ?? []) logger.warn('config', { warning });
   // Security: the grants, decisions and audit trail are for the broker's user alone.
   prepareDataFolder(config.data_dir, logger);
+  const metrics = createMetrics([...config.instances.keys()]);
   const audit = await AuditLog.open(config.data_dir, {
     now,
     logger,
+    metrics,
     ...(options.auditFs === undefined ? {} : { fs: options.auditFs }),
   });
   let store: GrantStore | undefined;
@@ -158,6 +163,12 @@ export async function assemble(config: BrokerConfig, options: AssembleOptions): 
       now,
       pendingTimeoutMs: config.lifecycle.pending_timeout,
     });
+    const grants = store;
+    metrics.watch({
+      pendingRequests: () => grants.pendingRequests().length,
+      activeGrants: () => grants.activeGrants().length,
+      heldLocks: () => grants.openCheckoutLocks().length,
+    });
     for (const [name, instance] of config.instances) {
       clients.set(
         name,
@@ -166,6 +177,7 @@ export async function assemble(config: BrokerConfig, options: AssembleOptions): 
           now,
           timeoutMs: 30_000,
           chunkSize: config.transfer.chunk_size,
+          metrics,
           ...options.nextcloud,
         }),
       );
@@ -196,7 +208,7 @@ export async function assemble(config: BrokerConfig, options: AssembleOptions): 
     const engine = new ApprovalEngine({
       config,
       store,
-      audit: anchor.postingAfter(audit),
+      audit: timingDecisions(anchor.postingAfter(audit), (id) => grants.getRequest(id), metrics),
       batch: (command) => anchor.batch(command),
       now,
       logger,
@@ -250,6 +262,7 @@ export async function assemble(config: BrokerConfig, options: AssembleOptions): 
       scrub,
       holdsSecret: guard.holds,
       now,
+      metrics,
       ...(options.correlationId ? { correlationId: options.correlationId } : {}),
       ...(options.drainTimeoutMs === undefined ? {} : { drainTimeoutMs: options.drainTimeoutMs }),
     });
@@ -264,6 +277,7 @@ export async function assemble(config: BrokerConfig, options: AssembleOptions): 
       operations,
       server,
       ownerSocket,
+      metrics,
       async start() {
         try {
           const listening = await server.start();

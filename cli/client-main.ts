@@ -7,7 +7,7 @@
  */
 import { BROKER_VERSION } from '../broker/base/version.js';
 import { clientCommands, OWNER_COMMAND_NAMES } from './commands/client.js';
-import { commandList, dispatch } from './dispatch.js';
+import { BUILTINS_USAGE, commandList, dispatch } from './dispatch.js';
 import { processUsageIo, type UsageIo } from './usage.js';
 
 const USAGE = `broker: the Nextcloud Access Broker's client (for the agent's host)
@@ -20,6 +20,8 @@ ${commandList(clientCommands)}
 Run \`broker <command> --help\` for a command's options and an example.
 These commands read $BROKER_URL and $BROKER_TRANSFER_TOKEN. The owner's commands
 (${OWNER_COMMAND_NAMES.join(', ')}) run where the broker is installed.
+
+${BUILTINS_USAGE}
 `;
 
 export function clientMain(argv: readonly string[], io: UsageIo = processUsageIo): Promise<number> {

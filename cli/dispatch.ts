@@ -1,4 +1,5 @@
 import { ExitCode, type Command } from './command.js';
+import { COMPLETION_HELP, completionScript, SHELLS, type Shell } from './completion.js';
 import { usageFailure, type UsageIo } from './usage.js';
 
 /** What one entry point of `broker` offers: the broker package's, or the agent's file. */
@@ -18,10 +19,58 @@ const HELP_NEXT_STEP = 'run `broker --help` for the commands';
 export const commandList = (commands: readonly Command[]): string =>
   commands.map((c) => `  ${c.name.padEnd(10)} ${c.summary}`).join('\n');
 
+/** `broker --help`'s lines for what every entry point answers besides its commands. */
+export const BUILTINS_USAGE = `Also:
+  broker help COMMAND          that command's help with an example (= broker COMMAND --help)
+  broker --version             the broker's version
+  broker completion bash|zsh   a shell completion script (broker help completion)`;
+
+const isHelp = (word: string | undefined): boolean =>
+  word === '--help' || word === '-h' || word === 'help';
+
+const withNewline = (text: string): string => (text.endsWith('\n') ? text : `${text}\n`);
+
+/** `broker help [COMMAND]`: the usage, or one command's help. */
+function help(entry: EntryPoint, topic: string | undefined, io: UsageIo): number {
+  if (topic === undefined) {
+    io.stdout(entry.usage);
+    return ExitCode.ok;
+  }
+  if (topic === 'completion') {
+    io.stdout(COMPLETION_HELP);
+    return ExitCode.ok;
+  }
+  const command = entry.commands.find((c) => c.name === topic);
+  if (command === undefined) {
+    return usageFailure(io, 'broker help', `unknown command "${topic}"`, HELP_NEXT_STEP);
+  }
+  io.stdout(withNewline(command.help));
+  return ExitCode.ok;
+}
+
+/** `broker completion bash|zsh`. */
+function completion(entry: EntryPoint, args: readonly string[], io: UsageIo): number {
+  const [shell, ...extra] = args;
+  if (isHelp(shell)) {
+    io.stdout(COMPLETION_HELP);
+    return ExitCode.ok;
+  }
+  if (!SHELLS.includes(shell as Shell) || extra.length > 0) {
+    return usageFailure(
+      io,
+      'broker completion',
+      shell === undefined ? 'no shell given' : `cannot complete for "${args.join(' ')}"`,
+      `run \`broker completion bash\` or \`broker completion zsh\``,
+    );
+  }
+  io.stdout(completionScript(shell as Shell, entry.commands));
+  return ExitCode.ok;
+}
+
 /**
  * Dispatches `broker <command> …`; returns the exit code. Asking for help (`--help`,
- * `-h`, `help`) or the version prints text on stdout and exits 0: it is not a command
- * run. Every other way out prints the one JSON object, usage errors included.
+ * `-h`, `help`, each optionally followed by a command), the version or a completion
+ * script prints text on stdout and exits 0: it is not a command run. Every other way out prints the one JSON object, usage errors included.
  */
 export async function dispatch(
   entry: EntryPoint,
@@ -29,10 +78,8 @@ export async function dispatch(
   io: UsageIo,
 ): Promise<number> {
   const [name, ...rest] = argv;
-  if (name === '--help' || name === '-h' || name === 'help') {
-    io.stdout(entry.usage);
-    return ExitCode.ok;
-  }
+  if (isHelp(name)) return help(entry, rest[0], io);
+  if (name === 'completion') return completion(entry, rest, io);
   if (name === undefined) {
     io.stderr(entry.usage);
     return usageFailure(io, 'broker', 'no command given', HELP_NEXT_STEP);
@@ -48,7 +95,7 @@ export async function dispatch(
     return usageFailure(io, 'broker', `unknown command "${name}"`, HELP_NEXT_STEP);
   }
   if (rest.includes('--help') || rest.includes('-h')) {
-    io.stdout(command.help.endsWith('\n') ? command.help : `${command.help}\n`);
+    io.stdout(withNewline(command.help));
     return ExitCode.ok;
   }
   return command.run(rest);

@@ -1,6 +1,6 @@
 import { pathToFileURL } from 'node:url';
 import { commands } from './commands/index.js';
-import { commandList, dispatch } from './dispatch.js';
+import { BUILTINS_USAGE, commandList, dispatch } from './dispatch.js';
 import { processUsageIo, type UsageIo } from './usage.js';
 
 const USAGE = `broker: the Nextcloud Access Broker
@@ -14,6 +14,8 @@ Run \`broker <command> --help\` for a command's options and an example.
 Client commands read $BROKER_URL and $BROKER_TRANSFER_TOKEN.
 approve, deny, revoke, status and grants talk to the running broker over
 <data_dir>/owner.sock (found through --config FILE, $BROKER_CONFIG or ./config.yaml).
+
+${BUILTINS_USAGE}
 `;
 
 /** `broker <command> …` as the broker package runs it (bin/broker.js): every command. */

@@ -33,7 +33,7 @@ import { startFakeHomeserver, type FakeHomeserver } from '../fakes/homeserver.js
 import { startFakeNextcloud, type FakeNextcloud } from '../fakes/nextcloud.js';
 import { faultyAuditFs } from './audit-fs.js';
 import { call, connectMcp } from './mcp.js';
-import { AGENT_TOKEN, APP_PASSWORD, TRANSFER_TOKEN } from './tokens.js';
+import { AGENT_TOKEN, APP_PASSWORD, METRICS_TOKEN, TRANSFER_TOKEN } from './tokens.js';
 
 export const H = 3_600_000;
 export const BOT = '@broker-bot:hs.test';
@@ -71,6 +71,8 @@ export interface BrokerOptions {
   anchorTimers?: AnchorTimers;
   /** Refused calls each surface may make (default the daemon's own). */
   refusalBudget?: RefusalBudgetOptions;
+  /** Set tokens.metrics to METRICS_TOKEN (GET /metrics on). Default off. */
+  metrics?: boolean;
 }
 
 /**
@@ -329,7 +331,11 @@ async function start<B>(
       max_body_bytes: opts.maxBodyBytes ?? 64 * 1024,
       request_timeout_ms: opts.requestTimeoutMs ?? 5_000,
     },
-    tokens: { agent: AGENT_TOKEN, transfer: TRANSFER_TOKEN },
+    tokens: {
+      agent: AGENT_TOKEN,
+      transfer: TRANSFER_TOKEN,
+      ...(opts.metrics === true ? { metrics: METRICS_TOKEN } : {}),
+    },
     matrix,
     approval: matrix === undefined ? 'console' : 'matrix',
     lifecycle: {

@@ -14,6 +14,7 @@
 import { join } from 'node:path';
 import type { Clock } from '../base/domain.js';
 import type { Logger } from '../base/log.js';
+import { secondsSince, type MetricsPort } from '../base/metrics.js';
 import { iso } from '../base/time.js';
 import { sha256Hex, ZERO_HASH } from './canonical.js';
 import { type ChainHead, type ChainResult, ChainVerifier } from './chain.js';
@@ -50,6 +51,8 @@ export interface AuditLogDeps {
   /** For tests; default `process.pid` and `process.kill(pid, 0)`. */
   pid?: number;
   isAlive?: (pid: number) => boolean;
+  /** Times each append and each write+fsync (default: not timed). */
+  metrics?: Pick<MetricsPort, 'auditAppended' | 'auditSynced'>;
 }
 
 export class AuditLog {
@@ -97,6 +100,7 @@ export class AuditLog {
         this.checkpointer.advance(h);
       },
       size,
+      ...(deps.metrics === undefined ? {} : { onSynced: (s) => deps.metrics?.auditSynced(s) }),
     });
     this.resumer = new Resumer({
       now: deps.now,
@@ -185,10 +189,19 @@ export class AuditLog {
    */
   append(event: string, fields: Record<string, unknown>): Promise<AuditRecord> {
     const how = { internal: false, newlineFirst: false };
-    if (this.closed || !this.failure.failed) return this.enqueue(event, fields, how);
-    // Security: while failed, an append first tries to resume (a full disk only, at most
-    // one try per delay); until a recovery record is durable, it is refused.
-    return this.resumer.ready().then(() => this.enqueue(event, fields, how));
+    const started = performance.now();
+    const appended =
+      this.closed || !this.failure.failed
+        ? this.enqueue(event, fields, how)
+        : // Security: while failed, an append first tries to resume (a full disk only, at
+          // most one try per delay); until a recovery record is durable, it is refused.
+          this.resumer.ready().then(() => this.enqueue(event, fields, how));
+    const { metrics } = this.deps;
+    if (metrics === undefined) return appended;
+    return appended.then((record) => {
+      metrics.auditAppended(secondsSince(started));
+      return record;
+    });
   }
 
   /** Waits for queued appends and the checkpoint, closes the file and releases the lock. */

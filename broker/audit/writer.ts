@@ -4,6 +4,7 @@
  * Security: no append resolves before its own line is fsynced; a failed or timed-out
  * batch rejects all of its appends and fails the log for every later one.
  */
+import { secondsSince } from '../base/metrics.js';
 import type { ChainHead } from './chain.js';
 import type { FailureState } from './failure.js';
 import { type AuditFileHandle, writeAll } from './fs.js';
@@ -29,6 +30,8 @@ export interface WriterDeps {
   onDurable: (head: ChainHead) => void;
   /** The log file's size when the writer starts (all of it verified). */
   size: number;
+  /** Seconds one batch's write+fsync took (metrics). */
+  onSynced?: (seconds: number) => void;
 }
 
 export class GroupCommitWriter {
@@ -122,8 +125,10 @@ export class GroupCommitWriter {
   }
 
   private async writeAndSync(bytes: Buffer): Promise<void> {
+    const started = performance.now();
     await writeAll(this.deps.handle, bytes);
     await this.deps.handle.sync();
+    this.deps.onSynced?.(secondsSince(started));
   }
 }
 

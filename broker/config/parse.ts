@@ -140,6 +140,7 @@ export function loadConfig(path: string, env: NodeJS.ProcessEnv = process.env): 
 /** Every secret value in the config, for the log/audit scrubber. */
 export function configSecrets(config: BrokerConfig): string[] {
   const secrets = [config.tokens.agent, config.tokens.transfer];
+  if (config.tokens.metrics !== undefined) secrets.push(config.tokens.metrics);
   if (config.matrix !== undefined) secrets.push(config.matrix.bot_token);
   for (const inst of config.instances.values()) secrets.push(inst.app_password);
   return secrets.filter((s) => s !== '');

@@ -157,6 +157,26 @@ function checkUrl(key: string, url: string, out: Collector): void {
   else if (check.warning !== undefined) out.warnings.push(`${key} ${check.warning}`);
 }
 
+/** `tokens.metrics`: optional (absent: no /metrics), else a token like the others. */
+function resolveMetricsToken(
+  raw: RawConfig,
+  agent: string,
+  transfer: string,
+  ctx: ConfigContext,
+  out: Collector,
+): string | undefined {
+  const t = raw.tokens;
+  if (t.metrics === undefined && t.metrics_file === undefined && t.metrics_env === undefined) {
+    return undefined;
+  }
+  const metrics = resolveSecret(t, 'metrics', 'tokens.', 'token', ctx, out);
+  // Security: a scraper's token must open no MCP surface.
+  if (metrics !== '' && (metrics === agent || metrics === transfer)) {
+    out.issue('tokens.metrics', `must differ from tokens.agent and tokens.transfer; ${TOKEN_HINT}`);
+  }
+  return metrics;
+}
+
 function resolveMatrix(
   raw: RawConfig,
   ctx: ConfigContext,
@@ -225,6 +245,7 @@ export function resolveConfig(
     out.issue('tokens.transfer', `must differ from tokens.agent; ${TOKEN_HINT}`);
   }
 
+  const metrics = resolveMetricsToken(raw, agent, transfer, ctx, out);
   const matrix = resolveMatrix(raw, ctx, out);
 
   const { pending_timeout, default_grant, max_grant, max_pending } = raw.lifecycle;
@@ -268,7 +289,7 @@ export function resolveConfig(
       host: raw.server.host.replace(/^\[(.*)\]$/, '$1'),
       allowed_hosts: [...raw.server.allowed_hosts],
     },
-    tokens: { agent, transfer },
+    tokens: { agent, transfer, ...(metrics === undefined ? {} : { metrics }) },
     matrix,
     approval: raw.approval,
     lifecycle: { pending_timeout, default_grant, max_grant, max_pending },

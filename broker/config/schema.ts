@@ -103,7 +103,12 @@ export const ServerSchema = strict({
     .default(30_000),
 });
 
-export const TokensSchema = strict({ ...secretKeys('agent'), ...secretKeys('transfer') });
+export const TokensSchema = strict({
+  ...secretKeys('agent'),
+  ...secretKeys('transfer'),
+  // Optional: without it GET /metrics is off (resolve.ts).
+  ...secretKeys('metrics'),
+});
 
 export const MatrixSchema = strict({
   homeserver: text('the homeserver URL, e.g. https://matrix.example.org'),

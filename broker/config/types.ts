@@ -33,7 +33,12 @@ export interface BrokerConfig {
     request_timeout_ms: number;
   };
   /** Secrets, each at least 32 characters, different from each other. */
-  tokens: { agent: string; transfer: string };
+  tokens: {
+    agent: string;
+    transfer: string;
+    /** Opens `GET /metrics`; absent, the endpoint is off (404). */
+    metrics?: string;
+  };
   /** Present whenever `approval` is `matrix`; optional for `console`. */
   matrix: MatrixConfig | undefined;
   approval: 'matrix' | 'console';

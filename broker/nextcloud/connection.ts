@@ -10,6 +10,7 @@
  */
 import type { Clock } from '../base/domain.js';
 import { silentLogger, type Logger } from '../base/log.js';
+import { secondsSince, type MetricsPort } from '../base/metrics.js';
 import { createScrubber } from '../base/scrub.js';
 import { CONTROL_OR_LINE_SEPARATOR, replaceRuns } from '../base/text.js';
 import type { InstanceConfig } from '../config.js';
@@ -45,6 +46,8 @@ export interface ConnectionDeps {
   timeoutMs?: number;
   logger?: Logger;
   now?: Clock;
+  /** Times each request by method and status (default: not timed). */
+  metrics?: Pick<MetricsPort, 'nextcloudRequest'>;
 }
 
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -129,10 +132,12 @@ export class NextcloudConnection {
   readonly #transport: Transport;
   readonly #scrub: (text: string) => string;
   #authFailure: NextcloudError | undefined;
+  readonly #metrics: ConnectionDeps['metrics'];
 
   constructor(instance: NextcloudInstance, deps: ConnectionDeps = {}) {
     this.name = instance.name;
     this.instance = instance;
+    this.#metrics = deps.metrics;
     this.#scrub = createScrubber(
       [instance.app_password],
       [[instance.username, instance.app_password]],
@@ -319,7 +324,8 @@ export class NextcloudConnection {
     const basic = Buffer.from(`${this.instance.username}:${this.instance.app_password}`).toString(
       'base64',
     );
-    return this.#transport.send({
+    const started = performance.now();
+    const sent = this.#transport.send({
       ...request,
       headers: {
         ...request.headers,
@@ -330,6 +336,16 @@ export class NextcloudConnection {
       ...(deadline ? { deadlineMs: this.timeoutMs } : {}),
       ...(signal === undefined ? {} : { signal }),
     });
+    const metrics = this.#metrics;
+    if (metrics === undefined) return sent;
+    // Only the instance, the verb and the status: never the URL, which holds the path.
+    const observe = (status: number | 'error') =>
+      metrics.nextcloudRequest(this.name, request.method, status, secondsSince(started));
+    sent.then(
+      (res) => observe(res.status),
+      () => observe('error'),
+    );
+    return sent;
   }
 
   /** The request was stopped by the caller's signal (the operation's grant ended). */

@@ -11,9 +11,13 @@
 import type { Request, Response } from 'express';
 import type { CallContext } from '../base/call.js';
 import { ok, type Envelope } from '../base/envelope.js';
+import type { MetricsPort } from '../base/metrics.js';
 import { scrubDeep } from '../base/scrub.js';
 import type { BlobTransfers, DownloadSink } from '../operations/blobs.js';
 import { answer } from './answer.js';
+
+/** What a download that went out whole counts as (its answer is the bytes, not an envelope). */
+const OK = { status: 'ok' } as const;
 
 export interface BlobEndpointDeps {
   readonly transfers: BlobTransfers;
@@ -21,6 +25,8 @@ export interface BlobEndpointDeps {
   readonly correlationId: () => string;
   /** A blob stream with no progress for this long is dropped. */
   readonly idleTimeoutMs: number;
+  /** Counts each answer and the bytes of each whole transfer (default: nothing counted). */
+  readonly metrics?: MetricsPort;
 }
 
 /** The HTTP status carrying an envelope on the blob endpoint. */
@@ -102,7 +108,11 @@ export class BlobEndpoint {
       },
     };
     const outcome = await this.deps.transfers.download(this.ctx('blob_get'), id, sink, ifNoneMatch);
-    if (outcome.ok) return;
+    this.deps.metrics?.answered('transfer', 'blob_get', outcome.ok ? OK : outcome.envelope);
+    if (outcome.ok) {
+      if (!outcome.value.unchanged) this.deps.metrics?.bytesMoved('download', outcome.value.size);
+      return;
+    }
     if (readsTrailers && res.headersSent && !res.destroyed && !res.writableEnded) {
       // The head went out, so the status cannot say no any more: the trailer does. Without
       // `x-broker-sha256` the bytes sent are never a complete file, whatever a client does.
@@ -139,6 +149,8 @@ export class BlobEndpoint {
         },
       ),
     );
+    this.deps.metrics?.answered('transfer', 'blob_put', envelope);
+    if (outcome.ok) this.deps.metrics?.bytesMoved('upload', outcome.value.size);
     // A refusal may come while the client is still sending (a revoke mid-upload, a bad
     // ticket before the body). The answer goes out on a connection that stays open: had
     // the broker closed it, the client's next write would meet a reset and the client

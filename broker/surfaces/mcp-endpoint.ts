@@ -22,6 +22,7 @@ import type { CallContext, SurfaceName } from '../base/call.js';
 import { compact, internalError, refused, type Envelope } from '../base/envelope.js';
 import { errorDetail } from '../base/errors.js';
 import type { Logger } from '../base/log.js';
+import type { MetricsPort } from '../base/metrics.js';
 import { scrubDeep } from '../base/scrub.js';
 import { BROKER_VERSION } from '../base/version.js';
 import { PostTransport } from './mcp-transport.js';
@@ -50,6 +51,8 @@ export interface SurfaceDeps {
     field: string,
     envelope: Envelope,
   ) => Promise<Envelope>;
+  /** Counts each answer by tool, status and code (default: nothing counted). */
+  readonly metrics?: MetricsPort;
 }
 
 export interface McpSurface {
@@ -174,7 +177,9 @@ export function createMcpSurface(
       };
       // Security: whatever a result echoes (an agent-planted token in a path, a server
       // message), no configured secret leaves in it.
-      return toToolResult(scrubDeep(await call(tool, request.params.arguments, ctx), deps.scrub));
+      const envelope = await call(tool, request.params.arguments, ctx);
+      deps.metrics?.answered(name, tool.name, envelope);
+      return toToolResult(scrubDeep(envelope, deps.scrub));
     });
     return server;
   };

@@ -16,7 +16,10 @@ isError. File content never passes through MCP: it goes between the broker and t
 local file. A call with a progressToken gets notifications/progress. stdout carries
 only MCP messages; notes and failures also go to stderr. Runs until stdin closes.
 
-Example (Hermes Agent, config.yaml):
+Example:
+  broker mcp   # started by the MCP client, not by hand
+
+In Hermes Agent's config.yaml:
   mcp_servers:
     broker-files:
       command: broker

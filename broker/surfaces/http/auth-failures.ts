@@ -7,8 +7,7 @@
  * the next audited failure (`suppressed`), so no attempt goes unrecorded.
  */
 import type { Clock } from '../../base/domain.js';
-import type { SurfaceName } from '../../base/call.js';
-import type { AuthFailure } from './bearer.js';
+import type { AuthFailure, AuthRealm } from './bearer.js';
 
 export interface AuthFailureDeps {
   now: Clock;
@@ -20,7 +19,7 @@ export interface AuthFailureDeps {
 
 export function authFailureRecorder(
   deps: AuthFailureDeps,
-): (surface: SurfaceName, reason: AuthFailure, remote: string | undefined) => void {
+): (surface: AuthRealm, reason: AuthFailure, remote: string | undefined) => void {
   const perWindow = deps.perWindow ?? 20;
   const windowMs = deps.windowMs ?? 60_000;
   let windowStart = Number.NEGATIVE_INFINITY;

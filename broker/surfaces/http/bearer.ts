@@ -32,15 +32,18 @@ export function bearerToken(header: string | undefined): string | undefined {
 
 export type AuthFailure = 'missing' | 'mismatch';
 
+/** What a token opens: an MCP surface, or the metrics endpoint. */
+export type AuthRealm = SurfaceName | 'metrics';
+
 export const UNAUTHORIZED_BODY = {
   status: 'refused',
   message: 'unauthorized: send Authorization: Bearer <token> for this surface',
 } as const;
 
 export function requireBearer(
-  surface: SurfaceName,
+  surface: AuthRealm,
   expected: string,
-  onFailure: (surface: SurfaceName, reason: AuthFailure, remote: string | undefined) => void,
+  onFailure: (surface: AuthRealm, reason: AuthFailure, remote: string | undefined) => void,
 ): RequestHandler {
   return (req, res, next) => {
     // Security: only the Authorization header is consulted; ?access_token= and the like
