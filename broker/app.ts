@@ -124,6 +124,7 @@ export function createServer(deps: ServerDeps): BrokerServer {
     }),
     surfaceDeps,
     AGENT_INSTRUCTIONS,
+    { requestTimes: (id) => deps.requests.times(id) },
   );
   const transfer = createMcpSurface(
     'transfer',
