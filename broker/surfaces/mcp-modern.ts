@@ -11,6 +11,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
+  CLIENT_CAPABILITIES_META_KEY,
   createMcpHandler,
   MissingRequiredClientCapabilityError,
   ProtocolError,
@@ -29,9 +30,9 @@ const TOOL_LIST_TTL_MS = 300_000;
 const TaskIdParams = z.looseObject({ taskId: z.string().max(100) });
 
 /** Whether this request's own `_meta` capabilities declare the Tasks extension. */
-function asksForTasks(envelope: unknown): boolean {
-  const capabilities = (envelope as { clientCapabilities?: { extensions?: unknown } } | undefined)
-    ?.clientCapabilities;
+function asksForTasks(envelope: Record<string, unknown> | undefined): boolean {
+  const capabilities = envelope?.[CLIENT_CAPABILITIES_META_KEY] as
+    { extensions?: Record<string, unknown> } | undefined;
   const extensions = capabilities?.extensions;
   return typeof extensions === 'object' && extensions !== null && TASKS_EXTENSION in extensions;
 }
