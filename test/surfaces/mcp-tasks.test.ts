@@ -136,6 +136,14 @@ describe('a pending request as a task', () => {
     expect(refused.error?.code).toBe(-32021);
   });
 
+  it('tasks/cancel is not served: the agent cannot withdraw a request', async () => {
+    const created = await requestAccess('Tasks/Cancel', true);
+    const taskId = created.result?.taskId as string;
+    const cancel = await rpc('tasks/cancel', { taskId }, { tasks: true, name: taskId });
+    expect(cancel.error?.code).toBe(-32601);
+    expect((await getTask(taskId)).result).toMatchObject({ status: 'working' });
+  });
+
   it('an id that names no request is unknown (-32602)', async () => {
     for (const taskId of ['request-999999', 'nonsense', 'request-01']) {
       const answer = await getTask(taskId);
