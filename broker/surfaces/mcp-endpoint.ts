@@ -13,7 +13,7 @@
  * place where a call's arguments are parsed and its result leaves.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { classifyInboundRequest } from '@modelcontextprotocol/server';
+import { classifyInboundRequest, PROTOCOL_VERSION_META_KEY } from '@modelcontextprotocol/server';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import {
@@ -21,6 +21,7 @@ import {
   ErrorCode,
   ListToolsRequestSchema,
   McpError,
+  SUPPORTED_PROTOCOL_VERSIONS,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { SurfaceName } from '../base/call.js';
 import { BROKER_VERSION } from '../base/version.js';
@@ -45,6 +46,20 @@ const header = (req: IncomingMessage, name: string): string | undefined => {
   const value = req.headers[name];
   return typeof value === 'string' ? value : undefined;
 };
+
+/**
+ * 2025 traffic for certain, decided without the SDK's classifier (which validates the
+ * whole message and costs about as much as the rest of a `list_instances` call): no
+ * 2026 envelope claim in `params._meta`, and no header naming a version other than a
+ * 2025 one. Anything else goes to the classifier, which has the last word.
+ */
+function plainlyLegacy(req: IncomingMessage, body: unknown): boolean {
+  const version = req.headers['mcp-protocol-version'];
+  if (version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(String(version))) return false;
+  const params = (body as { params?: unknown } | null)?.params;
+  const meta = (params as { _meta?: unknown } | null | undefined)?._meta;
+  return typeof meta !== 'object' || meta === null || !(PROTOCOL_VERSION_META_KEY in meta);
+}
 
 export function createMcpSurface(
   name: SurfaceName,
@@ -80,14 +95,16 @@ export function createMcpSurface(
 
   return {
     async handle(req, res, body) {
-      const route = classifyInboundRequest({
-        httpMethod: 'POST',
-        body,
-        protocolVersionHeader: header(req, 'mcp-protocol-version'),
-        mcpMethodHeader: header(req, 'mcp-method'),
-        mcpNameHeader: header(req, 'mcp-name'),
-      });
-      if (route.kind !== 'legacy') {
+      const route = plainlyLegacy(req, body)
+        ? 'legacy'
+        : classifyInboundRequest({
+            httpMethod: 'POST',
+            body,
+            protocolVersionHeader: header(req, 'mcp-protocol-version'),
+            mcpMethodHeader: header(req, 'mcp-method'),
+            mcpNameHeader: header(req, 'mcp-name'),
+          }).kind;
+      if (route !== 'legacy') {
         // The modern path, and the SDK's answers to a malformed modern request.
         await serveModern(modern, req, res, body);
         return;
