@@ -13,7 +13,6 @@
  * place where a call's arguments are parsed and its result leaves.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { classifyInboundRequest, PROTOCOL_VERSION_META_KEY } from '@modelcontextprotocol/server';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import {
@@ -25,7 +24,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { SurfaceName } from '../base/call.js';
 import { BROKER_VERSION } from '../base/version.js';
-import { createModernHandler, serveModern } from './mcp-modern.js';
+import type { ModernPath } from './mcp-modern.js';
 import { pendingTasks, type RequestTimes } from './mcp-tasks.js';
 import { createToolCore, toToolResult, type SurfaceDeps } from './mcp-tools.js';
 import { PostTransport } from './mcp-transport.js';
@@ -42,10 +41,13 @@ export interface SurfaceOptions {
   readonly requestTimes?: (request: number) => RequestTimes | undefined;
 }
 
-const header = (req: IncomingMessage, name: string): string | undefined => {
-  const value = req.headers[name];
-  return typeof value === 'string' ? value : undefined;
-};
+/**
+ * The `_meta` key that claims the 2026-07-28 envelope (the v2 SDK's
+ * PROTOCOL_VERSION_META_KEY; test/surfaces/mcp-revisions.test.ts holds the two equal).
+ * Spelled here so that a broker only ever spoken to in 2025-11-25 never loads the v2 SDK
+ * (its import costs start-up time and some 30 MiB).
+ */
+export const MODERN_CLAIM = 'io.modelcontextprotocol/protocolVersion';
 
 /**
  * 2025 traffic for certain, decided without the SDK's classifier (which validates the
@@ -58,7 +60,7 @@ function plainlyLegacy(req: IncomingMessage, body: unknown): boolean {
   if (version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(String(version))) return false;
   const params = (body as { params?: unknown } | null)?.params;
   const meta = (params as { _meta?: unknown } | null | undefined)?._meta;
-  return typeof meta !== 'object' || meta === null || !(PROTOCOL_VERSION_META_KEY in meta);
+  return typeof meta !== 'object' || meta === null || !(MODERN_CLAIM in meta);
 }
 
 export function createMcpSurface(
@@ -71,7 +73,9 @@ export function createMcpSurface(
   const core = createToolCore(name, registry, deps);
   const tasks =
     options.requestTimes === undefined ? undefined : pendingTasks(core, options.requestTimes);
-  const modern = createModernHandler(core, instructions, tasks);
+  let modern: Promise<ModernPath> | undefined;
+  const modernPath = (): Promise<ModernPath> =>
+    (modern ??= import('./mcp-modern.js').then((m) => m.modernPath(core, instructions, tasks)));
   const listing = { tools: core.listing };
 
   // One validator for every per-request Server: the SDK otherwise compiles a new Ajv
@@ -95,19 +99,14 @@ export function createMcpSurface(
 
   return {
     async handle(req, res, body) {
-      const route = plainlyLegacy(req, body)
-        ? 'legacy'
-        : classifyInboundRequest({
-            httpMethod: 'POST',
-            body,
-            protocolVersionHeader: header(req, 'mcp-protocol-version'),
-            mcpMethodHeader: header(req, 'mcp-method'),
-            mcpNameHeader: header(req, 'mcp-name'),
-          }).kind;
-      if (route !== 'legacy') {
-        // The modern path, and the SDK's answers to a malformed modern request.
-        await serveModern(modern, req, res, body);
-        return;
+      if (!plainlyLegacy(req, body)) {
+        const path = await modernPath();
+        // The SDK's classifier has the last word: 2025 traffic it finds goes on below;
+        // the modern path serves the rest, its malformed requests included.
+        if (path.classify(req, body) !== 'legacy') {
+          await path.serve(req, res, body);
+          return;
+        }
       }
       // Security: a new Server and transport for every POST. The schemas, the handlers'
       // code and the validator above are shared because they hold nothing of a call; a

@@ -11,6 +11,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
+  classifyInboundRequest,
   CLIENT_CAPABILITIES_META_KEY,
   createMcpHandler,
   MissingRequiredClientCapabilityError,
@@ -97,8 +98,39 @@ export function createModernHandler(
   return createMcpHandler(factory, { legacy: 'reject' });
 }
 
+const header = (req: IncomingMessage, name: string): string | undefined => {
+  const value = req.headers[name];
+  return typeof value === 'string' ? value : undefined;
+};
+
+/** What mcp-endpoint.ts loads on the first request that may be 2026-07-28. */
+export interface ModernPath {
+  /** The SDK's classification of a POST: `legacy`, or another route it answers itself. */
+  classify(req: IncomingMessage, body: unknown): string;
+  serve(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void>;
+}
+
+export function modernPath(
+  core: ToolCore,
+  instructions: string,
+  tasks: PendingTasks | undefined,
+): ModernPath {
+  const handler = createModernHandler(core, instructions, tasks);
+  return {
+    classify: (req, body) =>
+      classifyInboundRequest({
+        httpMethod: 'POST',
+        body,
+        protocolVersionHeader: header(req, 'mcp-protocol-version'),
+        mcpMethodHeader: header(req, 'mcp-method'),
+        mcpNameHeader: header(req, 'mcp-name'),
+      }).kind,
+    serve: (req, res, body) => serveModern(handler, req, res, body),
+  };
+}
+
 /** Serves one modern POST (its body already parsed and bounded) through the SDK handler. */
-export async function serveModern(
+async function serveModern(
   handler: McpHttpHandler,
   req: IncomingMessage,
   res: ServerResponse,

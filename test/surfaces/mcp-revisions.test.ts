@@ -8,7 +8,9 @@ import {
   Client as ModernClient,
   StreamableHTTPClientTransport,
 } from '@modelcontextprotocol/client';
+import { PROTOCOL_VERSION_META_KEY } from '@modelcontextprotocol/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MODERN_CLAIM } from '../../broker/surfaces/mcp-endpoint.js';
 import { startBroker, type Broker } from '../../support/daemon.js';
 import { call } from '../../support/mcp.js';
 import { AGENT_TOKEN } from '../../support/tokens.js';
@@ -22,10 +24,12 @@ afterAll(async () => {
   await broker.close();
 });
 
-async function modernClient(): Promise<ModernClient> {
+async function modernClient(
+  mode: 'auto' | { pin: string } = { pin: '2026-07-28' },
+): Promise<ModernClient> {
   const client = new ModernClient(
     { name: 'modern-agent', version: '1.0.0' },
-    { versionNegotiation: { mode: { pin: '2026-07-28' } } },
+    { versionNegotiation: { mode } },
   );
   await client.connect(
     new StreamableHTTPClientTransport(new URL(`${broker.url}/mcp`), {
@@ -36,6 +40,10 @@ async function modernClient(): Promise<ModernClient> {
 }
 
 describe('MCP 2026-07-28 beside 2025-11-25', () => {
+  it('the endpoint spells the envelope claim as the SDK does', () => {
+    expect(MODERN_CLAIM).toBe(PROTOCOL_VERSION_META_KEY);
+  });
+
   it('a 2026-07-28 client lists and calls the agent tools', async () => {
     const client = await modernClient();
     expect(client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
@@ -49,6 +57,14 @@ describe('MCP 2026-07-28 beside 2025-11-25', () => {
     const refused = await client.callTool({ name: 'list', arguments: { instance: 'nope' } });
     expect(refused.isError).toBe(true);
     expect(refused.structuredContent).toMatchObject({ status: 'refused' });
+    await client.close();
+  });
+
+  it('a negotiating client (`auto`: server/discover first) settles on 2026-07-28', async () => {
+    const client = await modernClient('auto');
+    expect(client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
+    const result = await client.callTool({ name: 'list_instances', arguments: {} });
+    expect(result.structuredContent).toMatchObject({ status: 'ok' });
     await client.close();
   });
 
