@@ -128,6 +128,7 @@ export function createServer(deps: ServerDeps): BrokerServer {
     }),
     surfaceDeps,
     AGENT_INSTRUCTIONS,
+    { requestTimes: (id) => deps.requests.times(id) },
   );
   const transfer = createMcpSurface(
     'transfer',

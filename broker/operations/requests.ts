@@ -222,6 +222,13 @@ export class AccessRequests {
     return { ok: true, value: requestStatus(record, this.deps.now()), warnings: [] };
   }
 
+  /** When request `id` was made and last changed (its decision); undefined if there is none. */
+  times(id: number): { createdAt: number; updatedAt: number } | undefined {
+    const record = this.deps.grants.getRequest(id);
+    if (record === undefined) return undefined;
+    return { createdAt: record.createdAt, updatedAt: record.decidedAt ?? record.createdAt };
+  }
+
   private withdraw(id: number, error: unknown): void {
     this.deps.logger.error('request withdrawn', { request: id, error: errorDetail(error) });
     this.deps.grants.decide(id, { kind: 'deny', by: 'broker' });
