@@ -18,6 +18,8 @@ import { harness, LIFECYCLE, type Harness } from '../../support/approval.js';
 import { e2eeClient, eventSeenBy, type E2eeClient } from '../../support/e2ee-client.js';
 import { BOT, FAST, OWNER, ROOM, TOKENS } from '../../support/matrix.js';
 import { until } from '../../support/until.js';
+import { fetchPreflightClient } from '../../broker/doctor/matrix-client.js';
+import { checkEncryption, CLEAR_TEXT_WARNING } from '../../broker/doctor/matrix-devices.js';
 
 const BOT_PASSWORD = 'bot-password-0123456789';
 const CRYPTO_SECRET = 'crypto-secret-0123456789abcdef0123456789';
@@ -297,6 +299,36 @@ describe('a restart of the bot', () => {
     expect((await handledOf(await say(phone, `approve ${id}`))).kind).toBe('text');
     expect(active(id)).toHaveLength(1);
   }, 30_000);
+});
+
+describe('broker doctor', () => {
+  it("lists the approver's sessions with their keys, marks the pinned one, prints the line to pin another", async () => {
+    const cfg = matrixConfig();
+    const checks = await checkEncryption(cfg, fetchPreflightClient(cfg, 2_000), dataDir);
+    const phoneCheck = checks.find((c) => c.label.includes(`session ${phone.deviceId}`));
+    expect(phoneCheck).toMatchObject({ status: 'pass' });
+    expect(phoneCheck?.label).toContain(`key ${phone.ed25519}: pinned`);
+    const laptopCheck = checks.find((c) => c.label.includes(`session ${laptop.deviceId}`));
+    expect(laptopCheck?.status).toBe('warn');
+    expect(laptopCheck?.fix).toContain(`- "${laptop.deviceId} ${laptop.ed25519}"`);
+    expect(checks.some((c) => c.status === 'fail')).toBe(false);
+  });
+
+  it('fails when the pinned key is not the one the homeserver reports', async () => {
+    const cfg = matrixConfig({
+      approver_devices: [{ deviceId: phone.deviceId, ed25519: laptop.ed25519 }],
+    });
+    const checks = await checkEncryption(cfg, fetchPreflightClient(cfg, 2_000), dataDir);
+    expect(checks.find((c) => c.label.includes(phone.deviceId))?.status).toBe('fail');
+  });
+
+  it('warns in clear-text mode what a decision there proves', async () => {
+    const cfg = matrixConfig({ encryption: 'off' });
+    const checks = await checkEncryption(cfg, fetchPreflightClient(cfg, 2_000), dataDir);
+    expect(checks).toEqual([
+      expect.objectContaining({ status: 'warn', label: CLEAR_TEXT_WARNING }),
+    ]);
+  });
 });
 
 describe('refusing to start', () => {
