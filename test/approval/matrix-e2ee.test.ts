@@ -339,4 +339,13 @@ describe('refusing to start', () => {
     expect(err).toMatchObject({ code: 'not_encrypted' });
     expect(String((err as Error).message)).toContain('matrix.encryption');
   });
+
+  it('with a wrong bot password, naming matrix.bot_password', async () => {
+    const err = await gateway({ bot_password: 'not-the-bot-password-1' })
+      .start()
+      .catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'unauthorized' });
+    expect(String((err as Error).message)).toContain('matrix.bot_password');
+    expect(String((err as Error).message)).not.toContain('not-the-bot-password-1');
+  });
 });

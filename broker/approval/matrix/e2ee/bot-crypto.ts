@@ -7,12 +7,32 @@
 import type { MatrixClient, MatrixEvent } from 'matrix-js-sdk';
 import type { Logger } from '../../../base/log.js';
 import type { MatrixConfig } from '../../../config.js';
+import { errorSummary } from '../client.js';
 import { MatrixGatewayError } from '../errors.js';
 import { openBotSession, type BotSession } from './bot-session.js';
 import { deleteSupersededSessions, establishIdentity } from './identity.js';
 import { loadIdentity, type BotIdentity } from './identity-store.js';
 import { PinnedDeviceTrust } from './pins.js';
 import { pinnedSender, type SenderVerdict } from './sender-device.js';
+
+/** A failed login or whoami: refused credentials stop the start; the rest is retried. */
+function sessionError(err: unknown, cfg: MatrixConfig): MatrixGatewayError {
+  if (err instanceof MatrixGatewayError) return err;
+  const status = (err as { httpStatus?: unknown } | null)?.httpStatus;
+  if (status === 401 || status === 403) {
+    const key = cfg.bot_password === undefined ? 'matrix.bot_token' : 'matrix.bot_password';
+    return new MatrixGatewayError(
+      'unauthorized',
+      `the homeserver refused ${key} (HTTP ${status}); check it is ${cfg.bot_user}'s`,
+      { cause: err },
+    );
+  }
+  return new MatrixGatewayError(
+    'unreachable',
+    `cannot open a session for the bot on ${cfg.homeserver} (${errorSummary(err)}); check matrix.homeserver and that the server is up`,
+    { cause: err },
+  );
+}
 
 export class BotCrypto {
   private trust: PinnedDeviceTrust | undefined;
@@ -40,7 +60,12 @@ export class BotCrypto {
       );
     }
     const stored = loadIdentity(dataDir, secret);
-    const session = await openBotSession(cfg, stored);
+    let session: BotSession;
+    try {
+      session = await openBotSession(cfg, stored);
+    } catch (err) {
+      throw sessionError(err, cfg);
+    }
     return new BotCrypto(cfg, dataDir, secret, stored, session, logger);
   }
 
