@@ -121,7 +121,7 @@ async function defaultGateway(
   }
   // Loaded only when used: matrix-js-sdk is a third of the idle memory.
   const { MatrixGateway } = await import('./approval/matrix/gateway.js');
-  return new MatrixGateway({ config, engine, logger, now, audit });
+  return new MatrixGateway({ config, engine, logger, now, audit, dataDir: config.data_dir });
 }
 
 export async function assemble(config: BrokerConfig, options: AssembleOptions): Promise<Daemon> {

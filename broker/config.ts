@@ -7,7 +7,7 @@ export { ConfigError, type ConfigErrorCode, type ConfigIssue } from './config/er
 export { formatDuration, parseDuration, tryParseDuration } from './config/duration.js';
 export { configSecrets, loadConfig, parseConfig } from './config/parse.js';
 export { dataDirOf } from './config/data-dir.js';
-export { MIN_TOKEN_LENGTH } from './config/resolve.js';
+export { MIN_TOKEN_LENGTH, parsePin } from './config/resolve.js';
 export { INSTANCE_NAME } from './config/schema.js';
 export { checkServiceUrl, LOOPBACK_HOSTS } from './config/urls.js';
 export type {
@@ -15,5 +15,6 @@ export type {
   ConfigContext,
   InstanceConfig,
   MatrixConfig,
+  PinnedDevice,
   ParsedConfig,
 } from './config/types.js';

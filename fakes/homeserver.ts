@@ -6,6 +6,7 @@
 import { createServer } from 'node:http';
 import type { Server, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { E2eeState } from './homeserver/e2ee-state.js';
 import { HomeserverModel } from './homeserver/model.js';
 import type { MatrixEvent, RoomSpec } from './homeserver/model.js';
 import { dispatch } from './homeserver/routes.js';
@@ -59,6 +60,10 @@ export interface FakeHomeserver {
   /** A plain text message. */
   sayAs(userId: string, roomId: string, body: string): string;
   timeline(roomId: string): MatrixEvent[];
+  /** A new session of `userId` (as a password login makes): its device id and token. */
+  login(userId: string, deviceId?: string): { deviceId: string; token: string };
+  /** The device ids of `userId`'s sessions. */
+  devices(userId: string): string[];
   event(eventId: string): MatrixEvent | undefined;
   outage(on: boolean, mode?: OutageMode): Promise<void>;
   /** Answers `status` to every request whose path matches `pattern` (undefined: stop). */
@@ -93,8 +98,15 @@ export async function startFakeHomeserver(opts: FakeHomeserverOptions): Promise<
       const timer = setTimeout(done, Math.max(0, ms));
       waiters.add(done);
     });
+  const e2ee = new E2eeState(() => {
+    for (const wake of [...waiters]) wake();
+  });
+  for (const u of users.values()) {
+    e2ee.createSession(u.userId, { deviceId: u.deviceId, token: u.token });
+  }
   const ctx: RouteContext = {
     model,
+    e2ee,
     users,
     now,
     waitForChange,
@@ -236,6 +248,12 @@ export async function startFakeHomeserver(opts: FakeHomeserverOptions): Promise<
     sayAs: (userId, roomId, body) =>
       sendAs(userId, roomId, 'm.room.message', { msgtype: 'm.text', body }),
     timeline: (roomId) => structuredClone(model.roomEvents(roomId)),
+    login: (userId, deviceId) => {
+      if (!users.has(userId)) throw new Error(`no user ${userId}`);
+      const s = e2ee.createSession(userId, { deviceId });
+      return { deviceId: s.deviceId, token: s.token };
+    },
+    devices: (userId) => e2ee.devicesOf(userId).map((s) => s.deviceId),
     event: (eventId) => {
       const ev = model.event(eventId);
       return ev ? structuredClone(ev) : undefined;

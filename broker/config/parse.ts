@@ -141,7 +141,10 @@ export function loadConfig(path: string, env: NodeJS.ProcessEnv = process.env): 
 export function configSecrets(config: BrokerConfig): string[] {
   const secrets = [config.tokens.agent, config.tokens.transfer];
   if (config.tokens.metrics !== undefined) secrets.push(config.tokens.metrics);
-  if (config.matrix !== undefined) secrets.push(config.matrix.bot_token);
+  if (config.matrix !== undefined) {
+    const { bot_token, crypto_secret, bot_password } = config.matrix;
+    secrets.push(bot_token, crypto_secret ?? '', bot_password ?? '');
+  }
   for (const inst of config.instances.values()) secrets.push(inst.app_password);
   return secrets.filter((s) => s !== '');
 }

@@ -9,7 +9,13 @@ import { formatDuration } from './duration.js';
 import type { ConfigIssue } from './errors.js';
 import { showEnvName, showFilePath } from './redact.js';
 import type { RawConfig } from './schema.js';
-import type { BrokerConfig, ConfigContext, InstanceConfig, MatrixConfig } from './types.js';
+import type {
+  BrokerConfig,
+  ConfigContext,
+  InstanceConfig,
+  MatrixConfig,
+  PinnedDevice,
+} from './types.js';
 import { checkServiceUrl, isLoopbackListen } from './urls.js';
 
 export const MIN_TOKEN_LENGTH = 32;
@@ -21,7 +27,7 @@ const CHUNK_SIZE_MAX = 4 * 2 ** 30;
 /** `audit.anchor_interval` bounds: 1 minute to 7 days. */
 const ANCHOR_INTERVAL_MIN = 60_000;
 const ANCHOR_INTERVAL_MAX = 7 * 86_400_000;
-type SecretRule = 'token' | 'header' | 'password';
+type SecretRule = 'token' | 'header' | 'password' | 'login';
 
 const TOKEN_HINT = 'make one with: openssl rand -hex 32';
 /** The next step for a secret shorter than MIN_SECRET_LENGTH, by rule. */
@@ -30,6 +36,7 @@ const SHORT_SECRET_FIX: Record<SecretRule, string> = {
   header: "give the bot's access token (e.g. syt_…, from its login), not a password or a name",
   password:
     'give a Nextcloud app password (Settings → Security → Devices & sessions → Create new app password), not the login password',
+  login: "set a longer password on the bot's Matrix account and give that",
 };
 
 class Collector {
@@ -127,7 +134,7 @@ function resolveSecret(
     out.issue(source, `must not contain control characters or line breaks${from}`);
     return '';
   }
-  if (rule !== 'password' && !/^[\x21-\x7e]+$/.test(value)) {
+  if (rule !== 'password' && rule !== 'login' && !/^[\x21-\x7e]+$/.test(value)) {
     // Security: bearer values go into HTTP headers; spaces or non-ASCII would be
     // mangled or rejected differently by each client.
     out.issue(source, `must be printable ASCII without spaces${from}`);
@@ -209,7 +216,61 @@ function resolveMatrix(
     bot_token: resolveSecret(m, 'bot_token', 'matrix.', 'header', ctx, out),
     room_id: m.room_id,
     approver: m.approver,
+    ...resolveMatrixEncryption(m, ctx, out),
   };
+}
+
+// Element shows a session key as unpadded base64 of 32 bytes, in groups of 4.
+const DEVICE_ID = /^[A-Za-z0-9_\-.=+/]{1,64}$/;
+const ED25519 = /^[A-Za-z0-9+/]{43}$/;
+
+/** `"DEVICE_ID ED25519_KEY"`; the key may be written in Element's groups of four. */
+export function parsePin(line: string): PinnedDevice | undefined {
+  const [deviceId, ...rest] = line.trim().split(/\s+/);
+  const ed25519 = rest.join('');
+  if (deviceId === undefined || !DEVICE_ID.test(deviceId) || !ED25519.test(ed25519)) {
+    return undefined;
+  }
+  return { deviceId, ed25519 };
+}
+
+function resolveMatrixEncryption(
+  m: NonNullable<RawConfig['matrix']>,
+  ctx: ConfigContext,
+  out: Collector,
+): Pick<MatrixConfig, 'encryption' | 'approver_devices' | 'crypto_secret' | 'bot_password'> {
+  const hasPassword =
+    m.bot_password !== undefined ||
+    m.bot_password_file !== undefined ||
+    m.bot_password_env !== undefined;
+  const bot_password = hasPassword
+    ? resolveSecret(m, 'bot_password', 'matrix.', 'login', ctx, out)
+    : undefined;
+  if (m.encryption === 'off') {
+    // The clear-text warning is the gateway's (at start), status's and doctor's to give.
+    return { encryption: 'off', approver_devices: [], bot_password };
+  }
+  const pins: PinnedDevice[] = [];
+  const lines = m.approver_devices ?? [];
+  if (lines.length === 0) {
+    out.issue(
+      'matrix.approver_devices',
+      'is required with matrix.encryption: required: list the approver\'s devices as "DEVICE_ID ED25519_KEY" (broker doctor prints them)',
+    );
+  }
+  lines.forEach((line, i) => {
+    const pin = parsePin(line);
+    if (pin === undefined) {
+      out.issue(
+        `matrix.approver_devices[${i}]`,
+        'must be "DEVICE_ID ED25519_KEY": the session ID and session key Element shows (Settings → Sessions), or the line broker doctor prints',
+      );
+    } else pins.push(pin);
+  });
+  // Security: the secret encrypts the bot's cross-signing keys at rest; 32 characters
+  // is the floor for a key an attacker with the data folder could guess offline.
+  const crypto_secret = resolveSecret(m, 'crypto_secret', 'matrix.', 'token', ctx, out);
+  return { encryption: 'required', approver_devices: pins, crypto_secret, bot_password };
 }
 
 function resolveInstances(

@@ -118,6 +118,15 @@ export const MatrixSchema = strict({
     .string({ error: 'must be a Matrix room ID like "!abc:example.org" (quote it)' })
     .regex(ROOM_ID, { error: 'must be a Matrix room ID like "!abc:example.org"' }),
   approver: userId,
+  // §11.1: absent means `off` (clear text), with a warning at start, in status and doctor.
+  encryption: z.enum(['required', 'off'], { error: 'must be required or off' }).default('off'),
+  approver_devices: z
+    .array(text('"DEVICE_ID ED25519_KEY", e.g. "PHONEDEVICE 3sbpG34K…"'), {
+      error: 'must be a list of "DEVICE_ID ED25519_KEY" texts (see broker doctor)',
+    })
+    .optional(),
+  ...secretKeys('crypto_secret'),
+  ...secretKeys('bot_password'),
 });
 
 export const LifecycleSchema = strict({

@@ -21,6 +21,21 @@ export interface MatrixConfig {
   room_id: string;
   /** The only Matrix user whose decisions count. */
   approver: string;
+  /** `required`: an encrypted room, decisions only from pinned devices. Absent: `off`. */
+  encryption?: 'required' | 'off' | undefined;
+  /** The approver's devices whose decisions count (empty or absent when encryption is off). */
+  approver_devices?: readonly PinnedDevice[] | undefined;
+  /** Secret (with encryption required): encrypts the bot's identity at rest. */
+  crypto_secret?: string | undefined;
+  /** Secret, optional: lets the bot log in as a new session and delete its old ones. */
+  bot_password?: string | undefined;
+}
+
+/** One pinned device: `"DEVICE_ID ED25519_KEY"` in config.yaml. */
+export interface PinnedDevice {
+  readonly deviceId: string;
+  /** Unpadded base64, as Element shows the "Session key". */
+  readonly ed25519: string;
 }
 
 /** The validated configuration; keys keep their snake_case YAML names. Durations are ms. */

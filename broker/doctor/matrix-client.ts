@@ -19,12 +19,22 @@ export class MatrixCallError extends Error {
   }
 }
 
-async function get(cfg: MatrixConfig, path: string, timeoutMs: number): Promise<unknown> {
+async function get(
+  cfg: MatrixConfig,
+  path: string,
+  timeoutMs: number,
+  postBody?: unknown,
+): Promise<unknown> {
   const url = new URL(`${cfg.homeserver.replace(/\/+$/, '')}/_matrix/client/v3/${path}`);
   let res: Response;
   try {
     res = await fetch(url, {
-      headers: { authorization: `Bearer ${cfg.bot_token}`, accept: 'application/json' },
+      ...(postBody === undefined ? {} : { method: 'POST', body: JSON.stringify(postBody) }),
+      headers: {
+        authorization: `Bearer ${cfg.bot_token}`,
+        accept: 'application/json',
+        'content-type': 'application/json',
+      },
       // Security: the token goes only to the configured homeserver, never to a redirect.
       redirect: 'manual',
       signal: AbortSignal.timeout(timeoutMs),
@@ -52,9 +62,15 @@ async function get(cfg: MatrixConfig, path: string, timeoutMs: number): Promise<
   return body;
 }
 
-export function fetchPreflightClient(cfg: MatrixConfig, timeoutMs: number): PreflightClient {
+/** What the doctor asks beyond preflight: the devices (and keys) of a user. */
+export interface DoctorMatrixClient extends PreflightClient {
+  queryKeys?(userId: string): Promise<unknown>;
+}
+
+export function fetchPreflightClient(cfg: MatrixConfig, timeoutMs: number): DoctorMatrixClient {
   const room = (roomId: string) => `rooms/${encodeURIComponent(roomId)}`;
   return {
+    queryKeys: (userId) => get(cfg, 'keys/query', timeoutMs, { device_keys: { [userId]: [] } }),
     whoami: () => get(cfg, 'account/whoami', timeoutMs),
     getJoinedRoomMembers: (roomId) => get(cfg, `${room(roomId)}/joined_members`, timeoutMs),
     getStateEvent: (roomId, type, key) =>

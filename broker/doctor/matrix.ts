@@ -1,7 +1,7 @@
 /**
  * Checks the Matrix approval room with the gateway's own preflight (the same rules it
  * enforces when it starts): the token is the bot's, the bot and the approver are
- * joined, the room is not encrypted and is invite-only. Preflight stops at the first
+ * joined, the room is encrypted exactly when matrix.encryption is required, and is invite-only. Preflight stops at the first
  * problem; the steps after it are shown as not checked.
  */
 import type { MatrixConfig } from '../config.js';
@@ -22,6 +22,7 @@ const STEP_OF_CODE: ReadonlyMap<MatrixGatewayErrorCode, Step> = new Map<
   ['not_joined', 'bot'],
   ['approver_not_member', 'approver'],
   ['encrypted', 'encryption'],
+  ['not_encrypted', 'encryption'],
   ['not_invite_only', 'join_rule'],
 ]);
 
@@ -30,7 +31,10 @@ function labels(cfg: MatrixConfig): Record<Step, string> {
     token: `homeserver ${cfg.homeserver} reachable, matrix.bot_token is ${cfg.bot_user}'s`,
     bot: `bot ${cfg.bot_user} joined to room ${cfg.room_id}`,
     approver: `approver ${cfg.approver} joined to room ${cfg.room_id}`,
-    encryption: 'room is not encrypted',
+    encryption:
+      cfg.encryption === 'required'
+        ? 'room is encrypted (matrix.encryption: required)'
+        : 'room is not encrypted (matrix.encryption: off)',
     join_rule: 'room is invite-only (join rule "invite")',
   };
 }

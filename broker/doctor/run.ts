@@ -21,6 +21,7 @@ import {
 import { checkAuditLog, checkDataDir, checkDataModes } from './local.js';
 import { checkMatrix } from './matrix.js';
 import { fetchPreflightClient } from './matrix-client.js';
+import { checkEncryption } from './matrix-devices.js';
 import { checkInstance } from './nextcloud.js';
 
 export interface DoctorDeps {
@@ -101,6 +102,10 @@ export async function runDoctor(configPath: string, deps: DoctorDeps): Promise<D
     sections.push({
       title: 'Matrix approval room',
       checks: await checkMatrix(config.matrix, client),
+    });
+    sections.push({
+      title: 'Approval room encryption (matrix.encryption)',
+      checks: await checkEncryption(config.matrix, client, config.data_dir),
     });
   } else {
     sections.push({

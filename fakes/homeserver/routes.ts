@@ -3,101 +3,37 @@
  * start, sync and act as a bot.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { HomeserverModel, MatrixEvent } from './model.js';
-import { buildSync, clientEvent, hasNews, parseToken, timelineLimit } from './sync.js';
+import type { MatrixEvent } from './model.js';
+import {
+  buildSync,
+  clientEvent,
+  hasNews,
+  parseSyncToken,
+  parseToken,
+  timelineLimit,
+} from './sync.js';
 import type { SyncFilter } from './sync.js';
 
-export interface FakeUser {
-  readonly userId: string;
-  readonly token: string;
-  readonly password: string;
-  readonly deviceId: string;
-}
+import {
+  body,
+  HttpError,
+  me,
+  route,
+  routes,
+  match,
+  type FakeUser,
+  type Handler,
+  type RecordedRequest,
+  type Request,
+  type RouteContext,
+} from './http.js';
+import { keyCounts } from './e2ee-routes.js';
 
-export interface RecordedRequest {
-  readonly method: string;
-  /** Path without the query string. */
-  readonly path: string;
-  /** Query parameters, access_token removed. */
-  readonly query: Record<string, string>;
-  readonly user: string | undefined;
-  status: number;
-}
-
-export interface RouteContext {
-  readonly model: HomeserverModel;
-  readonly users: ReadonlyMap<string, FakeUser>;
-  readonly now: () => number;
-  /** Resolves after `ms`, or early when the model changes or the server closes. */
-  readonly waitForChange: (ms: number) => Promise<void>;
-  readonly filters: Map<string, SyncFilter>;
-  readonly txns: Map<string, string>;
-}
-
-class HttpError extends Error {
-  constructor(
-    readonly status: number,
-    readonly errcode: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
+export type { FakeUser, RecordedRequest, RouteContext };
 
 const EMPTY_PUSH_RULES = {
   global: { override: [], content: [], room: [], sender: [], underride: [] },
 };
-
-type Params = string[];
-type Handler = (
-  ctx: RouteContext,
-  req: Request,
-  params: Params,
-) => Promise<[number, unknown]> | [number, unknown];
-
-interface Request {
-  readonly method: string;
-  readonly query: URLSearchParams;
-  readonly user: FakeUser | undefined;
-  readonly body: unknown;
-}
-
-interface Route {
-  readonly method: string;
-  readonly pattern: string[];
-  readonly auth: boolean;
-  readonly handler: Handler;
-}
-
-const routes: Route[] = [];
-function route(method: string, path: string, handler: Handler, auth = true): void {
-  routes.push({ method, pattern: path.split('/').filter(Boolean), auth, handler });
-}
-
-function match(pattern: string[], segments: string[]): Params | undefined {
-  if (pattern.length !== segments.length) return undefined;
-  const params: Params = [];
-  for (let i = 0; i < pattern.length; i += 1) {
-    const p = pattern[i] ?? '';
-    const s = segments[i] ?? '';
-    if (p === '*') params.push(s);
-    else if (p !== s) return undefined;
-  }
-  return params;
-}
-
-function me(req: Request): FakeUser {
-  if (!req.user) throw new HttpError(401, 'M_MISSING_TOKEN', 'Missing access token');
-  return req.user;
-}
-
-function body(req: Request): Record<string, unknown> {
-  const b = req.body;
-  if (typeof b !== 'object' || b === null || Array.isArray(b)) {
-    throw new HttpError(400, 'M_NOT_JSON', 'Content not JSON.');
-  }
-  return b as Record<string, unknown>;
-}
 
 function requireRoom(ctx: RouteContext, roomId: string): void {
   if (!ctx.model.hasRoom(roomId)) throw new HttpError(404, 'M_NOT_FOUND', 'Unknown room');
@@ -142,7 +78,17 @@ route(
     if (b['type'] !== 'm.login.password' || !user || b['password'] !== user.password) {
       throw new HttpError(403, 'M_FORBIDDEN', 'Invalid username or password');
     }
-    return [200, { user_id: user.userId, access_token: user.token, device_id: user.deviceId }];
+    // Each login is a new session (device and access token) unless it names a device.
+    const deviceId = typeof b['device_id'] === 'string' ? b['device_id'] : undefined;
+    const display = b['initial_device_display_name'];
+    const session = ctx.e2ee.createSession(user.userId, {
+      deviceId,
+      ...(typeof display === 'string' ? { displayName: display } : {}),
+    });
+    return [
+      200,
+      { user_id: user.userId, access_token: session.token, device_id: session.deviceId },
+    ];
   },
   false,
 );
@@ -190,7 +136,7 @@ route('GET', '_matrix/client/v3/sync', async (ctx, req) => {
     if (!filter) throw new HttpError(400, 'M_INVALID_PARAM', 'Unknown filter');
   }
   const sinceParam = req.query.get('since');
-  const since = sinceParam === null ? undefined : parseToken(sinceParam);
+  const since = sinceParam === null ? undefined : parseSyncToken(sinceParam);
   if (sinceParam !== null && since === undefined) {
     throw new HttpError(400, 'M_INVALID_PARAM', 'Bad since token');
   }
@@ -198,11 +144,12 @@ route('GET', '_matrix/client/v3/sync', async (ctx, req) => {
   if (since !== undefined) {
     const deadline = ctx.now() + timeout;
     // Long-poll: hold the request until something for this user arrives.
-    while (!hasNews(ctx.model, u.userId, since) && ctx.now() < deadline) {
+    while (!hasNews(ctx.model, ctx.e2ee, u, since) && ctx.now() < deadline) {
       await ctx.waitForChange(deadline - ctx.now());
     }
   }
-  return [200, buildSync(ctx.model, u.userId, since, timelineLimit(filter), ctx.now())];
+  const limit = timelineLimit(filter);
+  return [200, buildSync(ctx.model, ctx.e2ee, u, since, limit, ctx.now(), keyCounts(ctx, u))];
 });
 
 // --- rooms -----------------------------------------------------------------------
@@ -391,8 +338,12 @@ export async function dispatch(
     .map((s) => decodeURIComponent(s));
   const query = url.searchParams;
   const token = tokenOf(req, query);
-  const user =
-    token === undefined ? undefined : [...ctx.users.values()].find((u) => u.token === token);
+  const session = token === undefined ? undefined : ctx.e2ee.sessionOfToken(token);
+  const account = session === undefined ? undefined : ctx.users.get(session.userId);
+  const user: FakeUser | undefined =
+    session === undefined || account === undefined
+      ? undefined
+      : { ...account, token: session.token, deviceId: session.deviceId };
   const shownQuery = Object.fromEntries([...query].filter(([k]) => k !== 'access_token'));
   const recorded: RecordedRequest = {
     method: req.method ?? 'GET',

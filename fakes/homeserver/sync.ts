@@ -2,6 +2,7 @@
  * `/sync` for the fake homeserver: initial sync (last `timeline.limit` events plus the
  * state *before* them, as matrix-js-sdk expects) and incremental long-poll sync.
  */
+import type { E2eeState } from './e2ee-state.js';
 import type { HomeserverModel, MatrixEvent } from './model.js';
 
 /** Synapse's default when a filter names no timeline limit. */
@@ -18,10 +19,20 @@ export function timelineLimit(filter: SyncFilter | undefined): number {
     : DEFAULT_TIMELINE_LIMIT;
 }
 
-/** Parses a stream token `s<n>`; undefined when malformed. */
+/** Parses a stream token `s<n>` (or a sync token `s<n>_<m>`): the room stream position. */
 export function parseToken(token: string): number | undefined {
-  const m = /^s(\d{1,12})$/.exec(token);
-  return m ? Number(m[1]) : undefined;
+  return parseSyncToken(token)?.room;
+}
+
+/** A sync token `s<room>_<e2ee>`: positions in the room stream and the E2EE stream. */
+export interface SyncPosition {
+  room: number;
+  e2ee: number;
+}
+
+export function parseSyncToken(token: string): SyncPosition | undefined {
+  const m = /^s(\d{1,12})(?:_(\d{1,12}))?$/.exec(token);
+  return m ? { room: Number(m[1]), e2ee: Number(m[2] ?? '0') } : undefined;
 }
 
 /** An event as a client sees it: `unsigned.age` computed now; room_id dropped in /sync. */
@@ -40,9 +51,33 @@ interface JoinedRoomSync {
   unread_notifications: { highlight_count: number; notification_count: number };
 }
 
-/** True when `since` has something new for `userId`. */
-export function hasNews(model: HomeserverModel, userId: string, since: number): boolean {
-  return buildJoined(model, userId, since, 1, 0) !== undefined;
+/** True when `since` has something new for this session. */
+export function hasNews(
+  model: HomeserverModel,
+  e2ee: E2eeState,
+  who: { userId: string; deviceId: string },
+  since: SyncPosition,
+): boolean {
+  if (buildJoined(model, who.userId, since.room, 1, 0) !== undefined) return true;
+  if (e2ee.toDeviceFor(who.userId, who.deviceId, since.e2ee).length > 0) return true;
+  return deviceListChanges(model, e2ee, who.userId, since.e2ee).length > 0;
+}
+
+/** Users sharing a room with `userId` (or `userId` itself) whose keys changed after `since`. */
+function deviceListChanges(
+  model: HomeserverModel,
+  e2ee: E2eeState,
+  userId: string,
+  since: number,
+): string[] {
+  const changed = e2ee.changedSince(since);
+  if (changed.size === 0) return [];
+  const shared = new Set([userId]);
+  for (const roomId of model.roomIds()) {
+    if (model.membership(roomId, userId) !== 'join') continue;
+    for (const member of model.joinedMembers(roomId)) shared.add(member);
+  }
+  return [...changed].filter((u) => shared.has(u));
 }
 
 function buildJoined(
@@ -90,19 +125,25 @@ function buildJoined(
 
 export function buildSync(
   model: HomeserverModel,
-  userId: string,
-  since: number | undefined,
+  e2ee: E2eeState,
+  who: { userId: string; deviceId: string },
+  since: SyncPosition | undefined,
   limit: number,
   now: number,
+  keyCounts: Record<string, unknown>,
 ): object {
-  const join = buildJoined(model, userId, since, limit, now) ?? {};
+  const join = buildJoined(model, who.userId, since?.room, limit, now) ?? {};
+  const toDevice = e2ee.toDeviceFor(who.userId, who.deviceId, since?.e2ee ?? 0);
+  // An initial sync reports no changes: the client queries every key it needs.
+  const changed = since === undefined ? [] : deviceListChanges(model, e2ee, who.userId, since.e2ee);
   return {
-    next_batch: `s${model.head()}`,
+    next_batch: `s${model.head()}_${e2ee.head()}`,
     rooms: { join, invite: {}, leave: {}, knock: {} },
     account_data: { events: [] },
     presence: { events: [] },
-    to_device: { events: [] },
-    device_lists: { changed: [], left: [] },
+    to_device: { events: toDevice.map((m) => m.event) },
+    device_lists: { changed, left: [] },
     device_one_time_keys_count: {},
+    ...keyCounts,
   };
 }

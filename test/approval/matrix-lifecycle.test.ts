@@ -67,7 +67,7 @@ describe('refusing to start', () => {
     const e = await refusal({ encrypted: true });
     expect(e.code).toBe('encrypted');
     expect(e.message).toBe(
-      `room ${ROOM} is encrypted; the bot cannot keep encryption keys across restarts yet; create an unencrypted invite-only room`,
+      `room ${ROOM} is encrypted but matrix.encryption is off; set matrix.encryption: required and pin the approver's devices (matrix.approver_devices; broker doctor lists them), or use an unencrypted invite-only room`,
     );
   });
 

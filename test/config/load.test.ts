@@ -101,6 +101,8 @@ describe('config.yaml.example', () => {
     BROKER_AGENT_TOKEN: 'a'.repeat(64),
     BROKER_TRANSFER_TOKEN: 'b'.repeat(64),
     BROKER_MATRIX_TOKEN: 'syt_example_token',
+    BROKER_MATRIX_CRYPTO_SECRET: 'c'.repeat(64),
+    BROKER_MATRIX_PASSWORD: 'the-bot-password-123',
     NEXTCLOUD_PERSONAL_APP_PASSWORD: 'Abcde-Fghij-Klmno-Pqrst-Uvwxy',
   };
 
@@ -117,7 +119,9 @@ describe('config.yaml.example', () => {
     expect(config.instances.get('personal')?.app_password).toBe(
       env.NEXTCLOUD_PERSONAL_APP_PASSWORD,
     );
-    expect(configSecrets(config)).toHaveLength(4);
+    expect(config.matrix?.encryption).toBe('required');
+    expect(config.matrix?.approver_devices).toHaveLength(1);
+    expect(configSecrets(config)).toHaveLength(6);
     expect(config.data_dir).toBe(join(dir, 'data'));
   });
 
@@ -134,6 +138,10 @@ describe('config.yaml.example', () => {
           bot_token: 'syt_example_token',
           room_id: '!abcdefghijklmnop:example.org',
           approver: '@you:example.org',
+          encryption: 'required',
+          approver_devices: ['PHONEDEVICE 3sbpG34KF2+42DHWuubqkFUbSzrHuCawDWjFmSc5g5k'],
+          crypto_secret: 'c'.repeat(64),
+          bot_password: 'the-bot-password-123',
         },
         instances: {
           personal: {
@@ -156,6 +164,8 @@ describe('config.yaml.example', () => {
       'tokens.agent_env',
       'tokens.transfer_env',
       'matrix.bot_token_env',
+      'matrix.bot_password_env',
+      'matrix.crypto_secret_env',
       'instances.personal.app_password_env',
     ]);
   });

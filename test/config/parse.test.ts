@@ -41,6 +41,9 @@ describe('parseConfig: a valid file', () => {
       bot_token: BOT,
       room_id: '!room:example.org',
       approver: '@owner:example.org',
+      encryption: 'off',
+      approver_devices: [],
+      bot_password: undefined,
     });
     expect([...config.instances.entries()]).toEqual([
       [

@@ -59,7 +59,7 @@ describe('auth', () => {
     expect((await call('GET', '/_matrix/client/v3/account/whoami')).json['user_id']).toBe(A);
   });
 
-  it('password login returns the configured token; requests never record it', async () => {
+  it('password login makes a new session (device and token); requests never record it', async () => {
     const ok = await call('POST', '/_matrix/client/v3/login', {
       token: null,
       body: {
@@ -68,7 +68,14 @@ describe('auth', () => {
         password: 'pw',
       },
     });
-    expect(ok.json).toMatchObject({ user_id: B, access_token: 'tok-b' });
+    expect(ok.json['user_id']).toBe(B);
+    const token = String(ok.json['access_token']);
+    expect(token).not.toBe('tok-b');
+    expect(hs.devices(B)).toContain(ok.json['device_id']);
+    const whoami = await fetch(`${hs.url}/_matrix/client/v3/account/whoami`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(await whoami.json()).toMatchObject({ user_id: B, device_id: ok.json['device_id'] });
     const bad = await call('POST', '/_matrix/client/v3/login', {
       token: null,
       body: { type: 'm.login.password', user: B, password: 'wrong' },

@@ -5,7 +5,7 @@
  *
  * Acts on, and only on, events in the configured room:
  * - from the approver's exact Matrix ID: an `m.reaction` annotation, an `m.text`
- *   message that is not an edit (reply fallback stripped), a redaction;
+ *   message that is not an edit (reply fallback stripped), a redaction, a poll vote;
  * - from anyone else: nothing (a command-shaped event is reported as `stranger` so the
  *   gateway can log and audit the attempt; the stranger is told nothing).
  * Everything else, including the bot's own events, is ignored.
@@ -13,6 +13,7 @@
 import { z } from 'zod';
 import { normaliseEmoji, REACTION_KEYS } from '../emoji.js';
 import { parseCommand } from '../parser.js';
+import { parseVote, POLL_RESPONSE_TYPES, type PollAnswer } from './poll.js';
 
 /** The fields of a timeline event the broker decides on. */
 export interface IncomingEvent {
@@ -37,13 +38,14 @@ export type Classified =
   | { kind: 'ignore'; why: IgnoreReason }
   | { kind: 'reaction'; target: string; key: string }
   | { kind: 'text'; body: string }
+  | { kind: 'vote'; poll: string; answer: PollAnswer | undefined }
   | { kind: 'redaction'; target: string }
   | { kind: 'membership'; userId: string; membership: string }
   | { kind: 'room_state'; stateType: 'm.room.encryption' | 'm.room.join_rules'; content: unknown }
   | {
       kind: 'stranger';
       sender: string;
-      what: 'reaction' | 'text' | 'redaction';
+      what: 'reaction' | 'text' | 'redaction' | 'vote';
       /** True when the approver sending the same would have been a command. */
       commandLike: boolean;
     };
@@ -123,6 +125,14 @@ export function classify(ev: IncomingEvent, ctx: ClassifyContext): Classified {
 
   // Security: the approver is compared by exact Matrix ID, never by display name.
   const fromApprover = ev.sender === ctx.approver;
+
+  if (POLL_RESPONSE_TYPES.includes(ev.type)) {
+    const vote = parseVote(ev.content);
+    if (vote === undefined) return { kind: 'ignore', why: 'malformed' };
+    if (!fromApprover)
+      return { kind: 'stranger', sender: ev.sender, what: 'vote', commandLike: true };
+    return { kind: 'vote', poll: vote.poll, answer: vote.answer };
+  }
 
   switch (ev.type) {
     case 'm.reaction': {

@@ -9,12 +9,12 @@ import { toSdkLogger } from './sdk-log.js';
 
 export function createBotClient(
   cfg: MatrixConfig,
-  opts: { requestTimeoutMs: number; deviceId?: string | undefined },
+  opts: { requestTimeoutMs: number; deviceId?: string | undefined; accessToken?: string },
   logger: Logger,
 ): MatrixClient {
   return createClient({
     baseUrl: cfg.homeserver,
-    accessToken: cfg.bot_token,
+    accessToken: opts.accessToken ?? cfg.bot_token,
     userId: cfg.bot_user,
     ...(opts.deviceId === undefined ? {} : { deviceId: opts.deviceId }),
     // No automatic resend: a request that cannot be posted now must fail now, so the

@@ -20,7 +20,8 @@ import { ApprovalUnavailableError } from '../gateway.js';
 import { createBotClient } from './client.js';
 import { MatrixGatewayError } from './errors.js';
 import type { ResolvedOptions } from './options.js';
-import { checkSyncedRoom, preflight } from './preflight.js';
+import { BotCrypto } from './e2ee/bot-crypto.js';
+import { checkSyncedRoom, encryptionRequired, preflight } from './preflight.js';
 import type { RoomWatch } from './room-watch.js';
 
 export const UNAVAILABLE_MESSAGE = 'approval channel unavailable; existing grants still work';
@@ -41,10 +42,14 @@ export interface ConnectionDeps {
   readonly onTimeline: TimelineHandler;
   /** Sync is back after an outage. */
   readonly onRecovered: () => void;
+  /** Where the bot keeps its identity (needed with matrix.encryption: required). */
+  readonly dataDir?: string | undefined;
 }
 
 export class MatrixConnection {
   private client: MatrixClient | undefined;
+  /** The bot's encryption, with matrix.encryption: required. */
+  private e2ee: BotCrypto | undefined;
   /** `waiting`: started without the homeserver (startWhileUnreachable), retrying. */
   private phase: 'new' | 'starting' | 'waiting' | 'started' | 'stopped' = 'new';
   private prepared = false;
@@ -60,8 +65,10 @@ export class MatrixConnection {
   private readonly room: RoomWatch;
   private readonly onTimeline: TimelineHandler;
   private readonly onRecovered: () => void;
+  private readonly dataDir: string | undefined;
 
   constructor(deps: ConnectionDeps) {
+    this.dataDir = deps.dataDir;
     this.cfg = deps.cfg;
     this.opts = deps.opts;
     this.logger = deps.logger;
@@ -84,6 +91,11 @@ export class MatrixConnection {
     if (this.phase !== 'started' || !this.ready || this.client === undefined) return false;
     const state = this.client.getSyncState();
     return !(state === null || state === SyncState.Error || state === SyncState.Stopped);
+  }
+
+  /** The bot's encryption, when matrix.encryption is required and the channel is up. */
+  crypto(): BotCrypto | undefined {
+    return this.e2ee;
   }
 
   /** Fetches one event of the approval room (for a reaction on an older message). */
@@ -147,11 +159,26 @@ export class MatrixConnection {
   /** One attempt: a fresh client, preflight, first sync, synced-room checks. */
   private async connect(): Promise<void> {
     const { logger } = this;
-    const client = createBotClient(this.cfg, this.opts, logger);
+    const e2ee = encryptionRequired(this.cfg)
+      ? await BotCrypto.open(this.cfg, this.dataDir, logger)
+      : undefined;
+    this.e2ee = e2ee;
+    const client = createBotClient(
+      this.cfg,
+      e2ee === undefined
+        ? this.opts
+        : { ...this.opts, deviceId: e2ee.session.deviceId, accessToken: e2ee.session.accessToken },
+      logger,
+    );
     this.client = client;
     this.prepared = false;
     try {
       const { others } = await preflight(client, this.cfg);
+      if (e2ee === undefined) {
+        logger.warn(
+          "matrix.encryption is off: decisions in this clear-text room are only as trustworthy as the homeserver and every session of the approver's account",
+        );
+      } else await e2ee.init(client);
       if (others.length > 0) {
         logger.warn(
           'the approval room has other members: they can read every request, but only the approver can decide',
@@ -171,7 +198,8 @@ export class MatrixConnection {
         threadSupport: false,
       });
       await prepared;
-      checkSyncedRoom(client.getRoom(this.cfg.room_id), this.cfg.room_id);
+      checkSyncedRoom(client.getRoom(this.cfg.room_id), this.cfg.room_id, this.cfg);
+      await e2ee?.afterSync();
       this.ready = true;
     } catch (err) {
       this.teardown();
@@ -206,6 +234,7 @@ export class MatrixConnection {
     if (this.nudgeTimer !== undefined) clearInterval(this.nudgeTimer);
     this.nudgeTimer = undefined;
     this.preparedWaiter?.();
+    this.e2ee?.stop();
     const client = this.client;
     if (client === undefined) return;
     client.off(ClientEvent.Sync, this.onSync);

@@ -10,6 +10,10 @@ export type MatrixGatewayErrorCode =
   | 'approver_not_member'
   | 'not_invite_only'
   | 'encrypted'
+  | 'not_encrypted'
+  | 'identity_unreadable'
+  | 'stale_session'
+  | 'crypto_setup'
   | 'sync_timeout'
   | 'bad_response';
 

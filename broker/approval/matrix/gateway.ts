@@ -13,27 +13,36 @@
  * Expiry never uses the homeserver's timestamps: the engine and store use the
  * broker's clock (docs/contracts.md §3).
  *
+ * With `matrix.encryption: required` (§11.1 of the design; docs/contracts.md) the room is
+ * encrypted, each request carries a poll instead of reactions, and a typed command or a
+ * vote counts only from one of the approver's pinned devices (e2ee/device-gate.ts);
+ * reactions decide nothing there.
+ *
  * Refuses to start unless the token is the bot's, the bot and the approver are joined,
- * the room is invite-only and not encrypted (preflight.ts). A homeserver that is merely
+ * the room is invite-only and encrypted exactly when required (preflight.ts). A homeserver that is merely
  * unreachable at start does not stop the broker: start() resolves with the channel
  * unavailable and keeps retrying (connection.ts). While the homeserver is unreachable
  * `healthy()` is false and `postRequest` throws ApprovalUnavailableError; once running,
  * matrix-js-sdk reconnects by itself (keep-alive with backoff).
  */
-import type { Clock, RequestRecord } from '../../base/domain.js';
-import type { Logger } from '../../base/log.js';
+import type { MatrixEvent } from 'matrix-js-sdk';
+import type { RequestRecord } from '../../base/domain.js';
 import type { MatrixConfig } from '../../config.js';
-import type { ApprovalAudit, Reply } from '../decisions.js';
-import { REACTION_KEYS } from '../emoji.js';
-import type { ApprovalEngine } from '../engine.js';
-import { renderRequest } from '../request-message.js';
+import type { Reply } from '../decisions.js';
+import { normaliseEmoji, REACTION_KEYS } from '../emoji.js';
 import { ApprovalUnavailableError, type ApprovalGateway } from '../gateway.js';
+import { parseCommand } from '../parser.js';
+import { renderRequest } from '../request-message.js';
 import { BoundedSet } from './bounded-set.js';
 import { classify, type Classified, type IncomingEvent } from './classify.js';
 import { errorSummary, sendContent, type EventContent } from './client.js';
 import { MatrixConnection, UNAVAILABLE_MESSAGE, type TimelineHandler } from './connection.js';
+import { DeviceGate, reactionNotice } from './e2ee/device-gate.js';
 import { MatrixGatewayError } from './errors.js';
-import { resolveOptions, type MatrixGatewayOptions, type ResolvedOptions } from './options.js';
+import type { HandledEvent, MatrixGatewayDeps } from './gateway-deps.js';
+import { resolveOptions, type ResolvedOptions } from './options.js';
+import { pollContent, POLL_START } from './poll.js';
+import { encryptionRequired } from './preflight.js';
 import { REQUEST_ID_KEY, RequestIndex, STORE_ID_KEY } from './request-index.js';
 import { RoomWatch } from './room-watch.js';
 import { routeSdkGlobalLogs } from './sdk-log.js';
@@ -41,32 +50,7 @@ import { routeSdkGlobalLogs } from './sdk-log.js';
 export { REQUEST_ID_KEY, STORE_ID_KEY, UNAVAILABLE_MESSAGE };
 export type { MatrixGatewayOptions } from './options.js';
 
-/** What the gateway uses of the engine. */
-export type MatrixEngine = Pick<
-  ApprovalEngine,
-  'handleText' | 'handleReaction' | 'undoApprovalReaction' | 'storeId'
->;
-
-/** Reported after each live event is handled (tests and the latency bench wait on it). */
-export interface HandledEvent {
-  readonly eventId: string;
-  readonly kind: Classified['kind'] | 'unknown_target' | 'not_a_command';
-  readonly reply?: Reply;
-}
-
-export interface MatrixGatewayDeps {
-  config: {
-    matrix: MatrixConfig | undefined;
-    lifecycle: { pending_timeout: number; default_grant: number; max_grant: number };
-  };
-  engine: MatrixEngine;
-  logger: Logger;
-  now: Clock;
-  /** When given, commands from people other than the approver are audited as `refused`. */
-  audit?: ApprovalAudit;
-  options?: MatrixGatewayOptions;
-  onHandled?: (event: HandledEvent) => void;
-}
+export type { HandledEvent, MatrixEngine, MatrixGatewayDeps } from './gateway-deps.js';
 
 export class MatrixGateway implements ApprovalGateway {
   private readonly cfg: MatrixConfig;
@@ -75,6 +59,8 @@ export class MatrixGateway implements ApprovalGateway {
   private readonly handled: BoundedSet;
   private readonly requests: RequestIndex;
   private readonly room: RoomWatch;
+  private readonly encrypted: boolean;
+  private readonly gate: DeviceGate;
   private lastSendFailureAt: number | undefined;
   private work: Promise<void> = Promise.resolve();
 
@@ -86,7 +72,9 @@ export class MatrixGateway implements ApprovalGateway {
     this.opts = resolveOptions(deps.options);
     this.handled = new BoundedSet(this.opts.handledLimit);
     this.room = new RoomWatch(this.cfg, deps.logger);
+    this.encrypted = encryptionRequired(this.cfg);
     this.connection = new MatrixConnection({
+      dataDir: deps.dataDir,
       cfg: this.cfg,
       opts: this.opts,
       logger: deps.logger,
@@ -95,6 +83,12 @@ export class MatrixGateway implements ApprovalGateway {
       onRecovered: () => {
         this.lastSendFailureAt = undefined;
       },
+    });
+    this.gate = new DeviceGate({
+      crypto: () => this.connection.crypto(),
+      approver: this.cfg.approver,
+      logger: deps.logger,
+      audit: deps.audit,
     });
     this.requests = new RequestIndex({
       bot: this.cfg.bot_user,
@@ -173,6 +167,16 @@ export class MatrixGateway implements ApprovalGateway {
       'request',
     );
     this.requests.posted(eventId, request.id);
+    if (this.encrypted) {
+      // Reactions travel unencrypted and decide nothing here; a poll is the one tap.
+      try {
+        const pollId = await this.send(POLL_START, pollContent(request.id), 'poll');
+        this.requests.posted(pollId, request.id);
+      } catch {
+        // Already logged; typed commands work without the poll.
+      }
+      return;
+    }
     // The reactions are a convenience: typed commands work without them.
     for (const key of REACTION_KEYS) {
       try {
@@ -239,25 +243,40 @@ export class MatrixGateway implements ApprovalGateway {
     }
     // Security: each event acts at most once.
     if (!this.handled.add(id)) return;
-    const raw = event.event;
-    const incoming: IncomingEvent = {
-      eventId: id,
-      roomId: event.getRoomId(),
-      sender: event.getSender(),
-      type: event.getType(),
-      content: raw.content,
-      redacts: typeof raw.redacts === 'string' ? raw.redacts : undefined,
-      stateKey: event.getStateKey(),
-    };
     // One at a time, in timeline order: a 👍 and its withdrawal must not overtake each other.
     this.work = this.work
-      .then(() => this.handle(incoming))
+      .then(() => this.handleSdkEvent(event, id))
       .catch((err: unknown) => {
         this.deps.logger.error('handling a matrix event failed', { error: errorSummary(err) });
       });
   };
 
-  private async handle(ev: IncomingEvent): Promise<void> {
+  private async handleSdkEvent(event: MatrixEvent, id: string): Promise<void> {
+    if (this.encrypted && event.isEncrypted()) {
+      await this.connection.crypto()?.decrypt(event);
+      if (event.isDecryptionFailure()) {
+        if (event.getSender() !== this.cfg.bot_user) await this.gate.undecryptable(event);
+        this.deps.onHandled?.({ eventId: id, kind: 'refused_device' });
+        return;
+      }
+    }
+    const raw = event.event;
+    await this.handle(
+      {
+        eventId: id,
+        roomId: event.getRoomId(),
+        sender: event.getSender(),
+        type: event.getType(),
+        // The clear content of a decrypted event; the wire content otherwise.
+        content: event.isEncrypted() ? event.getContent() : raw.content,
+        redacts: typeof raw.redacts === 'string' ? raw.redacts : undefined,
+        stateKey: event.getStateKey(),
+      },
+      event,
+    );
+  }
+
+  private async handle(ev: IncomingEvent, event: MatrixEvent): Promise<void> {
     if (this.connection.stopped) return;
     const c = classify(ev, {
       roomId: this.cfg.room_id,
@@ -282,6 +301,14 @@ export class MatrixGateway implements ApprovalGateway {
       case 'reaction': {
         const requestId = await this.requests.requestOf(c.target);
         if (requestId === undefined) return done('unknown_target');
+        if (this.encrypted) {
+          // Security: Matrix sends reactions unencrypted, so the homeserver or any
+          // session of the account could have made one; it decides nothing here.
+          if (!REACTION_KEYS.includes(normaliseEmoji(c.key))) return done('not_a_command');
+          const notice = reactionNotice(requestId);
+          await this.reply(notice, c.target);
+          return done('reaction_refused', notice);
+        }
         // The engine records a 👍 that granted something (in the grant store), so that
         // withdrawing it undoes the approval, after a restart too (docs/architecture.md).
         const reply = await this.deps.engine.handleReaction(c.key, requestId, actor, {
@@ -292,13 +319,33 @@ export class MatrixGateway implements ApprovalGateway {
         await this.reply(reply, c.target);
         return done('reaction', reply);
       }
+      case 'vote': {
+        const requestId = await this.requests.requestOf(c.poll);
+        // Clear-text rooms get no polls, so a vote there answers nothing of ours.
+        if (requestId === undefined || !this.encrypted) return done('unknown_target');
+        if (!(await this.passesGate(event, 'vote', requestId))) return done('refused_device');
+        if (c.answer === undefined) return done('not_a_command');
+        const reply = await this.deps.engine.handleText(`${c.answer} ${requestId}`, actor);
+        if (reply === null) return done('not_a_command');
+        await this.reply(reply, ev.eventId);
+        return done('vote', reply);
+      }
       case 'text': {
+        if (this.encrypted) {
+          const parsed = parseCommand(c.body);
+          if (parsed === null) return done('not_a_command');
+          const command = parsed.ok ? (parsed.command as { request?: unknown }) : {};
+          const requestId = typeof command.request === 'number' ? command.request : undefined;
+          if (!(await this.passesGate(event, 'text', requestId))) return done('refused_device');
+        }
         const reply = await this.deps.engine.handleText(c.body, actor);
         if (reply === null) return done('not_a_command');
         await this.reply(reply, ev.eventId);
         return done('text', reply);
       }
       case 'redaction': {
+        // In an encrypted room no 👍 ever approved anything, so none can be withdrawn.
+        if (this.encrypted) return done('ignore');
         // Security: classify() passes only the approver's own redactions in this room
         // (a moderator removing the approver's 👍 is not the approver withdrawing it);
         // the store also requires the redacting approver and room to be the 👍's own,
@@ -312,6 +359,17 @@ export class MatrixGateway implements ApprovalGateway {
         return done('redaction', reply);
       }
     }
+  }
+
+  /** Encrypted room: the event came from a pinned device; else audited (and reported). */
+  private async passesGate(
+    event: MatrixEvent,
+    what: 'text' | 'vote',
+    requestId: number | undefined,
+  ): Promise<boolean> {
+    const result = await this.gate.check(event, what, requestId);
+    if (!result.ok && result.notice !== undefined) await this.reply(result.notice, event.getId());
+    return result.ok;
   }
 
   private async onStranger(

@@ -1,7 +1,8 @@
 /**
  * Checks, before the gateway syncs, that the configured Matrix setup is the one the
  * security model assumes: the token is the bot's, the bot and the approver are in the
- * room, the room is invite-only and not encrypted. Refuses to start otherwise, with a
+ * room, the room is invite-only and encrypted exactly when `matrix.encryption` is
+ * `required`. Refuses to start otherwise, with a
  * message that names the fix. Also used on the synced room state after PREPARED.
  */
 import type { Room } from 'matrix-js-sdk';
@@ -21,7 +22,16 @@ const JoinedMembers = z.object({ joined: z.record(z.string(), z.unknown()) });
 const JoinRules = z.object({ join_rule: z.string() });
 
 export function encryptedRoomMessage(roomId: string): string {
-  return `room ${roomId} is encrypted; the bot cannot keep encryption keys across restarts yet; create an unencrypted invite-only room`;
+  return `room ${roomId} is encrypted but matrix.encryption is off; set matrix.encryption: required and pin the approver's devices (matrix.approver_devices; broker doctor lists them), or use an unencrypted invite-only room`;
+}
+
+export function notEncryptedRoomMessage(roomId: string): string {
+  return `room ${roomId} is not encrypted but matrix.encryption is required; turn on encryption in the room's settings (Element: Room settings → Security & Privacy → Encrypted), or set matrix.encryption: off`;
+}
+
+/** True when the configuration asks for an encrypted room (§11.1). */
+export function encryptionRequired(cfg: Pick<MatrixConfig, 'encryption'>): boolean {
+  return cfg.encryption === 'required';
 }
 
 export function notInviteOnlyMessage(roomId: string, rule: string): string {
@@ -171,10 +181,13 @@ export async function preflight(
     'the encryption state',
     notFound,
   );
-  // Security: in Node the bot cannot persist encryption keys (matrix-js-sdk 43), so in an
-  // encrypted room it would either miss the approver's commands or need a new device at
-  // every start. Encryption cannot be switched off in a room, so refuse outright.
-  if (encryption !== undefined)
+  // Security: the room must be what matrix.encryption says. With `required`, a clear-text
+  // room would make every decision the homeserver's to forge; with `off`, the bot could
+  // read nothing in an encrypted room. Encryption cannot be switched off in a room.
+  if (encryptionRequired(cfg) && encryption === undefined) {
+    throw new MatrixGatewayError('not_encrypted', notEncryptedRoomMessage(room));
+  }
+  if (!encryptionRequired(cfg) && encryption !== undefined)
     throw new MatrixGatewayError('encrypted', encryptedRoomMessage(room));
   const rules = await call(
     cfg,
@@ -195,11 +208,19 @@ export async function preflight(
 }
 
 /** The same room rules, on the state matrix-js-sdk synced (defence in depth after PREPARED). */
-export function checkSyncedRoom(room: Room | null, roomId: string): void {
+export function checkSyncedRoom(
+  room: Room | null,
+  roomId: string,
+  cfg: Pick<MatrixConfig, 'encryption'> = {},
+): void {
   if (room === null || room.getMyMembership() !== 'join') {
     throw new MatrixGatewayError('not_joined', `the bot is not joined to room ${roomId}`);
   }
-  if (room.currentState.getStateEvents('m.room.encryption', '') !== null) {
+  const encrypted = room.currentState.getStateEvents('m.room.encryption', '') !== null;
+  if (encryptionRequired(cfg) && !encrypted) {
+    throw new MatrixGatewayError('not_encrypted', notEncryptedRoomMessage(roomId));
+  }
+  if (!encryptionRequired(cfg) && encrypted) {
     throw new MatrixGatewayError('encrypted', encryptedRoomMessage(roomId));
   }
   const rule = room.getJoinRule();

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import type { Logger } from '../../base/log.js';
-import { encryptedRoomMessage, notInviteOnlyMessage } from './preflight.js';
+import { encryptedRoomMessage, encryptionRequired, notInviteOnlyMessage } from './preflight.js';
 
 const JoinRules = z.object({ join_rule: z.string() });
 
@@ -14,7 +14,11 @@ export class RoomWatch {
   private joinRuleProblem: string | undefined;
 
   constructor(
-    private readonly cfg: { room_id: string; approver: string },
+    private readonly cfg: {
+      room_id: string;
+      approver: string;
+      encryption?: 'required' | 'off' | undefined;
+    },
     private readonly logger: Logger,
   ) {}
 
@@ -41,8 +45,10 @@ export class RoomWatch {
   onRoomState(type: 'm.room.encryption' | 'm.room.join_rules', content: unknown): void {
     const room = this.cfg.room_id;
     if (type === 'm.room.encryption') {
-      // Security: the bot cannot read encrypted commands, and encryption cannot be
-      // switched off again; stop offering the channel.
+      // An encrypted room is what `required` asks for.
+      if (encryptionRequired(this.cfg)) return;
+      // Security: with encryption off the bot cannot read encrypted commands, and
+      // encryption cannot be switched off again; stop offering the channel.
       this.encrypted = true;
       this.logger.error(encryptedRoomMessage(room));
       return;
