@@ -1,4 +1,4 @@
-import { parseClientArgs } from './args.js';
+import { looksLikeTarget, parseClientArgs } from './args.js';
 import { TransferClient } from './broker-client.js';
 import { readClientEnv } from './env.js';
 import { processIo, report, type Io, type Outcome } from './output.js';
@@ -10,6 +10,8 @@ export interface ClientContext {
   readonly stageRoot: string;
   readonly state: StateStore;
   readonly target: RemoteTarget;
+  /** Every INSTANCE:PATH named (one, unless the command takes several). */
+  readonly targets: readonly RemoteTarget[];
   readonly local: string | undefined;
   readonly flags: ReadonlySet<string>;
   /** A note for whoever runs the command: on stderr, and in the JSON's `warnings`. */
@@ -27,17 +29,23 @@ export function runClientCommand(
   body: (ctx: ClientContext) => Promise<Outcome>,
   io: Io = processIo,
   env: NodeJS.ProcessEnv = process.env,
+  several = false,
 ): Promise<number> {
   return report(io, async (warn) => {
-    const { positional, flags } = parseClientArgs(args, allowedFlags, command);
+    const { positional, flags } = parseClientArgs(args, allowedFlags, command, several);
     const target = parseTarget(positional[0]);
+    const targets =
+      positional.length > 1 && looksLikeTarget(positional[1] ?? '')
+        ? positional.map(parseTarget)
+        : [target];
     const clientEnv = readClientEnv(env);
     return body({
       client: new TransferClient(clientEnv),
       stageRoot: clientEnv.stageRoot,
       state: new StateStore(clientEnv.stateDir),
       target,
-      local: positional[1],
+      targets,
+      local: targets.length > 1 ? undefined : positional[1],
       flags,
       warn,
     });

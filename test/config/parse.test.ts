@@ -31,7 +31,7 @@ describe('parseConfig: a valid file', () => {
       max_pending: 10,
     });
     expect(config.audit).toEqual({ anchor_interval: 3_600_000 });
-    expect(config.transfer).toEqual({ chunk_size: 16 * 2 ** 20 });
+    expect(config.transfer).toEqual({});
     expect(config.data_dir).toBe('/srv/broker/data');
     expect(config.logging).toEqual({ level: 'info' });
     expect(config.tokens).toEqual({ agent: AGENT, transfer: TRANSFER });

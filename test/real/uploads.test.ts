@@ -17,7 +17,7 @@ import { until } from '../../support/until.js';
 import { useRealRig } from './rig.js';
 
 const MiB = 1024 * 1024;
-const rig = useRealRig({ chunkSize: MiB }, { gate: true });
+const rig = useRealRig({ chunkSize: MiB, putLimit: MiB }, { gate: true });
 const sha256 = (b: Buffer | string): string => createHash('sha256').update(b).digest('hex');
 
 const gateOf = (): GateProxy => {
