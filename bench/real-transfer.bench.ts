@@ -27,7 +27,15 @@ import { compiledCli } from './lib/build.js';
 import { runCliMeasured, runDirectMeasured, type MeasuredRun } from './lib/cli.js';
 import { writeBigFile } from './lib/files.js';
 import { memoryOf } from './lib/processes.js';
-import { curlGet, dav, fileUrl, run, serverChunkSize, serverFromEnv } from './lib/real-server.js';
+import {
+  curlGet,
+  dav,
+  fileUrl,
+  leaveServer,
+  run,
+  serverChunkSize,
+  serverFromEnv,
+} from './lib/real-server.js';
 import { median, round } from './lib/stats.js';
 import { connectMcp, grantViaConsole } from '../support/mcp.js';
 import { shippedNodeFlags } from '../support/node-flags.js';
@@ -286,9 +294,7 @@ const bench: Bench = async () => {
   } finally {
     await agent.close().catch(() => undefined);
     await broker.stop();
-    if (s.reset !== undefined)
-      await run('sh', ['-c', s.reset], { timeout: 120_000 }).catch(() => undefined);
-    else await dav(s, 'DELETE', folder, [204, 404]).catch(() => undefined);
+    await leaveServer(s, folder);
     rmSync(tmp, { recursive: true, force: true });
   }
 };

@@ -16,7 +16,14 @@ import { join } from 'node:path';
 import type { Bench, BenchRow } from './harness.js';
 import { compiledCli } from './lib/build.js';
 import { runCliMeasured } from './lib/cli.js';
-import { curlGet, dav, fileUrl as urlOf, run, serverFromEnv } from './lib/real-server.js';
+import {
+  curlGet,
+  dav,
+  fileUrl as urlOf,
+  leaveServer,
+  run,
+  serverFromEnv,
+} from './lib/real-server.js';
 import { closedLoop, latency, median, round } from './lib/stats.js';
 import { davClient } from './lib/webdav.js';
 import { callTool, connectMcp, grantViaConsole } from '../support/mcp.js';
@@ -147,9 +154,7 @@ const bench: Bench = async () => {
     await agent.close().catch(() => undefined);
     direct.close();
     await broker.stop();
-    if (s.reset !== undefined)
-      await run('sh', ['-c', s.reset], { timeout: 120_000 }).catch(() => undefined);
-    else await dav(s, 'DELETE', folder, [204, 404]).catch(() => undefined);
+    await leaveServer(s, folder);
     rmSync(tmp, { recursive: true, force: true });
   }
 };

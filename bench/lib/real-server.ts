@@ -46,6 +46,13 @@ export async function dav(
   if (!ok.includes(res.status)) throw new Error(`${method} ${path}: HTTP ${res.status}`);
 }
 
+/** Leaves the server as found: emptied (NC_RESET), else without the bench's folder. */
+export async function leaveServer(s: Server, folder: string): Promise<void> {
+  if (s.reset !== undefined)
+    await run('sh', ['-c', s.reset], { timeout: 120_000 }).catch(() => undefined);
+  else await dav(s, 'DELETE', folder, [204, 404]).catch(() => undefined);
+}
+
 /** The server's largest chunk (capability `files.chunked_upload.max_size`), if it says. */
 export async function serverChunkSize(s: Server): Promise<number | undefined> {
   const res = await fetch(`${s.url}/ocs/v2.php/cloud/capabilities?format=json`, {

@@ -6,7 +6,7 @@
  */
 import { ExitCode } from '../command.js';
 import { CliError } from './errors.js';
-import type { Outcome } from './output.js';
+import { asCliError, type Outcome } from './output.js';
 import type { RemoteTarget } from './target.js';
 
 /** Files fetched at once: enough to hide each one's round trips, few for the server. */
@@ -44,14 +44,7 @@ export async function fetchMany(
       try {
         results[i] = { target: nameOf(target), ...(await fetchOne(target)) };
       } catch (error) {
-        const failure =
-          error instanceof CliError
-            ? error
-            : new CliError(
-                ExitCode.usage,
-                `unexpected failure: ${error instanceof Error ? error.message : String(error)}`,
-                'this is a bug in the broker CLI; please report it with the command you ran',
-              );
+        const failure = asCliError(error);
         codes.add(failure.exitCode);
         results[i] = {
           target: nameOf(target),

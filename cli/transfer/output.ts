@@ -40,6 +40,17 @@ export function jsonLine(value: unknown): string {
   return `${escapeJsonLine(JSON.stringify(value))}\n`;
 }
 
+/** A failure as the CLI reports it; anything but a CliError is a bug in the CLI. */
+export function asCliError(err: unknown): CliError {
+  return err instanceof CliError
+    ? err
+    : new CliError(
+        ExitCode.usage,
+        `unexpected failure: ${err instanceof Error ? err.message : String(err)}`,
+        'this is a bug in the broker CLI; please report it with the command you ran',
+      );
+}
+
 /**
  * Runs a client command body and turns its result or failure into the contract's
  * output: one JSON object on stdout (with `warnings` when the body noted any), human
@@ -60,14 +71,7 @@ export async function report(
     io.stdout(jsonLine({ ...outcome, ...noted() }));
     return ExitCode.ok;
   } catch (err) {
-    const failure =
-      err instanceof CliError
-        ? err
-        : new CliError(
-            ExitCode.usage,
-            `unexpected failure: ${err instanceof Error ? err.message : String(err)}`,
-            'this is a bug in the broker CLI; please report it with the command you ran',
-          );
+    const failure = asCliError(err);
     io.stdout(
       jsonLine({
         status: 'failed',
