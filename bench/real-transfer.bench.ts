@@ -282,7 +282,7 @@ const bench: Bench = async () => {
       notes: [
         `Nextcloud on ${new URL(s.url).host} (loopback; Apache + PHP on the same ${cpus().length} CPUs as the broker, the CLI and this process). ${BIG_MB} MiB file, medians of ${ROUNDS} interleaved rounds; every client is its own process and its time includes its start-up. MiB/s per round — PUT: ${per(times.put)}; push new: ${per(times.pushNew)}; chunked: ${per(times.chunked)}; push replacing: ${per(times.pushReplace)}; careful GET: ${per(times.get)}; fetch: ${per(times.fetch)}.`,
         `The direct PUT and chunked clients (bench/lib/direct-transfer.mjs) neither hash nor fsync; the chunked one sends its chunks one after another on one keep-alive connection with the chunk size the broker uses (the server's announced largest chunk, else transfer.chunk_size). The careful GET hashes what it writes and fsyncs it, as any client that records a file's sha256 must.`,
-        `${MANY} files of 1 KiB, ${MANY_ROUNDS} interleaved rounds, ms per round — curls: ${ms(times.curls)}; one broker fetch naming all ${MANY}: ${ms(times.fetchMany)}; ${MANY} broker fetch commands: ${ms(times.fetchEach)}. Each file still gets its own ticket, wall decision and audit records.`,
+        `${MANY} files of 1 KiB, ${MANY_ROUNDS} interleaved rounds, ms per round — curls: ${ms(times.curls)}; one broker fetch naming all ${MANY}: ${ms(times.fetchMany)}${times.fetchEach.length === 0 ? '' : `; ${MANY} broker fetch commands: ${ms(times.fetchEach)}`}. Each file still gets its own ticket, wall decision and audit records.`,
         ...(warnings.size > 0
           ? [`Warnings in the push answers: ${[...warnings].join('; ')}.`]
           : []),
