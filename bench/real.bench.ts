@@ -1,25 +1,29 @@
 /**
  * The broker against a real Nextcloud, each figure against direct WebDAV to the same
  * server in the same run: `list` (MCP, 1 agent) vs PROPFIND Depth 1; a 1 KiB `broker
- * fetch` (the whole CLI process) vs `curl` GET into a file; 256 MiB `broker fetch` vs a
- * direct GET and `broker push` vs a direct PUT (lib/direct-transfer.mjs, its own process).
+ * fetch` (the whole CLI process) vs `curl` GET into a file. The big transfers and many
+ * small files are real-transfer.bench.ts.
  *
  * It runs when a real server is described by the environment as for the real-server test
  * suite (NC_URL, NC_USER, NC_APP_PASSWORD; CONTRIBUTING.md, "The real-server suite"),
  * and works in a folder of its own that it deletes at the end (into the trash bin; with
  * NC_RESET set, it empties the server before and after instead). It measures whatever
- * the CLI and the broker do (push by one PUT or by chunked upload alike), so it shares
- * nothing with transfer.bench.ts but the CLI runner.
+ * the CLI and the broker do.
  */
-import { execFile, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import type { Bench, BenchRow } from './harness.js';
 import { compiledCli } from './lib/build.js';
-import { runCliMeasured, runDirectMeasured } from './lib/cli.js';
-import { writeBigFile } from './lib/files.js';
+import { runCliMeasured } from './lib/cli.js';
+import {
+  curlGet,
+  dav,
+  fileUrl as urlOf,
+  leaveServer,
+  run,
+  serverFromEnv,
+} from './lib/real-server.js';
 import { closedLoop, latency, median, round } from './lib/stats.js';
 import { davClient } from './lib/webdav.js';
 import { callTool, connectMcp, grantViaConsole } from '../support/mcp.js';
@@ -28,63 +32,9 @@ import { brokerEnv, ROOT, spawnBroker, writeBrokerConfig } from '../support/proc
 import { AGENT_TOKEN, TRANSFER_TOKEN } from '../support/tokens.js';
 
 const LIST_CALLS = Number(process.env.BENCH_REAL_LIST_CALLS ?? 150);
-const BIG_MB = Number(process.env.BENCH_REAL_MB ?? 256);
-const BIG = BIG_MB * 1024 * 1024;
 const ROUNDS = Number(process.env.BENCH_REAL_ROUNDS ?? 3);
 const SMALL_ROUNDS = 7;
 const ENTRIES = 50;
-
-const run = promisify(execFile);
-
-interface Server {
-  url: string;
-  user: string;
-  password: string;
-  reset: string | undefined;
-}
-
-function serverFromEnv(): Server | undefined {
-  const { NC_URL: url, NC_USER: user, NC_APP_PASSWORD: password, NC_RESET: reset } = process.env;
-  if (!url || !user || !password) return undefined;
-  return { url: url.replace(/\/+$/, ''), user, password, reset: reset || undefined };
-}
-
-/** Sends one WebDAV request; throws unless the status is one of `ok`. */
-async function dav(
-  s: Server,
-  method: string,
-  path: string,
-  ok: number[],
-  body?: string,
-): Promise<void> {
-  const url = `${s.url}/remote.php/dav/files/${encodeURIComponent(s.user)}/${path.split('/').map(encodeURIComponent).join('/')}`;
-  const res = await fetch(url, {
-    method,
-    headers: {
-      authorization: `Basic ${Buffer.from(`${s.user}:${s.password}`).toString('base64')}`,
-    },
-    ...(body === undefined ? {} : { body }),
-  });
-  await res.arrayBuffer();
-  if (!ok.includes(res.status)) throw new Error(`${method} ${path}: HTTP ${res.status}`);
-}
-
-/** `curl` GET of `url` into `file`, credentials on stdin (never on the command line). */
-async function curlGet(s: Server, url: string, file: string): Promise<number> {
-  const started = performance.now();
-  const child = spawn('curl', ['-sS', '-f', '-K', '-', '-o', file, url], {
-    stdio: ['pipe', 'ignore', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  child.stdin.end(`user = "${s.user}:${s.password}"\n`);
-  const code = await new Promise<number>((resolve, reject) => {
-    child.on('error', reject);
-    child.on('close', (c) => resolve(c ?? -1));
-  });
-  if (code !== 0) throw new Error(`curl GET failed (${code}): ${stderr.slice(-300)}`);
-  return performance.now() - started;
-}
 
 const skipped = (why: string) => ({
   title: 'Against a real Nextcloud: broker vs direct WebDAV to the same server',
@@ -103,8 +53,7 @@ const bench: Bench = async () => {
   const tmp = mkdtempSync(join(tmpdir(), 'broker-real-bench-'));
   const local = join(tmp, 'local');
   mkdirSync(local);
-  const fileUrl = (path: string): string =>
-    `${s.url}/remote.php/dav/files/${encodeURIComponent(s.user)}/${path.split('/').map(encodeURIComponent).join('/')}`;
+  const fileUrl = (path: string): string => urlOf(s, path);
   if (s.reset !== undefined) await run('sh', ['-c', s.reset], { timeout: 120_000 });
   const compiled = compiledCli();
   const config = writeBrokerConfig(tmp, { instances: { personal: s.url }, username: s.user });
@@ -129,16 +78,6 @@ const bench: Bench = async () => {
       );
     for (let i = 0; i < 5; i += 1) await dav(s, 'MKCOL', `${listed}/Folder ${i}`, [201]);
     await dav(s, 'PUT', `${folder}/small.bin`, [201], 'x'.repeat(1024));
-    const big = join(local, 'big.bin');
-    await writeBigFile(big, BIG);
-    const seeded = await runDirectMeasured(
-      'PUT',
-      fileUrl(`${folder}/big.bin`),
-      big,
-      s.user,
-      s.password,
-    );
-    if (seeded.code !== 0) throw new Error(`seeding PUT failed: ${seeded.stderr.slice(-300)}`);
     await grantViaConsole(agent, broker.type, 'personal', [{ path: folder, mode: 'write' }]);
 
     // list: 1 agent, interleaved rounds after a warm-up on both paths.
@@ -175,41 +114,8 @@ const bench: Bench = async () => {
       small.curl.push(await curlGet(s, fileUrl(`${folder}/small.bin`), join(local, 'small.bin')));
       small.cli.push(await cli(['fetch', `personal:${folder}/small.bin`], `small-${r}`));
     }
-    // 256 MiB fetch and push, interleaved with their direct baselines.
-    const times = {
-      get: [] as number[],
-      fetch: [] as number[],
-      put: [] as number[],
-      push: [] as number[],
-    };
-    for (let r = 0; r < ROUNDS; r += 1) {
-      const got = await runDirectMeasured(
-        'GET',
-        fileUrl(`${folder}/big.bin`),
-        join(local, `got-${r}.bin`),
-        s.user,
-        s.password,
-      );
-      if (got.code !== 0) throw new Error(`direct GET failed: ${got.stderr.slice(-300)}`);
-      times.get.push(got.ms);
-      rmSync(join(local, `got-${r}.bin`), { force: true });
-      times.fetch.push(await cli(['fetch', `personal:${folder}/big.bin`], `big-${r}`));
-      const put = await runDirectMeasured(
-        'PUT',
-        fileUrl(`${folder}/put-${r}.bin`),
-        big,
-        s.user,
-        s.password,
-      );
-      if (put.code !== 0) throw new Error(`direct PUT failed: ${put.stderr.slice(-300)}`);
-      times.put.push(put.ms);
-      times.push.push(await cli(['push', `personal:${folder}/pushed-${r}.bin`, big], `push-${r}`));
-    }
-
     const b = latency(list.broker);
     const d = latency(list.direct);
-    const mib = (ms: number): number => BIG_MB / (ms / 1000);
-    const rate = (xs: number[]): number => mib(median(xs));
     const rows: BenchRow[] = [
       {
         metric: 'list p50, 1 agent',
@@ -232,27 +138,13 @@ const bench: Bench = async () => {
         target: '≤ 2.5× curl',
         met: median(small.cli) <= 2.5 * median(small.curl),
       },
-      {
-        metric: `broker fetch ${BIG_MB} MiB`,
-        value: rate(times.fetch),
-        unit: 'MiB/s',
-        baseline: { name: 'direct GET', value: rate(times.get) },
-      },
-      {
-        metric: `broker push ${BIG_MB} MiB`,
-        value: rate(times.push),
-        unit: 'MiB/s',
-        baseline: { name: 'direct PUT', value: rate(times.put) },
-      },
     ];
-    const per = (xs: number[]) => xs.map((x) => round(mib(x), 0)).join(', ');
     return {
       title: `Against a real Nextcloud: broker vs direct WebDAV to the same server`,
       rows,
       notes: [
         `Nextcloud on ${new URL(s.url).host} (loopback; Apache + PHP on the same 2 CPUs as the broker, the CLI and this process). list: ${LIST_CALLS} calls per path in ${ROUNDS} interleaved rounds after 20 warm-up calls, a folder of ${ENTRIES} entries; the direct client sends the broker's PROPFIND body with keep-alive.`,
         `1 KiB fetch: ${SMALL_ROUNDS} interleaved rounds, medians; per run, CLI: ${small.cli.map((x) => round(x, 0)).join(', ')} ms; curl: ${small.curl.map((x) => round(x, 0)).join(', ')} ms. The CLI's time is the whole process: node start-up, the ticket call on the transfer surface, the GET through the broker, hashing, fsync and rename.`,
-        `${BIG_MB} MiB: medians of ${ROUNDS} interleaved rounds; MiB/s per round — GET: ${per(times.get)}; fetch: ${per(times.fetch)}; PUT: ${per(times.put)}; push: ${per(times.push)}. The direct clients do not hash or fsync; every client's time includes its process start-up.`,
         `The broker ran ${compiled === undefined ? 'from source (tsx; the build failed)' : 'compiled, with the shipped node flags'}; load average at the end ${loadavg()
           .map((x) => x.toFixed(1))
           .join(' / ')} on ${cpus().length} CPUs shared with other work.`,
@@ -262,9 +154,7 @@ const bench: Bench = async () => {
     await agent.close().catch(() => undefined);
     direct.close();
     await broker.stop();
-    if (s.reset !== undefined)
-      await run('sh', ['-c', s.reset], { timeout: 120_000 }).catch(() => undefined);
-    else await dav(s, 'DELETE', folder, [204, 404]).catch(() => undefined);
+    await leaveServer(s, folder);
     rmSync(tmp, { recursive: true, force: true });
   }
 };

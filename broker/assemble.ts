@@ -176,8 +176,13 @@ export async function assemble(config: BrokerConfig, options: AssembleOptions): 
           logger,
           now,
           timeoutMs: 30_000,
-          chunkSize: config.transfer.chunk_size,
           metrics,
+          ...(config.transfer.chunk_size === undefined
+            ? {}
+            : { chunkSize: config.transfer.chunk_size }),
+          ...(config.transfer.put_limit === undefined
+            ? {}
+            : { putLimit: config.transfer.put_limit }),
           ...options.nextcloud,
         }),
       );

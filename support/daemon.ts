@@ -58,6 +58,8 @@ export interface BrokerOptions {
   nextcloud?: { timeoutMs?: number; capabilitiesTtlMs?: number };
   /** `transfer.chunk_size`: uploads above it and every replacement are chunked. */
   chunkSize?: number;
+  /** `transfer.put_limit`: new files above it are chunked (default: one PUT at any size). */
+  putLimit?: number;
   /** The audit log's file system; without it, one that `failAudit` and `onAuditWrite` act on. */
   auditFs?: AuditFs;
   /** Keep the grant database in the data dir (not in memory), so `restart()` keeps it. */
@@ -345,7 +347,10 @@ async function start<B>(
       max_pending: opts.maxPending ?? 10,
     },
     audit: { anchor_interval: opts.anchorIntervalMs ?? H },
-    transfer: { chunk_size: opts.chunkSize ?? 16 * 2 ** 20 },
+    transfer: {
+      chunk_size: opts.chunkSize ?? 16 * 2 ** 20,
+      ...(opts.putLimit === undefined ? {} : { put_limit: opts.putLimit }),
+    },
     data_dir: dir,
     logging: { level: opts.logLevel ?? 'debug' },
     instances: new Map([

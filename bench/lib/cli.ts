@@ -37,13 +37,14 @@ export async function runCliMeasured(
 
 /** The direct baseline client (direct-transfer.mjs) as its own process, measured alike. */
 export function runDirectMeasured(
-  method: 'GET' | 'GET-SHA256' | 'PUT' | 'PUT-SHA256',
+  method: 'GET' | 'GET-SHA256' | 'PUT' | 'PUT-SHA256' | 'CHUNKED',
   url: string,
   file: string,
   user: string,
   password: string,
+  env: NodeJS.ProcessEnv = {},
 ): Promise<MeasuredRun> {
-  return runNodeMeasured([DIRECT_CLIENT, method, url, file, user, password], {});
+  return runNodeMeasured([DIRECT_CLIENT, method, url, file, user, password], env);
 }
 
 const DIRECT_CLIENT = join(ROOT, 'bench', 'lib', 'direct-transfer.mjs');

@@ -1,7 +1,10 @@
 // The direct baseline of the transfer benchmark, run as its own node process like the
 // CLI: a plain streaming WebDAV client, no hashing, no fsync.
-//   node direct-transfer.mjs GET|GET-SHA256|PUT|PUT-SHA256 <URL> <local file> <user> <password>
+//   node direct-transfer.mjs GET|GET-SHA256|PUT|PUT-SHA256|CHUNKED <URL> <local file> <user> <password>
 // GET streams the answer into the local file; PUT streams the local file as the body.
+// CHUNKED uploads the local file to URL by Nextcloud's chunked upload v2 (MKCOL, one PUT
+// per chunk of $BENCH_CHUNK_SIZE bytes in order, then the MOVE that assembles it and
+// replaces the file) over one keep-alive connection, the way a careful client does.
 // PUT-SHA256 first reads the file through sha256 (as the CLI does, to declare the hash
 // before it uploads) and prints it, then PUTs it: the client half of the push floor.
 // GET-SHA256 also computes the sha256 of what it writes and prints it (the client half
@@ -15,7 +18,8 @@
 import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream, statSync } from 'node:fs';
 import { open } from 'node:fs/promises';
-import { request } from 'node:http';
+import { Agent, request } from 'node:http';
+import { randomUUID } from 'node:crypto';
 import { pipeline } from 'node:stream/promises';
 
 const [mode, url, file, user, password] = process.argv.slice(2);
@@ -53,6 +57,55 @@ async function writeHashed(res, path) {
   await handle.close();
   return hash.digest('hex');
 }
+const auth = { authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}` };
+
+/** One request on `agent`; resolves with the status once the answer is read. */
+function send(agent, method, target, headers, body) {
+  return new Promise((resolve, reject) => {
+    const req = request(target, { method, headers: { ...auth, ...headers }, agent });
+    req.on('error', reject);
+    req.on('response', (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode));
+    });
+    if (body === undefined) req.end();
+    else pipeline(body, req).catch(reject);
+  });
+}
+
+/** Nextcloud's chunked upload v2 of `file` to `url`, chunks in order on one connection. */
+async function chunked() {
+  const chunk = Number(process.env.BENCH_CHUNK_SIZE);
+  const size = statSync(file).size;
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const folder = url.replace(
+    /\/remote\.php\/dav\/files\/([^/]+)\/.*$/,
+    `/remote.php/dav/uploads/$1/bench-${randomUUID()}`,
+  );
+  const common = { destination: url, 'oc-total-length': String(size) };
+  const expect = (what, status, ok) => {
+    if (!ok.includes(status)) throw new Error(`${what}: HTTP ${status}`);
+  };
+  expect('MKCOL', await send(agent, 'MKCOL', folder, { destination: url }), [201]);
+  for (let n = 1, at = 0; at < size || n === 1; n += 1, at += chunk) {
+    const end = Math.min(size, at + chunk);
+    const headers = {
+      ...common,
+      'content-length': String(end - at),
+      'content-type': 'application/octet-stream',
+    };
+    const body = end > at ? createReadStream(file, { start: at, end: end - 1 }) : undefined;
+    expect(`PUT chunk ${n}`, await send(agent, 'PUT', `${folder}/${n}`, headers, body), [201, 204]);
+    if (end >= size) break;
+  }
+  expect('MOVE', await send(agent, 'MOVE', `${folder}/.file`, common), [201, 204]);
+  agent.destroy();
+}
+if (mode === 'CHUNKED') {
+  await chunked();
+  process.exit(0);
+}
+
 const headers = { authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}` };
 if (method === 'PUT') {
   headers['content-length'] = String(statSync(file).size);

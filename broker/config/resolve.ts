@@ -327,10 +327,12 @@ export function resolveConfig(
     );
   }
 
-  const { chunk_size } = raw.transfer;
+  const { chunk_size, put_limit } = raw.transfer;
+  if (put_limit !== undefined && put_limit < 1)
+    out.issue('transfer.put_limit', `must be at least 1 byte (got ${put_limit})`);
   // Nextcloud on object storage refuses chunks under 5 MiB but the last, and allows
   // 10000 of them; past 4 GiB a chunk is a whole upload again.
-  if (chunk_size < CHUNK_SIZE_MIN || chunk_size > CHUNK_SIZE_MAX) {
+  if (chunk_size !== undefined && (chunk_size < CHUNK_SIZE_MIN || chunk_size > CHUNK_SIZE_MAX)) {
     out.issue(
       'transfer.chunk_size',
       `must be between 5MiB and 4GiB (got ${chunk_size} bytes): Nextcloud refuses smaller chunks on object storage`,
@@ -355,7 +357,10 @@ export function resolveConfig(
     approval: raw.approval,
     lifecycle: { pending_timeout, default_grant, max_grant, max_pending },
     audit: { anchor_interval },
-    transfer: { chunk_size },
+    transfer: {
+      ...(chunk_size === undefined ? {} : { chunk_size }),
+      ...(put_limit === undefined ? {} : { put_limit }),
+    },
     data_dir: resolvePath(ctx.baseDir, raw.data_dir),
     logging: { level: raw.logging.level },
     instances: resolveInstances(raw, ctx, out),

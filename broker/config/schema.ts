@@ -5,7 +5,6 @@
  * default is how a safety setting gets lost.
  */
 import { z } from 'zod';
-import { DEFAULT_CHUNK_SIZE } from '../base/limits.js';
 import { FREE_OF_ASCII_CONTROL } from '../base/text.js';
 import { tryParseDuration } from './duration.js';
 
@@ -170,7 +169,10 @@ const byteSize = (example: string) =>
     });
 
 export const TransferSchema = strict({
-  chunk_size: byteSize('16MiB').default(DEFAULT_CHUNK_SIZE),
+  // Unset: the server's announced largest chunk (its capability), else DEFAULT_CHUNK_SIZE.
+  chunk_size: byteSize('16MiB').optional(),
+  // Unset: a new file of any size is one PUT (a 413 to its head still falls back to chunks).
+  put_limit: byteSize('100MiB').optional(),
 });
 
 export const LoggingSchema = strict({

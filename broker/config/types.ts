@@ -66,8 +66,15 @@ export interface BrokerConfig {
   };
   /** How often, at most, the audit head goes unposted to the approval room while records are added. */
   audit: { anchor_interval: number };
-  /** `chunk_size` in bytes: uploads above it (and every replacement) are chunked. */
-  transfer: { chunk_size: number };
+  /**
+   * `chunk_size` in bytes: the chunks of a chunked upload (replacements). Unset: the
+   * server's announced largest chunk, else 16 MiB.
+   */
+  transfer: {
+    chunk_size?: number;
+    /** The largest new file sent as one PUT (a proxy's body limit); above it, chunks. */
+    put_limit?: number;
+  };
   /** Absolute; a relative path in the file resolves against the config file's folder. */
   data_dir: string;
   logging: { level: LogLevel };

@@ -1,6 +1,7 @@
 /**
- * `GET /ocs/v2.php/cloud/capabilities?format=json`, read into the two facts the broker
- * acts on: whether deletes go to the trash bin, and whether token locks are available.
+ * `GET /ocs/v2.php/cloud/capabilities?format=json`, read into the facts the broker acts
+ * on: whether deletes go to the trash bin, whether token locks are available, and the
+ * largest chunk a chunked upload may use.
  */
 import { z } from 'zod';
 import { MAX_SMALL_REPLY_BYTES, type NextcloudConnection } from './connection.js';
@@ -34,6 +35,8 @@ export interface Capabilities {
   undelete: boolean;
   /** files_lock is on: LOCK/UNLOCK work. */
   locking: boolean;
+  /** `files.chunked_upload.max_size` (Nextcloud 31+: 100 MiB by default); null if unsaid. */
+  maxChunkSize: number | null;
 }
 
 // Not `.strict()`: this is Nextcloud's document with hundreds of keys we do not use;
@@ -42,6 +45,11 @@ export interface Capabilities {
 const FilesSchema = z.object({
   undelete: z.unknown().optional(),
   locking: z.unknown().optional(),
+  chunked_upload: z
+    .object({ max_size: z.unknown().optional() })
+    .partial()
+    .optional()
+    .catch(undefined),
 });
 const OcsSchema = z.object({
   ocs: z.object({
@@ -70,7 +78,15 @@ export function parseCapabilities(json: string): Capabilities {
     // permanent, so trash is refused.
     undelete: files?.undelete === true,
     locking: typeof files?.locking === 'string' && files.locking !== '',
+    maxChunkSize: chunkSizeOf(files?.chunked_upload?.max_size),
   };
+}
+
+/** A usable chunk size (a whole number of bytes, at least 1 MiB), or null. */
+function chunkSizeOf(value: unknown): number | null {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 2 ** 20
+    ? value
+    : null;
 }
 
 /** The capabilities, asked afresh by `fetch` (which refreshes the cache) or cached by `get`. */

@@ -19,8 +19,10 @@
  * later; chunk PUTs are cut by the signal in flight (they change nothing visible).
  */
 import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
 import type { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { ChunkAnswers } from './chunk-answers.js';
 import { ChunkCutter } from './chunk-cutter.js';
 import type { NextcloudConnection } from './connection.js';
 import { NextcloudError, type StatusContext } from './errors.js';
@@ -37,7 +39,7 @@ import {
 /** Nextcloud's limit on the number of chunks (object-store uploads). */
 export const MAX_CHUNKS = 10_000;
 /** How long the MOVE may take per byte on top of the timeout: the server assembles the file. */
-const ASSEMBLY_MS_PER_MIB = 100;
+export const ASSEMBLY_MS_PER_MIB = 100;
 
 /** The destination's condition as the MOVE carries it. */
 function commitHeaders(pre: Precondition, destination: URL): Record<string, string> {
@@ -74,31 +76,50 @@ export async function chunkedUpload(
     { idempotent: false, ok: [201], ctx: { verb: 'MKCOL', instance: conn.name, path }, signal },
   );
   let committing = false;
+  // Cuts the chunks still in flight once one of them failed.
+  const cutOthers = new AbortController();
+  const chunkSignal =
+    signal === undefined ? cutOthers.signal : AbortSignal.any([signal, cutOthers.signal]);
+  const answers = new ChunkAnswers(cutOthers);
   try {
     const cutter = new ChunkCutter(body);
     for (let n = 1; n <= count; n += 1) {
       const length = n < count ? chunkSize : size - chunkSize * (count - 1);
       const piece = cutter.piece(length);
-      const res = await conn.call(
-        {
-          method: 'PUT',
-          url: at(String(n)),
-          headers: { ...common, 'content-type': 'application/octet-stream', 'x-hash': 'sha256' },
-          body: piece.stream,
-          contentLength: length,
-        },
-        // Security: never retried (the body is consumed); cut at once by a grant that
-        // ends, since a chunk changes nothing at the destination.
-        { idempotent: false, interruptible: true, ok: [201, 204], ctx, deadline: false, signal },
-      );
-      discard(res);
-      const answered = answeredSha256(res);
-      if (answered !== null && answered !== piece.sha256())
-        throw new NextcloudError(
-          'verification_failed',
-          `Nextcloud stored chunk ${n} of '${path}' with other bytes than were sent: nothing was committed; upload again`,
+      const sent = once(piece.stream, 'end');
+      const answer = (async () => {
+        const res = await conn.call(
+          {
+            method: 'PUT',
+            url: at(String(n)),
+            headers: { ...common, 'content-type': 'application/octet-stream', 'x-hash': 'sha256' },
+            body: piece.stream,
+            contentLength: length,
+          },
+          // Security: never retried (the body is consumed); cut at once by a grant that
+          // ends, since a chunk changes nothing at the destination.
+          {
+            idempotent: false,
+            interruptible: true,
+            ok: [201, 204],
+            ctx,
+            deadline: false,
+            signal: chunkSignal,
+          },
         );
+        discard(res);
+        const answered = answeredSha256(res);
+        if (answered !== null && answered !== piece.sha256())
+          throw new NextcloudError(
+            'verification_failed',
+            `Nextcloud stored chunk ${n} of '${path}' with other bytes than were sent: nothing was committed; upload again`,
+          );
+      })();
+      // The next chunk starts as soon as this one's bytes are on their way; its answer
+      // (Nextcloud writes and hashes the chunk) is awaited alongside.
+      await answers.add(answer, sent);
     }
+    await answers.all();
     await cutter.end().catch(() => {
       throw new NextcloudError(
         'aborted',
@@ -126,7 +147,11 @@ export async function chunkedUpload(
     );
     discard(res);
     return { etag: answeredEtag(res), sha256: answeredSha256(res), chunked: true };
-  } catch (error) {
+  } catch (thrown) {
+    // The first failure is the cause; the chunks it cut fail as cancelled after it.
+    const error = answers.failure ?? thrown;
+    cutOthers.abort();
+    await answers.settled();
     // Security: a refused, cut or failed upload leaves no folder that could be committed.
     await removeFolder(conn, at(), path);
     throw committing ? replacedTargetGone(error, pre, path, conn.name) : error;

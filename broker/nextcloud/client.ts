@@ -60,8 +60,13 @@ export type { WriteCondition, Written } from './uploads.js';
 export interface NextcloudClientDeps extends ConnectionDeps {
   /** How long capabilities are cached. Default 60 s. */
   capabilitiesTtlMs?: number;
-  /** Uploads above this many bytes (and every replacement) are chunked. Default 16 MiB. */
+  /**
+   * The chunk size of chunked uploads (replacements). Default: the server's announced
+   * largest chunk (`files.chunked_upload.max_size`), else 16 MiB.
+   */
   chunkSize?: number;
+  /** The largest new file sent as one PUT (below a proxy's body limit). Default: none. */
+  putLimit?: number;
 }
 
 const DEFAULT_CAPABILITIES_TTL_MS = 60_000;
@@ -72,7 +77,8 @@ export class NextcloudClient {
   readonly #conn: NextcloudConnection;
   readonly #cursors: CursorCodec;
   readonly #capabilities: CapabilitiesCache;
-  readonly #chunkSize: number;
+  readonly #chunkSize: number | undefined;
+  readonly #putLimit: number | undefined;
   readonly #namespace: NamespaceLock;
 
   constructor(instance: NextcloudInstance, deps: NextcloudClientDeps = {}) {
@@ -83,7 +89,8 @@ export class NextcloudClient {
       this.#conn,
       deps.capabilitiesTtlMs ?? DEFAULT_CAPABILITIES_TTL_MS,
     );
-    this.#chunkSize = deps.chunkSize ?? DEFAULT_CHUNK_SIZE;
+    this.#chunkSize = deps.chunkSize;
+    this.#putLimit = deps.putLimit;
     this.#namespace = new NamespaceLock(instance.name);
   }
 
@@ -173,16 +180,33 @@ export class NextcloudClient {
       }
     };
     try {
-      return await this.#conn.guard(() =>
+      return await this.#conn.guard(async () =>
         upload(this.#conn, path, body, cond, size, {
           beforeCommit,
           signal: options.signal,
-          chunkSize: this.#chunkSize,
+          ...(this.#putLimit === undefined ? {} : { putLimit: this.#putLimit }),
+          // A new file goes up in one PUT; if that is refused (413), in chunks of the
+          // smaller fixed size: whatever refused the body may refuse a large chunk too.
+          chunkSize:
+            'ifNoneMatch' in cond
+              ? (this.#chunkSize ?? DEFAULT_CHUNK_SIZE)
+              : await this.#replacementChunkSize(options.signal),
         }),
       );
     } catch (error) {
       if (refusal !== undefined) throw refusal.error;
       throw error;
+    }
+  }
+
+  /** The configured chunk size, else the server's largest (fewer requests), else 16 MiB. */
+  async #replacementChunkSize(signal: AbortSignal | undefined): Promise<number> {
+    if (this.#chunkSize !== undefined) return this.#chunkSize;
+    try {
+      return (await this.#capabilities.get(signal)).maxChunkSize ?? DEFAULT_CHUNK_SIZE;
+    } catch {
+      // The capabilities are an optimisation here: any chunk size Nextcloud takes works.
+      return DEFAULT_CHUNK_SIZE;
     }
   }
 

@@ -133,6 +133,7 @@ export class NextcloudConnection {
   readonly #scrub: (text: string) => string;
   #authFailure: NextcloudError | undefined;
   readonly #metrics: ConnectionDeps['metrics'];
+  #putRefusedFrom: number | undefined;
 
   constructor(instance: NextcloudInstance, deps: ConnectionDeps = {}) {
     this.name = instance.name;
@@ -153,6 +154,16 @@ export class NextcloudConnection {
   /** Drop kept-alive connections (on shutdown, and in tests). */
   close(): void {
     this.#transport.close();
+  }
+
+  /** The smallest body a single PUT was refused for (413) on this instance, if any. */
+  get putRefusedFrom(): number | undefined {
+    return this.#putRefusedFrom;
+  }
+
+  /** Remembers a 413 to a PUT of `size` bytes: larger new files go up in chunks at once. */
+  notePutRefused(size: number): void {
+    this.#putRefusedFrom = Math.min(this.#putRefusedFrom ?? size, size);
   }
 
   /** Run a verb; every error that leaves is a scrubbed NextcloudError. */

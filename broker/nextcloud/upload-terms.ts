@@ -18,11 +18,15 @@ export interface Written {
   sha256: string | null;
   /** Whether the upload went through a chunked upload (its `MOVE` was the commit). */
   chunked: boolean;
+  /** Why a new file went up in chunks rather than one PUT (for the answer's warnings). */
+  warning?: string;
 }
 
 export interface UploadOptions {
-  /** Bodies above this many bytes use a chunked upload (replacements always do). */
+  /** The size of each chunk of a chunked upload (replacements, and a refused PUT). */
   chunkSize: number;
+  /** A new file above this many bytes goes up in chunks (the owner's proxy limit). */
+  putLimit?: number;
   /**
    * Runs once the whole body is on its way and before anything is committed; throwing
    * refuses the commit (the upload is then cut or its folder deleted, and the error

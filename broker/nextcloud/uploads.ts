@@ -4,11 +4,14 @@
  * (a cut upload leaves nothing) but streams an overwrite straight onto the live file (a
  * cut one truncates it). So:
  *
- * - a **new** file up to `chunkSize` is one create-only `PUT` whose last bytes are held
- *   back until `beforeCommit` has passed: the server stores nothing before it has them;
- * - a **replacement** (any size) and a new file above `chunkSize` go through chunked
- *   upload v2 (chunked.ts): the chunks land in an upload folder, and one `MOVE` of its
- *   `.file`, sent only after `beforeCommit` passed, is the commit.
+ * - a **new** file, at any size, is one create-only `PUT` whose last bytes are held back
+ *   until `beforeCommit` has passed: the server stores nothing before it has them;
+ * - a **replacement** (any size) goes through chunked upload v2 (chunked.ts): the chunks
+ *   land in an upload folder, and one `MOVE` of its `.file`, sent only after
+ *   `beforeCommit` passed, is the commit. So does a new file that one PUT cannot carry:
+ *   the server (or a proxy before it) answered 413 to its head (the body waits for
+ *   `100 Continue`, so nothing was sent), or refused that size before on this instance.
+ *   The answer then carries a warning saying so.
  *
  * Every upload asks Nextcloud for the sha256 of what it stored (`X-Hash: sha256`); the
  * answer (`sha256`, null when the server did not say) is for the caller to compare.
@@ -17,7 +20,7 @@
  */
 import { pipeline, Transform, type Readable, type TransformCallback } from 'node:stream';
 import { NEXTCLOUD_MAX_UPLOAD_NAME_BYTES } from '../base/limits.js';
-import { chunkedUpload } from './chunked.js';
+import { ASSEMBLY_MS_PER_MIB, chunkedUpload } from './chunked.js';
 import type { NextcloudConnection } from './connection.js';
 import { NextcloudError } from './errors.js';
 import { discard, type HttpResponse } from './http.js';
@@ -25,6 +28,7 @@ import {
   answeredEtag,
   answeredSha256,
   precondition,
+  type Precondition,
   type UploadOptions,
   type WriteCondition,
   type Written,
@@ -58,10 +62,30 @@ export async function upload(
   const pre = precondition(cond);
   // Security: only a new file may be one PUT (Nextcloud writes it through a part file);
   // a replacement would be written in place, so it commits through a chunked MOVE.
-  if (pre.write !== 'create' || size > options.chunkSize)
-    return chunkedUpload(conn, path, url, body, pre, size, options);
-  return createWithPut(conn, path, url, body, size, options);
+  if (pre.write !== 'create') return chunkedUpload(conn, path, url, body, pre, size, options);
+  if (options.putLimit !== undefined && size > options.putLimit) {
+    const written = await chunkedUpload(conn, path, url, body, pre, size, options);
+    return {
+      ...written,
+      warning: `the file is larger than transfer.put_limit (${options.putLimit} bytes), so it went up as a chunked upload (slower: Nextcloud writes it twice)`,
+    };
+  }
+  const refusedAt = conn.putRefusedFrom;
+  if (refusedAt !== undefined && size >= refusedAt) {
+    const written = await chunkedUpload(conn, path, url, body, pre, size, options);
+    return { ...written, warning: chunkedWarning(size, refusedAt) };
+  }
+  return createWithPut(conn, path, url, body, size, options, pre);
 }
+
+/** Why a new file went up in chunks: one PUT of its size was refused on this instance. */
+function chunkedWarning(size: number, refusedAt: number): string {
+  return `the server (or a proxy before it) refused one PUT of ${refusedAt === size ? 'this' : `${refusedAt} bytes, less than this`} size with 413, so the file went up as a chunked upload (slower: Nextcloud writes it twice)`;
+}
+
+/** Nextcloud (or a proxy) refused the request's size: 413 Payload Too Large. */
+const tooLarge = (error: unknown): boolean =>
+  error instanceof NextcloudError && error.status === 413;
 
 /** One create-only PUT whose last bytes wait for `beforeCommit`. */
 async function createWithPut(
@@ -71,6 +95,7 @@ async function createWithPut(
   body: Readable,
   size: number,
   options: UploadOptions,
+  pre: Precondition,
 ): Promise<Written> {
   const gate = new CommitGate(options.beforeCommit);
   // An empty body gives the server nothing to wait for: the check comes before the PUT.
@@ -91,6 +116,7 @@ async function createWithPut(
         },
         body: gate,
         contentLength: size,
+        // The body waits for the server's go-ahead: a 413 to the head leaves it unsent.
         expectContinue: true,
       },
       {
@@ -98,10 +124,20 @@ async function createWithPut(
         ok: [200, 201, 204],
         ctx: { verb: 'PUT', instance: conn.name, path, write: 'create' },
         deadline: false,
+        // After the last byte Nextcloud hashes the part file and renames it.
+        idleTimeoutMs: conn.timeoutMs + Math.ceil(size / 2 ** 20) * ASSEMBLY_MS_PER_MIB,
         signal: options.signal,
       },
     );
   } catch (error) {
+    if (tooLarge(error) && gate.unsent()) {
+      // One PUT of this size cannot pass: send the same body (none of it left) in chunks,
+      // committed by the MOVE after the same check. The gate no longer holds anything back.
+      conn.notePutRefused(size);
+      gate.passThrough();
+      const written = await chunkedUpload(conn, path, url, gate, pre, size, options);
+      return { ...written, warning: chunkedWarning(size, size) };
+    }
     gate.destroy();
     // The gate refused: the PUT was cut before its last bytes, so nothing was stored.
     if (gate.refusal !== undefined) throw gate.refusal.error;
@@ -123,6 +159,16 @@ class CommitGate extends Transform {
 
   constructor(private readonly check: (() => void | Promise<void>) | undefined) {
     super();
+  }
+
+  /** Nothing has been read from the gate yet (no request ever took its bytes). */
+  unsent(): boolean {
+    return this.readableFlowing === null;
+  }
+
+  /** Holds nothing back any more: the caller makes its own check before committing. */
+  passThrough(): void {
+    this.#passed = true;
   }
 
   /** Runs the check once; throws (and keeps) its refusal. */

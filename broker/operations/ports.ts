@@ -219,7 +219,7 @@ export interface NextcloudPort {
     cond: WriteCondition,
     size: number,
     options?: { beforeCommit?: () => void | Promise<void>; signal?: AbortSignal },
-  ): Promise<{ etag: string | null; sha256: string | null; chunked: boolean }>;
+  ): Promise<{ etag: string | null; sha256: string | null; chunked: boolean; warning?: string }>;
   mkdir(path: string, signal?: AbortSignal): Promise<void>;
   move(from: string, to: string, signal?: AbortSignal): Promise<void>;
   trash(path: string, signal?: AbortSignal): Promise<void>;

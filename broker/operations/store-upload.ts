@@ -171,7 +171,7 @@ export async function storeUpload(
   }
   if ((await piping) !== undefined) throw clientGone(path);
   const mine = { sha256: hasher.sha256(), size: hasher.bytes };
-  const warnings: string[] = [];
+  const warnings: string[] = written.warning === undefined ? [] : [written.warning];
   let stored = { sha256: written.sha256, size: mine.size };
   let etag = written.etag;
   if (written.sha256 === null) {

@@ -1,24 +1,44 @@
 import type { Command } from '../command.js';
 import { download } from '../transfer/download.js';
+import { fetchMany } from '../transfer/fetch-many.js';
 import { runClientCommand, type ClientTransfer } from '../transfer/run.js';
+import type { RemoteTarget } from '../transfer/target.js';
 import { CLIENT_ENV_HELP, EXIT_CODES_HELP, LOCAL_HELP } from './client-help.js';
 
 export const fetchTransfer: ClientTransfer = {
   name: 'fetch',
   flags: ['--force'],
-  body: (ctx) =>
-    download({ ...ctx, force: ctx.flags.has('--force'), mode: 'fetch', local: ctx.local }),
+  several: true,
+  body: (ctx) => {
+    const one = (target: RemoteTarget) =>
+      download({
+        ...ctx,
+        target,
+        force: ctx.flags.has('--force'),
+        mode: 'fetch',
+        local: ctx.local,
+      });
+    return ctx.targets.length > 1 ? fetchMany(ctx.targets, one) : one(ctx.target);
+  },
 };
 
 export const fetchCommand: Command = {
   name: 'fetch',
   summary: 'stage a remote file locally (needs a read grant)',
   help: `Usage: broker fetch INSTANCE:PATH [LOCAL] [--force]
+       broker fetch INSTANCE:PATH INSTANCE:PATH... [--force]
 
 Downloads a file through the broker into the staging folder (or LOCAL), verifies its
 size and sha256 against what the broker streamed, and records it in the CLI's state
 folder. Fetching again when the remote file is unchanged transfers nothing. A refused
 or failed fetch leaves nothing behind.
+
+With several INSTANCE:PATH (no LOCAL), each file is fetched as if alone (its own
+ticket, grant check and record), a few at a time, and staged at its own place; the
+JSON answer lists each file's result under \`files\`. The command exits with the worst
+failure among them (0 when all were fetched); the others are fetched all the same. An
+argument that starts with \`NAME:\` is a remote file: write a local path like that as
+\`./NAME:…\`.
 
 Options:
   --force   replace a local file that was edited since it was fetched (or that the
@@ -27,6 +47,7 @@ Options:
 Example:
   broker fetch personal:Documents/report.odt
   broker fetch personal:Documents/report.odt ./report.odt
+  broker fetch personal:Notes/a.md personal:Notes/b.md personal:Notes/c.md
 
 ${LOCAL_HELP}
 

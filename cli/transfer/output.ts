@@ -40,6 +40,17 @@ export function jsonLine(value: unknown): string {
   return `${escapeJsonLine(JSON.stringify(value))}\n`;
 }
 
+/** A failure as the CLI reports it; anything but a CliError is a bug in the CLI. */
+export function asCliError(err: unknown): CliError {
+  return err instanceof CliError
+    ? err
+    : new CliError(
+        ExitCode.usage,
+        `unexpected failure: ${err instanceof Error ? err.message : String(err)}`,
+        'this is a bug in the broker CLI; please report it with the command you ran',
+      );
+}
+
 /** What a client command answers: the one JSON object, and the exit code that goes with it. */
 export interface Settled {
   readonly answer: Record<string, unknown>;
@@ -66,14 +77,7 @@ export async function settle(
     const outcome = await body(warn);
     return { answer: { ...outcome, ...noted() }, exitCode: ExitCode.ok };
   } catch (err) {
-    const failure =
-      err instanceof CliError
-        ? err
-        : new CliError(
-            ExitCode.usage,
-            `unexpected failure: ${err instanceof Error ? err.message : String(err)}`,
-            'this is a bug in the broker CLI; please report it with the command you ran',
-          );
+    const failure = asCliError(err);
     // Security: messages carry remote file names and the broker's words; an escape
     // sequence or bidi override in a name must not repaint or reorder what the user reads
     // (on stdout too: jsonLine).

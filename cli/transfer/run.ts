@@ -1,4 +1,4 @@
-import { parseClientArgs } from './args.js';
+import { looksLikeTarget, parseClientArgs } from './args.js';
 import { TransferClient } from './broker-client.js';
 import { readClientEnv } from './env.js';
 import { jsonLine, processIo, settle, type Io, type Outcome, type Settled } from './output.js';
@@ -11,6 +11,8 @@ export interface ClientContext {
   readonly stageRoot: string;
   readonly state: StateStore;
   readonly target: RemoteTarget;
+  /** Every INSTANCE:PATH named (one, unless the command takes several). */
+  readonly targets: readonly RemoteTarget[];
   readonly local: string | undefined;
   readonly flags: ReadonlySet<string>;
   /** A note for whoever runs the command: on stderr, and in the JSON's `warnings`. */
@@ -27,6 +29,8 @@ export interface ClientTransfer {
   readonly name: 'fetch' | 'push' | 'checkout' | 'checkin';
   /** The `--flags` it takes. */
   readonly flags: readonly string[];
+  /** Whether it takes several targets in one call (`broker fetch a b c`). */
+  readonly several?: boolean;
   readonly body: (ctx: ClientContext) => Promise<Outcome>;
 }
 
@@ -42,15 +46,25 @@ export function settleClientTransfer(
   progress: ProgressFactory = progressFor,
 ): Promise<Settled> {
   return settle(stderr, async (warn) => {
-    const { positional, flags } = parseClientArgs(args, transfer.flags, transfer.name);
+    const { positional, flags } = parseClientArgs(
+      args,
+      transfer.flags,
+      transfer.name,
+      transfer.several ?? false,
+    );
     const target = parseTarget(positional[0]);
+    const targets =
+      positional.length > 1 && looksLikeTarget(positional[1] ?? '')
+        ? positional.map(parseTarget)
+        : [target];
     const clientEnv = readClientEnv(env);
     return transfer.body({
       client: new TransferClient(clientEnv),
       stageRoot: clientEnv.stageRoot,
       state: new StateStore(clientEnv.stateDir),
       target,
-      local: positional[1],
+      targets,
+      local: targets.length > 1 ? undefined : positional[1],
       flags,
       warn,
       progress,

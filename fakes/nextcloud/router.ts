@@ -113,6 +113,9 @@ export async function route(
 ): Promise<void> {
   const reply = new Reply(req, res, state);
   if (state.faults.status !== null) return faultReply(reply, state.faults.status);
+  const limit = state.faults.putBodyLimit;
+  if (limit !== null && req.method === 'PUT' && Number(req.headers['content-length']) > limit)
+    return reply.apache(413);
   const parsed = apacheParse(req.url ?? '/');
   if (!parsed.ok) return reply.apache(parsed.status);
   // Security (of the real server, mirrored): the throttle covers the whole client IP.

@@ -46,5 +46,6 @@ export function defaultFaults(): Faults {
     echoAuth: false,
     uploadDeleteForbidden: 0,
     quotaBytes: null,
+    putBodyLimit: null,
   };
 }

@@ -47,6 +47,12 @@ export interface Faults {
    * as Nextcloud 34 does (dav/quota.ts).
    */
   quotaBytes: number | null;
+  /**
+   * The largest request body a PUT may announce (null: none). A larger one is answered
+   * 413 before its body is asked for, as Apache's LimitRequestBody or a proxy's body
+   * limit (nginx client_max_body_size) does.
+   */
+  putBodyLimit: number | null;
 }
 
 export interface RecordedRequest {

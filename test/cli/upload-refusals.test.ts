@@ -21,7 +21,7 @@ const IDLE_MS = 20_000;
 let broker: Broker;
 
 beforeAll(async () => {
-  broker = await startBroker({ chunkSize: 5 * MiB, requestTimeoutMs: IDLE_MS });
+  broker = await startBroker({ chunkSize: 5 * MiB, putLimit: 5 * MiB, requestTimeoutMs: IDLE_MS });
 });
 afterAll(async () => {
   await broker.close();

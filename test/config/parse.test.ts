@@ -31,7 +31,7 @@ describe('parseConfig: a valid file', () => {
       max_pending: 10,
     });
     expect(config.audit).toEqual({ anchor_interval: 3_600_000 });
-    expect(config.transfer).toEqual({ chunk_size: 16 * 2 ** 20 });
+    expect(config.transfer).toEqual({});
     expect(config.data_dir).toBe('/srv/broker/data');
     expect(config.logging).toEqual({ level: 'info' });
     expect(config.tokens).toEqual({ agent: AGENT, transfer: TRANSFER });
@@ -76,7 +76,7 @@ describe('parseConfig: a valid file', () => {
       max_pending: 3,
     };
     raw['audit'] = { anchor_interval: '15m' };
-    raw['transfer'] = { chunk_size: '32MiB' };
+    raw['transfer'] = { chunk_size: '32MiB', put_limit: '100MiB' };
     raw['data_dir'] = '/var/lib/broker';
     raw['logging'] = { level: 'debug' };
     const { config } = parseRaw(
@@ -100,7 +100,7 @@ describe('parseConfig: a valid file', () => {
       max_pending: 3,
     });
     expect(config.audit).toEqual({ anchor_interval: 900_000 });
-    expect(config.transfer).toEqual({ chunk_size: 32 * 2 ** 20 });
+    expect(config.transfer).toEqual({ chunk_size: 32 * 2 ** 20, put_limit: 100 * 2 ** 20 });
     expect(config.data_dir).toBe('/var/lib/broker');
     expect(config.logging.level).toBe('debug');
     expect(config.instances.get('work')?.discovery).toBe(true);
@@ -303,6 +303,7 @@ const NEGATIVE: [string, unknown, RegExp][] = [
   ['transfer.chunk_size', '5GiB', /between 5MiB and 4GiB/],
   ['transfer.chunk_size', '16MB', /size: a whole number followed by KiB, MiB or GiB/],
   ['transfer.chunk_size', '1.5MiB', /size/],
+  ['transfer.put_limit', '100MB', /size: a whole number followed by KiB, MiB or GiB/],
   ['transfer.chunk_size', true, /size like 16MiB/],
   ['data_dir', '', /empty/],
   ['data_dir', 5, /text/],

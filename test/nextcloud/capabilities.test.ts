@@ -9,13 +9,25 @@ describe('capabilities', () => {
   it('reads undelete and locking', () => {
     expect(
       parseCapabilities(doc({ undelete: true, locking: '1.0', bigfilechunking: true })),
-    ).toEqual({ undelete: true, locking: true });
+    ).toEqual({ undelete: true, locking: true, maxChunkSize: null });
+  });
+
+  it('reads the largest chunk Nextcloud 31+ announces; anything odd is unsaid', () => {
+    const chunked = (max_size: unknown) =>
+      parseCapabilities(doc({ chunked_upload: { max_size, max_parallel_count: 5 } })).maxChunkSize;
+    expect(chunked(104857600)).toBe(104857600);
+    for (const odd of ['104857600', -1, 0, 1024, 1.5, null]) expect(chunked(odd)).toBeNull();
+    expect(parseCapabilities(doc({ chunked_upload: 'yes', undelete: true })).undelete).toBe(true);
   });
 
   it('trash counts as on only for an explicit true (else a delete could be permanent)', () => {
     for (const undelete of ['true', 1, null, undefined])
       expect(parseCapabilities(doc({ undelete: undelete as never })).undelete).toBe(false);
-    expect(parseCapabilities(doc(undefined))).toEqual({ undelete: false, locking: false });
+    expect(parseCapabilities(doc(undefined))).toEqual({
+      undelete: false,
+      locking: false,
+      maxChunkSize: null,
+    });
     expect(parseCapabilities(doc({ locking: '' })).locking).toBe(false);
     expect(parseCapabilities(doc({ locking: true })).locking).toBe(false);
   });

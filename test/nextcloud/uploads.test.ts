@@ -16,7 +16,7 @@ const CHUNK = 1024;
 let rig: Rig;
 
 beforeAll(async () => {
-  rig = await startRig({ chunkSize: CHUNK });
+  rig = await startRig({ chunkSize: CHUNK, putLimit: CHUNK });
 });
 afterAll(async () => {
   await rig.close();
@@ -298,7 +298,7 @@ describe('chunked upload v2: bigger new files and every replacement', () => {
 
   it('a folder the server keeps refusing to delete is logged, and the upload still answers its cause', async () => {
     const logger = memoryLogger();
-    const client = rig.clientWith({ chunkSize: CHUNK, logger });
+    const client = rig.clientWith({ chunkSize: CHUNK, putLimit: CHUNK, logger });
     await rig.fake.mkdir('C');
     rig.fake.faults.uploadDeleteForbidden = FOLDER_DELETE_RETRY_MS.length + 1;
     try {

@@ -15,7 +15,7 @@ import { useRealRig } from './rig.js';
 const MiB = 1024 * 1024;
 /** The broker drops a blob stream idle this long; an answer "at once" comes well before. */
 const IDLE_MS = 20_000;
-const rig = useRealRig({ chunkSize: 4 * MiB, requestTimeoutMs: IDLE_MS });
+const rig = useRealRig({ chunkSize: 4 * MiB, putLimit: 4 * MiB, requestTimeoutMs: IDLE_MS });
 
 const lastUploadOutcome = () =>
   rig.broker

@@ -2,7 +2,7 @@
  * "An upload commits once", on the real server: the never-clobber rules hold through both
  * upload routes (one create-only PUT; chunked upload v2 with its MOVE), what Nextcloud
  * stored is verified by its own X-Hash, and a refused, cut or revoked upload leaves the
- * destination as it was and no upload folder behind. A 1 MiB chunk size makes bodies
+ * destination as it was and no upload folder behind. A 1 MiB chunk size and put_limit make bodies
  * above 1 MiB (and every replacement) chunked; the broker reaches the server through a
  * gate, so a revoke can land while the chunks move.
  */
@@ -17,7 +17,7 @@ import { until } from '../../support/until.js';
 import { useRealRig } from './rig.js';
 
 const MiB = 1024 * 1024;
-const rig = useRealRig({ chunkSize: MiB }, { gate: true });
+const rig = useRealRig({ chunkSize: MiB, putLimit: MiB }, { gate: true });
 const sha256 = (b: Buffer | string): string => createHash('sha256').update(b).digest('hex');
 
 const gateOf = (): GateProxy => {
@@ -74,13 +74,15 @@ describe('a new file is never clobbered', () => {
     expect(await uploadFolders()).toEqual([]);
   });
 
-  it('a new file above the chunk size is stored whole, verified by Nextcloud', async () => {
+  it('a new file above transfer.put_limit is chunked, stored whole, verified by Nextcloud', async () => {
     await rig.owner.mkdirs('Big');
     await rig.broker.grant([{ path: 'Big', mode: 'write' }]);
     const body = randomBytes(2 * MiB + 17);
     const answer = await put(await ticket('Big/b.bin', body, { if_none_match: '*' }), body);
     expect(answer.json).toMatchObject({ status: 'ok', sha256: sha256(body), verified: true });
-    expect(answer.json.warnings).toBeUndefined();
+    expect(answer.json.warnings).toEqual([
+      expect.stringMatching(/larger than transfer\.put_limit .* chunked upload/),
+    ]);
     const back = await rig.owner.request('GET', rig.owner.target('Big/b.bin'));
     expect(sha256(back.body)).toBe(sha256(body));
     expect(await uploadFolders()).toEqual([]);

@@ -20,7 +20,7 @@ let broker: Broker;
 let transfer: Client;
 
 beforeAll(async () => {
-  broker = await startBroker({ chunkSize: CHUNK });
+  broker = await startBroker({ chunkSize: CHUNK, putLimit: CHUNK });
   transfer = await broker.transfer();
 });
 afterAll(async () => {
