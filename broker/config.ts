@@ -7,7 +7,6 @@ export { ConfigError, type ConfigErrorCode, type ConfigIssue } from './config/er
 export { formatDuration, parseDuration, tryParseDuration } from './config/duration.js';
 export { configSecrets, loadConfig, parseConfig } from './config/parse.js';
 export { MIN_TOKEN_LENGTH } from './config/resolve.js';
-export { INSTANCE_NAME } from './config/schema.js';
 export { checkServiceUrl, LOOPBACK_HOSTS } from './config/urls.js';
 export type {
   BrokerConfig,

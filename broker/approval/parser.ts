@@ -18,7 +18,8 @@
  */
 import { editDistance } from '../base/edit-distance.js';
 import { LINE_BREAK } from '../base/text.js';
-import { formatDuration, INSTANCE_NAME, tryParseDuration } from '../config.js';
+import { INSTANCE_NAME } from '../base/protocol.js';
+import { formatDuration, tryParseDuration } from '../config.js';
 import type { Command } from './command.js';
 
 export type ParseResult = { ok: true; command: Command } | { ok: false; reason: string };

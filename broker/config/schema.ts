@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { DEFAULT_CHUNK_SIZE } from '../base/limits.js';
+import { INSTANCE_NAME } from '../base/protocol.js';
 import { FREE_OF_ASCII_CONTROL } from '../base/text.js';
 import { tryParseDuration } from './duration.js';
 
@@ -67,8 +68,6 @@ const ROOM_ID = new RegExp(String.raw`^!(?:[^\s:]+:${SERVER_NAME}|[A-Za-z0-9_-]{
 const userId = z
   .string({ error: 'must be a Matrix user ID like "@name:example.org" (quote it)' })
   .regex(USER_ID, { error: 'must be a Matrix user ID like "@name:example.org"' });
-
-export const INSTANCE_NAME = /^[a-z0-9_-]{1,32}$/;
 
 export const ServerSchema = strict({
   host: text('an address to listen on, e.g. 127.0.0.1')
