@@ -14,6 +14,7 @@ import { errorLine } from '../base/errors.js';
 import type { Logger } from '../base/log.js';
 import { anchorLine, anchorText } from './anchor-text.js';
 import type { ChainHead } from './chain.js';
+import type { AuditEvent } from './events.js';
 
 /** One-shot timers, injectable so tests fire the interval and the retries themselves. */
 export interface AnchorTimers {
@@ -88,12 +89,12 @@ export class AuditAnchor {
    * An audit log whose appends also post the head once each is durable: what the
    * approval engine writes to, so every owner decision is followed by an anchor.
    */
-  postingAfter<T>(audit: { append(event: string, fields: Record<string, unknown>): Promise<T> }): {
-    append(event: string, fields: Record<string, unknown>): Promise<T>;
+  postingAfter<T>(audit: { append(event: AuditEvent): Promise<T> }): {
+    append(event: AuditEvent): Promise<T>;
   } {
     return {
-      append: async (event, fields) => {
-        const record = await audit.append(event, fields);
+      append: async (event) => {
+        const record = await audit.append(event);
         this.decided();
         return record;
       },

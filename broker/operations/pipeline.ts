@@ -23,6 +23,7 @@ import { errorDetail } from '../base/errors.js';
 import type { Logger } from '../base/log.js';
 import { scrubDeep } from '../base/scrub.js';
 import { decide, type GrantEnding, type WallDecision, type WallOp } from '../wall.js';
+import type { CallFields } from '../audit/events.js';
 import { AuditTrail } from './audit-trail.js';
 import { decidedPathFields, pathFields } from './audit-fields.js';
 import { earliestExpiry, grantsLive } from './grant-checks.js';
@@ -142,7 +143,8 @@ export class Pipeline {
     const decided = { ...base, ...decidedPathFields(op, decision.paths) };
     try {
       // Security: written and fsynced before anything reaches Nextcloud; no line, no operation.
-      await this.#trail.append('intent', {
+      await this.#trail.append({
+        event: 'intent',
         ...decided,
         grants: [...new Set([...decision.grantIds, ...bound])],
         discovery: decision.discovery,
@@ -178,7 +180,12 @@ export class Pipeline {
     const client = this.#deps.clients.get(op.instance);
     if (client === undefined) {
       this.#deps.logger.error('no Nextcloud client for a configured instance', base);
-      await this.#trail.bestEffort('outcome', { ...decided, outcome: 'error', code: 'internal' });
+      await this.#trail.bestEffort({
+        event: 'outcome',
+        ...decided,
+        outcome: 'error',
+        code: 'internal',
+      });
       return { ok: false, envelope: internalError(ctx.correlationId) };
     }
 
@@ -205,7 +212,14 @@ export class Pipeline {
       const value = await step(client, allowed);
       const warnings: string[] = [];
       const described = options.describe?.(value) ?? {};
-      if (!(await this.#trail.bestEffort('outcome', { ...decided, outcome: 'ok', ...described }))) {
+      if (
+        !(await this.#trail.bestEffort({
+          event: 'outcome',
+          ...decided,
+          outcome: 'ok',
+          ...described,
+        }))
+      ) {
         warnings.push('the operation ran, but its outcome could not be written to the audit log');
       }
       return { ok: true, value, warnings };
@@ -220,7 +234,8 @@ export class Pipeline {
         : error instanceof OperationRefusal
           ? error.ended
           : endOf(error);
-      await this.#trail.bestEffort('outcome', {
+      await this.#trail.bestEffort({
+        event: 'outcome',
         ...decided,
         outcome: envelope.status,
         code: envelope.code,
@@ -267,7 +282,7 @@ export class Pipeline {
     const client = this.#deps.clients.get(target.instance);
     if (client === undefined) return { ok: false, envelope: internalError(ctx.correlationId) };
     try {
-      await this.#trail.append('intent', fields);
+      await this.#trail.append({ event: 'intent', ...fields });
     } catch (error) {
       this.#deps.logger.error('audit intent failed; clean-up not sent', {
         ...fields,
@@ -280,7 +295,8 @@ export class Pipeline {
     }
     try {
       const value = await step(client);
-      const ok = await this.#trail.bestEffort('outcome', {
+      const ok = await this.#trail.bestEffort({
+        event: 'outcome',
         ...fields,
         outcome: 'ok',
         ...describe?.(value),
@@ -288,7 +304,8 @@ export class Pipeline {
       return { ok: true, value, warnings: ok ? [] : ['outcome not audited'] };
     } catch (error) {
       const envelope = this.#envelopeFor(ctx, error);
-      await this.#trail.bestEffort('outcome', {
+      await this.#trail.bestEffort({
+        event: 'outcome',
         ...fields,
         outcome: envelope.status,
         code: envelope.code,
@@ -353,7 +370,7 @@ export class Pipeline {
    */
   async #grantEnded(
     ctx: CallContext,
-    fields: Record<string, unknown>,
+    fields: CallFields,
     event: 'refused' | 'outcome',
     relied: readonly number[],
     wall?: WallRefusal,
@@ -368,7 +385,8 @@ export class Pipeline {
           );
     // A refusal before the intent line is a refused call like any other (#refused).
     if (event === 'refused') return this.#refused(ctx, fields, envelope);
-    await this.#trail.bestEffort(event, {
+    await this.#trail.bestEffort({
+      event,
       ...fields,
       outcome: 'refused',
       ...refusalFields(envelope),

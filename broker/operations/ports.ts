@@ -3,6 +3,7 @@
  * GrantStore, AuditLog, NextcloudClient and approval gateway satisfy them, and nothing
  * else of those modules is reachable from here.
  */
+import type { AuditEvent } from '../audit/events.js';
 import type { Readable } from 'node:stream';
 import type {
   CheckoutLockEnd,
@@ -71,7 +72,7 @@ export interface CheckoutLocksPort {
 
 export interface AuditPort {
   /** Resolves only once the line is durable; rejects when it cannot be written. */
-  append(event: string, fields: Record<string, unknown>): Promise<unknown>;
+  append(event: AuditEvent): Promise<unknown>;
 }
 
 export interface GatewayPort {
