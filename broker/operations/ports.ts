@@ -9,6 +9,7 @@ import type { CreatedEvent, NewEvent } from '../nextcloud/calendar-create.js';
 import type { EventWindow } from '../nextcloud/calendar-events.js';
 import type { Collection } from '../nextcloud/collections.js';
 import type { Contact } from '../nextcloud/contacts.js';
+import type { Entry } from '../nextcloud/multistatus.js';
 import type { Readable } from 'node:stream';
 import type {
   CheckoutLockEnd,
@@ -102,14 +103,8 @@ export interface OwnerNotices {
   requestsEnded(requests: readonly RequestRecord[], why: 'expired' | 'discarded'): NoticeText;
 }
 
-export interface EntryLike {
-  name: string;
-  path: string;
-  kind: 'file' | 'folder';
-  size: number | null;
-  modified: string | null;
-  etag: string | null;
-}
+/** A file or folder as a PROPFIND lists it (the client's own type). */
+export type EntryLike = Entry;
 
 export interface SpaceLike {
   quota: number | null;
