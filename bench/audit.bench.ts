@@ -17,7 +17,7 @@ const FIELDS = {
   instance: 'personal',
   path: 'Documents/report.odt',
   grant_ids: [7],
-  correlation: 'c0ffee00',
+  correlation_id: 'c0ffee00',
 };
 
 /** The same records (canonical JSON, sha256 chain), each written and fsynced on its own. */
@@ -46,7 +46,7 @@ async function grouped(dir: string, producers: number): Promise<{ rate: number; 
       while (issued < APPENDS) {
         issued += 1;
         const t = performance.now();
-        await log.append('intent', FIELDS);
+        await log.append({ event: 'intent', ...FIELDS });
         latencies.push(performance.now() - t);
       }
     }),

@@ -148,7 +148,7 @@ export function createServer(deps: ServerDeps): BrokerServer {
   const onAuthFailure = authFailureRecorder({
     now: deps.now,
     log: (fields) => logger.warn('authentication failed', fields),
-    audit: (fields) => void trail.bestEffort('auth_failed', fields),
+    audit: (fields) => void trail.bestEffort({ event: 'auth_failed', ...fields }),
   });
   const agentAuth = requireBearer('agent', config.tokens.agent, onAuthFailure);
   const transferAuth = requireBearer('transfer', config.tokens.transfer, onAuthFailure);

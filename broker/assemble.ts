@@ -304,7 +304,7 @@ export async function assemble(config: BrokerConfig, options: AssembleOptions): 
         // unrecorded at a clean stop.
         await operations.refusals.flushAll();
         try {
-          await audit.append('stop', {});
+          await audit.append({ event: 'stop' });
         } catch (error) {
           logger.error('could not audit the stop', { error: errorDetail(error) });
         }

@@ -8,7 +8,6 @@ export { formatDuration, parseDuration, tryParseDuration } from './config/durati
 export { configSecrets, loadConfig, parseConfig } from './config/parse.js';
 export { dataDirOf } from './config/data-dir.js';
 export { MIN_TOKEN_LENGTH, parsePin } from './config/resolve.js';
-export { INSTANCE_NAME } from './config/schema.js';
 export { checkServiceUrl, LOOPBACK_HOSTS } from './config/urls.js';
 export type {
   BrokerConfig,

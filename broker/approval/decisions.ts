@@ -14,6 +14,7 @@ import { errorLine } from '../base/errors.js';
 import type { Logger } from '../base/log.js';
 import { iso } from '../base/time.js';
 import { formatDuration } from '../config.js';
+import type { AuditEvent } from '../audit/events.js';
 import type { GrantDatabase } from '../grants/index.js';
 import type { Command, RevokeTarget } from './command.js';
 import {
@@ -87,7 +88,7 @@ export interface ReactionRef {
 
 /** What the engine uses of broker/audit's AuditLog. */
 export interface ApprovalAudit {
-  append(event: string, fields: Record<string, unknown>): Promise<unknown>;
+  append(event: AuditEvent): Promise<unknown>;
 }
 
 export interface LifecyclePolicy {
@@ -139,12 +140,12 @@ export class Decisions {
   constructor(private readonly deps: DecisionDeps) {}
 
   /** Appends; on failure logs and returns false (the caller decides what that means). */
-  async record(event: string, fields: Record<string, unknown>): Promise<boolean> {
+  async record(event: AuditEvent): Promise<boolean> {
     try {
-      await this.deps.audit.append(event, fields);
+      await this.deps.audit.append(event);
       return true;
     } catch (err) {
-      this.deps.logger.error('audit append failed', { event, error: errorLine(err) });
+      this.deps.logger.error('audit append failed', { event: event.event, error: errorLine(err) });
       return false;
     }
   }
@@ -171,7 +172,8 @@ export class Decisions {
     code: DecideRefusalCode,
     request: RequestRecord | undefined,
   ): Promise<Reply> {
-    const recorded = await this.record('decision', {
+    const recorded = await this.record({
+      event: 'decision',
       request: command.request,
       actor,
       command: renderCommand(command),
@@ -212,7 +214,8 @@ export class Decisions {
       return this.refuse(command, actor, result.code, this.deps.store.getRequest(n) ?? before);
     }
     const granted = result.granted;
-    const recorded = await this.record('decision', {
+    const recorded = await this.record({
+      event: 'decision',
       request: n,
       actor,
       command: renderCommand(command),
@@ -262,7 +265,8 @@ export class Decisions {
     if (!result.ok) {
       return this.refuse(command, actor, result.code, this.deps.store.getRequest(n) ?? before);
     }
-    const recorded = await this.record('decision', {
+    const recorded = await this.record({
+      event: 'decision',
       request: n,
       actor,
       command: renderCommand(command),
@@ -296,7 +300,8 @@ export class Decisions {
         continue;
       }
       denied.push(request.id);
-      const recorded = await this.record('decision', {
+      const recorded = await this.record({
+        event: 'decision',
         request: request.id,
         actor,
         command: 'deny all',
@@ -327,7 +332,8 @@ export class Decisions {
     } else if ('request' in target) {
       const request = this.deps.store.getRequest(target.request);
       if (request === undefined) {
-        await this.record('revoke', {
+        await this.record({
+          event: 'revoke',
           actor,
           cause,
           target: { request: target.request },
@@ -344,7 +350,8 @@ export class Decisions {
       }
     } else {
       if (!this.deps.instances.has(target.instance)) {
-        await this.record('revoke', {
+        await this.record({
+          event: 'revoke',
           actor,
           cause,
           target,
@@ -361,7 +368,8 @@ export class Decisions {
       what = `instance ${target.instance}`;
     }
     // Revoking only narrows access, so it stands even if the audit line fails.
-    const recorded = await this.record('revoke', {
+    const recorded = await this.record({
+      event: 'revoke',
       actor,
       cause,
       target,

@@ -16,8 +16,10 @@
  * `revoke X`: `all` is the keyword and a (signed) number is a request, so an instance
  * named `all` or `007` cannot be revoked by name (use its request numbers or `all`).
  */
+import { editDistance } from '../base/edit-distance.js';
 import { LINE_BREAK } from '../base/text.js';
-import { formatDuration, INSTANCE_NAME, tryParseDuration } from '../config.js';
+import { INSTANCE_NAME } from '../base/protocol.js';
+import { formatDuration, tryParseDuration } from '../config.js';
 import type { Command } from './command.js';
 
 export type ParseResult = { ok: true; command: Command } | { ok: false; reason: string };
@@ -46,28 +48,6 @@ const ok = (command: Command): ParseResult => ({ ok: true, command });
 
 function isVerb(word: string): word is Verb {
   return (VERBS as readonly string[]).includes(word);
-}
-
-/**
- * Edit distance counting a swap of two neighbours as one edit (optimal string
- * alignment), so `dney` is one slip from `deny`. Bounded inputs only.
- */
-function editDistance(a: string, b: string): number {
-  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) =>
-    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
-  );
-  const at = (i: number, j: number): number => d[i]?.[j] ?? Infinity;
-  for (let i = 1; i <= a.length; i++) {
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      let best = Math.min(at(i - 1, j) + 1, at(i, j - 1) + 1, at(i - 1, j - 1) + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
-        best = Math.min(best, at(i - 2, j - 2) + 1);
-      }
-      (d[i] ?? [])[j] = best;
-    }
-  }
-  return at(a.length, b.length);
 }
 
 /** The verb a non-verb first word was probably meant to be, if any. */

@@ -14,6 +14,7 @@ import { errorLine } from '../base/errors.js';
 import type { Logger } from '../base/log.js';
 import { anchorLine, anchorText } from './anchor-text.js';
 import type { ChainHead } from './chain.js';
+import type { AuditEvent } from './events.js';
 
 /** One-shot timers, injectable so tests fire the interval and the retries themselves. */
 export interface AnchorTimers {
@@ -45,10 +46,11 @@ export interface AuditAnchorDeps {
 }
 
 /** False for an owner command's record that changed no grant and no request. */
-function changedSomething(event: string, fields: Record<string, unknown>): boolean {
+function changedSomething(event: AuditEvent): boolean {
+  const fields = event as Record<string, unknown>;
   if (fields['outcome'] === 'refused') return false;
   const grants = fields['grants'];
-  return !(event === 'revoke' && Array.isArray(grants) && grants.length === 0);
+  return !(event.event === 'revoke' && Array.isArray(grants) && grants.length === 0);
 }
 
 export class AuditAnchor {
@@ -98,13 +100,13 @@ export class AuditAnchor {
    * audited too but posts nothing: an anchor after every typo is noise in the room;
    * its record is anchored with the next change or on the interval.
    */
-  postingAfter<T>(audit: { append(event: string, fields: Record<string, unknown>): Promise<T> }): {
-    append(event: string, fields: Record<string, unknown>): Promise<T>;
+  postingAfter<T>(audit: { append(event: AuditEvent): Promise<T> }): {
+    append(event: AuditEvent): Promise<T>;
   } {
     return {
-      append: async (event, fields) => {
-        const record = await audit.append(event, fields);
-        if (changedSomething(event, fields)) this.decided();
+      append: async (event) => {
+        const record = await audit.append(event);
+        if (changedSomething(event)) this.decided();
         return record;
       },
     };

@@ -21,6 +21,7 @@ import { type ChainHead, type ChainResult, ChainVerifier } from './chain.js';
 import { CHECKPOINT_FILE, parseCheckpoint } from './checkpoint.js';
 import { Checkpointer } from './checkpointer.js';
 import { AuditError } from './errors.js';
+import type { AuditEvent } from './events.js';
 import { errorMessage } from '../base/errors.js';
 import { FailureState } from './failure.js';
 import { type AuditFileHandle, type AuditFs, errnoCode, nodeAuditFs } from './fs.js';
@@ -182,12 +183,12 @@ export class AuditLog {
   }
 
   /**
-   * Appends `{event, ...fields}` with the next seq; resolves after the line is fsynced.
+   * Appends the event (one of events.ts) with the next seq; resolves after the line is fsynced.
    * Rejects with AuditError: 'invalid_fields' (reserved names, non-JSON values, over
    * 1 MiB), 'closed', 'write_failed' or 'timeout' (this and every later append, until
    * the log resumes after a full disk: resume.ts).
    */
-  append(event: string, fields: Record<string, unknown>): Promise<AuditRecord> {
+  append({ event, ...fields }: AuditEvent): Promise<AuditRecord> {
     const how = { internal: false, newlineFirst: false };
     const started = performance.now();
     const appended =

@@ -3,73 +3,13 @@
  * one-line `message` naming the cause and the next action, and where relevant `code`,
  * `retry`, `hint`, `warnings`, `next`. The pipeline and its verbs build these; the
  * surfaces carry them (an MCP tool as JSON text in `content[0].text` and as
- * `structuredContent`, the blob endpoint as its JSON body).
+ * `structuredContent`, the blob endpoint as its JSON body). The shapes are declared in
+ * protocol.ts, which the CLI reads them by; this file builds them.
  */
-export const STATUSES = ['ok', 'refused', 'error', 'pending'] as const;
-export type Status = (typeof STATUSES)[number];
+import type { Envelope, EnvelopeCode } from './protocol.js';
 
-/** Stable codes a client may branch on. The CLI maps `conflict` to exit 5. */
-export type EnvelopeCode =
-  // refused: the wall, the grant or the request said no; do not retry as is
-  | 'invalid_arguments'
-  | 'invalid_path'
-  | 'unknown_instance'
-  | 'no_grant'
-  // a grant covered the path but was revoked by the owner / expired; the envelope says
-  // when (`ended_at`), which grant (`grant`, `request`) and, for a revoke, `ended_by`
-  | 'grant_revoked'
-  | 'grant_expired'
-  // sent by brokers before these two existed, for both; this broker no longer sends it
-  | 'grant_ended'
-  | 'same_path'
-  // an argument held a configured secret (a token or password); nothing was recorded or sent
-  | 'secret_in_arguments'
-  // lifecycle.max_pending requests already wait for the owner
-  | 'too_many_pending'
-  | 'audit_unavailable'
-  | 'unknown_request'
-  | 'permission'
-  | 'not_found'
-  | 'not_a_file'
-  | 'not_a_folder'
-  | 'conflict'
-  | 'locked'
-  | 'trash_unavailable'
-  | 'insufficient_space'
-  | 'locking_unavailable'
-  | 'ticket_invalid'
-  | 'lock_token_unknown'
-  | 'too_large'
-  // calendars and address books: a name two collections answer to, or not one of the kind
-  | 'collection_ambiguous'
-  | 'not_a_collection'
-  // error: infrastructure; `retry` says whether trying again later can help
-  | 'approval_unavailable'
-  | 'nextcloud_unavailable'
-  | 'nextcloud_auth'
-  | 'nextcloud_error'
-  | 'insufficient_storage'
-  | 'verification_failed'
-  | 'aborted'
-  // a calendar Nextcloud fails every query on (an event repeats too often); not retried
-  | 'calendar_unreadable'
-  // the surface made too many refused calls; `retry_after` says in how many seconds
-  | 'rate_limited'
-  | 'internal';
-
-export interface Envelope {
-  status: Status;
-  message: string;
-  code?: EnvelopeCode;
-  retry?: boolean;
-  /** On `rate_limited`: whole seconds to wait before calling again. */
-  retry_after?: number;
-  hint?: string;
-  warnings?: string[];
-  next?: string;
-  correlation_id?: string;
-  [field: string]: unknown;
-}
+export { STATUSES } from './protocol.js';
+export type { Envelope, EnvelopeCode, Status } from './protocol.js';
 
 type Extra = Omit<Partial<Envelope>, 'status' | 'message'>;
 

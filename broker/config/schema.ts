@@ -5,6 +5,7 @@
  * default is how a safety setting gets lost.
  */
 import { z } from 'zod';
+import { INSTANCE_NAME } from '../base/protocol.js';
 import { FREE_OF_ASCII_CONTROL } from '../base/text.js';
 import { tryParseDuration } from './duration.js';
 
@@ -66,8 +67,6 @@ const ROOM_ID = new RegExp(String.raw`^!(?:[^\s:]+:${SERVER_NAME}|[A-Za-z0-9_-]{
 const userId = z
   .string({ error: 'must be a Matrix user ID like "@name:example.org" (quote it)' })
   .regex(USER_ID, { error: 'must be a Matrix user ID like "@name:example.org"' });
-
-export const INSTANCE_NAME = /^[a-z0-9_-]{1,32}$/;
 
 export const ServerSchema = strict({
   host: text('an address to listen on, e.g. 127.0.0.1')

@@ -5,6 +5,7 @@
 import { errorDetail } from '../base/errors.js';
 import type { Logger } from '../base/log.js';
 import { scrubDeep } from '../base/scrub.js';
+import type { AuditEvent } from '../audit/events.js';
 import type { AuditPort } from './ports.js';
 
 export interface AuditTrailDeps {
@@ -17,17 +18,20 @@ export class AuditTrail {
   constructor(private readonly deps: AuditTrailDeps) {}
 
   /** Appends a line (strings scrubbed); rejects when it is not durable. */
-  async append(event: string, fields: Record<string, unknown>): Promise<void> {
-    await this.deps.audit.append(event, scrubDeep(fields, this.deps.scrub));
+  async append(event: AuditEvent): Promise<void> {
+    await this.deps.audit.append(scrubDeep(event, this.deps.scrub));
   }
 
   /** Appends a line whose failure must not change the answer; logs the failure. */
-  async bestEffort(event: string, fields: Record<string, unknown>): Promise<boolean> {
+  async bestEffort(event: AuditEvent): Promise<boolean> {
     try {
-      await this.append(event, fields);
+      await this.append(event);
       return true;
     } catch (error) {
-      this.deps.logger.error('audit append failed', { event, error: errorDetail(error) });
+      this.deps.logger.error('audit append failed', {
+        event: event.event,
+        error: errorDetail(error),
+      });
       return false;
     }
   }

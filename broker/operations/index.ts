@@ -68,7 +68,7 @@ export function createOperations(deps: OperationsDeps): Operations {
   const trail = new AuditTrail({ audit: deps.audit, scrub: deps.scrub, logger });
   const refusals = new Refusals({
     now,
-    write: (event, fields) => trail.bestEffort(event, fields),
+    write: (event) => trail.bestEffort(event),
     ...(deps.refusalBudget === undefined ? {} : { budget: deps.refusalBudget }),
   });
   const pipeline = new Pipeline({

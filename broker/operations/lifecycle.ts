@@ -47,13 +47,10 @@ export class Lifecycle {
   async onStart(): Promise<void> {
     const { trail, grants } = this.deps;
     // Security: if the start cannot be audited, the broker must not serve (throws).
-    await trail.append('start', { version: BROKER_VERSION });
+    await trail.append({ event: 'start', version: BROKER_VERSION });
     const discarded = grants.discardAllPending();
     for (const request of discarded) {
-      await trail.bestEffort('discard', {
-        request: request.id,
-        instance: request.instance,
-      });
+      await trail.bestEffort({ event: 'discard', request: request.id, instance: request.instance });
     }
     // One notice for all of them: a restart must not flood the room.
     if (discarded.length > 0) {
@@ -87,7 +84,7 @@ export class Lifecycle {
       for (const request of expired) await this.requestExpired(request);
       const ended = this.deps.grants.expireGrants();
       if (ended.length > 0) {
-        await this.deps.trail.bestEffort('expire', { grants: ended.map(grantSummary) });
+        await this.deps.trail.bestEffort({ event: 'expire', grants: ended.map(grantSummary) });
         await this.deps.onGrantsEnded(ended, 'expired');
         await this.announce(this.deps.notices.grantsEnded(ended, 'expired'));
       }
@@ -99,7 +96,8 @@ export class Lifecycle {
   }
 
   private async requestExpired(request: RequestRecord): Promise<void> {
-    await this.deps.trail.bestEffort('expire', {
+    await this.deps.trail.bestEffort({
+      event: 'expire',
       request: request.id,
       instance: request.instance,
     });

@@ -23,7 +23,20 @@ import { errorDetail } from '../base/errors.js';
 import type { Logger } from '../base/log.js';
 import { scrubDeep } from '../base/scrub.js';
 import { decide, type GrantEnding, type WallDecision, type WallOp } from '../wall.js';
+import type { CallFields } from '../audit/events.js';
 import { AuditTrail } from './audit-trail.js';
+import { decidedPathFields, pathFields } from './audit-fields.js';
+import { earliestExpiry, grantsLive } from './grant-checks.js';
+import {
+  AUDIT_UNAVAILABLE,
+  endOf,
+  OperationRefusal,
+  type Allowed,
+  type Checked,
+  type Outcome,
+  type RunOptions,
+  type Step,
+} from './step.js';
 import {
   cutRefusal,
   endedMeanwhile,
@@ -37,6 +50,10 @@ import { envelopeForNextcloudError, isNextcloudError } from './nextcloud-errors.
 import type { AuditPort, GrantsPort, NextcloudPort } from './ports.js';
 import type { Refusals } from './refusals.js';
 
+// The verbs' vocabulary, declared in step.ts, reached through the pipeline.
+export { AUDIT_UNAVAILABLE, OperationRefusal } from './step.js';
+export type { Allowed, Checked, Outcome, RunOptions, Step } from './step.js';
+
 export interface PipelineDeps {
   readonly grants: Pick<GrantsPort, 'grantSnapshot'>;
   readonly audit: AuditPort;
@@ -49,75 +66,6 @@ export interface PipelineDeps {
   readonly logger: Logger;
   readonly scrub: (text: string) => string;
   readonly now: Clock;
-}
-
-/** What the wall allowed, handed to a step. */
-export interface Allowed {
-  readonly instance: string;
-  /** Canonical paths: `[path]`, or `[from, to]` for a move; '' = a discovery list of the root. */
-  readonly paths: readonly string[];
-  readonly grantIds: readonly number[];
-  readonly discovery: boolean;
-  /** The earliest expiry among `grantIds` (ms), undefined when there are none. */
-  readonly expiresAt: number | undefined;
-  /** Aborted when a grant this operation relies on is revoked or expires. */
-  readonly signal: AbortSignal;
-  /**
-   * The pipeline's check again, now: the wall still allows the same paths and every
-   * grant (the ticket's too) is in force. Throws a GrantEndedError otherwise. A step
-   * calls it right before a commit that cannot be taken back (an upload's MOVE).
-   */
-  recheck(): void;
-}
-
-export type Step<T> = (client: NextcloudPort, allowed: Allowed) => Promise<T>;
-
-/** A verb's result: its value (and warnings to pass on), or the envelope that refuses it. */
-export type Outcome<T> =
-  { ok: true; value: T; warnings: string[] } | { ok: false; envelope: Envelope };
-
-/** The wall's decision for a query that touches nothing, with the grants' earliest expiry. */
-export type Checked =
-  | (Extract<WallDecision, { ok: true }> & { expiresAt: number | undefined })
-  | Extract<WallDecision, { ok: false }>;
-
-export interface RunOptions<T> {
-  /** Grants a ticket is bound to: each must still be active, besides the wall's own. */
-  readonly boundGrants?: readonly number[];
-  /** Extra fields for the intent line (never content, never a secret). */
-  readonly intent?: Record<string, unknown>;
-  /** Audit fields describing a successful value (never content, never a secret). */
-  readonly describe?: (value: T) => Record<string, unknown>;
-}
-
-export const AUDIT_UNAVAILABLE = 'audit log unavailable; operation refused';
-
-/** What an audit line says the operation was on, before the wall decided. */
-function pathFields(op: WallOp): Record<string, unknown> {
-  switch (op.op) {
-    case 'move':
-      return { from: op.from, to: op.to };
-    case 'collection':
-      return { kind: op.kind, collection: op.name };
-    case 'collections':
-      return { kind: op.kind };
-    default:
-      return { path: op.path };
-  }
-}
-
-/** The same, with the canonical values the wall returned. */
-function decidedPathFields(op: WallOp, paths: readonly string[]): Record<string, unknown> {
-  switch (op.op) {
-    case 'move':
-      return { from: paths[0], to: paths[1] };
-    case 'collection':
-      return { kind: op.kind, collection: paths[0] };
-    case 'collections':
-      return { kind: op.kind, collections: [...paths] };
-    default:
-      return { path: paths[0] };
-  }
 }
 
 export class Pipeline {
@@ -195,7 +143,8 @@ export class Pipeline {
     const decided = { ...base, ...decidedPathFields(op, decision.paths) };
     try {
       // Security: written and fsynced before anything reaches Nextcloud; no line, no operation.
-      await this.#trail.append('intent', {
+      await this.#trail.append({
+        event: 'intent',
         ...decided,
         grants: [...new Set([...decision.grantIds, ...bound])],
         discovery: decision.discovery,
@@ -231,7 +180,12 @@ export class Pipeline {
     const client = this.#deps.clients.get(op.instance);
     if (client === undefined) {
       this.#deps.logger.error('no Nextcloud client for a configured instance', base);
-      await this.#trail.bestEffort('outcome', { ...decided, outcome: 'error', code: 'internal' });
+      await this.#trail.bestEffort({
+        event: 'outcome',
+        ...decided,
+        outcome: 'error',
+        code: 'internal',
+      });
       return { ok: false, envelope: internalError(ctx.correlationId) };
     }
 
@@ -258,7 +212,14 @@ export class Pipeline {
       const value = await step(client, allowed);
       const warnings: string[] = [];
       const described = options.describe?.(value) ?? {};
-      if (!(await this.#trail.bestEffort('outcome', { ...decided, outcome: 'ok', ...described }))) {
+      if (
+        !(await this.#trail.bestEffort({
+          event: 'outcome',
+          ...decided,
+          outcome: 'ok',
+          ...described,
+        }))
+      ) {
         warnings.push('the operation ran, but its outcome could not be written to the audit log');
       }
       return { ok: true, value, warnings };
@@ -273,7 +234,8 @@ export class Pipeline {
         : error instanceof OperationRefusal
           ? error.ended
           : endOf(error);
-      await this.#trail.bestEffort('outcome', {
+      await this.#trail.bestEffort({
+        event: 'outcome',
         ...decided,
         outcome: envelope.status,
         code: envelope.code,
@@ -320,7 +282,7 @@ export class Pipeline {
     const client = this.#deps.clients.get(target.instance);
     if (client === undefined) return { ok: false, envelope: internalError(ctx.correlationId) };
     try {
-      await this.#trail.append('intent', fields);
+      await this.#trail.append({ event: 'intent', ...fields });
     } catch (error) {
       this.#deps.logger.error('audit intent failed; clean-up not sent', {
         ...fields,
@@ -333,7 +295,8 @@ export class Pipeline {
     }
     try {
       const value = await step(client);
-      const ok = await this.#trail.bestEffort('outcome', {
+      const ok = await this.#trail.bestEffort({
+        event: 'outcome',
         ...fields,
         outcome: 'ok',
         ...describe?.(value),
@@ -341,7 +304,8 @@ export class Pipeline {
       return { ok: true, value, warnings: ok ? [] : ['outcome not audited'] };
     } catch (error) {
       const envelope = this.#envelopeFor(ctx, error);
-      await this.#trail.bestEffort('outcome', {
+      await this.#trail.bestEffort({
+        event: 'outcome',
         ...fields,
         outcome: envelope.status,
         code: envelope.code,
@@ -373,34 +337,17 @@ export class Pipeline {
     );
   }
 
+  #earliestExpiry(ids: readonly number[]): number | undefined {
+    return earliestExpiry(this.#deps.grants.grantSnapshot().unended, ids, this.#deps.now());
+  }
+
+  #grantsLive(ids: readonly number[]): boolean {
+    return grantsLive(this.#deps.grants.grantSnapshot().unended, ids, this.#deps.now());
+  }
+
   #decide(op: WallOp): WallDecision {
     const { unended, ended } = this.#deps.grants.grantSnapshot();
     return decide(op, unended, this.#deps.instances.get(op.instance), this.#deps.now(), ended);
-  }
-
-  /** The earliest expiry among these grants (ms), or undefined if none is active. */
-  #earliestExpiry(ids: readonly number[]): number | undefined {
-    if (ids.length === 0) return undefined;
-    const wanted = new Set(ids);
-    let earliest: number | undefined;
-    const now = this.#deps.now();
-    for (const g of this.#deps.grants.grantSnapshot().unended) {
-      if (!(now < g.expiresAt)) continue;
-      if (wanted.has(g.id) && (earliest === undefined || g.expiresAt < earliest))
-        earliest = g.expiresAt;
-    }
-    return earliest;
-  }
-
-  /** Every grant id is active now (state active and now < expiresAt). */
-  #grantsLive(ids: readonly number[]): boolean {
-    if (ids.length === 0) return true;
-    const now = this.#deps.now();
-    const { unended } = this.#deps.grants.grantSnapshot();
-    return ids.every((id) => {
-      const g = unended.find((grant) => grant.id === id);
-      return g !== undefined && g.state === 'active' && now < g.expiresAt;
-    });
   }
 
   /** Maps a failure of a step to an envelope; unknown failures stay in the log. */
@@ -423,7 +370,7 @@ export class Pipeline {
    */
   async #grantEnded(
     ctx: CallContext,
-    fields: Record<string, unknown>,
+    fields: CallFields,
     event: 'refused' | 'outcome',
     relied: readonly number[],
     wall?: WallRefusal,
@@ -438,28 +385,12 @@ export class Pipeline {
           );
     // A refusal before the intent line is a refused call like any other (#refused).
     if (event === 'refused') return this.#refused(ctx, fields, envelope);
-    await this.#trail.bestEffort(event, {
+    await this.#trail.bestEffort({
+      event,
       ...fields,
       outcome: 'refused',
       ...refusalFields(envelope),
     });
     return envelope;
-  }
-}
-
-/** How the grant ended, when an abort was a grant ending. */
-function endOf(reason: unknown): GrantEndedError['end']['state'] | undefined {
-  return reason instanceof GrantEndedError ? reason.end.state : undefined;
-}
-
-/** A step's deliberate refusal with a vetted envelope (e.g. "not a file"). */
-export class OperationRefusal extends Error {
-  override readonly name = 'OperationRefusal';
-  constructor(
-    readonly envelope: Envelope,
-    /** Set when the refusal is a grant that ended under the operation (audited as `cause`). */
-    readonly ended?: GrantEndedError['end']['state'],
-  ) {
-    super(envelope.message);
   }
 }

@@ -3,6 +3,13 @@
  * GrantStore, AuditLog, NextcloudClient and approval gateway satisfy them, and nothing
  * else of those modules is reachable from here.
  */
+import type { AuditEvent } from '../audit/events.js';
+import type { CalendarEvent } from '../nextcloud/calendar-event.js';
+import type { CreatedEvent, NewEvent } from '../nextcloud/calendar-create.js';
+import type { EventWindow } from '../nextcloud/calendar-events.js';
+import type { Collection } from '../nextcloud/collections.js';
+import type { Contact } from '../nextcloud/contacts.js';
+import type { Entry } from '../nextcloud/multistatus.js';
 import type { Readable } from 'node:stream';
 import type {
   CheckoutLockEnd,
@@ -71,7 +78,7 @@ export interface CheckoutLocksPort {
 
 export interface AuditPort {
   /** Resolves only once the line is durable; rejects when it cannot be written. */
-  append(event: string, fields: Record<string, unknown>): Promise<unknown>;
+  append(event: AuditEvent): Promise<unknown>;
 }
 
 export interface GatewayPort {
@@ -96,67 +103,8 @@ export interface OwnerNotices {
   requestsEnded(requests: readonly RequestRecord[], why: 'expired' | 'discarded'): NoticeText;
 }
 
-export interface EntryLike {
-  name: string;
-  path: string;
-  kind: 'file' | 'folder';
-  size: number | null;
-  modified: string | null;
-  etag: string | null;
-}
-
-/** A calendar or address book as listed (broker/nextcloud/collections.ts). */
-export interface Collection {
-  name: string;
-  displayName: string | null;
-  owner: string | null;
-  components?: string[];
-  generated: boolean;
-  ambiguous: boolean;
-}
-
-/** One event or occurrence, times in UTC (broker/nextcloud/calendar-event.ts). */
-export interface CalendarEvent {
-  uid: string | null;
-  title: string | null;
-  start: string | null;
-  end: string | null;
-  all_day: boolean;
-  zone?: string;
-  location: string | null;
-  recurrence_id?: string;
-  status?: string;
-  description?: string | null;
-}
-
-/** A window of at most 366 days, ms since the epoch, end exclusive. */
-export interface EventWindow {
-  start: number;
-  end: number;
-}
-
-export interface NewEvent {
-  title: string;
-  start: number;
-  end: number;
-  location?: string | undefined;
-  description?: string | undefined;
-}
-
-export interface CreatedEvent {
-  event: CalendarEvent;
-  object: string;
-  etag: string | null;
-  changed: string[];
-}
-
-export interface Contact {
-  uid: string | null;
-  name: string | null;
-  emails: string[];
-  phones: string[];
-  note?: string | null;
-}
+/** A file or folder as a PROPFIND lists it (the client's own type). */
+export type EntryLike = Entry;
 
 export interface SpaceLike {
   quota: number | null;
@@ -164,6 +112,9 @@ export interface SpaceLike {
   trash: number;
   item?: number;
 }
+
+// The Nextcloud client's own types, for the verbs and surfaces that name them.
+export type { CalendarEvent, Collection, Contact, CreatedEvent, EventWindow, NewEvent };
 
 export type WriteCondition =
   { ifMatch: string; lockToken?: string } | { ifNoneMatch: '*' } | { lockToken: string };

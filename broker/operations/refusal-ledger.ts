@@ -16,6 +16,7 @@
  * (`varied: true`), which the few codes and tools bound.
  */
 import type { Clock } from '../base/domain.js';
+import type { AuditEvent } from '../audit/events.js';
 import { iso } from '../base/time.js';
 
 export const SUMMARY_WINDOW_MS = 60_000;
@@ -32,7 +33,7 @@ export interface RefusalFields {
 
 interface Window {
   /** The fields every call counted here shares (no correlation id). */
-  readonly fields: Record<string, unknown>;
+  readonly fields: RefusalFields;
   readonly opened: number;
   count: number;
   first: number;
@@ -42,7 +43,7 @@ interface Window {
 export interface RefusalLedgerDeps {
   readonly now: Clock;
   /** Appends one audit line; false when it could not be written. */
-  readonly write: (event: string, fields: Record<string, unknown>) => Promise<boolean>;
+  readonly write: (event: AuditEvent) => Promise<boolean>;
   readonly windowMs?: number;
   readonly maxWindows?: number;
 }
@@ -85,7 +86,7 @@ export class RefusalLedger {
       return;
     }
     const opened = this.#opened(key, same, now);
-    if (!(await this.deps.write('refused', fields))) {
+    if (!(await this.deps.write({ event: 'refused', ...fields }))) {
       // Security: a line that could not be written is counted in a summary instead.
       if (this.#open.get(key) === opened) {
         opened.first = opened.count === 0 ? now : Math.min(opened.first, now);
@@ -124,7 +125,8 @@ export class RefusalLedger {
     const due = [...this.#closed];
     this.#closed.clear();
     for (const [key, window] of due) {
-      const written = await this.deps.write('refused_summary', {
+      const written = await this.deps.write({
+        event: 'refused_summary',
         ...window.fields,
         count: window.count,
         first: iso(window.first),
@@ -135,7 +137,7 @@ export class RefusalLedger {
     }
   }
 
-  #opened(key: string, fields: Record<string, unknown>, now: number): Window {
+  #opened(key: string, fields: RefusalFields, now: number): Window {
     const window: Window = { fields, opened: now, count: 0, first: now, last: now };
     this.#open.set(key, window);
     return window;

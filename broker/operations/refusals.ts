@@ -6,6 +6,7 @@
  */
 import type { SurfaceName } from '../base/call.js';
 import type { Clock } from '../base/domain.js';
+import type { AuditEvent } from '../audit/events.js';
 import { failure, type Envelope } from '../base/envelope.js';
 import { RefusalBudget, type RefusalBudgetOptions } from './refusal-budget.js';
 import { RefusalLedger, type RefusalFields } from './refusal-ledger.js';
@@ -13,7 +14,7 @@ import { RefusalLedger, type RefusalFields } from './refusal-ledger.js';
 export interface RefusalsDeps {
   readonly now: Clock;
   /** Appends one audit line (scrubbed); false when it could not be written. */
-  readonly write: (event: string, fields: Record<string, unknown>) => Promise<boolean>;
+  readonly write: (event: AuditEvent) => Promise<boolean>;
   readonly budget?: RefusalBudgetOptions;
   /** The summary window (default SUMMARY_WINDOW_MS). */
   readonly windowMs?: number;

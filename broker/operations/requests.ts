@@ -156,7 +156,8 @@ export class AccessRequests {
     }
     const record = created.request;
     try {
-      await trail.append('request', {
+      await trail.append({
+        event: 'request',
         surface: ctx.surface,
         tool: ctx.tool,
         request: record.id,
@@ -179,7 +180,8 @@ export class AccessRequests {
       await gateway.postRequest(record);
     } catch (error) {
       this.withdraw(record.id, error);
-      await trail.bestEffort('decision', {
+      await trail.bestEffort({
+        event: 'decision',
         request: record.id,
         decision: 'deny',
         by: 'broker',

@@ -11,6 +11,7 @@ import type { CallContext } from '../base/call.js';
 import type { Clock, Mode } from '../base/domain.js';
 import { refused } from '../base/envelope.js';
 import type { Logger } from '../base/log.js';
+import { BLOB_PATH, type TicketView } from '../base/protocol.js';
 import { iso } from '../base/time.js';
 import type { Checkouts } from './checkouts.js';
 import { isNotFound } from './nextcloud-errors.js';
@@ -20,7 +21,6 @@ import { wallRefusal } from './wall-answers.js';
 import type { WriteCondition } from './ports.js';
 import type { Ticket, TicketBook } from './tickets.js';
 
-export const BLOB_PATH = '/transfer/blobs/';
 /** Longest LOCK the broker asks for; it also never outlives the grant. */
 export const MAX_LOCK_SECONDS = 24 * 3600;
 
@@ -30,14 +30,6 @@ export interface TransferDeps {
   readonly checkouts: Checkouts;
   readonly logger: Logger;
   readonly now: Clock;
-}
-
-/** A ticket as the transfer tools hand it out. */
-export interface TicketView {
-  ticket: string;
-  blob_url: string;
-  expires_at: string;
-  expires_in_s: number;
 }
 
 export interface FileTicket {

@@ -12,6 +12,7 @@ import type { Request, Response } from 'express';
 import type { CallContext } from '../base/call.js';
 import { ok, type Envelope } from '../base/envelope.js';
 import type { MetricsPort } from '../base/metrics.js';
+import { BLOB_TRAILERS } from '../base/protocol.js';
 import { scrubDeep } from '../base/scrub.js';
 import type { BlobTransfers, DownloadSink } from '../operations/blobs.js';
 import { answer } from './answer.js';
@@ -44,7 +45,7 @@ export function blobStatus(envelope: Envelope): number {
 }
 
 /** Declared in the head of a chunked download: what its end may carry. */
-const DOWNLOAD_TRAILERS = 'x-broker-sha256, x-broker-size, x-broker-envelope';
+const DOWNLOAD_TRAILERS = Object.values(BLOB_TRAILERS).join(', ');
 
 /**
  * An envelope as a header value: its JSON with every character outside printable ASCII
@@ -94,13 +95,14 @@ export class BlobEndpoint {
             : size === null
               ? {}
               : { 'content-length': String(size) }),
-          ...(size === null ? {} : { 'x-broker-size': String(size) }),
+          ...(size === null ? {} : { [BLOB_TRAILERS.size]: String(size) }),
           ...(etag === null ? {} : { etag }),
         });
         return res;
       },
       finish: ({ sha256, size }) => {
-        if (chunked) res.addTrailers({ 'x-broker-sha256': sha256, 'x-broker-size': String(size) });
+        if (chunked)
+          res.addTrailers({ [BLOB_TRAILERS.sha256]: sha256, [BLOB_TRAILERS.size]: String(size) });
         res.end();
       },
       get gone() {
@@ -117,7 +119,7 @@ export class BlobEndpoint {
       // The head went out, so the status cannot say no any more: the trailer does. Without
       // `x-broker-sha256` the bytes sent are never a complete file, whatever a client does.
       res.addTrailers({
-        'x-broker-envelope': envelopeTrailer(scrubDeep(outcome.envelope, this.deps.scrub)),
+        [BLOB_TRAILERS.envelope]: envelopeTrailer(scrubDeep(outcome.envelope, this.deps.scrub)),
       });
       res.end();
       return;

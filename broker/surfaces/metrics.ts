@@ -10,6 +10,7 @@
  */
 import type { RequestHandler } from 'express';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { AuditEvent } from '../audit/events.js';
 import type { SurfaceName } from '../base/call.js';
 import type { RequestRecord } from '../base/domain.js';
 import { STATUSES } from '../base/envelope.js';
@@ -183,7 +184,7 @@ export function metricsHandler(registry: Registry): RequestHandler {
 }
 
 interface Appender {
-  append(event: string, fields: Record<string, unknown>): Promise<unknown>;
+  append(event: AuditEvent): Promise<unknown>;
 }
 
 /**
@@ -197,10 +198,11 @@ export function timingDecisions(
   metrics: MetricsPort,
 ): Appender {
   return {
-    async append(event, fields) {
-      const record = await audit.append(event, fields);
+    async append(event) {
+      const record = await audit.append(event);
+      const fields: Record<string, unknown> = event;
       const request = typeof fields.request === 'number' ? getRequest(fields.request) : undefined;
-      if (event === 'decision' && request !== undefined && request.decidedAt !== null) {
+      if (event.event === 'decision' && request !== undefined && request.decidedAt !== null) {
         metrics.decided(
           request.state === 'denied' ? 'denied' : 'approved',
           Math.max(0, request.decidedAt - request.createdAt) / 1000,

@@ -11,6 +11,7 @@ import { CliError } from './errors.js';
 import { parseJson } from './json.js';
 import { asEnvelope, envelopeFailure, type Envelope } from './envelope.js';
 import type { ClientEnv } from './env.js';
+import { BLOB_TRAILERS, type TicketView } from '../../broker/base/protocol.js';
 import { BROKER_VERSION } from '../../broker/base/version.js';
 import { McpCallError, McpHttpClient } from './mcp-http.js';
 
@@ -26,9 +27,6 @@ async function readEnvelope(res: IncomingMessage): Promise<Envelope | undefined>
   return asEnvelope(parseJson(Buffer.concat(chunks).toString('utf8')));
 }
 
-/** The trailer that says why the broker cut a download (docs/transfer-protocol.md). */
-export const ENVELOPE_TRAILER = 'x-broker-envelope';
-
 /**
  * The envelope a cut download's trailer carries; an unreadable one is still a cut
  * (an error envelope: exit 2), never a success.
@@ -42,8 +40,9 @@ function trailerEnvelope(value: string | undefined): Envelope | undefined {
 }
 
 /** The blob URL of a ticket answer; its absence means the CLI and broker disagree. */
-export function blobUrlOf(ticket: Record<string, unknown>): string {
-  if (typeof ticket.blob_url === 'string') return ticket.blob_url;
+export function blobUrlOf(ticket: Readonly<Record<string, unknown>>): string {
+  const url = ticket['blob_url' satisfies keyof TicketView];
+  if (typeof url === 'string') return url;
   throw new CliError(
     ExitCode.infrastructure,
     'the broker gave no blob URL',
@@ -111,10 +110,10 @@ async function saveBlob(
       'retry later; nothing was staged',
     );
   }
-  const cut = trailerEnvelope(res.trailers[ENVELOPE_TRAILER]);
+  const cut = trailerEnvelope(res.trailers[BLOB_TRAILERS.envelope]);
   if (cut !== undefined) throw envelopeFailure(cut, 'transfer');
-  const sha256 = res.trailers['x-broker-sha256'];
-  const size = Number(res.trailers['x-broker-size']);
+  const sha256 = res.trailers[BLOB_TRAILERS.sha256];
+  const size = Number(res.trailers[BLOB_TRAILERS.size]);
   if (typeof sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(sha256) || !Number.isSafeInteger(size)) {
     throw new CliError(
       ExitCode.infrastructure,
@@ -241,7 +240,7 @@ export class TransferClient {
       );
     }
     if (res.statusCode !== 200) throw await this.blobFailure(res);
-    const announced = Number(res.headers['x-broker-size'] ?? Number.NaN);
+    const announced = Number(res.headers[BLOB_TRAILERS.size] ?? Number.NaN);
     const etag = res.headers.etag;
     return {
       unchanged: false,

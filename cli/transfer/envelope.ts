@@ -2,21 +2,18 @@
  * The broker's answers as the CLI reads them: a result envelope (docs/contracts.md §5)
  * and how a non-ok one maps to the CLI's exit codes (§6).
  */
+import {
+  STATUSES as ENVELOPE_STATUSES,
+  type ReceivedEnvelope,
+} from '../../broker/base/protocol.js';
 import { ExitCode } from '../command.js';
 import { CliError } from './errors.js';
 import { isObject, optionalString } from './json.js';
 
-/** A result envelope (docs/contracts.md §5), as much of it as the CLI reads. */
-export interface Envelope {
-  readonly status: 'ok' | 'refused' | 'error' | 'pending';
-  readonly message: string;
-  readonly code?: string;
-  readonly retry?: boolean;
-  readonly hint?: string;
-  readonly [field: string]: unknown;
-}
+/** A result envelope (docs/contracts.md §5) as the CLI reads it: any code may come. */
+export type Envelope = ReceivedEnvelope;
 
-const STATUSES: ReadonlySet<unknown> = new Set(['ok', 'refused', 'error', 'pending']);
+const STATUSES: ReadonlySet<unknown> = new Set(ENVELOPE_STATUSES);
 
 /**
  * `value` as an envelope, or undefined when it is not one: a known status, and the fields

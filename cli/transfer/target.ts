@@ -1,3 +1,4 @@
+import { INSTANCE_NAME } from '../../broker/base/protocol.js';
 import { canonicalPath } from '../../broker/wall/canonical.js';
 import { CliError, usageError } from './errors.js';
 import { ExitCode } from '../command.js';
@@ -9,8 +10,6 @@ export interface RemoteTarget {
   readonly path: string;
   readonly components: readonly string[];
 }
-
-const INSTANCE_NAME = /^[a-z0-9_-]{1,32}$/;
 
 export function parseTarget(arg: string | undefined): RemoteTarget {
   if (arg === undefined || arg === '') {

@@ -11,6 +11,7 @@ import { memoryLogger } from '../../broker/base/log.js';
 import { manualTimers, type ManualTimers } from '../../support/manual-timers.js';
 import { until } from '../../support/until.js';
 import { tempDir, tickingClock } from './helpers.js';
+import { appendLine } from '../../support/audit-line.js';
 
 const HOUR = 3_600_000;
 const RETRY = 30_000;
@@ -47,7 +48,7 @@ beforeEach(async () => {
     timers,
     retryMs: RETRY,
   });
-  await log.append('start', {});
+  await appendLine(log, 'start', {});
   anchor.start(post);
 });
 afterEach(async () => {
@@ -58,7 +59,7 @@ afterEach(async () => {
 describe('after an owner decision', () => {
   it('posts `audit anchor SEQ:HASH` of the head that holds the decision', async () => {
     const engineAudit = anchor.postingAfter(log);
-    const rec = await engineAudit.append('decision', { request: 1, outcome: 'approved' });
+    const rec = await appendLine(engineAudit, 'decision', { request: 1, outcome: 'approved' });
     await until('the anchor is posted', () => room.length === 1);
     expect(room).toEqual([`audit anchor ${rec.seq}:${rec.hash}`]);
     expect(verifyAudit(dir, [{ seq: rec.seq, hash: rec.hash }])).toMatchObject({ ok: true });
@@ -74,9 +75,9 @@ describe('after an owner decision', () => {
       if (sent.length === 1) await slow;
     });
     const engineAudit = anchor.postingAfter(log);
-    await engineAudit.append('decision', { request: 1 });
+    await appendLine(engineAudit, 'decision', { request: 1 });
     await until('the first post is in flight', () => sent.length === 1);
-    for (let i = 2; i <= 5; i += 1) await engineAudit.append('decision', { request: i });
+    for (let i = 2; i <= 5; i += 1) await appendLine(engineAudit, 'decision', { request: i });
     await settle();
     expect(sent).toHaveLength(1);
     release();
@@ -88,22 +89,37 @@ describe('after an owner decision', () => {
 
   it('posts nothing after a command that changed nothing (a refusal, a revoke of nothing); the interval anchors it', async () => {
     const engineAudit = anchor.postingAfter(log);
-    await engineAudit.append('decision', {
+    await engineAudit.append({
+      event: 'decision',
       request: 9,
       outcome: 'refused',
       code: 'unknown_request',
     });
-    await engineAudit.append('revoke', { target: 'all', outcome: 'revoked', grants: [] });
+    await engineAudit.append({
+      event: 'revoke',
+      actor: 'console',
+      cause: 'owner',
+      target: 'all',
+      outcome: 'revoked',
+      grants: [],
+    });
     await settle();
     await settle();
     expect(room).toEqual([]);
-    await engineAudit.append('revoke', { target: 'all', outcome: 'revoked', grants: [3] });
+    await engineAudit.append({
+      event: 'revoke',
+      actor: 'console',
+      cause: 'owner',
+      target: 'all',
+      outcome: 'revoked',
+      grants: [3],
+    });
     await until('the change is anchored', () => room.length === 1);
     expect(room).toEqual([headLine()]);
   });
 
   it('posts nothing for records the engine did not write, until the interval', async () => {
-    await log.append('intent', { tool: 'list' });
+    await appendLine(log, 'intent', { tool: 'list' });
     await settle();
     expect(room).toEqual([]);
   });
@@ -115,7 +131,7 @@ describe('on the interval', () => {
     timers.fire(HOUR);
     await settle();
     expect(room).toEqual([]); // the start record was there when the anchor started
-    await log.append('intent', { tool: 'list' });
+    await appendLine(log, 'intent', { tool: 'list' });
     timers.fire(HOUR);
     await until('the interval anchor', () => room.length === 1);
     expect(room).toEqual([headLine()]);
@@ -130,7 +146,7 @@ describe('attack: the approval room is down (anchors are best effort)', () => {
   it('appends are not held up, the log says the post failed, and the current head is posted when it is back', async () => {
     down = new Error('homeserver unreachable');
     const engineAudit = anchor.postingAfter(log);
-    const decided = await engineAudit.append('decision', { request: 1 });
+    const decided = await appendLine(engineAudit, 'decision', { request: 1 });
     expect(decided.seq).toBe(2);
     await until('the failure is logged', () =>
       logger.lines.some((l) => l.includes('audit anchor could not be posted')),
@@ -139,8 +155,8 @@ describe('attack: the approval room is down (anchors are best effort)', () => {
     expect(warning).toContain(`${decided.seq}:${decided.hash}`);
     expect(warning).toContain('homeserver unreachable');
     // Work goes on during the outage.
-    await log.append('intent', { tool: 'list' });
-    await log.append('outcome', { tool: 'list' });
+    await appendLine(log, 'intent', { tool: 'list' });
+    await appendLine(log, 'outcome', { tool: 'list' });
     expect(timers.pending()).toContain(RETRY);
     timers.fire(RETRY);
     await until('a second failure', () => timers.pending().includes(2 * RETRY));
@@ -161,10 +177,10 @@ describe('attack: the approval room is down (anchors are best effort)', () => {
   it('a decision after the outage also posts, without waiting for the retry', async () => {
     down = new Error('502');
     const engineAudit = anchor.postingAfter(log);
-    await engineAudit.append('decision', { request: 1 });
+    await appendLine(engineAudit, 'decision', { request: 1 });
     await until('the failure', () => timers.pending().includes(RETRY));
     down = undefined;
-    await engineAudit.append('decision', { request: 2 });
+    await appendLine(engineAudit, 'decision', { request: 2 });
     await until('posted', () => room.length === 1);
     expect(room).toEqual([headLine()]);
   });
@@ -174,7 +190,7 @@ describe('stop', () => {
   it('clears the timers and posts nothing more', async () => {
     anchor.stop();
     expect(timers.pending()).toEqual([]);
-    await anchor.postingAfter(log).append('decision', { request: 1 });
+    await appendLine(anchor.postingAfter(log), 'decision', { request: 1 });
     await settle();
     expect(room).toEqual([]);
   });

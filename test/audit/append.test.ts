@@ -11,13 +11,15 @@ import {
 import { MAX_LAG_MS, QUIET_MS } from '../../broker/audit/checkpointer.js';
 import { until } from '../../support/until.js';
 import { checkpointPath, InstrumentedFs, logLines, T0, tempDir, tickingClock } from './helpers.js';
+import { appendLine } from '../../support/audit-line.js';
+import type { AuditEventName } from '../../broker/audit/events.js';
 
 describe('audit append: record format (docs/contracts.md §4)', () => {
   it('writes one canonical JSON line per record with seq, ts, prev and hash', async () => {
     const dir = tempDir();
     const log = await AuditLog.open(dir, { now: tickingClock() });
-    const a = await log.append('intent', { tool: 'read', path: 'Docs/a.txt', grant_ids: [3] });
-    const b = await log.append('outcome', { ok: true });
+    const a = await appendLine(log, 'intent', { tool: 'read', path: 'Docs/a.txt', grant_ids: [3] });
+    const b = await appendLine(log, 'outcome', { ok: true });
     await log.close();
 
     expect(a).toMatchObject({
@@ -48,12 +50,12 @@ describe('audit append: record format (docs/contracts.md §4)', () => {
   it('continues the chain after a reopen', async () => {
     const dir = tempDir();
     let log = await AuditLog.open(dir, { now: tickingClock() });
-    const first = await log.append('start', {});
+    const first = await appendLine(log, 'start', {});
     await log.close();
     log = await AuditLog.open(dir, { now: tickingClock() });
     expect(log.warnings).toEqual([]);
     expect(log.head).toEqual({ seq: 1, hash: first.hash });
-    const second = await log.append('stop', {});
+    const second = await appendLine(log, 'stop', {});
     await log.close();
     expect(second).toMatchObject({ seq: 2, prev: first.hash });
     expect(verifyAudit(dir)).toMatchObject({ ok: true, records: 2 });
@@ -71,15 +73,16 @@ describe('audit append: record format (docs/contracts.md §4)', () => {
 });
 
 describe('attack: a caller forging chain fields', () => {
-  it.each(['seq', 'ts', 'prev', 'hash', 'event'])(
+  // `event` is no field a caller adds: an AuditEvent's `event` is its one name (events.ts).
+  it.each(['seq', 'ts', 'prev', 'hash'])(
     'refuses a field named %s and consumes no seq',
     async (name) => {
       const dir = tempDir();
       const log = await AuditLog.open(dir, { now: tickingClock() });
-      const err = await log.append('intent', { [name]: 'x' }).catch((e: unknown) => e);
+      const err = await appendLine(log, 'intent', { [name]: 'x' }).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(AuditError);
       expect((err as AuditError).code).toBe('invalid_fields');
-      const ok = await log.append('intent', { fine: 1 });
+      const ok = await appendLine(log, 'intent', { fine: 1 });
       expect(ok.seq).toBe(1);
       await log.close();
     },
@@ -89,7 +92,7 @@ describe('attack: a caller forging chain fields', () => {
     const dir = tempDir();
     const log = await AuditLog.open(dir, { now: tickingClock() });
     const fields = JSON.parse('{"__proto__":{"seq":99},"path":"a"}') as Record<string, unknown>;
-    const rec = await log.append('intent', fields);
+    const rec = await appendLine(log, 'intent', fields);
     await log.close();
     expect(rec.seq).toBe(1);
     expect(verifyAudit(dir)).toMatchObject({ ok: true, records: 1 });
@@ -104,8 +107,10 @@ describe('attack: a caller forging chain fields', () => {
     async (_n, fields) => {
       const dir = tempDir();
       const log = await AuditLog.open(dir, { now: tickingClock() });
-      await expect(log.append('intent', fields)).rejects.toMatchObject({ code: 'invalid_fields' });
-      expect((await log.append('intent', {})).seq).toBe(1);
+      await expect(appendLine(log, 'intent', fields)).rejects.toMatchObject({
+        code: 'invalid_fields',
+      });
+      expect((await appendLine(log, 'intent', {})).seq).toBe(1);
       await log.close();
     },
   );
@@ -113,10 +118,14 @@ describe('attack: a caller forging chain fields', () => {
   it('refuses an empty event name and a record over 1 MiB', async () => {
     const dir = tempDir();
     const log = await AuditLog.open(dir, { now: tickingClock() });
-    await expect(log.append('', {})).rejects.toMatchObject({ code: 'invalid_fields' });
-    await expect(log.append('intent', { big: 'x'.repeat(1024 * 1024) })).rejects.toMatchObject({
+    await expect(appendLine(log, '' as AuditEventName)).rejects.toMatchObject({
       code: 'invalid_fields',
     });
+    await expect(appendLine(log, 'intent', { big: 'x'.repeat(1024 * 1024) })).rejects.toMatchObject(
+      {
+        code: 'invalid_fields',
+      },
+    );
     await log.close();
   });
 
@@ -124,9 +133,9 @@ describe('attack: a caller forging chain fields', () => {
     const dir = tempDir();
     let broken = true;
     const log = await AuditLog.open(dir, { now: () => (broken ? Number.NaN : T0) });
-    await expect(log.append('intent', {})).rejects.toMatchObject({ code: 'invalid_fields' });
+    await expect(appendLine(log, 'intent', {})).rejects.toMatchObject({ code: 'invalid_fields' });
     broken = false;
-    expect((await log.append('intent', {})).seq).toBe(1);
+    expect((await appendLine(log, 'intent', {})).seq).toBe(1);
     await log.close();
   });
 
@@ -134,7 +143,7 @@ describe('attack: a caller forging chain fields', () => {
     const dir = tempDir();
     const log = await AuditLog.open(dir, { now: tickingClock() });
     await log.close();
-    await expect(log.append('intent', {})).rejects.toMatchObject({ code: 'closed' });
+    await expect(appendLine(log, 'intent', {})).rejects.toMatchObject({ code: 'closed' });
   });
 });
 
@@ -146,7 +155,7 @@ describe('group commit', () => {
     const log = await AuditLog.open(dir, { now: tickingClock(), fs });
     const syncsBefore = fs.logSyncs;
     const records = await Promise.all(
-      Array.from({ length: 200 }, (_, i) => log.append('intent', { i })),
+      Array.from({ length: 200 }, (_, i) => appendLine(log, 'intent', { i })),
     );
     await log.close();
     expect(records.map((r) => r.seq)).toEqual(Array.from({ length: 200 }, (_, i) => i + 1));
@@ -165,7 +174,7 @@ describe('group commit', () => {
     const syncsBefore = fs.logSyncs;
     await Promise.all(
       Array.from({ length: 32 }, async (_, p) => {
-        for (let i = 0; i < 10; i += 1) await log.append('intent', { p, i });
+        for (let i = 0; i < 10; i += 1) await appendLine(log, 'intent', { p, i });
       }),
     );
     await log.close();
@@ -185,7 +194,7 @@ describe('group commit', () => {
     };
     const waves: Promise<unknown>[] = [];
     for (let w = 0; w < 5; w += 1) {
-      for (let i = 0; i < 20; i += 1) waves.push(log.append('intent', { w, i }).then(check));
+      for (let i = 0; i < 20; i += 1) waves.push(appendLine(log, 'intent', { w, i }).then(check));
       await new Promise((r) => setTimeout(r, 1));
     }
     await Promise.all(waves);
@@ -199,7 +208,7 @@ describe('group commit', () => {
     const fs = new InstrumentedFs();
     const log = await AuditLog.open(dir, { now: tickingClock(), fs });
     const opened = readFileSync(checkpointPath(dir), 'utf8');
-    const last = await log.append('intent', {});
+    const last = await appendLine(log, 'intent', {});
     const syncs = fs.allSyncs;
     // Half the quiet time later: the next call's append has the disk to itself.
     await new Promise((r) => setTimeout(r, QUIET_MS / 2));
@@ -222,7 +231,7 @@ describe('group commit', () => {
     const started = performance.now();
     // Appends every 10 ms (never quiet for QUIET_MS) for 2.5 × MAX_LAG_MS.
     while (performance.now() - started < 2.5 * MAX_LAG_MS) {
-      await log.append('intent', {});
+      await appendLine(log, 'intent', {});
       seqs.push(JSON.parse(readFileSync(checkpointPath(dir), 'utf8')).seq as number);
       await new Promise((r) => setTimeout(r, 10));
     }
@@ -236,10 +245,10 @@ describe('group commit', () => {
   it('the checkpoint follows the durable head after each burst, without close', async () => {
     const dir = tempDir();
     const log = await AuditLog.open(dir, { now: tickingClock() });
-    await log.append('intent', {});
-    for (let i = 0; i < 30; i += 1) await log.append('intent', { i });
-    await Promise.all(Array.from({ length: 50 }, (_, i) => log.append('intent', { i })));
-    const last = await log.append('intent', { end: true });
+    await appendLine(log, 'intent', {});
+    for (let i = 0; i < 30; i += 1) await appendLine(log, 'intent', { i });
+    await Promise.all(Array.from({ length: 50 }, (_, i) => appendLine(log, 'intent', { i })));
+    const last = await appendLine(log, 'intent', { end: true });
     const expected = `{"hash":"${last.hash}","seq":${last.seq}}\n`;
     await until(
       'the checkpoint to reach the head',

@@ -21,6 +21,8 @@ import { serializeCheckpoint } from '../../broker/audit/checkpoint.js';
 import { buildRecord, RESERVED_FIELDS } from '../../broker/audit/record.js';
 import { auditVerdict } from '../../review/lib/audit-check.js';
 import { logLines, readLog, tempDir, tickingClock, writeLogBytes } from './helpers.js';
+import { appendLine } from '../../support/audit-line.js';
+import type { AuditEventName } from '../../broker/audit/events.js';
 
 const PRINTABLE_ASCII_LINE = /^[\x20-\x7e]*$/;
 const TS = '2026-01-02T03:04:05.678Z';
@@ -37,8 +39,8 @@ describe('attack: a refused path with bidi and line-separator characters', () =>
   it('is written as escapes: every line printable ASCII, one line per record', async () => {
     const dir = tempDir();
     const log = await AuditLog.open(dir, { now: tickingClock() });
-    await log.append('refused', { surface: 'agent', tool: 'list', path: HOSTILE });
-    await log.append('request', { reason: `read ${HOSTILE}`, items: [{ path: HOSTILE }] });
+    await appendLine(log, 'refused', { surface: 'agent', tool: 'list', path: HOSTILE });
+    await appendLine(log, 'request', { reason: `read ${HOSTILE}`, items: [{ path: HOSTILE }] });
     await log.close();
     const text = readLog(dir).toString('latin1');
     const lines = logLines(dir);
@@ -69,7 +71,7 @@ describe('attack: a refused path with bidi and line-separator characters', () =>
   it('an escape spelled another way (upper-case hex) is an edit', async () => {
     const dir = tempDir();
     const log = await AuditLog.open(dir, { now: tickingClock() });
-    await log.append('refused', { path: 'Docs/é' });
+    await appendLine(log, 'refused', { path: 'Docs/é' });
     await log.close();
     const edited = readLog(dir).toString('latin1').replace('\\u00e9', '\\u00E9');
     expect(edited).toContain('\\u00E9');
@@ -122,7 +124,7 @@ describe('property: arbitrary strings in records', () => {
       fc.asyncProperty(event, fields, async (ev, f) => {
         const dir = tempDir();
         const log = await AuditLog.open(dir, { now: tickingClock() });
-        const written = await log.append(ev, f);
+        const written = await appendLine(log, ev as AuditEventName, f);
         await log.close();
         const lines = logLines(dir);
         expect(lines).toHaveLength(1);
@@ -152,7 +154,7 @@ describe('a log written before ASCII lines (raw UTF-8)', () => {
     cpSync(RAW_FIXTURE, dir, { recursive: true });
     const log = await AuditLog.open(dir, { now: tickingClock(Date.UTC(2026, 1, 1)) });
     expect(log.head).toEqual(checkpoint());
-    await log.append('refused', { path: HOSTILE });
+    await appendLine(log, 'refused', { path: HOSTILE });
     await log.close();
     const lines = logLines(dir);
     expect(lines).toHaveLength(7);
@@ -168,8 +170,8 @@ describe('a log written before ASCII lines (raw UTF-8)', () => {
     const dir = tempDir();
     cpSync(RAW_FIXTURE, dir, { recursive: true });
     const log = await AuditLog.open(dir, { now: tickingClock(Date.UTC(2026, 1, 1)) });
-    await log.append('intent', { tool: 'list', path: HOSTILE, correlation_id: 'c1' });
-    await log.append('outcome', { tool: 'list', correlation_id: 'c1' });
+    await appendLine(log, 'intent', { tool: 'list', path: HOSTILE, correlation_id: 'c1' });
+    await appendLine(log, 'outcome', { tool: 'list', correlation_id: 'c1' });
     await log.close();
     const parsed = logLines(dir).map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(auditVerdict(dir, parsed)).toBe('verifies, 1 intents each with one outcome');

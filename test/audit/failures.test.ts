@@ -11,6 +11,7 @@ import { AuditError, AuditLog, verifyAudit } from '../../broker/audit/index.js';
 import { QUIET_MS } from '../../broker/audit/checkpointer.js';
 import { memoryLogger } from '../../broker/base/log.js';
 import { errnoError, InstrumentedFs, logLines, tempDir, tickingClock } from './helpers.js';
+import { appendLine } from '../../support/audit-line.js';
 
 async function settle<T>(p: Promise<T>): Promise<T | AuditError> {
   return p.catch((e: unknown) => {
@@ -25,9 +26,9 @@ describe('attack: the disk fills up (ENOSPC)', () => {
     const fs = new InstrumentedFs();
     const logger = memoryLogger();
     const log = await AuditLog.open(dir, { now: tickingClock(), fs, logger });
-    const ok = await log.append('intent', { n: 0 });
+    const ok = await appendLine(log, 'intent', { n: 0 });
     fs.faults.writeError = () => errnoError('ENOSPC', 'no space left on device, write');
-    const batch = await Promise.all([1, 2, 3].map((n) => settle(log.append('intent', { n }))));
+    const batch = await Promise.all([1, 2, 3].map((n) => settle(appendLine(log, 'intent', { n }))));
     for (const r of batch) expect(r).toMatchObject({ code: 'write_failed' });
     expect((batch[0] as AuditError).message).toMatch(/ENOSPC.*restart the broker/);
 
@@ -35,7 +36,9 @@ describe('attack: the disk fills up (ENOSPC)', () => {
     // (resume.test.ts): nothing is written before then.
     fs.faults.writeError = undefined;
     const writesBefore = fs.logWrites;
-    await expect(log.append('intent', { n: 4 })).rejects.toMatchObject({ code: 'write_failed' });
+    await expect(appendLine(log, 'intent', { n: 4 })).rejects.toMatchObject({
+      code: 'write_failed',
+    });
     expect(fs.logWrites).toBe(writesBefore);
     expect(logger.lines.join('')).toMatch(/audit log failed/);
     await log.close();
@@ -49,9 +52,9 @@ describe('attack: the disk fills up (ENOSPC)', () => {
     const fs = new InstrumentedFs();
     const log = await AuditLog.open(dir, { now: tickingClock(), fs });
     fs.faults.syncError = () => errnoError('EIO', 'i/o error, fsync');
-    await expect(log.append('intent', {})).rejects.toMatchObject({ code: 'write_failed' });
+    await expect(appendLine(log, 'intent', {})).rejects.toMatchObject({ code: 'write_failed' });
     fs.faults.syncError = undefined;
-    await expect(log.append('intent', {})).rejects.toMatchObject({ code: 'write_failed' });
+    await expect(appendLine(log, 'intent', {})).rejects.toMatchObject({ code: 'write_failed' });
     await log.close();
   });
 
@@ -62,9 +65,9 @@ describe('attack: the disk fills up (ENOSPC)', () => {
     const log = await AuditLog.open(dir, { now: tickingClock(), fs });
     let calls = 0;
     fs.faults.syncError = () => (++calls === 1 ? errnoError('EIO', 'fsync') : undefined);
-    const first = settle(log.append('intent', { n: 1 }));
+    const first = settle(appendLine(log, 'intent', { n: 1 }));
     await new Promise((r) => setImmediate(r));
-    const queued = Array.from({ length: 10 }, (_, n) => settle(log.append('intent', { n })));
+    const queued = Array.from({ length: 10 }, (_, n) => settle(appendLine(log, 'intent', { n })));
     const results = await Promise.all([first, ...queued]);
     for (const r of results) expect(r).toBeInstanceOf(AuditError);
     await log.close();
@@ -76,12 +79,12 @@ describe('attack: the disk fills up (ENOSPC)', () => {
     const log = await AuditLog.open(dir, { now: tickingClock(), fs });
     fs.faults.checkpointWriteError = () => errnoError('ENOSPC', 'no space left on device');
     // The line itself is durable, so this append resolves …
-    const rec = await log.append('intent', {});
+    const rec = await appendLine(log, 'intent', {});
     expect(rec.seq).toBe(1);
     // … but the checkpoint update (once the log is quiet) fails, and from then on
     // nothing is appended.
     await new Promise((r) => setTimeout(r, QUIET_MS + 30));
-    await expect(log.append('intent', {})).rejects.toMatchObject({ code: 'write_failed' });
+    await expect(appendLine(log, 'intent', {})).rejects.toMatchObject({ code: 'write_failed' });
     await log.close();
     // The log is ahead of its (seq 0) checkpoint: the crash shape, which verifies.
     expect(verifyAudit(dir)).toMatchObject({ ok: true, records: 1, checkpoint: { seq: 0 } });
@@ -97,10 +100,10 @@ describe('attack: the log is a full device (/dev/full)', () => {
     if (devFull) symlinkSync('/dev/full', join(dir, 'audit.log'));
     else fs.faults.writeError = () => errnoError('ENOSPC', 'no space left on device, write');
     const log = await AuditLog.open(dir, { now: tickingClock(), fs });
-    const err = await settle(log.append('intent', { path: 'a' }));
+    const err = await settle(appendLine(log, 'intent', { path: 'a' }));
     expect(err).toMatchObject({ code: 'write_failed' });
     expect((err as AuditError).message).toMatch(/ENOSPC/);
-    await expect(log.append('intent', {})).rejects.toMatchObject({ code: 'write_failed' });
+    await expect(appendLine(log, 'intent', {})).rejects.toMatchObject({ code: 'write_failed' });
     await log.close();
   });
 });
@@ -113,12 +116,12 @@ describe('attack: the disk hangs', () => {
     const log = await AuditLog.open(dir, { now: tickingClock(), fs, writeTimeoutMs: 500 });
     fs.faults.syncHangs = true;
     const started = Date.now();
-    const results = await Promise.all([1, 2].map((n) => settle(log.append('intent', { n }))));
+    const results = await Promise.all([1, 2].map((n) => settle(appendLine(log, 'intent', { n }))));
     expect(Date.now() - started).toBeLessThan(2000);
     for (const r of results) expect(r).toMatchObject({ code: 'timeout' });
     expect((results[0] as AuditError).message).toMatch(/did not finish within 500 ms/);
     fs.faults.syncHangs = false;
-    await expect(log.append('intent', {})).rejects.toMatchObject({ code: 'timeout' });
+    await expect(appendLine(log, 'intent', {})).rejects.toMatchObject({ code: 'timeout' });
     await log.close();
   });
 
@@ -130,7 +133,7 @@ describe('attack: the disk hangs', () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     try {
       let outcome: unknown;
-      void log.append('intent', {}).then(
+      void appendLine(log, 'intent', {}).then(
         () => (outcome = 'resolved'),
         (e: unknown) => (outcome = e),
       );
@@ -151,13 +154,13 @@ describe('attack: the disk hangs', () => {
     const fs = new InstrumentedFs();
     // Long enough for open's own checkpoint write on a loaded machine (30 ms was not).
     const log = await AuditLog.open(dir, { now: tickingClock(), fs, writeTimeoutMs: 500 });
-    await log.append('intent', { n: 1 });
+    await appendLine(log, 'intent', { n: 1 });
     fs.faults.syncHangs = true;
-    await expect(log.append('intent', { n: 2 })).rejects.toMatchObject({ code: 'timeout' });
+    await expect(appendLine(log, 'intent', { n: 2 })).rejects.toMatchObject({ code: 'timeout' });
     await log.close();
     // The timed-out line did reach the file here; a restart accepts it (beyond the checkpoint).
     const reopened = await AuditLog.open(dir, { now: tickingClock() });
-    const next = await reopened.append('start', {});
+    const next = await appendLine(reopened, 'start', {});
     await reopened.close();
     expect(logLines(dir)).toHaveLength(3);
     expect(next.seq).toBe(3);

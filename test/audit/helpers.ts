@@ -9,6 +9,7 @@ import {
   type AuditRecord,
   nodeAuditFs,
 } from '../../broker/audit/index.js';
+import { appendLine } from '../../support/audit-line.js';
 
 export const T0 = Date.UTC(2026, 0, 2, 3, 4, 5, 678);
 
@@ -110,7 +111,7 @@ export async function writeLog(dir: string, n: number): Promise<AuditRecord[]> {
   const out: AuditRecord[] = [];
   for (let i = 0; i < n; i += 1) {
     out.push(
-      await log.append('intent', {
+      await appendLine(log, 'intent', {
         tool: 'read',
         instance: 'personal',
         path: `Docs/ä ${i}.txt`,

@@ -8,6 +8,7 @@ import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AuditLog, verifyAudit } from '../../broker/audit/index.js';
 import { tempDir, tickingClock } from './helpers.js';
+import { appendLine } from '../../support/audit-line.js';
 
 const CHILD = join(import.meta.dirname, 'fixtures', 'audit-child.ts');
 const children: ChildProcess[] = [];
@@ -48,7 +49,7 @@ describe('attack: a second writer on the same data directory', () => {
     expect((err as Error).message).toContain(join(dir, 'audit.lock'));
     // The refused open left the holder's lock alone.
     expect(readFileSync(join(dir, 'audit.lock'), 'utf8')).toBe(`${process.pid}\n`);
-    await first.append('intent', {});
+    await appendLine(first, 'intent', {});
     await first.close();
     expect(existsSync(join(dir, 'audit.lock'))).toBe(false);
     const again = await AuditLog.open(dir, { now: tickingClock() });
@@ -91,7 +92,7 @@ describe('attack: a second writer on the same data directory', () => {
       new RegExp(`took over the stale lock .*audit\\.lock left by process ${child.pid}`),
     );
     expect(readFileSync(join(dir, 'audit.lock'), 'utf8')).toBe(`${process.pid}\n`);
-    await log.append('start', {});
+    await appendLine(log, 'start', {});
     await log.close();
     expect(verifyAudit(dir)).toMatchObject({ ok: true, records: 2 });
   });

@@ -20,6 +20,7 @@ import {
   tickingClock,
   writeLog,
 } from './helpers.js';
+import { appendLine } from '../../support/audit-line.js';
 
 async function reopen(dir: string): Promise<AuditLog> {
   return AuditLog.open(dir, { now: tickingClock() });
@@ -35,7 +36,7 @@ describe('torn final line', () => {
     expect(verifyAudit(dir)).toMatchObject({ ok: false, seq: 4 });
 
     const log = await reopen(dir);
-    const next = await log.append('start', {});
+    const next = await appendLine(log, 'start', {});
     await log.close();
 
     const after = readLog(dir);
@@ -142,7 +143,7 @@ describe('torn final line', () => {
     await writeLog(dir, 2);
     appendFileSync(logPath(dir), '{"event":"x","pa');
     const log = await reopen(dir);
-    await log.append('start', {});
+    await appendLine(log, 'start', {});
     await log.close();
     const original = readLog(dir);
     const cp = readFileSync(checkpointPath(dir));
@@ -165,7 +166,7 @@ describe('attack: abusing the recovery pattern', () => {
     await writeLog(dir, 2);
     appendFileSync(logPath(dir), 'GARBAGE');
     const log = await reopen(dir);
-    await log.append('start', {});
+    await appendLine(log, 'start', {});
     await log.close();
     return { dir, lines: readLog(dir).toString('utf8').split('\n') };
   }
@@ -205,9 +206,9 @@ describe('attack: abusing the recovery pattern', () => {
     const dir = tempDir();
     const log = await reopen(dir);
     await expect(
-      log.append('recovery', { torn: { bytes: 1, sha256: sha256Hex('x') } }),
+      appendLine(log, 'recovery', { torn: { bytes: 1, sha256: sha256Hex('x') } }),
     ).rejects.toMatchObject({ code: 'invalid_fields' });
-    expect((await log.append('recovery', { note: 'pipeline-level recovery' })).seq).toBe(1);
+    expect((await appendLine(log, 'recovery', { note: 'pipeline-level recovery' })).seq).toBe(1);
     await log.close();
   });
 

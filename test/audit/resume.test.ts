@@ -16,6 +16,7 @@ import {
 import { MAX_PROBE_DELAY_MS, PROBE_DELAY_MS } from '../../broker/audit/resume.js';
 import { memoryLogger } from '../../broker/base/log.js';
 import { errnoError, InstrumentedFs, logLines, T0, tempDir } from './helpers.js';
+import { appendLine } from '../../support/audit-line.js';
 
 /** A clock the test moves. */
 function manualClock(): { now: () => number; advance: (ms: number) => void } {
@@ -64,31 +65,41 @@ describe('attack: the disk fills up, then space returns', () => {
     const clock = manualClock();
     const logger = memoryLogger();
     const log = await AuditLog.open(dir, { now: clock.now, fs, logger });
-    await log.append('intent', { n: 1 });
+    await appendLine(log, 'intent', { n: 1 });
     fs.faults.writeError = enospc;
-    await expect(log.append('intent', { n: 2 })).rejects.toMatchObject({ code: 'write_failed' });
+    await expect(appendLine(log, 'intent', { n: 2 })).rejects.toMatchObject({
+      code: 'write_failed',
+    });
 
     // Full: a flood of appends writes nothing before the first try is due …
     const writes = fs.logWrites;
     for (let n = 0; n < 50; n += 1) {
-      await expect(log.append('intent', { n })).rejects.toMatchObject({ code: 'write_failed' });
+      await expect(appendLine(log, 'intent', { n })).rejects.toMatchObject({
+        code: 'write_failed',
+      });
     }
     expect(fs.logWrites).toBe(writes);
     // … and then one try, which fails while the disk is still full.
     clock.advance(PROBE_DELAY_MS);
-    await expect(log.append('intent', { n: 3 })).rejects.toMatchObject({ code: 'write_failed' });
+    await expect(appendLine(log, 'intent', { n: 3 })).rejects.toMatchObject({
+      code: 'write_failed',
+    });
     expect(fs.logWrites).toBe(writes + 1);
-    await expect(log.append('intent', { n: 4 })).rejects.toMatchObject({ code: 'write_failed' });
+    await expect(appendLine(log, 'intent', { n: 4 })).rejects.toMatchObject({
+      code: 'write_failed',
+    });
     expect(fs.logWrites).toBe(writes + 1);
 
     // Space returns: the next try (after the doubled delay) resumes, and this append runs.
     fs.faults.writeError = undefined;
     clock.advance(PROBE_DELAY_MS);
-    await expect(log.append('intent', { n: 5 })).rejects.toMatchObject({ code: 'write_failed' });
+    await expect(appendLine(log, 'intent', { n: 5 })).rejects.toMatchObject({
+      code: 'write_failed',
+    });
     clock.advance(PROBE_DELAY_MS);
-    const resumed = await log.append('intent', { n: 6 });
+    const resumed = await appendLine(log, 'intent', { n: 6 });
     expect(resumed.seq).toBe(3);
-    expect((await log.append('outcome', { n: 6 })).seq).toBe(4);
+    expect((await appendLine(log, 'outcome', { n: 6 })).seq).toBe(4);
     await log.close();
 
     const lines = records(dir);
@@ -110,18 +121,20 @@ describe('attack: the disk fills up, then space returns', () => {
     const disk = cuttingFs();
     const clock = manualClock();
     const log = await AuditLog.open(dir, { now: clock.now, fs: disk.fs });
-    await log.append('intent', { n: 1 });
+    await appendLine(log, 'intent', { n: 1 });
     disk.cut(40);
-    await expect(log.append('intent', { n: 2, path: 'Docs/x' })).rejects.toMatchObject({
+    await expect(appendLine(log, 'intent', { n: 2, path: 'Docs/x' })).rejects.toMatchObject({
       code: 'write_failed',
     });
     // The try while full adds a few more torn bytes; they are covered too.
     disk.cut(7);
     clock.advance(PROBE_DELAY_MS);
-    await expect(log.append('intent', { n: 3 })).rejects.toMatchObject({ code: 'write_failed' });
+    await expect(appendLine(log, 'intent', { n: 3 })).rejects.toMatchObject({
+      code: 'write_failed',
+    });
     disk.cut(undefined);
     clock.advance(MAX_PROBE_DELAY_MS);
-    expect((await log.append('intent', { n: 4 })).seq).toBe(3);
+    expect((await appendLine(log, 'intent', { n: 4 })).seq).toBe(3);
     await log.close();
 
     const text = logLines(dir);
@@ -141,13 +154,13 @@ describe('attack: the disk fills up, then space returns', () => {
     const fs = new InstrumentedFs();
     const clock = manualClock();
     const log = await AuditLog.open(dir, { now: clock.now, fs });
-    await log.append('intent', { n: 1 });
+    await appendLine(log, 'intent', { n: 1 });
     fs.faults.syncError = () => errnoError('ENOSPC', 'no space left on device, fsync');
-    const batch = [2, 3].map((n) => log.append('intent', { n }).catch((e: unknown) => e));
+    const batch = [2, 3].map((n) => appendLine(log, 'intent', { n }).catch((e: unknown) => e));
     for (const r of await Promise.all(batch)) expect(r).toMatchObject({ code: 'write_failed' });
     fs.faults.syncError = undefined;
     clock.advance(PROBE_DELAY_MS);
-    expect((await log.append('intent', { n: 4 })).seq).toBe(5);
+    expect((await appendLine(log, 'intent', { n: 4 })).seq).toBe(5);
     await log.close();
     const lines = records(dir);
     expect(lines.map((r) => r.event)).toEqual(['intent', 'intent', 'intent', 'recovery', 'intent']);
@@ -161,15 +174,19 @@ describe('attack: the disk fills up, then space returns', () => {
     const clock = manualClock();
     const log = await AuditLog.open(dir, { now: clock.now, fs });
     fs.faults.writeError = enospc;
-    await expect(log.append('intent', { n: 0 })).rejects.toMatchObject({ code: 'write_failed' });
+    await expect(appendLine(log, 'intent', { n: 0 })).rejects.toMatchObject({
+      code: 'write_failed',
+    });
     clock.advance(PROBE_DELAY_MS);
     const writes = fs.logWrites;
-    const full = await Promise.allSettled([1, 2, 3, 4, 5].map((n) => log.append('intent', { n })));
+    const full = await Promise.allSettled(
+      [1, 2, 3, 4, 5].map((n) => appendLine(log, 'intent', { n })),
+    );
     expect(full.every((r) => r.status === 'rejected')).toBe(true);
     expect(fs.logWrites).toBe(writes + 1);
     fs.faults.writeError = undefined;
     clock.advance(2 * PROBE_DELAY_MS);
-    const after = await Promise.all([6, 7, 8, 9, 10].map((n) => log.append('intent', { n })));
+    const after = await Promise.all([6, 7, 8, 9, 10].map((n) => appendLine(log, 'intent', { n })));
     expect(after.map((r) => r.seq).sort((x, y) => x - y)).toEqual([2, 3, 4, 5, 6]);
     await log.close();
     const lines = records(dir);
@@ -184,12 +201,14 @@ describe('attack: the disk fills up, then space returns', () => {
     const clock = manualClock();
     const log = await AuditLog.open(dir, { now: clock.now, fs });
     fs.faults.checkpointWriteError = enospc;
-    await log.append('intent', { n: 1 });
+    await appendLine(log, 'intent', { n: 1 });
     await new Promise((r) => setTimeout(r, 100)); // the quiet checkpoint write fails
-    await expect(log.append('intent', { n: 2 })).rejects.toMatchObject({ code: 'write_failed' });
+    await expect(appendLine(log, 'intent', { n: 2 })).rejects.toMatchObject({
+      code: 'write_failed',
+    });
     fs.faults.checkpointWriteError = undefined;
     clock.advance(PROBE_DELAY_MS);
-    expect((await log.append('intent', { n: 3 })).seq).toBe(3);
+    expect((await appendLine(log, 'intent', { n: 3 })).seq).toBe(3);
     await log.close();
     expect(verifyAudit(dir)).toMatchObject({ ok: true, records: 3, checkpoint: { seq: 3 } });
   });
@@ -202,11 +221,11 @@ describe('attack: the disk fails in another way (no resume)', () => {
     const clock = manualClock();
     const log = await AuditLog.open(dir, { now: clock.now, fs });
     fs.faults.syncError = () => errnoError('EIO', 'i/o error, fsync');
-    await expect(log.append('intent', {})).rejects.toMatchObject({ code: 'write_failed' });
+    await expect(appendLine(log, 'intent', {})).rejects.toMatchObject({ code: 'write_failed' });
     fs.faults.syncError = undefined;
     const writes = fs.logWrites;
     clock.advance(10 * MAX_PROBE_DELAY_MS);
-    await expect(log.append('intent', {})).rejects.toThrow(/restart the broker/);
+    await expect(appendLine(log, 'intent', {})).rejects.toThrow(/restart the broker/);
     expect(fs.logWrites).toBe(writes);
     await log.close();
   });
@@ -217,14 +236,14 @@ describe('attack: the disk fails in another way (no resume)', () => {
     const clock = manualClock();
     const log = await AuditLog.open(dir, { now: clock.now, fs });
     fs.faults.writeError = enospc;
-    await expect(log.append('intent', {})).rejects.toMatchObject({ code: 'write_failed' });
+    await expect(appendLine(log, 'intent', {})).rejects.toMatchObject({ code: 'write_failed' });
     fs.faults.writeError = () => errnoError('EIO', 'i/o error, write');
     clock.advance(PROBE_DELAY_MS);
-    await expect(log.append('intent', {})).rejects.toMatchObject({ code: 'write_failed' });
+    await expect(appendLine(log, 'intent', {})).rejects.toMatchObject({ code: 'write_failed' });
     fs.faults.writeError = undefined;
     const writes = fs.logWrites;
     clock.advance(10 * MAX_PROBE_DELAY_MS);
-    await expect(log.append('intent', {})).rejects.toMatchObject({ code: 'write_failed' });
+    await expect(appendLine(log, 'intent', {})).rejects.toMatchObject({ code: 'write_failed' });
     expect(fs.logWrites).toBe(writes);
     await log.close();
   });

@@ -20,6 +20,7 @@ import { call, connectMcp } from '../../support/mcp.js';
 import { writeBrokerConfig, brokerEnv } from '../../support/processes.js';
 import { AGENT_TOKEN, APP_PASSWORD } from '../../support/tokens.js';
 import { until } from '../../support/until.js';
+import { appendLine } from '../../support/audit-line.js';
 
 const mode = (path: string): string => (statSync(path).mode & 0o777).toString(8);
 
@@ -90,7 +91,7 @@ describe('attack: another local user reads the grant database', () => {
     expect(mode(join(data, `${GRANTS_FILE}-wal`))).toBe('644');
     old.close();
     const audit = await AuditLog.open(data, { now: Date.now });
-    await audit.append('start', {});
+    await appendLine(audit, 'start', {});
     await audit.close();
     chmodSync(join(data, 'audit.log'), 0o644);
     chmodSync(join(data, 'audit.checkpoint'), 0o644);

@@ -15,6 +15,7 @@ import { runDoctor, type DoctorReport } from '../../broker/doctor/run.js';
 import { createDoctorCommand } from '../../cli/commands/doctor.js';
 import { startFakeHomeserver, type FakeHomeserver, type RoomSpec } from '../../fakes/homeserver.js';
 import { startFakeNextcloud, type FakeNextcloud } from '../../fakes/nextcloud.js';
+import { appendLine } from '../../support/audit-line.js';
 
 const AGENT = 'doctor-agent-token-0123456789abcdef-0123456789';
 const TRANSFER = 'doctor-transfer-token-0123456789abcdef-012345';
@@ -173,8 +174,8 @@ describe('a good setup', () => {
 
   it('verifies an existing audit log and says so', async () => {
     const log = await AuditLog.open(join(dir, 'data'), { now: Date.now });
-    await log.append('start', {});
-    await log.append('stop', {});
+    await appendLine(log, 'start', {});
+    await appendLine(log, 'stop', {});
     await log.close();
     const report = await doctor({ approval: 'console' });
     expect(report.exitCode).toBe(0);
@@ -359,8 +360,8 @@ describe('local state problems', () => {
   it('a tampered audit log is ✗ naming the seq', async () => {
     const data = join(dir, 'data');
     const log = await AuditLog.open(data, { now: Date.now });
-    await log.append('start', {});
-    await log.append('request', { reason: 'hello' });
+    await appendLine(log, 'start', {});
+    await appendLine(log, 'request', { reason: 'hello' });
     await log.close();
     const file = join(data, 'audit.log');
     writeFileSync(file, readFileSync(file, 'utf8').replace('hello', 'hellO'));
@@ -376,7 +377,7 @@ describe('data folder modes (issue 14.9)', () => {
   it('names every wider data folder and file with the chmod that fixes it', async () => {
     const data = join(dir, 'data');
     const log = await AuditLog.open(data, { now: Date.now });
-    await log.append('start', {});
+    await appendLine(log, 'start', {});
     await log.close();
     chmodSync(data, 0o755);
     chmodSync(join(data, 'audit.log'), 0o644);

@@ -254,7 +254,7 @@ describe('one error boundary', () => {
         inFlight: new InFlight({ now: Date.now, timers: nodeTimers }),
         refusals: new Refusals({
           now: Date.now,
-          write: (event, fields) => broker.audit.append(event, fields).then(() => true),
+          write: (event) => broker.audit.append(event).then(() => true),
         }),
         logger,
         scrub,

@@ -384,7 +384,8 @@ export class MatrixGateway implements ApprovalGateway {
       what: c.what,
     });
     try {
-      await this.deps.audit?.append('refused', {
+      await this.deps.audit?.append({
+        event: 'refused',
         surface: 'matrix',
         actor: c.sender,
         reason: 'not_approver',

@@ -5,9 +5,10 @@
  * restart a grant shows as unused until its next operation.
  */
 import type { Clock } from '../../base/domain.js';
+import type { AuditEvent } from '../../audit/events.js';
 
 interface Appender {
-  append(event: string, fields: Record<string, unknown>): Promise<unknown>;
+  append(event: AuditEvent): Promise<unknown>;
 }
 
 export class GrantUse {
@@ -23,11 +24,11 @@ export class GrantUse {
   /** An audit log whose `intent` appends also note the grants they name. */
   watching<A extends Appender>(audit: A): Appender {
     return {
-      append: async (event, fields) => {
-        const written = await audit.append(event, fields);
-        if (event === 'intent' && Array.isArray(fields['grants'])) {
+      append: async (event) => {
+        const written = await audit.append(event);
+        if (event.event === 'intent' && Array.isArray(event.grants)) {
           const at = this.now();
-          for (const id of fields['grants']) if (typeof id === 'number') this.last.set(id, at);
+          for (const id of event.grants) if (typeof id === 'number') this.last.set(id, at);
         }
         return written;
       },

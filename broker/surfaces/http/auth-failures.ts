@@ -9,10 +9,18 @@
 import type { Clock } from '../../base/domain.js';
 import type { AuthFailure, AuthRealm } from './bearer.js';
 
+/** What a failed authentication's audit (and log) line says: never the token presented. */
+export type AuthFailureFields = {
+  readonly surface: AuthRealm;
+  readonly reason: AuthFailure;
+  readonly remote: string | null;
+  readonly suppressed?: number;
+};
+
 export interface AuthFailureDeps {
   now: Clock;
-  audit: (fields: Record<string, unknown>) => void;
-  log: (fields: Record<string, unknown>) => void;
+  audit: (fields: AuthFailureFields) => void;
+  log: (fields: AuthFailureFields) => void;
   perWindow?: number;
   windowMs?: number;
 }

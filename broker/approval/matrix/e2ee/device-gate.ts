@@ -53,7 +53,8 @@ export class DeviceGate {
       what,
     });
     try {
-      await this.deps.audit?.append('refused', {
+      await this.deps.audit?.append({
+        event: 'refused',
         surface: 'matrix',
         actor: this.deps.approver,
         reason: verdict.reason,
@@ -79,7 +80,8 @@ export class DeviceGate {
       sender: event.getSender(),
     });
     try {
-      await this.deps.audit?.append('refused', {
+      await this.deps.audit?.append({
+        event: 'refused',
         surface: 'matrix',
         actor: event.getSender() ?? 'unknown',
         reason: 'undecryptable',

@@ -27,7 +27,7 @@ function rig(budget = { burst: 60, perSecond: 1 }) {
   const refusals = new Refusals({
     now: () => t,
     budget,
-    write: (event, fields) => {
+    write: ({ event, ...fields }) => {
       if (state.failing) return Promise.resolve(false);
       lines.push({ event, fields });
       return Promise.resolve(true);

@@ -1,0 +1,33 @@
+/**
+ * What an audit line says an operation was on: the agent's spelling before the wall
+ * decided, the wall's canonical values after.
+ */
+import type { WallOp } from '../wall.js';
+
+/** What an audit line says the operation was on, before the wall decided. */
+export function pathFields(op: WallOp): Record<string, unknown> {
+  switch (op.op) {
+    case 'move':
+      return { from: op.from, to: op.to };
+    case 'collection':
+      return { kind: op.kind, collection: op.name };
+    case 'collections':
+      return { kind: op.kind };
+    default:
+      return { path: op.path };
+  }
+}
+
+/** The same, with the canonical values the wall returned. */
+export function decidedPathFields(op: WallOp, paths: readonly string[]): Record<string, unknown> {
+  switch (op.op) {
+    case 'move':
+      return { from: paths[0], to: paths[1] };
+    case 'collection':
+      return { kind: op.kind, collection: paths[0] };
+    case 'collections':
+      return { kind: op.kind, collections: [...paths] };
+    default:
+      return { path: paths[0] };
+  }
+}
