@@ -11,6 +11,7 @@ import type { Readable, Writable } from 'node:stream';
 import { createServer, type ApprovalGatewayPort, type BrokerServer } from './app.js';
 import { ConsoleGateway } from './approval/console.js';
 import { ApprovalEngine } from './approval/engine.js';
+import { CLEAR_TEXT_NOTICE } from './approval/views.js';
 import { GrantUse } from './approval/owner/grant-use.js';
 import { OWNER_SOCKET_FILE } from './approval/owner/protocol.js';
 import { OwnerSocket } from './approval/owner/server.js';
@@ -219,6 +220,11 @@ export async function assemble(config: BrokerConfig, options: AssembleOptions): 
       logger,
       onRevoked: (grants) => operations.endGrants(grants, 'revoked'),
       channel: config.approval,
+      // Security: in a clear-text room every `status` reminds the owner that a decision
+      // there proves only that the homeserver passed an event on as the approver's.
+      ...(config.approval === 'matrix' && (config.matrix?.encryption ?? 'off') === 'off'
+        ? { statusNotice: CLEAR_TEXT_NOTICE }
+        : {}),
     });
     const parts: GatewayParts = { config, logger, audit, now };
     const gateway =

@@ -53,6 +53,8 @@ export type ApprovalEngineDeps = PolicyDeps & {
    * command, however many records it wrote). Default: runs it as is.
    */
   batch?: <T>(command: () => Promise<T>) => Promise<T>;
+  /** A line `status` ends with (the clear-text room warning, views.ts). */
+  statusNotice?: string;
 };
 
 export class ApprovalEngine {
@@ -91,7 +93,12 @@ export class ApprovalEngine {
       onRevoked: deps.onRevoked,
       logger: this.logger,
     });
-    this.views = new Views({ store: deps.store, now: deps.now, lifecycle: policy.lifecycle });
+    this.views = new Views({
+      store: deps.store,
+      now: deps.now,
+      lifecycle: policy.lifecycle,
+      ...(deps.statusNotice === undefined ? {} : { notice: deps.statusNotice }),
+    });
     // One line each, so Matrix's HTML body breaks where the plain text does.
     this.help = helpText({
       reactions: (deps.channel ?? 'matrix') === 'matrix',

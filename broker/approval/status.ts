@@ -29,6 +29,8 @@ export interface StatusInput {
   readonly pendingTimeout: number;
   /** Checkout locks not yet confirmed released (the section shows only when there are any). */
   readonly locks?: readonly CheckoutLockRecord[] | undefined;
+  /** A closing line, such as the clear-text room warning. */
+  readonly notice?: string | undefined;
 }
 
 export type StatusSection = (input: StatusInput) => Line[];
@@ -107,11 +109,17 @@ export function pendingSection(input: StatusInput): Line[] {
   return lines;
 }
 
+/** The closing notice, when there is one. */
+export function noticeSection({ notice }: StatusInput): Line[] {
+  return notice === undefined ? [] : [[notice]];
+}
+
 /** The sections of `status`, in order. */
 export const STATUS_SECTIONS: readonly StatusSection[] = [
   grantsSection,
   locksSection,
   pendingSection,
+  noticeSection,
 ];
 
 export function renderStatus(

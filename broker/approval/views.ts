@@ -11,7 +11,13 @@ export interface ViewDeps {
   readonly store: ApprovalStore;
   readonly now: Clock;
   readonly lifecycle: { readonly pending_timeout: number };
+  /** A line `status` ends with (the clear-text room warning), if any. */
+  readonly notice?: string;
 }
+
+/** What `status` says in a Matrix room with `matrix.encryption: off`. */
+export const CLEAR_TEXT_NOTICE =
+  "⚠ This room is not end-to-end encrypted (matrix.encryption: off): a decision here is only as trustworthy as the homeserver and every session of the approver's account. Set matrix.encryption: required and pin your devices (see the user guide).";
 
 export class Views {
   constructor(private readonly deps: ViewDeps) {}
@@ -28,6 +34,7 @@ export class Views {
       now,
       pendingTimeout: timeout,
       locks: this.deps.store.openCheckoutLocks?.(),
+      notice: this.deps.notice,
     });
     return { text: r.plain, html: r.html };
   }

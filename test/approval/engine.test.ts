@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ApprovalEngine } from '../../broker/approval/engine.js';
+import { CLEAR_TEXT_NOTICE } from '../../broker/approval/views.js';
 import { parseConfig } from '../../broker/config.js';
 import { harness, type Harness, D, H, M, T0, LIFECYCLE } from '../../support/approval.js';
 
@@ -403,6 +404,21 @@ describe('status', () => {
     }
     // status is not a decision: nothing audited
     expect(h.records().filter((r) => r.event === 'decision')).toHaveLength(1);
+  });
+
+  it('ends with the clear-text room warning when the gateway gives one, and only then', async () => {
+    const plain = await h.engine.apply({ kind: 'status' }, OWNER);
+    expect(plain.text).not.toContain('matrix.encryption');
+    const engine = new ApprovalEngine({
+      store: h.store,
+      audit: h.audit,
+      now: () => h.clock.now,
+      config: { lifecycle: LIFECYCLE, instances: new Map([['personal', {}]]) },
+      statusNotice: CLEAR_TEXT_NOTICE,
+    });
+    const warned = await engine.apply({ kind: 'status' }, OWNER);
+    expect(warned.text.split('\n').at(-1)).toBe(CLEAR_TEXT_NOTICE);
+    expect(CLEAR_TEXT_NOTICE).toContain('matrix.encryption: off');
   });
 
   it('drops grants that expired', async () => {

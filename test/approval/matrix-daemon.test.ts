@@ -8,6 +8,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { CLEAR_TEXT_NOTICE } from '../../broker/approval/views.js';
 import { PassThrough } from 'node:stream';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -205,6 +206,10 @@ describe('the owner socket beside Matrix (docs/contracts.md §6)', () => {
       revoked: [{ request: id }],
     });
     await until('an anchor after the revoke', () => anchors() === 2);
+    // The room is clear text (matrix.encryption: off): status says what that proves.
+    expect(await askOwner(data, { op: 'command', text: 'status' })).toMatchObject({
+      text: expect.stringContaining(CLEAR_TEXT_NOTICE),
+    });
     expect((await call(client, 'list', { instance: 'personal', path: 'Reports' })).status).not.toBe(
       'ok',
     );
