@@ -104,8 +104,15 @@ export async function checkEncryption(
     );
   }
   checks.push(...oldBotSessions(cfg, dataDir));
+  // Security: the owner socket bypasses the pins by design; say so where the pins are
+  // checked, so nobody mistakes "only pinned devices decide" for "only the phone decides".
+  checks.push(pass(OWNER_SOCKET_NOTE));
   return checks;
 }
+
+/** What doctor says of the owner commands when decisions need a pinned device. */
+export const OWNER_SOCKET_NOTE =
+  "also deciding: the owner commands (broker approve/deny/revoke) over <data_dir>/owner.sock, i.e. anyone running as the broker's OS user on this host, which holds the app passwords anyway";
 
 function oldBotSessions(cfg: MatrixConfig, dataDir: string): Check[] {
   if (cfg.crypto_secret === undefined || cfg.crypto_secret === '') return [];

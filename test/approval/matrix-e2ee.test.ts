@@ -19,7 +19,11 @@ import { e2eeClient, eventSeenBy, type E2eeClient } from '../../support/e2ee-cli
 import { BOT, FAST, OWNER, ROOM, TOKENS } from '../../support/matrix.js';
 import { until } from '../../support/until.js';
 import { fetchPreflightClient } from '../../broker/doctor/matrix-client.js';
-import { checkEncryption, CLEAR_TEXT_WARNING } from '../../broker/doctor/matrix-devices.js';
+import {
+  checkEncryption,
+  CLEAR_TEXT_WARNING,
+  OWNER_SOCKET_NOTE,
+} from '../../broker/doctor/matrix-devices.js';
 
 const BOT_PASSWORD = 'bot-password-0123456789';
 const CRYPTO_SECRET = 'crypto-secret-0123456789abcdef0123456789';
@@ -312,6 +316,8 @@ describe('broker doctor', () => {
     expect(laptopCheck?.status).toBe('warn');
     expect(laptopCheck?.fix).toContain(`- "${laptop.deviceId} ${laptop.ed25519}"`);
     expect(checks.some((c) => c.status === 'fail')).toBe(false);
+    // The pins bind the room, not the owner socket: doctor says who else decides.
+    expect(checks.at(-1)).toMatchObject({ status: 'pass', label: OWNER_SOCKET_NOTE });
   });
 
   it('fails when the pinned key is not the one the homeserver reports', async () => {
