@@ -160,6 +160,7 @@ describe('reset()', () => {
       xHash: 'wrong',
       uploadDeleteForbidden: 3,
       quotaBytes: 10,
+      putBodyLimit: 1024,
     });
     await fake.lockAs('f.txt', { type: 'token' });
     fake.reset();
@@ -175,6 +176,7 @@ describe('reset()', () => {
       xHash: 'honest',
       uploadDeleteForbidden: 0,
       quotaBytes: null,
+      putBodyLimit: null,
     });
     expect(fake.lockOf('f.txt')).toBeUndefined();
     expect(await fake.exists('f.txt')).toBe(true);
