@@ -8,10 +8,14 @@ import { MAX_SMALL_REPLY_BYTES, type NextcloudConnection } from './connection.js
 import { NextcloudError } from './errors.js';
 import { parseBaseUrl } from './url.js';
 
-/** The JSON text of an OCS v2 GET (`cloud/capabilities`, `cloud/user`) on the instance. */
+/**
+ * The JSON text of an OCS v2 GET on the instance: `cloud/capabilities` (verb
+ * CAPABILITIES) or `cloud/user` (verb SPACE); the verb names the read in errors.
+ */
 export async function getOcsJson(
   conn: NextcloudConnection,
   route: string,
+  verb: 'CAPABILITIES' | 'SPACE',
   signal?: AbortSignal,
 ): Promise<string> {
   const base = parseBaseUrl(conn.instance.url).pathname.replace(/\/+$/, '');
@@ -22,7 +26,7 @@ export async function getOcsJson(
     {
       idempotent: true,
       ok: [200],
-      ctx: { verb: 'CAPABILITIES', instance: conn.name, path: '' },
+      ctx: { verb, instance: conn.name, path: '' },
       signal,
     },
     MAX_SMALL_REPLY_BYTES,
@@ -107,7 +111,7 @@ export class CapabilitiesCache {
 
   async fetch(signal?: AbortSignal): Promise<Capabilities> {
     const { conn } = this;
-    const text = await getOcsJson(conn, 'cloud/capabilities', signal);
+    const text = await getOcsJson(conn, 'cloud/capabilities', 'CAPABILITIES', signal);
     const value = parseCapabilities(text);
     this.#cached = { value, at: conn.now() };
     return value;

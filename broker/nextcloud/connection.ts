@@ -117,7 +117,8 @@ function nextStepAfterLostAnswer(verb: Verb): string {
     verb === 'SEARCH' ||
     verb === 'GET' ||
     verb === 'REPORT' ||
-    verb === 'CAPABILITIES'
+    verb === 'CAPABILITIES' ||
+    verb === 'SPACE'
     ? 'try again later'
     : 'the change may still have been made, so look (list) before trying again';
 }

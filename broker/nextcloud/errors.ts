@@ -85,7 +85,8 @@ export type Verb =
   | 'LOCK'
   | 'UNLOCK'
   | 'REPORT'
-  | 'CAPABILITIES';
+  | 'CAPABILITIES'
+  | 'SPACE';
 
 export interface StatusContext {
   verb: Verb;

@@ -68,7 +68,7 @@ export async function readSpace(
   path: string | undefined,
   signal?: AbortSignal,
 ): Promise<Space> {
-  const text = await getOcsJson(conn, 'cloud/user', signal);
+  const text = await getOcsJson(conn, 'cloud/user', 'SPACE', signal);
   let doc: unknown;
   try {
     doc = JSON.parse(text);
