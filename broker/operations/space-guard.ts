@@ -6,8 +6,9 @@
  * gone; the background job then deletes the oldest items first: the owner's own, outside
  * any grant. So before each upload (push, checkin) and each trash, the broker reads the
  * account's space (nextcloud/space.ts) and refuses, with `insufficient_space`, an
- * operation that would leave the trash bin at or above half the free space
- * (docs/nextcloud-behaviour.md#space-driven-expiry says what this covers and what not).
+ * operation that would leave the trash bin at or above half the free space, or within a
+ * tenth of the quota of it (docs/nextcloud-behaviour.md#space-driven-expiry says what this
+ * covers and what not).
  */
 import { refused } from '../base/envelope.js';
 import { OperationRefusal, type Allowed } from './pipeline.js';
@@ -23,13 +24,23 @@ export interface SpaceVerdict {
   trash: number;
   /** `quota - used` after the operation (may be negative). */
   free: number;
-  /** How many more bytes of free space the operation needs to stay out of the zone. */
+  /** How many more bytes of free space the operation needs to stay out of the zone with the headroom. */
   short: number;
 }
 
 /**
- * The account after `change`, and how far into Nextcloud's expiry zone it would be;
- * null when there is no quota (Nextcloud then expires only when the disk is full).
+ * The share of the quota the agent's operations leave between the account and Nextcloud's
+ * expiry zone: room for the owner's own next saves.
+ */
+export const HEADROOM_SHARE = 0.1;
+
+/** The headroom in bytes for a quota: a tenth of it, rounded up. */
+export const headroomOf = (quota: number): number => Math.ceil(quota * HEADROOM_SHARE);
+
+/**
+ * The account after `change`, and how far into Nextcloud's expiry zone (plus the headroom)
+ * it would be; null when there is no quota (Nextcloud then expires only when the disk is
+ * full).
  */
 export function spaceAfter(space: SpaceLike, change: SpaceChange): SpaceVerdict | null {
   if (space.quota === null) return null;
@@ -39,8 +50,13 @@ export function spaceAfter(space: SpaceLike, change: SpaceChange): SpaceVerdict 
   const trash = change.kind === 'trash' ? space.trash + change.bytes : space.trash;
   const free = space.quota - used;
   // Security: Nextcloud's available trash space is `free * 50% - trash` (or `free - trash`
-  // when free is gone); at zero or below its expiry job deletes. Stay strictly above zero.
-  const short = Math.max(0, 2 * trash - free + 1, 1 - free);
+  // when free is gone); at zero or below its expiry job deletes. Stopping just short of it
+  // is not enough: an agent that fills the trash bin to the edge leaves the owner's next
+  // save of their own to tip it, and the owner's oldest items go (seen on Nextcloud 34:
+  // a 10 MB save by the owner purged an item the owner had trashed). So the agent's
+  // operations must leave `free - 2 * trash` above a tenth of the quota: the owner can
+  // then store that much before the zone. (This also keeps `free` above zero.)
+  const short = Math.max(0, 2 * trash + headroomOf(space.quota) - free + 1);
   return { used, trash, free, short };
 }
 
@@ -73,7 +89,7 @@ export async function guardSpace(
   throw new OperationRefusal(
     refused(
       'insufficient_space',
-      `not enough space: ${what} (${bytesText(resolved.bytes)}) would leave ${bytesText(Math.max(0, after.free))} free of the ${bytesText(space.quota)} quota with ${bytesText(after.trash)} in the trash bin, and Nextcloud then deletes trash bin items and old versions to make room; ${bytesText(after.short)} more free space is needed; nothing was done`,
+      `not enough space: ${what} (${bytesText(resolved.bytes)}) would leave ${bytesText(Math.max(0, after.free))} free of the ${bytesText(space.quota)} quota with ${bytesText(after.trash)} in the trash bin, too close to where Nextcloud deletes trash bin items and old versions to make room (the broker keeps a tenth of the quota, ${bytesText(headroomOf(space.quota))}, for the owner's own saves); ${bytesText(after.short)} more free space is needed; nothing was done`,
       {
         hint: 'ask the owner to free space or raise the quota (emptying the trash bin is their call); retrying as is will be refused again',
         space: {

@@ -1,12 +1,12 @@
 /**
- * Attack, on a real Nextcloud 34: fill the quota so that Nextcloud's own expiry purges
+ * Attack, on a real Nextcloud (34, and 29 in the oldest-series run): fill the quota so that Nextcloud's own expiry purges
  * the owner's trash bin. With a 120 MB quota and the default retention (`auto`), the
  * background job deletes the oldest trash bin items once the trash bin holds half the
  * free space (files_trashbin `Trashbin::expire`; docs/nextcloud-behaviour.md). The
  * owner trashes three 12 MB files of their own; the agent, with write on one folder,
  * pushes and trashes 12 MB files until the broker refuses (`insufficient_space`, exit 3).
- * Then the background jobs run twice (as cron does): the owner's trash bin items and
- * versions are all still there.
+ * The owner then saves a 12 MB file of their own, and the background jobs run twice (as
+ * cron does): the owner's trash bin items and versions are all still there.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -82,6 +82,10 @@ describe('attack: fill the quota so that Nextcloud expires the owner’s trash b
       expect(JSON.stringify(refusal)).toMatch(/not enough space: .* MB more free space is needed/);
     }
 
+    // The owner saves 12 MB of their own (under the tenth of the quota the broker keeps):
+    // had the agent filled the trash bin to the edge, this write would queue the expiry
+    // that deletes the owner's oldest trash bin item.
+    await rig.owner.writeFile('Owner/save.bin', Buffer.alloc(MB12, 7));
     // Nextcloud's background jobs, twice (a job queued in the same second waits for the
     // next run): the expiry a write queues when the trash bin is over its share runs.
     await cron();

@@ -14,7 +14,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExitCode } from '../../cli/command.js';
-import { spaceAfter } from '../../broker/operations/space-guard.js';
+import fc from 'fast-check';
+import { headroomOf, spaceAfter } from '../../broker/operations/space-guard.js';
 import { startBroker, type Broker } from '../../support/daemon.js';
 import { call } from '../../support/mcp.js';
 import { runCli } from '../../support/processes.js';
@@ -54,7 +55,7 @@ afterAll(async () => {
 });
 
 describe('attack: fill the quota so that Nextcloud expires the owner’s trash bin', () => {
-  it('push and trash are refused with insufficient_space before the zone; expiry then deletes nothing', async () => {
+  it('push and trash are refused with insufficient_space before the zone; the owner’s next save and expiry then delete nothing', async () => {
     const stage = mkdtempSync(join(tmpdir(), 'broker-space-'));
     const env = {
       BROKER_URL: broker.url,
@@ -62,31 +63,40 @@ describe('attack: fill the quota so that Nextcloud expires the owner’s trash b
       BROKER_STAGE_DIR: stage,
     };
     const pushes: { code: number; json: unknown }[] = [];
-    const trashes: Record<string, unknown>[] = [];
     for (const n of [1, 2, 3, 4, 5]) {
       const src = join(stage, `big${n}.bin`);
       writeFileSync(src, Buffer.alloc(FILE, 10 + n));
       const pushed = await runCli(['push', `personal:Agent/big${n}.bin`, src], env);
       pushes.push({ code: pushed.code, json: pushed.json });
       if (pushed.code !== ExitCode.ok) continue;
-      trashes.push(await call(agent, 'trash', { instance: 'personal', path: `Agent/big${n}.bin` }));
+      await call(agent, 'trash', { instance: 'personal', path: `Agent/big${n}.bin` });
     }
-    const refusedTrash = trashes.find((t) => t['status'] !== 'ok');
-    expect(refusedTrash).toMatchObject({ status: 'refused', code: 'insufficient_space' });
-    expect(String(refusedTrash?.['message'])).toMatch(
-      /^not enough space: .* in the trash bin, .* more free space is needed/,
-    );
     const refusedPush = pushes.find((p) => p.code !== ExitCode.ok);
     // A refusal, never "retry later" (2).
     expect(refusedPush?.code).toBe(ExitCode.refused);
     expect(JSON.stringify(refusedPush?.json)).toContain('insufficient_space');
     expect(JSON.stringify(refusedPush?.json)).toContain('not enough space');
 
+    // The owner saves a file of their own as big as the headroom the broker keeps: had the
+    // agent filled the trash bin to the edge, this save would tip it and the owner's oldest
+    // trash bin item would go.
+    await broker.fake.writeFile('Owner/save.bin', Buffer.alloc(headroomOf(QUOTA), 7));
     // Nextcloud's background job, twice: nothing of the owner's goes.
     expect(await broker.fake.runExpiry()).toEqual([]);
     expect(await broker.fake.runExpiry()).toEqual([]);
     expect(broker.fake.trashed()).toEqual(
       expect.arrayContaining(['Owner/old1.bin', 'Owner/old2.bin', 'Owner/old3.bin']),
+    );
+
+    // A trash that would cross the line is refused as well.
+    await broker.fake.writeFile('Agent/owner-made.bin', Buffer.alloc(FILE, 9));
+    const refusedTrash = await call(agent, 'trash', {
+      instance: 'personal',
+      path: 'Agent/owner-made.bin',
+    });
+    expect(refusedTrash).toMatchObject({ status: 'refused', code: 'insufficient_space' });
+    expect(String(refusedTrash['message'])).toMatch(
+      /^not enough space: .* in the trash bin, .* more free space is needed/,
     );
     const outcome = broker
       .auditLines()
@@ -95,19 +105,56 @@ describe('attack: fill the quota so that Nextcloud expires the owner’s trash b
     expect(outcome).toMatchObject({ outcome: 'refused', code: 'insufficient_space' });
   });
 
-  it('the rule: the trash bin must stay strictly under half of quota minus used', () => {
+  it('the rule: the trash bin stays under half of quota minus used, less a tenth of the quota', () => {
     const space = { quota: 100, used: 0, trash: 0 };
-    expect(spaceAfter(space, { kind: 'upload', bytes: 100 })?.short).toBe(1);
-    expect(spaceAfter(space, { kind: 'upload', bytes: 99 })?.short).toBe(0);
-    expect(spaceAfter({ ...space, trash: 30 }, { kind: 'upload', bytes: 40 })?.short).toBe(1);
-    expect(spaceAfter({ ...space, trash: 30 }, { kind: 'upload', bytes: 39 })?.short).toBe(0);
+    expect(spaceAfter(space, { kind: 'upload', bytes: 100 })?.short).toBe(11);
+    expect(spaceAfter(space, { kind: 'upload', bytes: 90 })?.short).toBe(1);
+    expect(spaceAfter(space, { kind: 'upload', bytes: 89 })?.short).toBe(0);
+    expect(spaceAfter({ ...space, trash: 30 }, { kind: 'upload', bytes: 30 })?.short).toBe(1);
+    expect(spaceAfter({ ...space, trash: 30 }, { kind: 'upload', bytes: 29 })?.short).toBe(0);
     expect(
-      spaceAfter({ quota: 100, used: 40, trash: 0 }, { kind: 'trash', bytes: 60 })?.short,
+      spaceAfter({ quota: 100, used: 60, trash: 0 }, { kind: 'trash', bytes: 30 })?.short,
     ).toBe(1);
     expect(
-      spaceAfter({ quota: 100, used: 40, trash: 0 }, { kind: 'trash', bytes: 59 })?.short,
+      spaceAfter({ quota: 100, used: 60, trash: 0 }, { kind: 'trash', bytes: 29 })?.short,
     ).toBe(0);
     expect(spaceAfter({ ...space, quota: null }, { kind: 'upload', bytes: 1e12 })).toBeNull();
+  });
+
+  it('property: what the guard lets through leaves the owner a tenth of the quota to save before the zone, and `short` is exactly what is missing', () => {
+    const quota = fc.integer({ min: 10, max: 2 ** 40 });
+    const account = quota.chain((q) =>
+      fc.record({
+        quota: fc.constant(q),
+        used: fc.integer({ min: 0, max: q }),
+        trash: fc.integer({ min: 0, max: q }),
+      }),
+    );
+    const change = fc.record({
+      kind: fc.constantFrom('upload' as const, 'trash' as const),
+      bytes: fc.integer({ min: 0, max: 2 ** 32 }),
+    });
+    fc.assert(
+      fc.property(account, change, (space, c) => {
+        if (c.kind === 'trash' && c.bytes > space.used) return;
+        const after = spaceAfter(space, c);
+        if (after === null) throw new Error('a quota was set');
+        // Nextcloud's zone after the owner saves `w` more bytes of files: the trash bin at
+        // or above half of what is then free (or anything at all once nothing is free).
+        const inZone = (w: number): boolean => {
+          const free = after.free - w;
+          return free <= 0 || 2 * after.trash >= free;
+        };
+        if (after.short === 0) expect(inZone(headroomOf(space.quota))).toBe(false);
+        else {
+          // With `short` more bytes free it would pass, with one byte less not.
+          const freed = { ...space, used: space.used - after.short };
+          expect(spaceAfter(freed, c)?.short).toBe(0);
+          const almost = { ...space, used: space.used - after.short + 1 };
+          expect(spaceAfter(almost, c)?.short).toBe(1);
+        }
+      }),
+    );
   });
 });
 
