@@ -11,7 +11,15 @@ import { realServer } from '../server.js';
 import { CASES } from './cases.js';
 import { Dav } from '../dav.js';
 import { shareWith } from '../rig.js';
-import { differences, RECEIVED_FILE, requestsOf, runCase, type Case } from './steps.js';
+import {
+  differences,
+  RECEIVED_FILE,
+  requestsOf,
+  runCase,
+  SecondMissed,
+  type Case,
+  type Observed,
+} from './steps.js';
 import { createAddressBook, createCalendar, removeCollection } from '../groupware.js';
 
 const real = realServer();
@@ -93,6 +101,27 @@ async function onRealApps(c: Case): Promise<ReturnType<typeof runCase>> {
   }
 }
 
+/** A `sameSecond` case is tried this often before a missed second fails it. */
+const SECOND_TRIES = 5;
+
+/**
+ * The case on both servers from empty homes, side by side (their pauses overlap). Both
+ * runs end before anything else happens (a failed side does not leave the other running
+ * into the next reset); a run that missed its second is tried again.
+ */
+async function bothSides(c: Case): Promise<[Observed[], Observed[]]> {
+  for (let attempt = 1; ; attempt++) {
+    await real.reset();
+    const [fake, seen] = await Promise.allSettled([onFake(c), onReal(c)]);
+    if (fake.status === 'fulfilled' && seen.status === 'fulfilled') return [fake.value, seen.value];
+    const reasons = [fake, seen].flatMap((r) => (r.status === 'rejected' ? [r.reason] : []));
+    // A real failure is reported before a missed second; only a missed second is retried.
+    const failure: unknown = reasons.find((r) => !(r instanceof SecondMissed)) ?? reasons[0];
+    const missed = !reasons.some((r) => !(r instanceof SecondMissed));
+    if (!missed || attempt === SECOND_TRIES) throw failure;
+  }
+}
+
 describe('the fake Nextcloud answers like the real one', () => {
   beforeAll(async () => {
     series = await seriesOf(real.url);
@@ -124,9 +153,7 @@ describe('the fake Nextcloud answers like the real one', () => {
   });
 
   it.each(CASES)('$name', async (c) => {
-    await real.reset();
-    // Independent servers: the two runs go side by side (their pauses overlap).
-    const [fake, seen] = await Promise.all([onFake(c), onReal(c)]);
+    const [fake, seen] = await bothSides(c);
     expect(seen.length).toBe(requestsOf(c).length);
     const diff = differences(fake, seen);
     expect(diff, `the fake answered differently:\n${diff.join('\n')}`).toHaveLength(0);

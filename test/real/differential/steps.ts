@@ -66,7 +66,23 @@ export interface Case {
    * the real server (set back to none after), `faults.quotaBytes = bytes` on the fake.
    */
   quota?: { occ: string; bytes: number };
+  /**
+   * The steps after each pause must all be answered within that second (Nextcloud keeps
+   * an etag when a write lands in the same second). A loaded machine can miss it; the run
+   * then throws `SecondMissed` and the case is run again from empty homes.
+   */
+  sameSecond?: true;
 }
+
+/** A `sameSecond` case whose requests did not all fit in one second: not a difference. */
+export class SecondMissed extends Error {
+  constructor(step: string) {
+    super(`"${step}" was answered after the second its steps needed had passed`);
+    this.name = 'SecondMissed';
+  }
+}
+
+const secondNow = (): number => Math.floor(Date.now() / 1000);
 
 /** What the second user puts in each folder it shares (`Case.received`). */
 export const RECEIVED_FILE = { name: 'inner.txt', content: 'from the other user' } as const;
@@ -177,12 +193,16 @@ export async function runCase(server: Server, c: Case): Promise<Observed[]> {
   const vars = new Vars(server);
   const labels = new Labels();
   const out: Observed[] = [];
+  let second: number | undefined;
   for (const step of c.steps) {
     if ('pause' in step) {
       await nextSecond();
+      second = secondNow();
       continue;
     }
     const { res, target } = await sendStep(server, vars, step);
+    if (c.sameSecond === true && second !== undefined && secondNow() !== second)
+      throw new SecondMissed(step.name);
     if (step.lock !== undefined) {
       const token = lockTokenOf(res);
       if (token !== undefined) vars.locks.set(step.lock, token);
