@@ -346,6 +346,45 @@ describe('refusing to start', () => {
     expect(String((err as Error).message)).toContain('matrix.encryption');
   });
 
+  it('attack: an identity file written with another secret (or replaced): identity_unreadable, never a new identity', async () => {
+    const before = statSync(join(dataDir, IDENTITY_FILE)).mtimeMs;
+    const other = 'another-crypto-secret-0123456789abcdef';
+    const err = await gateway({ crypto_secret: other })
+      .start()
+      .catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'identity_unreadable' });
+    expect(String((err as Error).message)).toContain('matrix.crypto_secret');
+    expect(String((err as Error).message)).not.toContain(other);
+    // The stored identity is left as it was: not replaced by one the start would make.
+    expect(statSync(join(dataDir, IDENTITY_FILE)).mtimeMs).toBe(before);
+  });
+
+  it('a second start on a bot_token session that already ran encrypted: stale_session, naming the fix', async () => {
+    const { bot_password: _ignored, ...withoutPassword } = matrixConfig();
+    const onToken = (): MatrixGateway =>
+      new MatrixGateway({
+        config: { matrix: withoutPassword, lifecycle: LIFECYCLE },
+        engine: core.engine,
+        logger,
+        now: () => core.clock.now,
+        audit: core.audit,
+        options: { ...FAST, startWhileUnreachable: false },
+        dataDir,
+      });
+    await gw.stop();
+    const first = onToken();
+    await first.start();
+    await first.stop();
+    const err = await onToken()
+      .start()
+      .catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'stale_session' });
+    const message = String((err as Error).message);
+    expect(message).toContain('matrix.bot_password');
+    expect(message).toContain('matrix.bot_token');
+    expect(message).not.toContain(TOKENS[BOT]);
+  }, 30_000);
+
   it('with a wrong bot password, naming matrix.bot_password', async () => {
     const err = await gateway({ bot_password: 'not-the-bot-password-1' })
       .start()
