@@ -64,7 +64,12 @@ export function pendingTasks(
     const fields = {
       taskId: `request-${request}`,
       status,
-      statusMessage: envelope.message,
+      // A client polling the task needs no advice to call check_access (the envelope's
+      // message is written for one that does not use tasks).
+      statusMessage:
+        status === 'working'
+          ? `request #${request} is waiting for the owner's decision`
+          : envelope.message,
       createdAt: new Date(at.createdAt).toISOString(),
       lastUpdatedAt: new Date(at.updatedAt).toISOString(),
     };

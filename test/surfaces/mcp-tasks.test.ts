@@ -97,7 +97,12 @@ describe('a pending request as a task', () => {
     expect(broker.store.getRequest(request)?.state).toBe('pending');
 
     const waiting = await getTask(taskId);
-    expect(waiting.result).toMatchObject({ resultType: 'complete', taskId, status: 'working' });
+    expect(waiting.result).toMatchObject({
+      resultType: 'complete',
+      taskId,
+      status: 'working',
+      statusMessage: `request #${request} is waiting for the owner's decision`,
+    });
     expect(waiting.result).not.toHaveProperty('result');
 
     await broker.gateway.decide(`approve ${request}`);
