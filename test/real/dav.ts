@@ -200,6 +200,38 @@ export class Dav {
       }));
   }
 
+  /**
+   * Empties the home, the pending uploads and the trash bin over WebDAV, as the kit's reset
+   * does first (a received share is unshared, an own item goes to the trash bin, which is
+   * then emptied, versions with it). True when every request succeeded; false when one did
+   * not (a lock held, say): the kit's reset, which also clears locks, is then needed.
+   */
+  async emptyHome(): Promise<boolean> {
+    const user = encodeURIComponent(this.account.user);
+    const children = async (collection: string): Promise<string[] | undefined> => {
+      const res = await this.request('PROPFIND', collection, { Depth: '1' }, PROPS);
+      // 405: a user who never uploaded in chunks has no uploads folder.
+      if (res.status === 405 || res.status === 404) return [];
+      if (res.status !== 207) return undefined;
+      return responses(res.text)
+        .map((r) => tagText(r, 'href')[0] ?? '')
+        .filter((href) => href !== '' && href.replace(/\/$/, '') !== collection.replace(/\/$/, ''));
+    };
+    for (const collection of [
+      `/remote.php/dav/files/${user}/`,
+      `/remote.php/dav/uploads/${user}/`,
+    ]) {
+      const hrefs = await children(collection);
+      if (hrefs === undefined) return false;
+      for (const href of hrefs) {
+        const res = await this.request('DELETE', href);
+        if (res.status !== 204 && res.status !== 404) return false;
+      }
+    }
+    const emptied = await this.request('DELETE', `/remote.php/dav/trashbin/${user}/trash`);
+    return emptied.status >= 200 && emptied.status < 300;
+  }
+
   /** Restores a trash bin item under `name` at its original folder; returns the status. */
   async restore(item: string, name: string): Promise<number> {
     const user = encodeURIComponent(this.account.user);
