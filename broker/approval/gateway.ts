@@ -6,6 +6,7 @@
 import type { RequestRecord } from '../base/domain.js';
 import type { Reply } from './decisions.js';
 import type { ApprovalEngine } from './engine.js';
+import { CodedError } from '../base/coded-error.js';
 
 export interface ApprovalGateway {
   /**
@@ -29,14 +30,8 @@ export interface ApprovalGateway {
 export type ApprovalUnavailableCode = 'not_started' | 'stopped' | 'unhealthy' | 'send_failed';
 
 /** The approver cannot be reached; the caller must not create grants. */
-export class ApprovalUnavailableError extends Error {
+export class ApprovalUnavailableError extends CodedError<ApprovalUnavailableCode> {
   override readonly name = 'ApprovalUnavailableError';
-  readonly code: ApprovalUnavailableCode;
-
-  constructor(code: ApprovalUnavailableCode, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.code = code;
-  }
 }
 
 /**

@@ -11,7 +11,7 @@
 import { createHash, type Hash } from 'node:crypto';
 import { anchorText } from './anchor-text.js';
 import { ZERO_HASH } from './canonical.js';
-import { judgeLine, namesRegion } from './record.js';
+import { judgeLine, namesRegion, type AuditRecord } from './record.js';
 
 export interface ChainHead {
   seq: number;
@@ -76,11 +76,14 @@ export class ChainVerifier {
    *   record at each `seq` must exist and carry that hash.
    * @param start the record the bytes pushed continue (a resuming log re-reads only what
    *   follows its durable head); default: the start of the log.
+   * @param onRecord called with each record that continues the chain (a reader that also
+   *   reads the events: verify's schema findings).
    */
   constructor(
     private readonly checkpoint?: ChainHead,
     anchors: readonly ChainHead[] = [],
     start?: ChainHead,
+    private readonly onRecord?: (record: AuditRecord) => void,
   ) {
     this.anchors = [...anchors].sort((a, b) => a.seq - b.seq);
     if (start !== undefined) this.head = { ...start };
@@ -208,6 +211,7 @@ export class ChainVerifier {
     }
     this.head = { seq, hash };
     this.records += 1;
+    this.onRecord?.(verdict.record);
     return undefined;
   }
 }

@@ -2,8 +2,9 @@
  * Every event the audit log records, declared once (docs/contracts.md §4): one zod
  * schema per event in one discriminated union on `event`. The writer (`AuditLog.append`)
  * takes an `AuditEvent`, so a misspelt event name or a missing field fails to compile;
- * a reader parses a record with `AuditEventSchema` (records of an event it does not know
- * are skipped, as the contract lets readers do). The schemas name the fields every line
+ * every reader (`broker audit verify`, `broker audit tail`) parses a record's event with
+ * `AuditEventSchema` through reading.ts, which reports an event it does not know or one
+ * missing a field and never fails the chain for it. The schemas name the fields every line
  * of an event carries; an event's other fields (an operation's path or paths, what a
  * verb describes of its value) pass through (`looseObject`), as they always have.
  *

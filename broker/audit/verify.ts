@@ -11,8 +11,16 @@ import { type ChainHead, ChainVerifier } from './chain.js';
 import { CHECKPOINT_FILE, parseCheckpoint } from './checkpoint.js';
 import { errnoCode } from './fs.js';
 import { LOG_FILE } from './log.js';
+import { SchemaFindings, type SchemaReport } from './reading.js';
 
-export type VerifyResult =
+/**
+ * Whether the chain is intact and, apart from it, `schema`: the records of the chain's
+ * valid prefix whose event this version does not read (reading.ts). A finding never makes
+ * a log corrupt: older brokers' lines and newer events verify.
+ */
+export type VerifyResult = ChainVerdict & { schema: SchemaReport };
+
+type ChainVerdict =
   | { ok: true; records: number; head: ChainHead; checkpoint: ChainHead | undefined }
   | { ok: false; seq: number; reason: string; anchor?: ChainHead };
 
@@ -49,39 +57,49 @@ function startVerify(
   finish: () => VerifyResult;
 } {
   const cp = cpBytes === undefined ? undefined : parseCheckpoint(cpBytes);
-  const verifier = new ChainVerifier(cp?.ok === true ? cp.head : undefined, anchors);
+  const findings = new SchemaFindings();
+  const verifier = new ChainVerifier(
+    cp?.ok === true ? cp.head : undefined,
+    anchors,
+    undefined,
+    (record) => findings.add(record.seq, record),
+  );
   return {
     push: (chunk) => verifier.push(chunk),
-    finish: () => {
-      const result = verifier.finish();
-      if (!result.ok) {
-        const { seq, reason, anchor } = result;
-        return anchor === undefined
-          ? { ok: false, seq, reason }
-          : { ok: false, seq, reason, anchor };
-      }
-      if (result.tail.length > 0) {
-        return {
-          ok: false,
-          seq: result.head.seq + 1,
-          reason: `the log ends in ${result.tail.length} byte(s) without a newline after seq ${result.head.seq} (a torn write, or an edit); starting the broker records a recovery for them`,
-        };
-      }
-      if (cp !== undefined && !cp.ok) return { ok: false, seq: result.head.seq, reason: cp.reason };
-      if (cp === undefined && result.records > 0) {
-        return {
-          ok: false,
-          seq: result.head.seq,
-          reason: `${CHECKPOINT_FILE} is missing but the log holds ${result.records} record(s); a truncated tail could not be detected`,
-        };
-      }
-      return {
-        ok: true,
-        records: result.records,
-        head: result.head,
-        checkpoint: cp?.ok === true ? cp.head : undefined,
-      };
-    },
+    finish: () => ({ ...chainVerdict(verifier, cp), schema: findings.report() }),
+  };
+}
+
+/** The chain's verdict, the checkpoint's and the tail's, as `verify` reports it. */
+function chainVerdict(
+  verifier: ChainVerifier,
+  cp: ReturnType<typeof parseCheckpoint> | undefined,
+): ChainVerdict {
+  const result = verifier.finish();
+  if (!result.ok) {
+    const { seq, reason, anchor } = result;
+    return anchor === undefined ? { ok: false, seq, reason } : { ok: false, seq, reason, anchor };
+  }
+  if (result.tail.length > 0) {
+    return {
+      ok: false,
+      seq: result.head.seq + 1,
+      reason: `the log ends in ${result.tail.length} byte(s) without a newline after seq ${result.head.seq} (a torn write, or an edit); starting the broker records a recovery for them`,
+    };
+  }
+  if (cp !== undefined && !cp.ok) return { ok: false, seq: result.head.seq, reason: cp.reason };
+  if (cp === undefined && result.records > 0) {
+    return {
+      ok: false,
+      seq: result.head.seq,
+      reason: `${CHECKPOINT_FILE} is missing but the log holds ${result.records} record(s); a truncated tail could not be detected`,
+    };
+  }
+  return {
+    ok: true,
+    records: result.records,
+    head: result.head,
+    checkpoint: cp?.ok === true ? cp.head : undefined,
   };
 }
 

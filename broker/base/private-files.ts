@@ -5,6 +5,7 @@
  * On a platform without uids (Windows) ownership is not compared.
  */
 import { chmodSync, statSync } from 'node:fs';
+import { CodedError } from './coded-error.js';
 
 export const PRIVATE_DIR_MODE = 0o700;
 export const PRIVATE_FILE_MODE = 0o600;
@@ -60,8 +61,11 @@ export function chmodLine(wide: readonly WideMode[]): string {
 }
 
 /** A data folder or file that others can read and this user cannot narrow. */
-export class PrivateModeError extends Error {
+export class PrivateModeError extends CodedError<'not_private'> {
   override readonly name = 'PrivateModeError';
+  constructor(message: string) {
+    super('not_private', message);
+  }
 }
 
 /**

@@ -5,6 +5,7 @@
  * Security: messages are built only from key names, file paths, environment variable
  * names and fixed text; a configured value (possibly a secret) is never interpolated.
  */
+import { CodedError } from '../base/coded-error.js';
 export type ConfigErrorCode =
   /** The config file (or a `_file` secret) does not exist or cannot be read. */
   | 'missing'
@@ -20,17 +21,15 @@ export interface ConfigIssue {
   readonly message: string;
 }
 
-export class ConfigError extends Error {
+export class ConfigError extends CodedError<ConfigErrorCode> {
   override readonly name = 'ConfigError';
-  readonly code: ConfigErrorCode;
   /** The first offending key. */
   readonly key: string;
   /** Every problem found, first one first. */
   readonly issues: readonly ConfigIssue[];
 
   constructor(code: ConfigErrorCode, issues: readonly [ConfigIssue, ...ConfigIssue[]]) {
-    super(issues.map((i) => `${i.key}: ${i.message}`).join('\n'));
-    this.code = code;
+    super(code, issues.map((i) => `${i.key}: ${i.message}`).join('\n'));
     this.key = issues[0].key;
     this.issues = issues;
   }

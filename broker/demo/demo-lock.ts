@@ -17,12 +17,16 @@ import {
   processIsAlive,
   type HeldLock,
 } from '../audit/index.js';
+import { CodedError } from '../base/coded-error.js';
 
 export const DEMO_LOCK_FILE = 'demo.lock';
 
 /** Another demo (or a broker) uses this folder; nothing was changed. */
-export class DemoRunningError extends Error {
+export class DemoRunningError extends CodedError<'demo_running'> {
   override readonly name = 'DemoRunningError';
+  constructor(message: string) {
+    super('demo_running', message);
+  }
 }
 
 const lockDeps = { fs: nodeAuditFs, pid: process.pid, isAlive: processIsAlive };

@@ -7,15 +7,19 @@
  */
 import type { MatrixConfig } from '../config.js';
 import type { PreflightClient } from '../approval/matrix/preflight.js';
+import { CodedError } from '../base/coded-error.js';
 
-export class MatrixCallError extends Error {
+/** `unreachable`: no answer (no `httpStatus`); `http`: an error status, with Matrix's `errcode`. */
+export type MatrixCallErrorCode = 'unreachable' | 'http';
+
+export class MatrixCallError extends CodedError<MatrixCallErrorCode> {
   override readonly name = 'MatrixCallError';
   constructor(
     message: string,
     readonly httpStatus?: number,
     readonly errcode?: string,
   ) {
-    super(message);
+    super(httpStatus === undefined ? 'unreachable' : 'http', message);
   }
 }
 

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import type { GrantRecord, RequestItem, RequestRecord } from '../base/domain.js';
+import { CodedError } from '../base/coded-error.js';
 
 export const id = z.number().int().positive();
 export const time = z.number().int();
@@ -43,15 +44,10 @@ export const GrantRowSchema = z.strictObject({
   kind,
 });
 
-export class GrantStoreError extends Error {
+export type GrantStoreErrorCode = 'corrupt' | 'invalid_input' | 'schema';
+
+export class GrantStoreError extends CodedError<GrantStoreErrorCode> {
   override readonly name = 'GrantStoreError';
-  constructor(
-    readonly code: 'corrupt' | 'invalid_input' | 'schema',
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-  }
 }
 
 /** A row parsed by its table's schema, or `corrupt`. */

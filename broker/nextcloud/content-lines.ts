@@ -9,6 +9,7 @@
  * Reading is lenient with what servers send (LF or CRLF, folded lines) and strict in
  * shape: a component that does not close, or a line without a `:`, rejects the document.
  */
+import { CodedError } from '../base/coded-error.js';
 
 export interface ContentLine {
   /** Upper case, e.g. `DTSTART`. */
@@ -26,8 +27,14 @@ export interface Component {
   children: Component[];
 }
 
-export class ContentLineError extends Error {
+/** The text is not iCalendar/vCard content lines as RFC 5545 §3.1 writes them. */
+export type ContentLineErrorCode = 'malformed';
+
+export class ContentLineError extends CodedError<ContentLineErrorCode> {
   override readonly name = 'ContentLineError';
+  constructor(message: string) {
+    super('malformed', message);
+  }
 }
 
 const NAME = /^[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)?$/;

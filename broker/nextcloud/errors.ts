@@ -4,6 +4,7 @@
  * scrubs it before it leaves the layer.
  */
 import { WALL_MAX_COMPONENT_BYTES } from '../base/limits.js';
+import { CodedError } from '../base/coded-error.js';
 
 export type NextcloudErrorCode =
   | 'invalid_path' // the path cannot be sent safely (refused before any request)
@@ -52,9 +53,8 @@ const RETRYABLE: ReadonlySet<NextcloudErrorCode> = new Set<NextcloudErrorCode>([
   'aborted',
 ]);
 
-export class NextcloudError extends Error {
+export class NextcloudError extends CodedError<NextcloudErrorCode> {
   override readonly name = 'NextcloudError';
-  readonly code: NextcloudErrorCode;
   readonly retry: boolean;
   readonly status?: number;
   /** The server's own `<s:message>`, one short line (already part of `message`). */
@@ -65,8 +65,7 @@ export class NextcloudError extends Error {
     message: string,
     options: { status?: number; retry?: boolean; serverMessage?: string } = {},
   ) {
-    super(message);
-    this.code = code;
+    super(code, message);
     this.retry = options.retry ?? RETRYABLE.has(code);
     if (options.status !== undefined) this.status = options.status;
     if (options.serverMessage !== undefined) this.serverMessage = options.serverMessage;

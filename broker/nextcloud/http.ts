@@ -10,20 +10,29 @@ import http from 'node:http';
 import https from 'node:https';
 import { Readable, Transform } from 'node:stream';
 import type { IncomingHttpHeaders, IncomingMessage, ClientRequest } from 'node:http';
+import { CodedError } from '../base/coded-error.js';
 
 /** `cancelled`: the caller's abort signal fired (a grant ended under the request). */
-export type TransportErrorKind = 'timeout' | 'network' | 'body' | 'cancelled';
+export type TransportErrorCode = 'timeout' | 'network' | 'body' | 'cancelled';
 
-export class TransportError extends Error {
+export class TransportError extends CodedError<TransportErrorCode> {
   override readonly name = 'TransportError';
   constructor(
-    readonly kind: TransportErrorKind,
+    code: TransportErrorCode,
     /** A short, secret-free description (an errno code such as ECONNREFUSED). */
     readonly detail: string,
     /** The request went out on a kept-alive socket (a stale one can reset at once). */
     readonly reusedSocket: boolean,
   ) {
-    super(`${kind}: ${detail}`);
+    super(code, `${code}: ${detail}`);
+  }
+
+  /**
+   * @deprecated The former name of `code`, still read by connection.ts (which another
+   * change restructures); read `code`.
+   */
+  get kind(): TransportErrorCode {
+    return this.code;
   }
 }
 

@@ -16,6 +16,7 @@
  * The reply's size is bounded before this runs (the connection's byte limits).
  */
 import { NOT_XML_CHAR } from '../base/text.js';
+import { CodedError } from '../base/coded-error.js';
 
 export type XmlValue = string | XmlRecord | XmlValue[];
 export interface XmlRecord {
@@ -23,7 +24,12 @@ export interface XmlRecord {
 }
 
 /** Thrown with what is wrong; the caller turns it into its own error. */
-export class XmlError extends Error {}
+export class XmlError extends CodedError<'malformed'> {
+  override readonly name = 'XmlError';
+  constructor(message: string) {
+    super('malformed', message);
+  }
+}
 
 /** Deeper nesting is refused. */
 export const MAX_XML_DEPTH = 32;

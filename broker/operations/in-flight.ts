@@ -5,6 +5,7 @@
  * of its grants: it is stopped at that instant, not at the next sweep.
  */
 import type { Clock } from '../base/domain.js';
+import { CodedError } from '../base/coded-error.js';
 import { MAX_TIMER_MS, type Timers } from './timers.js';
 
 /** How the grants behind an abort ended: revoked (by the owner) or expired, and when. */
@@ -14,14 +15,15 @@ export interface GrantEnd {
   readonly at: number;
 }
 
-/** The reason attached to an abort caused by a grant ending. */
-export class GrantEndedError extends Error {
+/** The reason attached to an abort caused by a grant ending; the code is the envelope's. */
+export class GrantEndedError extends CodedError<`grant_${GrantEnd['state']}`> {
   override readonly name = 'GrantEndedError';
   constructor(
     readonly grantIds: readonly number[],
     readonly end: GrantEnd,
   ) {
     super(
+      `grant_${end.state}`,
       `the grant allowing this operation ${end.state === 'revoked' ? 'was revoked' : 'expired'}`,
     );
   }

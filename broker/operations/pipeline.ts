@@ -350,7 +350,10 @@ export class Pipeline {
     return decide(op, unended, this.#deps.instances.get(op.instance), this.#deps.now(), ended);
   }
 
-  /** Maps a failure of a step to an envelope; unknown failures stay in the log. */
+  /**
+   * Maps a step's failure to an envelope by its code (grant_revoked/_expired, Nextcloud's,
+   * a step's own). Security: any other error stays in the log; the agent gets an id.
+   */
   #envelopeFor(ctx: CallContext, error: unknown): Envelope {
     if (error instanceof GrantEndedError) return cutRefusal(error.grantIds, error.end);
     if (isNextcloudError(error)) return envelopeForNextcloudError(error, this.#deps.scrub);

@@ -3,7 +3,8 @@
  * wall allowed that step, the options of a run, and the outcome. A step refuses on
  * purpose by throwing an `OperationRefusal` with a vetted envelope.
  */
-import type { Envelope } from '../base/envelope.js';
+import { CodedError } from '../base/coded-error.js';
+import type { Envelope, EnvelopeCode } from '../base/envelope.js';
 import type { WallDecision } from '../wall.js';
 import { GrantEndedError } from './in-flight.js';
 import type { NextcloudPort } from './ports.js';
@@ -54,14 +55,14 @@ export function endOf(reason: unknown): GrantEndedError['end']['state'] | undefi
   return reason instanceof GrantEndedError ? reason.end.state : undefined;
 }
 
-/** A step's deliberate refusal with a vetted envelope (e.g. "not a file"). */
-export class OperationRefusal extends Error {
+/** A step's deliberate refusal with a vetted envelope (e.g. "not a file"); its code is the envelope's. */
+export class OperationRefusal extends CodedError<EnvelopeCode> {
   override readonly name = 'OperationRefusal';
   constructor(
     readonly envelope: Envelope,
     /** Set when the refusal is a grant that ended under the operation (audited as `cause`). */
     readonly ended?: GrantEndedError['end']['state'],
   ) {
-    super(envelope.message);
+    super(envelope.code ?? 'internal', envelope.message);
   }
 }

@@ -8,6 +8,7 @@
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { LOG_FILE } from '../../broker/audit/log.js';
+import { readEvent } from '../../broker/audit/reading.js';
 import { describeProblem, parseCommandArgs } from '../args.js';
 import { ExitCode } from '../command.js';
 import { forTerminal } from '../transfer/output.js';
@@ -61,6 +62,19 @@ function shownValue(value: unknown): string {
   return text.length > MAX_VALUE ? `${text.slice(0, MAX_VALUE - 1)}…` : text;
 }
 
+/**
+ * The event's name, marked when this version does not read it as written: `[unknown
+ * event]` (misspelt, or from a newer broker), or the field its schema misses.
+ */
+function shownEvent(record: Record<string, unknown>): string {
+  const reading = readEvent(record);
+  if (reading.kind === 'known') return reading.event.event;
+  const name = reading.name === '' ? '?' : reading.name;
+  return reading.kind === 'unknown'
+    ? `${name} [unknown event]`
+    : `${name} [not as this version writes it: ${reading.problem}]`;
+}
+
 /** One record for a person: `2026-12-02 00:18:45  #5 decision request=2 actor=socket …`. */
 export function humanRecord(line: string): string {
   let record: unknown;
@@ -69,7 +83,8 @@ export function humanRecord(line: string): string {
   } catch {
     return forTerminal(`(not a record: ${line.slice(0, MAX_VALUE)})`);
   }
-  if (typeof record !== 'object' || record === null) return forTerminal(line);
+  if (typeof record !== 'object' || record === null || Array.isArray(record))
+    return forTerminal(line);
   const r = record as Record<string, unknown>;
   const when =
     typeof r['ts'] === 'string' ? r['ts'].replace('T', ' ').replace(/\.\d+Z$/, 'Z') : '?';
@@ -77,9 +92,7 @@ export function humanRecord(line: string): string {
     .filter(([k]) => !HEAD_FIELDS.has(k))
     .map(([k, v]) => `${k}=${shownValue(v)}`);
   // Security: the log holds agent text (paths, reasons); nothing may act on the terminal.
-  return forTerminal(
-    `${when} #${String(r['seq'])} ${String(r['event'])} ${fields.join(' ')}`.trimEnd(),
-  );
+  return forTerminal(`${when} #${String(r['seq'])} ${shownEvent(r)} ${fields.join(' ')}`.trimEnd());
 }
 
 type TailArgs =

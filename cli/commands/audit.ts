@@ -13,6 +13,7 @@ import { LOG_FILE } from '../../broker/audit/log.js';
 import { verifyAudit } from '../../broker/audit/verify.js';
 import { describeProblem, parseCommandArgs } from '../args.js';
 import { type Command, ExitCode } from '../command.js';
+import { forTerminal } from '../transfer/output.js';
 import { runAuditTail, TAIL_USAGE } from './audit-tail.js';
 
 export interface AuditCommandIo {
@@ -46,6 +47,9 @@ Output: one JSON object on stdout.
   intact:  {"status":"ok","records":N,"head":{"seq":N,"hash":"…"},"anchors":K}
   corrupt: {"status":"corrupt","seq":N,"anchor":"SEQ:HASH","error":"…","next_step":"…"}
   ("anchors" and "anchor" only when --anchor was given)
+  Either may add "schema":{"count":N,"first":[{"seq":N,"event":"…","problem":"…"}]}:
+  records whose event this version does not read as written (a misspelt or newer
+  event, a missing field). They are not a chain break and do not change the exit code.
 
 Exit codes: 0 intact · 1 usage error or no audit log in DIR · 4 corrupt
 
@@ -118,12 +122,21 @@ export function createAuditCommand(io: AuditCommandIo): Command {
         );
       }
       const given = parsed.anchors.length > 0;
+      // Apart from the chain: records whose event this version does not read (never corrupt).
+      const schema = result.schema.count > 0 ? { schema: result.schema } : {};
+      const first = result.schema.first[0];
+      if (first !== undefined) {
+        io.stderr(
+          `${result.schema.count} record(s) with an event this version does not read as written (not a chain break); first: seq ${first.seq} ${forTerminal(first.event)}: ${forTerminal(first.problem)}\n`,
+        );
+      }
       if (result.ok) {
         emit({
           status: 'ok',
           records: result.records,
           head: result.head,
           ...(given ? { anchors: parsed.anchors.length } : {}),
+          ...schema,
         });
         io.stderr(`audit log intact: ${result.records} record(s), head seq ${result.head.seq}\n`);
         return Promise.resolve(ExitCode.ok);
@@ -135,6 +148,7 @@ export function createAuditCommand(io: AuditCommandIo): Command {
         ...(anchor === undefined ? {} : { anchor: anchorText(anchor) }),
         error: result.reason,
         next_step: anchor === undefined ? CORRUPT_NEXT_STEP : ANCHOR_NEXT_STEP,
+        ...schema,
       });
       io.stderr(`audit log CORRUPT at seq ${result.seq}: ${result.reason}\n`);
       return Promise.resolve(ExitCode.verification);

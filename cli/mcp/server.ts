@@ -17,6 +17,8 @@
  */
 import type { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
+import { CodedError } from '../../broker/base/coded-error.js';
+import { errorLine } from '../../broker/base/errors.js';
 import { BROKER_VERSION } from '../../broker/base/version.js';
 import { ExitCode } from '../command.js';
 import { isObject } from '../transfer/json.js';
@@ -41,18 +43,23 @@ const INSTRUCTIONS =
   'etag, never the content (read the local file). A refusal (exit_code 3) needs a grant: ask ' +
   "for one with the broker's request_access tool.";
 
-/** JSON-RPC error codes. */
-const PARSE_ERROR = -32700;
-const INVALID_REQUEST = -32600;
-const METHOD_NOT_FOUND = -32601;
-const INVALID_PARAMS = -32602;
+/** JSON-RPC's error numbers, by the name this server throws them under. */
+const RPC_NUMBERS = {
+  parse_error: -32700,
+  invalid_request: -32600,
+  method_not_found: -32601,
+  invalid_params: -32602,
+  internal_error: -32603,
+} as const;
 
-class RpcError extends Error {
-  constructor(
-    readonly code: number,
-    message: string,
-  ) {
-    super(message);
+type RpcErrorCode = keyof typeof RPC_NUMBERS;
+
+class RpcError extends CodedError<RpcErrorCode> {
+  override readonly name = 'RpcError';
+
+  /** The JSON-RPC `error` member: the only place a code becomes JSON-RPC's number. */
+  toJson(): { code: number; message: string } {
+    return { code: RPC_NUMBERS[this.code], message: this.message };
   }
 }
 
@@ -100,7 +107,7 @@ async function callTool(
 ): Promise<Record<string, unknown>> {
   const tool = TRANSFER_TOOLS.find((t) => t.transfer.name === params.name);
   if (tool === undefined) {
-    throw new RpcError(INVALID_PARAMS, `unknown tool ${JSON.stringify(params.name)}`);
+    throw new RpcError('invalid_params', `unknown tool ${JSON.stringify(params.name)}`);
   }
   const args = commandArgs(tool, params.arguments);
   if (!args.ok) {
@@ -157,7 +164,7 @@ function answer(
     case 'tools/call':
       return callTool(params, notify, opts);
     default:
-      return Promise.reject(new RpcError(METHOD_NOT_FOUND, `method not found: ${method}`));
+      return Promise.reject(new RpcError('method_not_found', `method not found: ${method}`));
   }
 }
 
@@ -175,11 +182,14 @@ export async function serveMcp(opts: McpServeOptions): Promise<number> {
     try {
       message = JSON.parse(line);
     } catch {
-      write({ id: null, error: { code: PARSE_ERROR, message: 'not JSON' } });
+      write({ id: null, error: new RpcError('parse_error', 'not JSON').toJson() });
       return;
     }
     if (!isObject(message) || message.jsonrpc !== '2.0') {
-      write({ id: null, error: { code: INVALID_REQUEST, message: 'not a JSON-RPC 2.0 message' } });
+      write({
+        id: null,
+        error: new RpcError('invalid_request', 'not a JSON-RPC 2.0 message').toJson(),
+      });
       return;
     }
     // A response (this server asks nothing) or a notification: nothing to answer.
@@ -188,7 +198,7 @@ export async function serveMcp(opts: McpServeOptions): Promise<number> {
     if (typeof id !== 'string' && typeof id !== 'number') {
       write({
         id: null,
-        error: { code: INVALID_REQUEST, message: 'a request id is a string or a number' },
+        error: new RpcError('invalid_request', 'a request id is a string or a number').toJson(),
       });
       return;
     }
@@ -196,15 +206,16 @@ export async function serveMcp(opts: McpServeOptions): Promise<number> {
     try {
       write({ id, result: await answer(message.method, params, write, opts) });
     } catch (err) {
+      // Security: an unexpected error's own text stays on stderr, for the person; the
+      // client (the agent) gets a generic message.
+      if (!(err instanceof RpcError))
+        opts.stderr(`broker mcp: internal error: ${errorLine(err)}\n`);
       write({
         id,
-        error:
-          err instanceof RpcError
-            ? { code: err.code, message: err.message }
-            : {
-                code: -32603,
-                message: `internal error: ${err instanceof Error ? err.message : String(err)}`,
-              },
+        error: (err instanceof RpcError
+          ? err
+          : new RpcError('internal_error', 'internal error in broker mcp; see its stderr')
+        ).toJson(),
       });
     }
   };
@@ -228,7 +239,8 @@ export async function serveMcp(opts: McpServeOptions): Promise<number> {
     }
     if (buffered.length > MAX_MESSAGE_CHARS) {
       // Security: a client cannot make this process hold an unbounded line in memory.
-      if (!skipping) write({ id: null, error: { code: PARSE_ERROR, message: 'message too long' } });
+      if (!skipping)
+        write({ id: null, error: new RpcError('parse_error', 'message too long').toJson() });
       skipping = true;
       buffered = '';
     }

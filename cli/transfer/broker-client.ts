@@ -6,7 +6,6 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { ExitCode } from '../command.js';
 import { CliError } from './errors.js';
 import { parseJson } from './json.js';
 import { asEnvelope, envelopeFailure, type Envelope } from './envelope.js';
@@ -44,7 +43,7 @@ export function blobUrlOf(ticket: Readonly<Record<string, unknown>>): string {
   const url = ticket['blob_url' satisfies keyof TicketView];
   if (typeof url === 'string') return url;
   throw new CliError(
-    ExitCode.infrastructure,
+    'infrastructure',
     'the broker gave no blob URL',
     'check that the CLI and broker versions match',
   );
@@ -54,7 +53,7 @@ function unreachable(env: ClientEnv, cause: unknown): CliError {
   const code =
     (cause as { cause?: { code?: string } }).cause?.code ?? (cause as { code?: string }).code;
   return new CliError(
-    ExitCode.infrastructure,
+    'infrastructure',
     `broker unreachable at ${env.brokerUrl.origin}${code !== undefined ? ` (${code})` : ''}`,
     'check BROKER_URL and that `broker serve` is running; retry later',
   );
@@ -62,7 +61,7 @@ function unreachable(env: ClientEnv, cause: unknown): CliError {
 
 function authFailure(): CliError {
   return new CliError(
-    ExitCode.usage,
+    'usage',
     'the broker rejected BROKER_TRANSFER_TOKEN (401)',
     'set BROKER_TRANSFER_TOKEN to tokens.transfer from the broker config (not the agent token)',
   );
@@ -105,7 +104,7 @@ async function saveBlob(
   } catch (err) {
     if (err instanceof CliError) throw err;
     throw new CliError(
-      ExitCode.infrastructure,
+      'infrastructure',
       'the connection to the broker dropped during the transfer',
       'retry later; nothing was staged',
     );
@@ -116,7 +115,7 @@ async function saveBlob(
   const size = Number(res.trailers[BLOB_TRAILERS.size]);
   if (typeof sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(sha256) || !Number.isSafeInteger(size)) {
     throw new CliError(
-      ExitCode.infrastructure,
+      'infrastructure',
       'the transfer ended without the broker confirming it (no checksum trailer)',
       'retry; nothing was staged',
     );
@@ -141,7 +140,7 @@ export class TransferClient {
       case 'http':
         if (failure.status === 401) return authFailure();
         return new CliError(
-          ExitCode.infrastructure,
+          'infrastructure',
           `broker answered HTTP ${failure.status}`,
           'retry later; see the broker log',
         );
@@ -149,13 +148,13 @@ export class TransferClient {
         return unreachable(this.env, failure);
       case 'timeout':
         return new CliError(
-          ExitCode.infrastructure,
+          'infrastructure',
           `the broker did not answer within a minute (calling ${tool})`,
           'retry later; see the broker log',
         );
       case 'protocol':
         return new CliError(
-          ExitCode.infrastructure,
+          'infrastructure',
           `the broker's ${tool} answer was not understood: ${failure.detail}`,
           'check that the CLI and broker versions match',
         );
@@ -173,7 +172,7 @@ export class TransferClient {
     const parsed = asEnvelope(raw);
     if (parsed === undefined) {
       throw new CliError(
-        ExitCode.infrastructure,
+        'infrastructure',
         `the broker's ${tool} answer was not understood`,
         'check that the CLI and broker versions match',
       );
@@ -187,7 +186,7 @@ export class TransferClient {
     // Security: the transfer token is only ever sent to the configured broker origin.
     if (url.origin !== this.env.brokerUrl.origin) {
       throw new CliError(
-        ExitCode.infrastructure,
+        'infrastructure',
         'the broker named a blob URL on another origin',
         'report this; do not retry',
       );
@@ -205,7 +204,7 @@ export class TransferClient {
     const env = await readEnvelope(res);
     if (env !== undefined) return envelopeFailure(env, 'transfer');
     return new CliError(
-      ExitCode.infrastructure,
+      'infrastructure',
       `broker answered HTTP ${res.statusCode ?? 0} to the transfer`,
       'retry later',
     );
@@ -234,7 +233,7 @@ export class TransferClient {
       res.resume();
       if (res.headers.etag === ifNoneMatch) return { unchanged: true, etag: ifNoneMatch };
       throw new CliError(
-        ExitCode.infrastructure,
+        'infrastructure',
         'the broker answered "unchanged" without naming the version of the local copy',
         'check that the CLI and broker versions match; nothing was changed locally',
       );
@@ -285,7 +284,7 @@ export class TransferClient {
     stopSending();
     if (env === undefined) {
       throw new CliError(
-        ExitCode.infrastructure,
+        'infrastructure',
         `broker answered HTTP ${res.statusCode ?? 0} to the upload`,
         'retry later',
       );

@@ -2,7 +2,6 @@
  * `fetch` and `checkout`: stage a remote file locally, verified against what the broker
  * streamed, and record it in the CLI's state.
  */
-import { ExitCode } from '../command.js';
 import { blobUrlOf, type BlobStream, type TransferClient } from './broker-client.js';
 import { CliError } from './errors.js';
 import type { Outcome } from './output.js';
@@ -47,7 +46,7 @@ export async function download(opts: DownloadOptions): Promise<Outcome> {
   if (editedLocally && !opts.force) {
     const name = `${target.instance}:${target.path}`;
     throw new CliError(
-      ExitCode.clobber,
+      'clobber',
       staged
         ? `${plan.file} was edited locally since it was fetched`
         : `a local file that broker did not stage exists at ${plan.file}`,
@@ -63,7 +62,7 @@ export async function download(opts: DownloadOptions): Promise<Outcome> {
   }
   if (entry?.lock_token !== undefined && opts.mode === 'checkout') {
     throw new CliError(
-      ExitCode.usage,
+      'usage',
       `${target.instance}:${target.path} is already checked out (to ${entry.local_path})`,
       'edit that file, then run `broker checkin` (or `broker checkin --abandon`)',
       { local_path: entry.local_path },
@@ -127,7 +126,7 @@ export async function download(opts: DownloadOptions): Promise<Outcome> {
           (expectedSize !== null && got.size !== expectedSize)
         ) {
           throw new CliError(
-            ExitCode.verification,
+            'verification',
             `verification failed: received ${got.size} bytes with sha256 ${got.sha256}, the broker sent ${streamed.size} bytes with sha256 ${streamed.sha256}`,
             'the corrupt copy was discarded; retry, and if it repeats treat the file or the connection as corrupt',
           );

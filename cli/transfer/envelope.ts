@@ -6,8 +6,7 @@ import {
   STATUSES as ENVELOPE_STATUSES,
   type ReceivedEnvelope,
 } from '../../broker/base/protocol.js';
-import { ExitCode } from '../command.js';
-import { CliError } from './errors.js';
+import { CliError, type CliErrorCode } from './errors.js';
 import { isObject, optionalString } from './json.js';
 
 /** A result envelope (docs/contracts.md §5) as the CLI reads it: any code may come. */
@@ -49,7 +48,7 @@ const CLOBBER_CODES = new Set([
 
 interface FailureRule {
   readonly matches: (env: Envelope) => boolean;
-  readonly exitCode: ExitCode;
+  readonly code: CliErrorCode;
   readonly prefix: string;
   readonly nextStep: (env: Envelope) => string;
 }
@@ -57,7 +56,7 @@ interface FailureRule {
 /** Any other failure: infrastructure (exit 2), with the broker's retry advice. */
 const INFRASTRUCTURE_RULE: FailureRule = {
   matches: () => true,
-  exitCode: ExitCode.infrastructure,
+  code: 'infrastructure',
   prefix: '',
   nextStep: (e) => (e.retry === false ? 'do not retry; see the message' : 'retry later'),
 };
@@ -66,7 +65,7 @@ const INFRASTRUCTURE_RULE: FailureRule = {
 const FAILURE_RULES: readonly FailureRule[] = [
   {
     matches: (e) => e.status === 'refused' && e.code !== undefined && CLOBBER_CODES.has(e.code),
-    exitCode: ExitCode.clobber,
+    code: 'clobber',
     prefix: 'clobber refused: ',
     nextStep: () => 'fetch the current version, merge your change, then push again',
   },
@@ -74,28 +73,28 @@ const FAILURE_RULES: readonly FailureRule[] = [
     // Someone else holds a lock on the file: nothing was overwritten, and the same upload
     // will meet the same lock (never exit 2, "retry later").
     matches: (e) => e.status === 'refused' && e.code === 'locked',
-    exitCode: ExitCode.clobber,
+    code: 'clobber',
     prefix: 'clobber refused: ',
     nextStep: () =>
       'someone else holds a lock on the file: ask the owner to release it, then fetch it again and reapply your change',
   },
   {
     matches: (e) => e.code === 'verification_failed',
-    exitCode: ExitCode.verification,
+    code: 'verification',
     prefix: 'verification failed: ',
     nextStep: () => 'treat the remote copy as corrupt: fetch it to inspect, then try again',
   },
   {
     // The broker could not record the operation: an infrastructure failure, not a verdict.
     matches: (e) => e.code === 'audit_unavailable',
-    exitCode: ExitCode.infrastructure,
+    code: 'infrastructure',
     prefix: '',
     nextStep: () => 'retry later; the broker owner must fix its audit log',
   },
   {
     // Every refusal, whatever its code: the wall or a grant said no (exit 3, never 2).
     matches: (e) => e.status === 'refused' || e.status === 'pending',
-    exitCode: ExitCode.refused,
+    code: 'refused',
     prefix: 'refused: ',
     nextStep: (e) =>
       needsAccess(e.code)
@@ -109,7 +108,7 @@ export function envelopeFailure(env: Envelope, what: string): CliError {
   const detail = env.message !== '' ? env.message : `${what} failed`;
   const rule = FAILURE_RULES.find((r) => r.matches(env)) ?? INFRASTRUCTURE_RULE;
   return new CliError(
-    rule.exitCode,
+    rule.code,
     `${rule.prefix}${detail}`,
     env.hint ?? rule.nextStep(env),
     env.code === undefined ? {} : { code: env.code },

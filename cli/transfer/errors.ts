@@ -1,20 +1,29 @@
+import { CodedError } from '../../broker/base/coded-error.js';
 import { ExitCode } from '../command.js';
 
+/** Why a client command failed, named as its exit code is (docs/contracts.md §6). */
+export type CliErrorCode = Exclude<keyof typeof ExitCode, 'ok'>;
+
 /**
- * A failure a client command reports: the exit code (docs/contracts.md §6), a one-line cause and
- * the next step for whoever (person or agent) runs the command.
+ * A failure a client command reports: its code (which gives the exit code), a one-line
+ * cause and the next step for whoever (person or agent) runs the command.
  */
-export class CliError extends Error {
+export class CliError extends CodedError<CliErrorCode> {
+  override readonly name = 'CliError';
   constructor(
-    readonly exitCode: ExitCode,
+    code: CliErrorCode,
     message: string,
     readonly nextStep: string,
     readonly fields: Record<string, unknown> = {},
   ) {
-    super(message);
-    this.name = 'CliError';
+    super(code, message);
+  }
+
+  /** The process exit code: the one place a cause becomes a number. */
+  get exitCode(): ExitCode {
+    return ExitCode[this.code];
   }
 }
 
 export const usageError = (message: string, nextStep: string): CliError =>
-  new CliError(ExitCode.usage, message, nextStep);
+  new CliError('usage', message, nextStep);

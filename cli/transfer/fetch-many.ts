@@ -4,8 +4,7 @@
  * verification and record here), a few at a time over the same keep-alive connections,
  * so an agent pays the command's start-up once instead of once per file.
  */
-import { ExitCode } from '../command.js';
-import { CliError } from './errors.js';
+import { CliError, type CliErrorCode } from './errors.js';
 import { asCliError, type Outcome } from './output.js';
 import type { RemoteTarget } from './target.js';
 
@@ -15,13 +14,13 @@ export const FETCH_PARALLEL = 4;
 /** One file's result in the `files` list: its outcome, or why it failed. */
 type FileResult = Outcome & { target: string };
 
-/** Severity of an exit code when files failed differently: the command exits with the worst. */
-const WORST_FIRST: readonly ExitCode[] = [
-  ExitCode.verification,
-  ExitCode.infrastructure,
-  ExitCode.clobber,
-  ExitCode.refused,
-  ExitCode.usage,
+/** Severity of a cause when files failed differently: the command fails with the worst. */
+const WORST_FIRST: readonly CliErrorCode[] = [
+  'verification',
+  'infrastructure',
+  'clobber',
+  'refused',
+  'usage',
 ];
 
 const nameOf = (t: RemoteTarget): string => `${t.instance}:${t.path}`;
@@ -36,7 +35,7 @@ export async function fetchMany(
 ): Promise<Outcome> {
   const unique = [...new Map(targets.map((t) => [nameOf(t), t])).values()];
   const results: FileResult[] = new Array<FileResult>(unique.length);
-  const codes = new Set<ExitCode>();
+  const codes = new Set<CliErrorCode>();
   let next = 0;
   const worker = async (): Promise<void> => {
     for (let i = next++; i < unique.length; i = next++) {
@@ -45,7 +44,7 @@ export async function fetchMany(
         results[i] = { target: nameOf(target), ...(await fetchOne(target)) };
       } catch (error) {
         const failure = asCliError(error);
-        codes.add(failure.exitCode);
+        codes.add(failure.code);
         results[i] = {
           target: nameOf(target),
           status: 'failed',
@@ -61,7 +60,7 @@ export async function fetchMany(
   if (codes.size === 0) return { status: 'ok', files: results };
   const failed = results.filter((r) => r.status === 'failed');
   throw new CliError(
-    WORST_FIRST.find((c) => codes.has(c)) ?? ExitCode.usage,
+    WORST_FIRST.find((c) => codes.has(c)) ?? 'usage',
     `${failed.length} of ${results.length} files could not be fetched (${failed.map((r) => r.target).join(', ')})`,
     'see each file in `files` for its cause and next step; the others were fetched',
     { files: results },

@@ -4,7 +4,6 @@
  */
 import { promises as fs } from 'node:fs';
 import { basename, dirname, join, resolve, sep } from 'node:path';
-import { ExitCode } from '../command.js';
 import { isWithin } from './env.js';
 import { CliError, usageError } from './errors.js';
 import { LEGACY_MANIFEST_NAME } from './state.js';
@@ -41,11 +40,7 @@ export async function planLocal(
   const file = resolve(stageRoot, target.instance, ...target.components);
   // Security: the wall already refused `..` and separators; this re-checks the result.
   if (!file.startsWith(resolve(stageRoot) + sep)) {
-    throw new CliError(
-      ExitCode.refused,
-      'path leaves the staging folder',
-      'use a plain relative path',
-    );
+    throw new CliError('refused', 'path leaves the staging folder', 'use a plain relative path');
   }
   return { root: resolve(stageRoot), file };
 }

@@ -17,6 +17,7 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { StringDecoder } from 'node:string_decoder';
+import { CodedError } from '../../broker/base/coded-error.js';
 import { isObject } from './json.js';
 
 /** The version this client asks for; the broker's SDK server speaks it. */
@@ -39,9 +40,12 @@ export type McpFailure =
   | { readonly kind: 'timeout' }
   | { readonly kind: 'protocol'; readonly detail: string };
 
-export class McpCallError extends Error {
+/** The code is the failure's kind; `failure` keeps what goes with it (a status, a detail). */
+export class McpCallError extends CodedError<McpFailure['kind']> {
+  override readonly name = 'McpCallError';
   constructor(readonly failure: McpFailure) {
     super(
+      failure.kind,
       failure.kind === 'http'
         ? `HTTP ${failure.status}`
         : failure.kind === 'protocol'

@@ -45,8 +45,10 @@ export function asCliError(err: unknown): CliError {
   return err instanceof CliError
     ? err
     : new CliError(
-        ExitCode.usage,
-        `unexpected failure: ${err instanceof Error ? err.message : String(err)}`,
+        'usage',
+        // Security: not the error's own text (a library's message may quote anything);
+        // its name says enough for a bug report.
+        `unexpected failure (${err instanceof Error ? err.name : typeof err})`,
         'this is a bug in the broker CLI; please report it with the command you ran',
       );
 }

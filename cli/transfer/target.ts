@@ -1,7 +1,6 @@
 import { INSTANCE_NAME } from '../../broker/base/protocol.js';
 import { canonicalPath } from '../../broker/wall/canonical.js';
 import { CliError, usageError } from './errors.js';
-import { ExitCode } from '../command.js';
 
 /** A remote file named on the command line as `INSTANCE:PATH`. */
 export interface RemoteTarget {
@@ -38,7 +37,7 @@ export function parseTarget(arg: string | undefined): RemoteTarget {
   const canonical = canonicalPath(arg.slice(colon + 1));
   if (!canonical.ok) {
     throw new CliError(
-      ExitCode.refused,
+      'refused',
       `path refused: ${canonical.reason}`,
       'fix the path; the broker refuses it as written, so do not retry it as is',
     );

@@ -3,7 +3,6 @@
  * broker stored, and update the CLI's record of it.
  */
 import { Transform } from 'node:stream';
-import { ExitCode } from '../command.js';
 import { blobUrlOf, type TransferClient } from './broker-client.js';
 import { CliError, usageError } from './errors.js';
 import type { Outcome } from './output.js';
@@ -141,14 +140,14 @@ export async function upload(opts: UploadOptions): Promise<Outcome> {
   // Security: the upload counts only when the broker stored exactly the bytes we hashed.
   if (sentSize !== local.size) {
     throw new CliError(
-      ExitCode.verification,
+      'verification',
       'the local file changed while it was being uploaded',
       'stop editing the file, then push again',
     );
   }
   if (stored.sha256 !== local.sha256 || stored.size !== local.size) {
     throw new CliError(
-      ExitCode.verification,
+      'verification',
       `verification failed: the broker stored ${String(stored.size)} bytes with sha256 ${String(stored.sha256)}, the local file has ${local.size} bytes with sha256 ${local.sha256}`,
       'treat the remote copy as corrupt: fetch it to inspect, then push again',
     );

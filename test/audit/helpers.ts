@@ -112,7 +112,9 @@ export async function writeLog(dir: string, n: number): Promise<AuditRecord[]> {
   for (let i = 0; i < n; i += 1) {
     out.push(
       await appendLine(log, 'intent', {
+        surface: 'agent',
         tool: 'read',
+        correlation_id: `c-${i}`,
         instance: 'personal',
         path: `Docs/ä ${i}.txt`,
         n: i,

@@ -214,7 +214,7 @@ describe('staged bytes land only after verification', () => {
     await prepareFolders(p);
     writeFileSync(p.file, 'old');
     const result = stageFile(p, write('corrupt'), () => {
-      throw new CliError(ExitCode.verification, 'mismatch', 'retry');
+      throw new CliError('verification', 'mismatch', 'retry');
     });
     expect(await exitCodeOf(result)).toBe(ExitCode.verification);
     expect(readdirSync(join(root, 'personal'))).toEqual(['a.txt']);
@@ -232,7 +232,7 @@ describe('a refused or failed transfer leaves nothing behind', () => {
     // The broker refuses before any byte: `open` is never called.
     const refused = stageFile(
       p,
-      () => Promise.reject(new CliError(3, 'no', 'ask')),
+      () => Promise.reject(new CliError('refused', 'no', 'ask')),
       () => {},
     );
     expect(await exitCodeOf(refused)).toBe(ExitCode.refused);
@@ -242,7 +242,7 @@ describe('a refused or failed transfer leaves nothing behind', () => {
       p,
       async (open) => {
         (await open()).write('half');
-        throw new CliError(2, 'cut', 'retry');
+        throw new CliError('infrastructure', 'cut', 'retry');
       },
       () => {},
     );
@@ -259,7 +259,7 @@ describe('a refused or failed transfer leaves nothing behind', () => {
       async (open) => {
         await open();
         writeFileSync(join(root, 'personal', 'Docs', 'theirs.txt'), 'not ours');
-        throw new CliError(2, 'cut', 'retry');
+        throw new CliError('infrastructure', 'cut', 'retry');
       },
       () => {},
     );

@@ -2,6 +2,7 @@
  * Why the Matrix gateway refused to start. Each message names the cause and the fix,
  * and never contains the bot's access token.
  */
+import { CodedError } from '../../base/coded-error.js';
 export type MatrixGatewayErrorCode =
   | 'unreachable'
   | 'unauthorized'
@@ -17,12 +18,6 @@ export type MatrixGatewayErrorCode =
   | 'sync_timeout'
   | 'bad_response';
 
-export class MatrixGatewayError extends Error {
+export class MatrixGatewayError extends CodedError<MatrixGatewayErrorCode> {
   override readonly name = 'MatrixGatewayError';
-  readonly code: MatrixGatewayErrorCode;
-
-  constructor(code: MatrixGatewayErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.code = code;
-  }
 }

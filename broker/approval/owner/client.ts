@@ -22,7 +22,7 @@ export interface AskOptions {
 const START_IT = 'start it with `broker serve` (or `npm start`), with the same --config';
 
 function noBroker(dir: string): OwnerSocketError {
-  return new OwnerSocketError(`no broker is running for data folder ${dir}`, START_IT);
+  return new OwnerSocketError('no_broker', `no broker is running for data folder ${dir}`, START_IT);
 }
 
 /** Asks the running broker; throws OwnerSocketError naming the cause and the fix. */
@@ -50,6 +50,7 @@ export async function askOwner(
     return JSON.parse(text) as OwnerResponse;
   } catch {
     throw new OwnerSocketError(
+      'bad_answer',
       'the broker sent an answer this command cannot read',
       'use the `broker` of the same version as the running broker',
     );
@@ -65,6 +66,7 @@ function exchange(path: string, line: string, timeoutMs: number, dir: string): P
       socket.destroy();
       reject(
         new OwnerSocketError(
+          'timeout',
           `the broker for ${dir} did not answer within ${Math.round(timeoutMs / 1000)} s`,
           'see the broker log; the command may still have been applied: run `broker status`',
         ),
@@ -82,12 +84,19 @@ function exchange(path: string, line: string, timeoutMs: number, dir: string): P
       else if (err.code === 'EACCES') {
         reject(
           new OwnerSocketError(
+            'permission',
             `permission denied on ${path}`,
             "run the command as the broker's user",
           ),
         );
       } else
-        reject(new OwnerSocketError(`the owner socket ${path} failed: ${err.message}`, START_IT));
+        reject(
+          new OwnerSocketError(
+            'failed',
+            `the owner socket ${path} failed: ${err.message}`,
+            START_IT,
+          ),
+        );
     });
   });
 }

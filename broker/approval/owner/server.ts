@@ -108,12 +108,14 @@ export class OwnerSocket {
     }
     if (!isSocket) {
       throw new OwnerSocketError(
+        'not_private',
         `${this.path} exists and is not a socket`,
         'move it away; the broker creates the owner socket there',
       );
     }
     if (await answers(this.path)) {
       throw new OwnerSocketError(
+        'in_use',
         `another broker is answering on ${this.path}`,
         'stop that broker first, or give this one its own data_dir',
       );
