@@ -1,5 +1,5 @@
 /**
- * `broker audit verify [--data-dir DIR] [--anchor SEQ:HASH]…` (docs/contracts.md §6):
+ * `broker audit verify [--data-dir DIR | --config FILE] [--anchor SEQ:HASH]…` (docs/contracts.md §6):
  * recomputes the audit chain, compares its head with audit.checkpoint and each record an
  * anchor names with the anchor's hash. One JSON object on stdout; exit 0 intact, 4
  * corrupt (naming the first bad seq, and the anchor when one fails), 1 usage or
@@ -26,7 +26,7 @@ export interface AuditCommandIo {
   stopped?: () => Promise<void>;
 }
 
-const HELP = `Usage: broker audit verify [--data-dir DIR] [--anchor SEQ:HASH]…
+const HELP = `Usage: broker audit verify [--data-dir DIR | --config FILE] [--anchor SEQ:HASH]…
        ${TAIL_USAGE}
 
 Recomputes the hash chain of DIR/audit.log (every seq, prev and hash, and that each
@@ -41,6 +41,7 @@ that record SEQ still has that hash, i.e. that nothing up to SEQ was rewritten o
 
 Options:
   --data-dir DIR       the broker's data_dir (default: ./data)
+  --config FILE        or: the broker's configuration, whose data_dir is read (nothing else)
   --anchor SEQ:HASH    an anchor from the room (repeatable; the full 64-digit hash)
 
 Output: one JSON object on stdout.
@@ -78,6 +79,79 @@ export function createAuditCommand(io: AuditCommandIo): Command {
     io.stderr(`broker audit: ${error}\n`);
     return ExitCode.usage;
   };
+  async function verify(args: readonly string[]): Promise<number> {
+    const parsed = parseVerifyArgs(args);
+    if (!parsed.ok) return usage(parsed.error, 'Run `broker audit --help`.');
+    let dir: string;
+    if (parsed.config === undefined) dir = resolve(io.cwd(), parsed.dataDir);
+    else {
+      const { dataDirOf, ConfigError } = await import('../../broker/config.js');
+      try {
+        dir = dataDirOf(resolve(io.cwd(), parsed.config));
+      } catch (err) {
+        if (err instanceof ConfigError)
+          return usage(
+            err.message,
+            'Pass the configuration `broker serve` uses, or --data-dir DIR.',
+          );
+        throw err;
+      }
+    }
+    if (!isDirectory(dir)) {
+      return usage(
+        `data directory ${dir} does not exist`,
+        "Pass the broker's data_dir with --data-dir DIR (or its configuration with --config FILE).",
+      );
+    }
+    // Security: a missing log next to a checkpoint is a deleted log (exit 4), not a typo.
+    if (!isFile(join(dir, LOG_FILE)) && !isFile(join(dir, CHECKPOINT_FILE))) {
+      return usage(
+        `no ${LOG_FILE} in ${dir}`,
+        'Check --data-dir: it must be the data_dir of config.yaml, where the broker writes audit.log.',
+      );
+    }
+    let result: ReturnType<typeof verifyAudit>;
+    try {
+      result = verifyAudit(dir, parsed.anchors);
+    } catch (err) {
+      return usage(
+        `cannot read the audit files in ${dir}: ${err instanceof Error ? err.message : String(err)}`,
+        'Run as a user that can read the data directory.',
+      );
+    }
+    const given = parsed.anchors.length > 0;
+    // Apart from the chain: records whose event this version does not read (never corrupt).
+    const schema = result.schema.count > 0 ? { schema: result.schema } : {};
+    const first = result.schema.first[0];
+    if (first !== undefined) {
+      io.stderr(
+        `${result.schema.count} record(s) with an event this version does not read as written (not a chain break); first: seq ${first.seq} ${forTerminal(first.event)}: ${forTerminal(first.problem)}\n`,
+      );
+    }
+    if (result.ok) {
+      emit({
+        status: 'ok',
+        records: result.records,
+        head: result.head,
+        ...(given ? { anchors: parsed.anchors.length } : {}),
+        ...schema,
+      });
+      io.stderr(`audit log intact: ${result.records} record(s), head seq ${result.head.seq}\n`);
+      return ExitCode.ok;
+    }
+    const anchor = result.anchor;
+    emit({
+      status: 'corrupt',
+      seq: result.seq,
+      ...(anchor === undefined ? {} : { anchor: anchorText(anchor) }),
+      error: result.reason,
+      next_step: anchor === undefined ? CORRUPT_NEXT_STEP : ANCHOR_NEXT_STEP,
+      ...schema,
+    });
+    io.stderr(`audit log CORRUPT at seq ${result.seq}: ${result.reason}\n`);
+    return ExitCode.verification;
+  }
+
   return {
     name: 'audit',
     summary: 'verify the audit log, or show its newest records (audit verify|tail)',
@@ -90,73 +164,13 @@ export function createAuditCommand(io: AuditCommandIo): Command {
           ...(io.stopped === undefined ? {} : { stopped: io.stopped }),
         });
       }
-      const parsed = parseVerifyArgs(args);
-      if (!parsed.ok) return Promise.resolve(usage(parsed.error, 'Run `broker audit --help`.'));
-      const dir = resolve(io.cwd(), parsed.dataDir);
-      if (!isDirectory(dir)) {
-        return Promise.resolve(
-          usage(
-            `data directory ${dir} does not exist`,
-            "Pass the broker's data_dir with --data-dir DIR.",
-          ),
-        );
-      }
-      // Security: a missing log next to a checkpoint is a deleted log (exit 4), not a typo.
-      if (!isFile(join(dir, LOG_FILE)) && !isFile(join(dir, CHECKPOINT_FILE))) {
-        return Promise.resolve(
-          usage(
-            `no ${LOG_FILE} in ${dir}`,
-            'Check --data-dir: it must be the data_dir of config.yaml, where the broker writes audit.log.',
-          ),
-        );
-      }
-      let result: ReturnType<typeof verifyAudit>;
-      try {
-        result = verifyAudit(dir, parsed.anchors);
-      } catch (err) {
-        return Promise.resolve(
-          usage(
-            `cannot read the audit files in ${dir}: ${err instanceof Error ? err.message : String(err)}`,
-            'Run as a user that can read the data directory.',
-          ),
-        );
-      }
-      const given = parsed.anchors.length > 0;
-      // Apart from the chain: records whose event this version does not read (never corrupt).
-      const schema = result.schema.count > 0 ? { schema: result.schema } : {};
-      const first = result.schema.first[0];
-      if (first !== undefined) {
-        io.stderr(
-          `${result.schema.count} record(s) with an event this version does not read as written (not a chain break); first: seq ${first.seq} ${forTerminal(first.event)}: ${forTerminal(first.problem)}\n`,
-        );
-      }
-      if (result.ok) {
-        emit({
-          status: 'ok',
-          records: result.records,
-          head: result.head,
-          ...(given ? { anchors: parsed.anchors.length } : {}),
-          ...schema,
-        });
-        io.stderr(`audit log intact: ${result.records} record(s), head seq ${result.head.seq}\n`);
-        return Promise.resolve(ExitCode.ok);
-      }
-      const anchor = result.anchor;
-      emit({
-        status: 'corrupt',
-        seq: result.seq,
-        ...(anchor === undefined ? {} : { anchor: anchorText(anchor) }),
-        error: result.reason,
-        next_step: anchor === undefined ? CORRUPT_NEXT_STEP : ANCHOR_NEXT_STEP,
-        ...schema,
-      });
-      io.stderr(`audit log CORRUPT at seq ${result.seq}: ${result.reason}\n`);
-      return Promise.resolve(ExitCode.verification);
+      return verify(args);
     },
   };
 }
 
-type VerifyArgs = { ok: true; dataDir: string; anchors: Anchor[] } | { ok: false; error: string };
+type VerifyArgs =
+  { ok: true; dataDir: string; config?: string; anchors: Anchor[] } | { ok: false; error: string };
 
 function parseVerifyArgs(args: readonly string[]): VerifyArgs {
   const [sub, ...rest] = args;
@@ -173,19 +187,27 @@ function parseVerifyArgs(args: readonly string[]): VerifyArgs {
     rest,
     {
       'data-dir': { type: 'string', multiple: true },
+      config: { type: 'string' },
       anchor: { type: 'string', multiple: true },
     },
     false,
   );
   if (!parsed.ok) {
-    const missing = parsed.problem.arg.startsWith('--anchor')
+    const arg = parsed.problem.arg;
+    const missing = arg.startsWith('--anchor')
       ? `--anchor needs ${ANCHOR_FORMAT}`
-      : '--data-dir needs a directory';
+      : arg.startsWith('--config')
+        ? '--config needs a file'
+        : '--data-dir needs a directory';
     return { ok: false, error: describeProblem(parsed.problem, missing) };
   }
   const given = (parsed.values['data-dir'] ?? []) as string[];
   if (given.includes('')) return { ok: false, error: '--data-dir needs a directory' };
   if (given.length > 1) return { ok: false, error: '--data-dir given twice' };
+  const config = parsed.values.config as string | undefined;
+  if (config === '') return { ok: false, error: '--config needs a file' };
+  if (config !== undefined && given.length > 0)
+    return { ok: false, error: 'give --config or --data-dir, not both' };
   const anchors: Anchor[] = [];
   for (const text of (parsed.values.anchor ?? []) as string[]) {
     const anchor = parseAnchor(text);
@@ -197,7 +219,12 @@ function parseVerifyArgs(args: readonly string[]): VerifyArgs {
     }
     anchors.push(anchor);
   }
-  return { ok: true, dataDir: given[0] ?? 'data', anchors };
+  return {
+    ok: true,
+    dataDir: given[0] ?? 'data',
+    ...(config === undefined ? {} : { config }),
+    anchors,
+  };
 }
 
 const ANCHOR_FORMAT =

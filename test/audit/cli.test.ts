@@ -115,7 +115,7 @@ describe('broker audit verify as a subprocess', () => {
 describe('broker audit verify: outcomes', () => {
   it('is registered in the command table, with help that shows an example', () => {
     const audit = commands.find((c) => c.name === 'audit');
-    expect(audit?.help).toMatch(/Usage: broker audit verify \[--data-dir DIR\]/);
+    expect(audit?.help).toMatch(/Usage: broker audit verify \[--data-dir DIR \| --config FILE\]/);
     expect(audit?.help).toMatch(/Examples:\n {2}broker audit verify --data-dir /);
     expect(audit?.help).toMatch(/\n {2}broker audit tail -n 20/);
   });
@@ -153,6 +153,40 @@ describe('broker audit verify: outcomes', () => {
   });
 });
 
+describe('broker audit verify --config FILE (like tail and the owner commands)', () => {
+  const verify = async (args: string[], cwd: string) => {
+    let stdout = '';
+    const code = await createAuditCommand({
+      stdout: (t) => (stdout += t),
+      stderr: () => undefined,
+      cwd: () => cwd,
+    }).run(['verify', ...args]);
+    return { code, out: JSON.parse(stdout) as Record<string, unknown> };
+  };
+
+  it("verifies the data_dir the configuration names, relative to the configuration's folder", async () => {
+    const cwd = tempDir();
+    mkdirSync(join(cwd, 'etc'));
+    await writeLog(join(cwd, 'etc', 'state'), 2);
+    writeFileSync(join(cwd, 'etc', 'config.yaml'), 'data_dir: state\n');
+    expect(await verify(['--config', 'etc/config.yaml'], cwd)).toMatchObject({
+      code: 0,
+      out: { status: 'ok', records: 2 },
+    });
+  });
+
+  it('refuses --config with --data-dir, and a configuration it cannot read, naming the file', async () => {
+    const cwd = tempDir();
+    expect(await verify(['--config', 'c.yaml', '--data-dir', 'd'], cwd)).toMatchObject({
+      code: 1,
+      out: { error: 'give --config or --data-dir, not both' },
+    });
+    const missing = await verify(['--config', 'nope.yaml'], cwd);
+    expect(missing.code).toBe(1);
+    expect(String(missing.out['error'])).toContain(join(cwd, 'nope.yaml'));
+  });
+});
+
 describe('broker audit verify: usage errors exit 1', () => {
   it.each([
     [[], /missing sub-command/],
@@ -160,6 +194,7 @@ describe('broker audit verify: usage errors exit 1', () => {
     [['verify', '--data-dir'], /needs a directory/],
     [['verify', '--data-dir='], /needs a directory/],
     [['verify', '--data-dir', 'a', '--data-dir', 'b'], /given twice/],
+    [['verify', '--config'], /--config needs a file/],
     [['verify', '--force'], /unknown argument "--force"/],
   ])('%j', async (args, message) => {
     const r = await run(args as string[]);
