@@ -61,14 +61,7 @@ describe('tool lists', () => {
     const transfer = await broker.transfer();
     const { tools } = await transfer.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual(TRANSFER_TOOLS);
-    for (const name of [
-      'request_access',
-      'list_instances',
-      'search',
-      'move',
-      'trash',
-      'mkdir',
-    ]) {
+    for (const name of ['request_access', 'list_instances', 'search', 'move', 'trash', 'mkdir']) {
       expect(tools.some((t) => t.name === name)).toBe(false);
     }
   });
