@@ -26,7 +26,7 @@ import type { Bench, BenchRow } from './harness.js';
 import { compiledCli } from './lib/build.js';
 import { runCliMeasured, runDirectMeasured, type MeasuredRun } from './lib/cli.js';
 import { writeBigFile } from './lib/files.js';
-import { memoryOf } from './lib/processes.js';
+import { cpuSecondsOf, memoryOf } from './lib/processes.js';
 import {
   curlGet,
   dav,
@@ -88,9 +88,27 @@ const bench: Bench = async () => {
     BROKER_TRANSFER_TOKEN: TRANSFER_TOKEN,
     BROKER_STAGE_DIR: join(tmp, stage),
   });
-  const cli = async (args: string[], stage: string, keep = false): Promise<MeasuredRun> => {
+  const brokerPid = broker.child.pid ?? 0;
+  /** CPU seconds per GiB moved, per case: the broker's (/proc) and the CLI's (rusage). */
+  const cpu = { brokerGiB: new Map<string, number[]>(), cliGiB: new Map<string, number[]>() };
+  const noteCpu = (what: string, brokerSeconds: number, cliSeconds: number): void => {
+    const perGiB = 1024 / BIG_MB;
+    for (const [map, value] of [
+      [cpu.brokerGiB, brokerSeconds * perGiB],
+      [cpu.cliGiB, cliSeconds * perGiB],
+    ] as const)
+      map.set(what, [...(map.get(what) ?? []), value]);
+  };
+  const cli = async (
+    args: string[],
+    stage: string,
+    keep = false,
+    what?: string,
+  ): Promise<MeasuredRun> => {
+    const before = cpuSecondsOf(brokerPid);
     const m = await runCliMeasured(args, env(stage), compiled);
     ok(m, `broker ${args.slice(0, 2).join(' ')}`);
+    if (what !== undefined) noteCpu(what, cpuSecondsOf(brokerPid) - before, m.cpuSeconds);
     if (!keep) rmSync(join(tmp, stage), { recursive: true, force: true });
     return m;
   };
@@ -125,7 +143,12 @@ const bench: Bench = async () => {
     for (let r = 0; r < ROUNDS; r += 1) {
       if (ONLY.has('new')) {
         times.put.push((await direct('PUT', `${folder}/put-${r}.bin`, big)).ms);
-        const m = await cli(['push', `personal:${folder}/pushed-${r}.bin`, big], `push-${r}`);
+        const m = await cli(
+          ['push', `personal:${folder}/pushed-${r}.bin`, big],
+          `push-${r}`,
+          false,
+          'push new',
+        );
         times.pushNew.push(m.ms);
         cliPeak.push(m.peakMiB);
         for (const w of (m.json.warnings as string[] | undefined) ?? []) warnings.add(w);
@@ -142,6 +165,7 @@ const bench: Bench = async () => {
           ['push', `personal:${folder}/replaced.bin`, r % 2 === 0 ? other : big],
           'replace',
           true,
+          'push replacing',
         );
         times.pushReplace.push(m.ms);
         cliPeak.push(m.peakMiB);
@@ -154,7 +178,7 @@ const bench: Bench = async () => {
           (await direct('GET-SHA256', `${folder}/big.bin`, join(local, 'got.bin'))).ms,
         );
         rmSync(join(local, 'got.bin'), { force: true });
-        const m = await cli(['fetch', `personal:${folder}/big.bin`], `fetch-${r}`);
+        const m = await cli(['fetch', `personal:${folder}/big.bin`], `fetch-${r}`, false, 'fetch');
         times.fetch.push(m.ms);
         cliPeak.push(m.peakMiB);
       }
@@ -282,6 +306,14 @@ const bench: Bench = async () => {
       notes: [
         `Nextcloud on ${new URL(s.url).host} (loopback; Apache + PHP on the same ${cpus().length} CPUs as the broker, the CLI and this process). ${BIG_MB} MiB file, medians of ${ROUNDS} interleaved rounds; every client is its own process and its time includes its start-up. MiB/s per round — PUT: ${per(times.put)}; push new: ${per(times.pushNew)}; chunked: ${per(times.chunked)}; push replacing: ${per(times.pushReplace)}; careful GET: ${per(times.get)}; fetch: ${per(times.fetch)}.`,
         `The direct PUT and chunked clients (bench/lib/direct-transfer.mjs) neither hash nor fsync; the chunked one sends its chunks one after another on one keep-alive connection with the chunk size the broker uses (the server's announced largest chunk, else transfer.chunk_size). The careful GET hashes what it writes and fsyncs it, as any client that records a file's sha256 must.`,
+        `CPU seconds per GiB moved (median; broker from /proc, CLI from its rusage; the measure other load disturbs least) — ${[
+          ...cpu.brokerGiB.keys(),
+        ]
+          .map(
+            (k) =>
+              `${k}: broker ${round(median(cpu.brokerGiB.get(k) ?? []), 2)}, CLI ${round(median(cpu.cliGiB.get(k) ?? []), 2)}`,
+          )
+          .join('; ')}.`,
         `${MANY} files of 1 KiB, ${MANY_ROUNDS} interleaved rounds, ms per round — curls: ${ms(times.curls)}; one broker fetch naming all ${MANY}: ${ms(times.fetchMany)}${times.fetchEach.length === 0 ? '' : `; ${MANY} broker fetch commands: ${ms(times.fetchEach)}`}. Each file still gets its own ticket, wall decision and audit records.`,
         ...(warnings.size > 0
           ? [`Warnings in the push answers: ${[...warnings].join('; ')}.`]

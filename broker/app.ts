@@ -132,7 +132,7 @@ export function createServer(deps: ServerDeps): BrokerServer {
   );
   const transfer = createMcpSurface(
     'transfer',
-    transferTools({ transfer: operations.transfer }),
+    transferTools({ transfer: operations.transfer, files: operations.files }),
     surfaceDeps,
     TRANSFER_INSTRUCTIONS,
   );

@@ -103,7 +103,14 @@ export const TRANSFER_TOOLS: readonly TransferTool[] = [
       'Stage a remote file locally (needs a read grant), verified by size and sha256, as ' +
       '`broker fetch`. Fetching an unchanged file again transfers nothing. ' +
       answerOf('fetch'),
-    flags: { force: FORCE },
+    flags: {
+      force: FORCE,
+      recursive: {
+        type: 'boolean',
+        description:
+          'target is a folder: fetch every file below it (each its own grant check), mirrored under local or the staging folder; the answer lists them under files',
+      },
+    },
     annotations: {
       readOnlyHint: false,
       destructiveHint: true,

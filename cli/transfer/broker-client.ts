@@ -4,7 +4,7 @@
  */
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import type { Readable, Writable } from 'node:stream';
+import type { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { CliError } from './errors.js';
 import { parseJson } from './json.js';
@@ -250,8 +250,16 @@ export class TransferClient {
     };
   }
 
-  /** Streams `source` (exactly `size` bytes) to a blob ticket; resolves with the broker's answer. */
-  async upload(blobUrl: string, source: Readable, size: number): Promise<Envelope> {
+  /**
+   * Sends `size` bytes to a blob ticket (`send` writes them into the request and ends
+   * it); resolves with the broker's answer. A CliError from `send` (the local file
+   * changed) cuts the request, so the broker commits nothing, and is the failure.
+   */
+  async upload(
+    blobUrl: string,
+    send: (request: Writable) => Promise<void>,
+    size: number,
+  ): Promise<Envelope> {
     const req = this.blobRequest(blobUrl, 'PUT', {
       'content-type': 'application/octet-stream',
       'content-length': String(size),
@@ -262,15 +270,20 @@ export class TransferClient {
     });
     // The broker may answer early (a refusal) before reading the whole body; its answer
     // then matters more than the broken pipe that follows.
-    const sent = pipeline(source, req).then(
+    const sent = send(req).then(
       () => undefined,
-      (err: unknown) => err,
+      (err: unknown) => {
+        req.destroy();
+        return err;
+      },
     );
     let res: IncomingMessage;
     try {
       res = await responded;
     } catch (err) {
-      throw unreachable(this.env, (await sent) ?? err);
+      const cause = await sent;
+      if (cause instanceof CliError) throw cause;
+      throw unreachable(this.env, cause ?? err);
     }
     // An answer before the whole body went (a refusal) ends the upload here: stop sending.
     const stopSending = (): void => {

@@ -8,14 +8,14 @@
  * Nothing is created before the broker has said yes, and a failure removes what this
  * command created.
  */
-import { constants, createReadStream, promises as fs, type Stats } from 'node:fs';
+import { constants, promises as fs, type Stats } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { createHash, randomBytes } from 'node:crypto';
 import { basename, dirname, join, relative, sep } from 'node:path';
-import { pipeline } from 'node:stream/promises';
-import { Writable, type Readable } from 'node:stream';
+import { Writable } from 'node:stream';
 import { type CliError, usageError } from './errors.js';
 import { isWithin } from './env.js';
+import type { Digest } from './file-bytes.js';
 import type { LocalPlan } from './local-path.js';
 
 async function lstatOrUndefined(path: string): Promise<Stats | undefined> {
@@ -171,11 +171,6 @@ export async function checkTarget(file: string): Promise<Stats | undefined> {
   return st;
 }
 
-export interface Digest {
-  readonly sha256: string;
-  readonly size: number;
-}
-
 /** A writable that hashes and counts what passes to `sink` (or only hashes). */
 export function hashingSink(
   sink?: (chunks: Buffer[]) => Promise<void>,
@@ -204,13 +199,6 @@ export function hashingSink(
       ),
   });
   return { stream, digest: (): Digest => ({ sha256: hash.digest('hex'), size }) };
-}
-
-/** sha256 and size of a local regular file, streaming. */
-export async function digestFile(file: string): Promise<Digest> {
-  const sink = hashingSink();
-  await pipeline(createReadStream(file), sink.stream);
-  return sink.digest();
 }
 
 /** A file staged by `stageFile`, and how to take it back should recording it fail. */
@@ -307,8 +295,3 @@ async function writeAll(handle: FileHandle, chunks: Buffer[]): Promise<void> {
 }
 
 /** Opens a local regular file for reading without following a symlink. */
-export async function openLocalFile(file: string): Promise<Readable> {
-  // Security: O_NOFOLLOW so a link swapped in after the checks is not followed.
-  const handle = await fs.open(file, constants.O_RDONLY | constants.O_NOFOLLOW);
-  return handle.createReadStream();
-}

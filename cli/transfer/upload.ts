@@ -2,12 +2,12 @@
  * `push` and `checkin`: upload a local file without ever clobbering, verify what the
  * broker stored, and update the CLI's record of it.
  */
-import { Transform } from 'node:stream';
 import { blobUrlOf, type TransferClient } from './broker-client.js';
 import { CliError, usageError } from './errors.js';
 import type { Outcome } from './output.js';
 import { progressFor, type ProgressFactory } from './progress.js';
-import { checkTarget, digestFile, openLocalFile } from './staging.js';
+import { digestFile, FileChangedError, sendFile } from './file-bytes.js';
+import { checkTarget } from './staging.js';
 import { noteLegacyManifests, planLocal } from './local-path.js';
 import { recordStaged, type StagedRecord, type StateStore } from './state.js';
 import type { RemoteTarget } from './target.js';
@@ -118,33 +118,28 @@ export async function upload(opts: UploadOptions): Promise<Outcome> {
   // Counted, not hashed again: the broker commits only a body with the declared sha256,
   // and its answer's sha256 is compared with ours below, so a file edited while it is
   // sent is refused there (each byte is hashed once here, not twice).
-  let sentSize = 0;
   const progress = (opts.progress ?? progressFor)(opts.mode, local.size);
-  const counter = new Transform({
-    transform(chunk: Buffer, _enc, done) {
-      sentSize += chunk.length;
-      progress.add(chunk.length);
-      done(null, chunk);
-    },
-  });
   let stored: Awaited<ReturnType<TransferClient['upload']>>;
   try {
     stored = await client.upload(
       blobUrl,
-      (await openLocalFile(plan.file)).pipe(counter),
+      (request) =>
+        sendFile(plan.file, request, local.size, (n) => progress.add(n)).catch((error: unknown) => {
+          // Security: a file that grew or shrank since it was hashed is cut mid-body,
+          // so the broker commits nothing.
+          if (!(error instanceof FileChangedError)) throw error;
+          throw new CliError(
+            'verification',
+            'the local file changed while it was being uploaded; nothing was written',
+            'stop editing the file, then push again',
+          );
+        }),
       local.size,
     );
   } finally {
     progress.stop();
   }
   // Security: the upload counts only when the broker stored exactly the bytes we hashed.
-  if (sentSize !== local.size) {
-    throw new CliError(
-      'verification',
-      'the local file changed while it was being uploaded',
-      'stop editing the file, then push again',
-    );
-  }
   if (stored.sha256 !== local.sha256 || stored.size !== local.size) {
     throw new CliError(
       'verification',

@@ -157,7 +157,7 @@ describe('broker mcp over stdio', () => {
       tools.map((t) => [t.name, Object.keys(t.inputSchema.properties ?? {})]),
     );
     expect(props).toEqual({
-      fetch: ['target', 'local', 'force'],
+      fetch: ['target', 'local', 'force', 'recursive'],
       push: ['target', 'local'],
       checkout: ['target', 'local', 'force'],
       checkin: ['target', 'local', 'abandon'],

@@ -22,7 +22,7 @@ const AGENT_TOOLS = [
   'search',
   'trash',
 ];
-const TRANSFER_TOOLS = ['check_access', 'checkin', 'checkout', 'read', 'write'];
+const TRANSFER_TOOLS = ['check_access', 'checkin', 'checkout', 'list', 'read', 'write'];
 
 let broker: Broker;
 let agent: Client;
@@ -57,19 +57,11 @@ describe('tool lists', () => {
     }
   });
 
-  it('the transfer surface lists exactly its five tools and no agent tool', async () => {
+  it('the transfer surface lists exactly its six tools and no agent tool but list', async () => {
     const transfer = await broker.transfer();
     const { tools } = await transfer.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual(TRANSFER_TOOLS);
-    for (const name of [
-      'request_access',
-      'list_instances',
-      'list',
-      'search',
-      'move',
-      'trash',
-      'mkdir',
-    ]) {
+    for (const name of ['request_access', 'list_instances', 'search', 'move', 'trash', 'mkdir']) {
       expect(tools.some((t) => t.name === name)).toBe(false);
     }
   });

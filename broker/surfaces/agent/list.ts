@@ -1,28 +1,7 @@
-import { z } from 'zod';
-import { ok } from '../../base/envelope.js';
 import { answer } from '../answer.js';
-import { CursorArg, InstanceName, entryFields, envelopeSchema } from '../schemas.js';
+import { ListInput, ListOutput, listAnswer } from '../listing.js';
 import { READ_ONLY_TOOL, type ToolRegistry } from '../tool.js';
 import type { AgentToolDeps } from './deps.js';
-
-export const ListInput = z.strictObject({
-  instance: InstanceName,
-  path: z
-    .string()
-    .max(4096)
-    .describe(
-      'a folder path relative to the instance root; "" or "/" is the root (discovery only)',
-    ),
-  cursor: CursorArg,
-});
-
-const Entry = z.strictObject({ ...entryFields, path: z.string().optional() });
-
-export const ListOutput = envelopeSchema({
-  path: z.string().optional(),
-  discovery: z.boolean().optional(),
-  entries: z.array(Entry).optional(),
-});
 
 export function registerList(registry: ToolRegistry, deps: AgentToolDeps): void {
   registry.add({
@@ -34,24 +13,6 @@ export function registerList(registry: ToolRegistry, deps: AgentToolDeps): void 
     input: ListInput,
     output: ListOutput,
     annotations: READ_ONLY_TOOL,
-    handler: async (args, ctx) =>
-      answer(await deps.files.list(ctx, args), ({ path, discovery, entries, next }) => {
-        // Security: discovery shows names only; sizes and dates need a read grant.
-        const shown = entries.map((e) =>
-          discovery
-            ? { name: e.name, kind: e.kind }
-            : { name: e.name, kind: e.kind, path: e.path, size: e.size, modified: e.modified },
-        );
-        const where = path === '' ? 'the root' : `"${path}"`;
-        const more =
-          next === undefined ? '' : '; more entries: call list again with cursor set to next';
-        return ok(`${shown.length} entr${shown.length === 1 ? 'y' : 'ies'} in ${where}${more}`, {
-          path,
-          discovery,
-          entries: shown,
-          ...(next === undefined ? {} : { next }),
-          ...(discovery ? { hint: 'names only (discovery); request read access for details' } : {}),
-        });
-      }),
+    handler: async (args, ctx) => answer(await deps.files.list(ctx, args), listAnswer),
   });
 }

@@ -1,9 +1,10 @@
-/** The transfer surface (`POST /transfer`), spoken by the `broker` CLI: these five tools only. */
+/** The transfer surface (`POST /transfer`), spoken by the `broker` CLI: these six tools only. */
 import { ToolRegistry } from '../tool.js';
 import { registerTransferCheckAccess } from './check-access.js';
 import { registerCheckin } from './checkin.js';
 import { registerCheckout } from './checkout.js';
 import type { TransferToolDeps } from './deps.js';
+import { registerTransferList } from './list.js';
 import { registerRead } from './read.js';
 import { registerWrite } from './write.js';
 
@@ -16,6 +17,7 @@ export const TRANSFER_INSTRUCTIONS =
 export function transferTools(deps: TransferToolDeps): ToolRegistry {
   const registry = new ToolRegistry();
   registerTransferCheckAccess(registry, deps);
+  registerTransferList(registry, deps);
   registerRead(registry, deps);
   registerWrite(registry, deps);
   registerCheckout(registry, deps);
