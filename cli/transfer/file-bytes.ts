@@ -8,6 +8,7 @@
 import { createHash } from 'node:crypto';
 import { constants, promises as fs } from 'node:fs';
 import type { Writable } from 'node:stream';
+import { CodedError } from '../../broker/base/coded-error.js';
 
 /** Bytes read at once: few system calls, and below the allocator's mapping threshold × 8. */
 export const READ_BYTES = 1024 * 1024;
@@ -39,9 +40,11 @@ export async function digestFile(file: string): Promise<Digest> {
 }
 
 /** The file's length differs from the size announced for it: it changed while it was sent. */
-export class FileChangedError extends Error {
+export class FileChangedError extends CodedError<'file_changed'> {
+  override readonly name = 'FileChangedError';
+
   constructor(readonly sent: number) {
-    super('the local file changed while it was being uploaded');
+    super('file_changed', 'the local file changed while it was being uploaded');
   }
 }
 
