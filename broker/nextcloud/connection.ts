@@ -29,13 +29,7 @@ import {
   type HttpResponse,
   type Transport,
 } from './http.js';
-import {
-  decodeHref,
-  parseMultistatus,
-  PROPFIND_BODY,
-  selfEntry,
-  type Entry,
-} from './multistatus.js';
+import { PROPFIND_BODY } from './multistatus.js';
 import { buildDavUrl, parseBaseUrl } from './url.js';
 
 /** The subset of InstanceConfig the client uses. */
@@ -212,18 +206,6 @@ export class NextcloudConnection {
         'invalid path: the instance root can only be listed',
       );
     return this.davUrl(path);
-  }
-
-  /** One file or folder (PROPFIND Depth 0). */
-  async stat(path: string, signal?: AbortSignal): Promise<Entry> {
-    const url = this.url(path);
-    const text = await this.propfind(url, '0', path, MAX_SMALL_REPLY_BYTES, signal);
-    return selfEntry(
-      parseMultistatus(text),
-      path,
-      decodeHref(url.pathname, this.origin),
-      this.origin,
-    );
   }
 
   async propfind(
