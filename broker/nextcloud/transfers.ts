@@ -7,6 +7,7 @@
 import type { Readable } from 'node:stream';
 import { header, type NextcloudConnection } from './connection.js';
 import { NextcloudError } from './errors.js';
+import { timeoutError } from './failures.js';
 import { idleStream, type HttpResponse } from './http.js';
 import { stat } from './inspect.js';
 import type { Session } from './session.js';
@@ -139,7 +140,7 @@ export async function readStream(
   const stream = idleStream(res, conn.timeoutMs, (kind) =>
     conn.scrubbed(
       kind === 'timeout'
-        ? conn.timeoutError('GET', path)
+        ? timeoutError({ instance: conn.name, timeoutMs: conn.timeoutMs, verb: 'GET', path })
         : new NextcloudError(
             'unreachable',
             `the download of '${path}' from instance '${conn.name}' broke off before the end: try again`,
