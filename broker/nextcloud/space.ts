@@ -37,7 +37,7 @@ const SIZE_BODY =
   '<oc:size/><d:getcontentlength/>' +
   '</d:prop></d:propfind>';
 
-const Bytes = z.union([
+const BytesSchema = z.union([
   z.number(),
   z
     .string()
@@ -46,7 +46,7 @@ const Bytes = z.union([
 ]);
 const UserSchema = z.object({
   ocs: z.object({
-    data: z.object({ quota: z.object({ used: Bytes, quota: Bytes.optional() }) }),
+    data: z.object({ quota: z.object({ used: BytesSchema, quota: BytesSchema.optional() }) }),
   }),
 });
 

@@ -3,11 +3,11 @@ import type { RequestRecord } from '../../base/domain.js';
 import { ok, pending, type Envelope } from '../../base/envelope.js';
 import type { AccessStatus, ItemStatus } from '../../operations/requests.js';
 import { answer } from '../answer.js';
-import { KindArg, ModeArg, Timestamp, envelopeSchema } from '../schemas.js';
+import { KindArgSchema, ModeArgSchema, TimestampSchema, envelopeSchema } from '../schemas.js';
 import type { ToolRegistry } from '../tool.js';
 import type { AgentToolDeps } from './deps.js';
 
-export const CheckAccessInput = z.strictObject({
+export const CheckAccessInputSchema = z.strictObject({
   request: z
     .number()
     .int()
@@ -16,7 +16,7 @@ export const CheckAccessInput = z.strictObject({
     .describe('a request number from request_access; omit to list your active grants'),
 });
 
-const RequestState = z.enum([
+const RequestStateSchema = z.enum([
   'pending',
   'approved',
   'partially_approved',
@@ -28,19 +28,19 @@ const RequestState = z.enum([
 export const CheckAccessOutput = envelopeSchema({
   request: z.number().int().optional(),
   instance: z.string().optional(),
-  state: RequestState.optional(),
+  state: RequestStateSchema.optional(),
   items: z
     .array(
       z.strictObject({
         n: z.number().int(),
-        kind: KindArg,
+        kind: KindArgSchema,
         path: z.string(),
-        mode: ModeArg,
+        mode: ModeArgSchema,
         granted: z.boolean(),
         grant: z.number().int().optional(),
         grant_state: z.enum(['active', 'expired', 'revoked']).optional(),
-        expires_at: Timestamp.optional(),
-        ended_at: Timestamp.optional(),
+        expires_at: TimestampSchema.optional(),
+        ended_at: TimestampSchema.optional(),
         ended_by: z.literal('owner').optional(),
         holds: z
           .string()
@@ -54,10 +54,10 @@ export const CheckAccessOutput = envelopeSchema({
         grant: z.number().int(),
         request: z.number().int(),
         instance: z.string(),
-        kind: KindArg,
+        kind: KindArgSchema,
         path: z.string(),
-        mode: ModeArg,
-        expires_at: Timestamp,
+        mode: ModeArgSchema,
+        expires_at: TimestampSchema,
       }),
     )
     .optional(),
@@ -174,7 +174,7 @@ export function registerCheckAccess(registry: ToolRegistry, deps: AgentToolDeps)
       'With a request number: the state of that request (status "pending" while the owner has not decided) ' +
       'and, per item, what holds now (active until, revoked at, expired at). Without arguments: your active ' +
       'grants and the requests still waiting for the owner.',
-    input: CheckAccessInput,
+    input: CheckAccessInputSchema,
     output: CheckAccessOutput,
     annotations: {
       readOnlyHint: true,

@@ -1,27 +1,27 @@
 import { z } from 'zod';
 import { ok } from '../../base/envelope.js';
 import { answer } from '../answer.js';
-import { CursorArg, InstanceName, entryFields, envelopeSchema } from '../schemas.js';
+import { CursorArgSchema, InstanceNameSchema, entryFields, envelopeSchema } from '../schemas.js';
 import { READ_ONLY_TOOL, type ToolRegistry } from '../tool.js';
 import type { AgentToolDeps } from './deps.js';
 
-export const ListInput = z.strictObject({
-  instance: InstanceName,
+export const ListInputSchema = z.strictObject({
+  instance: InstanceNameSchema,
   path: z
     .string()
     .max(4096)
     .describe(
       'a folder path relative to the instance root; "" or "/" is the root (discovery only)',
     ),
-  cursor: CursorArg,
+  cursor: CursorArgSchema,
 });
 
-const Entry = z.strictObject({ ...entryFields, path: z.string().optional() });
+const EntrySchema = z.strictObject({ ...entryFields, path: z.string().optional() });
 
 export const ListOutput = envelopeSchema({
   path: z.string().optional(),
   discovery: z.boolean().optional(),
-  entries: z.array(Entry).optional(),
+  entries: z.array(EntrySchema).optional(),
 });
 
 export function registerList(registry: ToolRegistry, deps: AgentToolDeps): void {
@@ -31,7 +31,7 @@ export function registerList(registry: ToolRegistry, deps: AgentToolDeps): void 
     description:
       'List a folder you have a read (or write) grant on. On instances with discovery you may list any ' +
       'folder, names only. Pages: pass "next" back as "cursor". File content is never available here.',
-    input: ListInput,
+    input: ListInputSchema,
     output: ListOutput,
     annotations: READ_ONLY_TOOL,
     handler: async (args, ctx) =>

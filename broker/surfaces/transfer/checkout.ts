@@ -1,14 +1,14 @@
 import { z } from 'zod';
 import { ok } from '../../base/envelope.js';
 import { answer } from '../answer.js';
-import { InstanceName, PathArg, envelopeSchema } from '../schemas.js';
+import { InstanceNameSchema, PathArgSchema, envelopeSchema } from '../schemas.js';
 import type { ToolRegistry } from '../tool.js';
 import type { TransferToolDeps } from './deps.js';
 import { TicketFields } from './shared.js';
 
-export const CheckoutInput = z.strictObject({
-  instance: InstanceName,
-  path: PathArg,
+export const CheckoutInputSchema = z.strictObject({
+  instance: InstanceNameSchema,
+  path: PathArgSchema,
   timeout_s: z
     .number()
     .int()
@@ -34,7 +34,7 @@ export function registerCheckout(registry: ToolRegistry, deps: TransferToolDeps)
     description:
       'Lock an existing file on Nextcloud (write grant) and prepare its download: answers lock_token and a ' +
       'read ticket. Check in (or abandon) with the lock_token; the broker also unlocks when the grant ends.',
-    input: CheckoutInput,
+    input: CheckoutInputSchema,
     output: CheckoutOutput,
     annotations: {
       readOnlyHint: false,
