@@ -36,6 +36,14 @@ export const CursorArgSchema = z
   .optional()
   .describe('the "next" value of the previous page');
 
+/** An item of an access request in an answer, as numbered in the request. */
+export const requestItemFields = {
+  n: z.number().int(),
+  kind: KindArgSchema,
+  path: z.string(),
+  mode: ModeArgSchema,
+};
+
 /** A file or folder in an answer (`path` is each tool's own: optional or not). */
 export const entryFields = {
   name: z.string(),

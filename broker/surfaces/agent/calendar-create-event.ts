@@ -44,7 +44,7 @@ export const CalendarCreateEventInputSchema = z
     { message: 'end must be after start', path: ['end'] },
   );
 
-export const CalendarCreateEventOutput = envelopeSchema({
+export const CalendarCreateEventOutputSchema = envelopeSchema({
   calendar: z.string().optional(),
   event: EventOutSchema.optional(),
 });
@@ -58,7 +58,7 @@ export function registerCalendarCreateEvent(registry: ToolRegistry, deps: AgentT
       'never change or delete). Times with zones; the answer is the event as Nextcloud stored it. ' +
       'No attendees are added, so nobody is invited. Not idempotent: calling twice makes two events.',
     input: CalendarCreateEventInputSchema,
-    output: CalendarCreateEventOutput,
+    output: CalendarCreateEventOutputSchema,
     annotations: {
       readOnlyHint: false,
       destructiveHint: false,

@@ -3,7 +3,13 @@ import type { RequestRecord } from '../../base/domain.js';
 import { ok, pending, type Envelope } from '../../base/envelope.js';
 import type { AccessStatus, ItemStatus } from '../../operations/requests.js';
 import { answer } from '../answer.js';
-import { KindArgSchema, ModeArgSchema, TimestampSchema, envelopeSchema } from '../schemas.js';
+import {
+  KindArgSchema,
+  ModeArgSchema,
+  TimestampSchema,
+  envelopeSchema,
+  requestItemFields,
+} from '../schemas.js';
 import type { ToolRegistry } from '../tool.js';
 import type { AgentToolDeps } from './deps.js';
 
@@ -25,17 +31,14 @@ const RequestStateSchema = z.enum([
   'discarded',
 ]);
 
-export const CheckAccessOutput = envelopeSchema({
+export const CheckAccessOutputSchema = envelopeSchema({
   request: z.number().int().optional(),
   instance: z.string().optional(),
   state: RequestStateSchema.optional(),
   items: z
     .array(
       z.strictObject({
-        n: z.number().int(),
-        kind: KindArgSchema,
-        path: z.string(),
-        mode: ModeArgSchema,
+        ...requestItemFields,
         granted: z.boolean(),
         grant: z.number().int().optional(),
         grant_state: z.enum(['active', 'expired', 'revoked']).optional(),
@@ -175,7 +178,7 @@ export function registerCheckAccess(registry: ToolRegistry, deps: AgentToolDeps)
       'and, per item, what holds now (active until, revoked at, expired at). Without arguments: your active ' +
       'grants and the requests still waiting for the owner.',
     input: CheckAccessInputSchema,
-    output: CheckAccessOutput,
+    output: CheckAccessOutputSchema,
     annotations: {
       readOnlyHint: true,
       destructiveHint: false,

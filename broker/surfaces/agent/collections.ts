@@ -19,7 +19,7 @@ const CollectionOutSchema = z.strictObject({
   ambiguous: z.boolean().optional(),
 });
 
-export const CollectionsOutput = envelopeSchema({
+export const CollectionsOutputSchema = envelopeSchema({
   kind: z.enum(['calendar', 'contacts']).optional(),
   discovery: z.boolean().optional(),
   collections: z.array(CollectionOutSchema).optional(),
@@ -34,7 +34,7 @@ export function registerCollections(registry: ToolRegistry, deps: AgentToolDeps)
       'and display names, never their contents. With discovery on the instance you see all of them; ' +
       'otherwise only those you hold a grant on. Request access with kind and the name shown here.',
     input: CollectionsInputSchema,
-    output: CollectionsOutput,
+    output: CollectionsOutputSchema,
     annotations: READ_ONLY_TOOL,
     handler: async (args, ctx) =>
       answer(await deps.collections.collections(ctx, args), (v) => {

@@ -6,7 +6,7 @@ import { envelopeSchema } from '../schemas.js';
 
 export const ListInstancesInputSchema = z.strictObject({});
 
-export const ListInstancesOutput = envelopeSchema({
+export const ListInstancesOutputSchema = envelopeSchema({
   instances: z.array(z.strictObject({ name: z.string(), discovery: z.boolean() })).optional(),
 });
 
@@ -18,7 +18,7 @@ export function registerListInstances(registry: ToolRegistry, deps: AgentToolDep
       'The Nextcloud instances you can request access to, by name. "discovery": true means you may list ' +
       'folder names there without a grant.',
     input: ListInstancesInputSchema,
-    output: ListInstancesOutput,
+    output: ListInstancesOutputSchema,
     annotations: {
       readOnlyHint: true,
       destructiveHint: false,

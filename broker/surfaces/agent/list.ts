@@ -18,7 +18,7 @@ export const ListInputSchema = z.strictObject({
 
 const EntrySchema = z.strictObject({ ...entryFields, path: z.string().optional() });
 
-export const ListOutput = envelopeSchema({
+export const ListOutputSchema = envelopeSchema({
   path: z.string().optional(),
   discovery: z.boolean().optional(),
   entries: z.array(EntrySchema).optional(),
@@ -32,7 +32,7 @@ export function registerList(registry: ToolRegistry, deps: AgentToolDeps): void 
       'List a folder you have a read (or write) grant on. On instances with discovery you may list any ' +
       'folder, names only. Pages: pass "next" back as "cursor". File content is never available here.',
     input: ListInputSchema,
-    output: ListOutput,
+    output: ListOutputSchema,
     annotations: READ_ONLY_TOOL,
     handler: async (args, ctx) =>
       answer(await deps.files.list(ctx, args), ({ path, discovery, entries, next }) => {

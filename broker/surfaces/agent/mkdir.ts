@@ -10,7 +10,7 @@ export const MkdirInputSchema = z.strictObject({
   path: PathArgSchema,
 });
 
-export const MkdirOutput = envelopeSchema({ path: z.string().optional() });
+export const MkdirOutputSchema = envelopeSchema({ path: z.string().optional() });
 
 export function registerMkdir(registry: ToolRegistry, deps: AgentToolDeps): void {
   registry.add({
@@ -20,7 +20,7 @@ export function registerMkdir(registry: ToolRegistry, deps: AgentToolDeps): void
       'Create one folder. Needs write access on the path (or a folder above it). The parent must exist; ' +
       'an existing folder is refused.',
     input: MkdirInputSchema,
-    output: MkdirOutput,
+    output: MkdirOutputSchema,
     annotations: {
       readOnlyHint: false,
       destructiveHint: false,

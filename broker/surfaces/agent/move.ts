@@ -11,7 +11,7 @@ export const MoveInputSchema = z.strictObject({
   to: PathArgSchema,
 });
 
-export const MoveOutput = envelopeSchema({
+export const MoveOutputSchema = envelopeSchema({
   from: z.string().optional(),
   to: z.string().optional(),
 });
@@ -24,7 +24,7 @@ export function registerMove(registry: ToolRegistry, deps: AgentToolDeps): void 
       'Move or rename a file or folder. Needs write access on both paths. Never overwrites: if "to" exists the ' +
       'move is refused. The target folder must exist.',
     input: MoveInputSchema,
-    output: MoveOutput,
+    output: MoveOutputSchema,
     annotations: {
       readOnlyHint: false,
       destructiveHint: false,

@@ -7,6 +7,7 @@ import {
   ModeArgSchema,
   PathArgSchema,
   envelopeSchema,
+  requestItemFields,
 } from '../schemas.js';
 import type { ToolRegistry } from '../tool.js';
 import type { AgentToolDeps } from './deps.js';
@@ -31,20 +32,11 @@ export const RequestAccessInputSchema = z.strictObject({
     ),
 });
 
-export const RequestAccessOutput = envelopeSchema({
+export const RequestAccessOutputSchema = envelopeSchema({
   request: z.number().int().optional(),
   /** too_many_pending: the requests that already wait for the owner. */
   pending_requests: z.array(z.number().int()).optional(),
-  items: z
-    .array(
-      z.strictObject({
-        n: z.number().int(),
-        kind: KindArgSchema,
-        path: z.string(),
-        mode: ModeArgSchema,
-      }),
-    )
-    .optional(),
+  items: z.array(z.strictObject(requestItemFields)).optional(),
 });
 
 export function registerRequestAccess(registry: ToolRegistry, deps: AgentToolDeps): void {
@@ -58,7 +50,7 @@ export function registerRequestAccess(registry: ToolRegistry, deps: AgentToolDep
       'A calendar or contacts grant covers exactly the one collection it names. ' +
       'Grants expire (typically after 24 h) and can be revoked at any time.',
     input: RequestAccessInputSchema,
-    output: RequestAccessOutput,
+    output: RequestAccessOutputSchema,
     annotations: {
       readOnlyHint: false,
       destructiveHint: false,

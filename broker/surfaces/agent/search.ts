@@ -27,7 +27,7 @@ export const SearchInputSchema = z.strictObject({
 
 const EntrySchema = z.strictObject({ ...entryFields, path: z.string() });
 
-export const SearchOutput = envelopeSchema({
+export const SearchOutputSchema = envelopeSchema({
   path: z.string().optional(),
   query: z.string().optional(),
   discovery: z.boolean().optional(),
@@ -44,7 +44,7 @@ export function registerSearch(registry: ToolRegistry, deps: AgentToolDeps): voi
       'contents), at any depth. Needs a read (or write) grant on the folder; on instances with ' +
       'discovery any folder, names and paths only. Pages: pass "next" back as "cursor".',
     input: SearchInputSchema,
-    output: SearchOutput,
+    output: SearchOutputSchema,
     annotations: READ_ONLY_TOOL,
     handler: async (args, ctx) =>
       answer(await deps.files.search(ctx, args), ({ path, query, discovery, entries, next }) => {

@@ -10,7 +10,7 @@ export const TrashInputSchema = z.strictObject({
   path: PathArgSchema,
 });
 
-export const TrashOutput = envelopeSchema({ path: z.string().optional() });
+export const TrashOutputSchema = envelopeSchema({ path: z.string().optional() });
 
 export function registerTrash(registry: ToolRegistry, deps: AgentToolDeps): void {
   registry.add({
@@ -20,7 +20,7 @@ export function registerTrash(registry: ToolRegistry, deps: AgentToolDeps): void
       "Move a file or folder to the instance's trash bin (the owner can restore it). Needs write access. " +
       'Refused when the trash bin is disabled, since deleting would then be permanent.',
     input: TrashInputSchema,
-    output: TrashOutput,
+    output: TrashOutputSchema,
     annotations: {
       readOnlyHint: false,
       destructiveHint: true,

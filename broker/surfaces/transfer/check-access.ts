@@ -17,7 +17,7 @@ export const TransferCheckAccessInputSchema = z.strictObject({
   mode: ModeArgSchema,
 });
 
-export const TransferCheckAccessOutput = envelopeSchema({
+export const TransferCheckAccessOutputSchema = envelopeSchema({
   path: z.string().optional(),
   mode: ModeArgSchema.optional(),
   expires_at: TimestampSchema.optional(),
@@ -30,7 +30,7 @@ export function registerTransferCheckAccess(registry: ToolRegistry, deps: Transf
     description:
       'Whether an active grant allows this mode on this path now ("ok"), or not ("refused").',
     input: TransferCheckAccessInputSchema,
-    output: TransferCheckAccessOutput,
+    output: TransferCheckAccessOutputSchema,
     annotations: {
       readOnlyHint: true,
       destructiveHint: false,

@@ -34,7 +34,7 @@ export const CheckinInputSchema = z
     }
   });
 
-export const CheckinOutput = envelopeSchema({
+export const CheckinOutputSchema = envelopeSchema({
   path: z.string().optional(),
   size: z.number().int().optional(),
   unlocked: z.boolean().optional(),
@@ -50,7 +50,7 @@ export function registerCheckin(registry: ToolRegistry, deps: TransferToolDeps):
       'Finish a checkout. With size: answers an upload ticket; the PUT to blob_url writes under the lock, ' +
       "Nextcloud's hash of what it stored is checked, then the file is unlocked. With abandon true: just unlocks.",
     input: CheckinInputSchema,
-    output: CheckinOutput,
+    output: CheckinOutputSchema,
     annotations: {
       readOnlyHint: false,
       destructiveHint: false,

@@ -18,7 +18,7 @@ export const CheckoutInputSchema = z.strictObject({
     .describe('lock duration; never longer than the grant'),
 });
 
-export const CheckoutOutput = envelopeSchema({
+export const CheckoutOutputSchema = envelopeSchema({
   path: z.string().optional(),
   lock_token: z.string().optional(),
   lock_expires_at: z.string().optional(),
@@ -35,7 +35,7 @@ export function registerCheckout(registry: ToolRegistry, deps: TransferToolDeps)
       'Lock an existing file on Nextcloud (write grant) and prepare its download: answers lock_token and a ' +
       'read ticket. Check in (or abandon) with the lock_token; the broker also unlocks when the grant ends.',
     input: CheckoutInputSchema,
-    output: CheckoutOutput,
+    output: CheckoutOutputSchema,
     annotations: {
       readOnlyHint: false,
       destructiveHint: false,

@@ -11,7 +11,7 @@ export const ReadInputSchema = z.strictObject({
   path: PathArgSchema,
 });
 
-export const ReadOutput = envelopeSchema({
+export const ReadOutputSchema = envelopeSchema({
   path: z.string().optional(),
   size: z.number().nullable().optional(),
   etag: z.string().nullable().optional(),
@@ -26,7 +26,7 @@ export function registerRead(registry: ToolRegistry, deps: TransferToolDeps): vo
       'Prepare a download: answers a single-use ticket; GET blob_url (transfer token) within 60 s streams the ' +
       'bytes, with trailers x-broker-sha256 and x-broker-size.',
     input: ReadInputSchema,
-    output: ReadOutput,
+    output: ReadOutputSchema,
     annotations: {
       readOnlyHint: true,
       destructiveHint: false,

@@ -38,7 +38,7 @@ export const WriteInputSchema = z
     }
   });
 
-export const WriteOutput = envelopeSchema({
+export const WriteOutputSchema = envelopeSchema({
   path: z.string().optional(),
   size: z.number().int().optional(),
   etag: z.string().nullable().optional(),
@@ -53,7 +53,7 @@ export function registerWrite(registry: ToolRegistry, deps: TransferToolDeps): v
       'Prepare an upload: answers a single-use ticket; PUT blob_url (transfer token, Content-Length = size) ' +
       'within 60 s. Never overwrites silently: create with if_none_match "*", replace with if_match <etag>.',
     input: WriteInputSchema,
-    output: WriteOutput,
+    output: WriteOutputSchema,
     annotations: {
       readOnlyHint: false,
       destructiveHint: false,
