@@ -8,7 +8,7 @@ import type Database from 'better-sqlite3';
 import { z } from 'zod';
 import type { Clock } from '../base/domain.js';
 import { invalid, isPositiveInt, type GrantDatabase } from '../grants/database.js';
-import { id, parseRow, time } from '../grants/rows.js';
+import { IdSchema, parseRow, TimeSchema } from '../grants/rows.js';
 
 /** The approver's 👍 (a chat event in `roomId`) that approved `requestId`. */
 export interface ApprovalReactionLink {
@@ -32,11 +32,11 @@ const isChatId = (v: unknown): v is string =>
 
 const ApprovalReactionRowSchema = z.strictObject({
   event_id: z.string().min(1),
-  request_id: id,
+  request_id: IdSchema,
   room_id: z.string().min(1),
   approver: z.string().min(1),
-  created_at: time,
-  undone_at: time.nullable(),
+  created_at: TimeSchema,
+  undone_at: TimeSchema.nullable(),
 });
 
 /** The approver's 👍 that approved a request (a chat event), as recorded. */

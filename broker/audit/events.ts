@@ -14,10 +14,10 @@
  */
 import { z } from 'zod';
 
-const Count = z.number().int().nonnegative();
+const CountSchema = z.number().int().nonnegative();
 /** What a call's lines share: which surface and tool, and the id tying them together. */
 const Call = { surface: z.string(), tool: z.string(), correlation_id: z.string() };
-const Request = z.number().int().positive();
+const RequestIdSchema = z.number().int().positive();
 
 export const StartEventSchema = z.looseObject({
   event: z.literal('start'),
@@ -30,10 +30,12 @@ export const StopEventSchema = z.looseObject({ event: z.literal('stop') });
 export const RequestEventSchema = z.looseObject({
   event: z.literal('request'),
   ...Call,
-  request: Request,
+  request: RequestIdSchema,
   instance: z.string(),
   reason: z.string(),
-  items: z.array(z.object({ n: Count, kind: z.string(), path: z.string(), mode: z.string() })),
+  items: z.array(
+    z.object({ n: CountSchema, kind: z.string(), path: z.string(), mode: z.string() }),
+  ),
 });
 
 /**
@@ -43,7 +45,7 @@ export const RequestEventSchema = z.looseObject({
  */
 export const DecisionEventSchema = z.looseObject({
   event: z.literal('decision'),
-  request: Request,
+  request: RequestIdSchema,
 });
 
 /** The owner revoked grants (or a revoke was refused: `outcome: "refused"`, `code`). */
@@ -61,7 +63,7 @@ export const ExpireEventSchema = z.looseObject({ event: z.literal('expire') });
 /** A request pending when the broker restarted, discarded. */
 export const DiscardEventSchema = z.looseObject({
   event: z.literal('discard'),
-  request: Request,
+  request: RequestIdSchema,
   instance: z.string(),
 });
 
@@ -101,7 +103,7 @@ export const RefusedSummaryEventSchema = z.looseObject({
   surface: z.string(),
   tool: z.string(),
   code: z.string(),
-  count: Count,
+  count: CountSchema,
   first: z.string(),
   last: z.string(),
 });

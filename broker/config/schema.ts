@@ -64,7 +64,7 @@ const USER_ID = new RegExp(String.raw`^@[a-z0-9._=\-/+]+:${SERVER_NAME}$`);
 // Room version 12 room ids carry no server name: `!` and a 43-character base64url hash.
 const ROOM_ID = new RegExp(String.raw`^!(?:[^\s:]+:${SERVER_NAME}|[A-Za-z0-9_-]{43})$`);
 
-const userId = z
+const UserIdSchema = z
   .string({ error: 'must be a Matrix user ID like "@name:example.org" (quote it)' })
   .regex(USER_ID, { error: 'must be a Matrix user ID like "@name:example.org"' });
 
@@ -110,12 +110,12 @@ export const TokensSchema = strict({
 
 export const MatrixSchema = strict({
   homeserver: text('the homeserver URL, e.g. https://matrix.example.org'),
-  bot_user: userId,
+  bot_user: UserIdSchema,
   ...secretKeys('bot_token'),
   room_id: z
     .string({ error: 'must be a Matrix room ID like "!abc:example.org" (quote it)' })
     .regex(ROOM_ID, { error: 'must be a Matrix room ID like "!abc:example.org"' }),
-  approver: userId,
+  approver: UserIdSchema,
   // §11.1: absent means `off` (clear text), with a warning at start, in status and doctor.
   encryption: z.enum(['required', 'off'], { error: 'must be required or off' }).default('off'),
   approver_devices: z

@@ -13,11 +13,11 @@ import type { DoctorMatrixClient } from './matrix-client.js';
 export const CLEAR_TEXT_WARNING =
   "matrix.encryption is off: decisions in a clear-text room are only as trustworthy as the homeserver and every session of the approver's account";
 
-const DeviceKeys = z.object({
+const DeviceKeysSchema = z.object({
   keys: z.record(z.string(), z.string()),
   unsigned: z.object({ device_display_name: z.string().optional() }).optional(),
 });
-const QueryAnswer = z.object({
+const QueryAnswerSchema = z.object({
   device_keys: z.record(z.string(), z.record(z.string(), z.unknown())),
 });
 
@@ -28,10 +28,10 @@ interface ReportedDevice {
 }
 
 function devicesOf(answer: unknown, userId: string): ReportedDevice[] | undefined {
-  const parsed = QueryAnswer.safeParse(answer);
+  const parsed = QueryAnswerSchema.safeParse(answer);
   if (!parsed.success) return undefined;
   return Object.entries(parsed.data.device_keys[userId] ?? {}).map(([deviceId, raw]) => {
-    const keys = DeviceKeys.safeParse(raw);
+    const keys = DeviceKeysSchema.safeParse(raw);
     return {
       deviceId,
       ed25519: keys.success ? keys.data.keys[`ed25519:${deviceId}`] : undefined,

@@ -17,7 +17,7 @@ export const RETENTION_FIX =
 export async function checkSpace(inst: InstanceConfig, timeoutMs: number): Promise<Check> {
   const conn = new NextcloudConnection(inst, { timeoutMs });
   try {
-    const space = await conn.guard(() => readSpace(conn, undefined));
+    const space = await conn.guard(() => readSpace({ conn }));
     if (space.quota === null)
       return pass(
         `no quota on ${inst.username}: Nextcloud deletes trash bin items and versions for space only when its disk is full`,

@@ -16,9 +16,9 @@ import type {
   NewCheckoutLock,
 } from '../base/domain.js';
 import { invalid, isPositiveInt, type GrantDatabase } from './database.js';
-import { id, parseRow, time } from './rows.js';
+import { IdSchema, parseRow, TimeSchema } from './rows.js';
 
-const END = z.enum([
+const LockEndSchema = z.enum([
   'checkin',
   'abandon',
   'revoked',
@@ -29,19 +29,19 @@ const END = z.enum([
 ]);
 
 const CheckoutLockRowSchema = z.strictObject({
-  id,
+  id: IdSchema,
   instance: z.string().min(1),
   path: z.string().min(1),
   token: z.string().min(1),
   token_sha256: z.string().regex(/^[0-9a-f]{64}$/),
-  locked_at: time,
-  lock_expires_at: time,
+  locked_at: TimeSchema,
+  lock_expires_at: TimeSchema,
   state: z.enum(['held', 'releasing', 'released']),
-  end_reason: END.nullable(),
+  end_reason: LockEndSchema.nullable(),
   attempts: z.number().int().nonnegative(),
-  next_attempt_at: time.nullable(),
+  next_attempt_at: TimeSchema.nullable(),
   last_error: z.string().nullable(),
-  released_at: time.nullable(),
+  released_at: TimeSchema.nullable(),
   // Joined: comma-separated ids.
   grant_ids: z.string().nullable(),
   request_ids: z.string().nullable(),

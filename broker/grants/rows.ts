@@ -4,44 +4,45 @@
  * on a guess.
  */
 import { z } from 'zod';
-import type { GrantRecord, RequestItem, RequestRecord } from '../base/domain.js';
+import type { GrantRecord, Kind, Mode, RequestItem, RequestRecord } from '../base/domain.js';
 import { CodedError } from '../base/coded-error.js';
 
-export const id = z.number().int().positive();
-export const time = z.number().int();
-const mode = z.enum(['read', 'write']);
-const kind = z.enum(['files', 'calendar', 'contacts']);
+/** A row id (SQLite INTEGER PRIMARY KEY) and a time in epoch milliseconds. */
+export const IdSchema = z.number().int().positive();
+export const TimeSchema = z.number().int();
+const ModeSchema = z.enum(['read', 'write']) satisfies z.ZodType<Mode>;
+const KindSchema = z.enum(['files', 'calendar', 'contacts']) satisfies z.ZodType<Kind>;
 
 export const RequestRowSchema = z.strictObject({
-  id,
+  id: IdSchema,
   instance: z.string().min(1),
   reason: z.string(),
   state: z.enum(['pending', 'approved', 'partially_approved', 'denied', 'expired', 'discarded']),
-  created_at: time,
-  decided_at: time.nullable(),
+  created_at: TimeSchema,
+  decided_at: TimeSchema.nullable(),
   decided_by: z.string().nullable(),
 });
 
 export const ItemRowSchema = z.strictObject({
-  request_id: id,
-  n: id,
+  request_id: IdSchema,
+  n: IdSchema,
   path: z.string().min(1),
-  mode,
-  kind,
+  mode: ModeSchema,
+  kind: KindSchema,
 });
 
 export const GrantRowSchema = z.strictObject({
-  id,
-  request_id: id,
-  item_no: id,
+  id: IdSchema,
+  request_id: IdSchema,
+  item_no: IdSchema,
   instance: z.string().min(1),
   path: z.string().min(1),
-  mode,
+  mode: ModeSchema,
   state: z.enum(['active', 'expired', 'revoked']),
-  created_at: time,
-  expires_at: time,
-  ended_at: time.nullable(),
-  kind,
+  created_at: TimeSchema,
+  expires_at: TimeSchema,
+  ended_at: TimeSchema.nullable(),
+  kind: KindSchema,
 });
 
 export type GrantStoreErrorCode = 'corrupt' | 'invalid_input' | 'schema';

@@ -10,7 +10,6 @@
  * after a lost answer could create the event twice.
  */
 import { randomUUID } from 'node:crypto';
-import type { NextcloudConnection } from './connection.js';
 import {
   contentLine,
   ContentLineError,
@@ -25,6 +24,7 @@ import { NextcloudError } from './errors.js';
 import { collectionError } from './groupware-errors.js';
 import { groupwareUrl } from './groupware-url.js';
 import { checkWindow } from './calendar-events.js';
+import type { Session } from './session.js';
 
 export interface NewEvent {
   title: string;
@@ -88,7 +88,7 @@ function readBack(text: string, uid: string): CalendarEvent {
 }
 
 export async function createEvent(
-  conn: NextcloudConnection,
+  { conn }: Pick<Session, 'conn'>,
   calendar: string,
   event: NewEvent,
   signal?: AbortSignal,

@@ -9,8 +9,6 @@
  * makes Nextcloud fail every query on it (500 "Recurring events are only allowed to
  * generate 3500"): reported as `calendar_unreadable`, not retried.
  */
-import type { NextcloudConnection } from './connection.js';
-import type { CursorCodec } from './cursor.js';
 import { basicUtc } from './calendar-time.js';
 import { compareEvents, toEvent, veventsOf, type CalendarEvent } from './calendar-event.js';
 import { resolveCollection } from './collections.js';
@@ -19,6 +17,7 @@ import { TOO_MANY_OCCURRENCES } from './groupware-errors.js';
 import { documentsOf, report } from './groupware-reply.js';
 import { groupwareUrl } from './groupware-url.js';
 import { decodeHref } from './multistatus.js';
+import type { Session } from './session.js';
 
 export const MAX_WINDOW_MS = 366 * 86_400_000;
 const MAX_PAGE_SIZE = 500;
@@ -75,16 +74,22 @@ export function eventsOfReport(
     .sort(compareEvents);
 }
 
+/**
+ * The events of a calendar in `window` (at most 366 days), recurrences expanded by
+ * Nextcloud, times in UTC, sorted; `next` is a signed cursor for this calendar and
+ * window only. `pageSize` 1-500 (default 100).
+ */
 export async function calendarEvents(
-  conn: NextcloudConnection,
-  cursors: CursorCodec,
+  { conn, cursors }: Pick<Session, 'conn' | 'cursors'>,
   calendar: string,
   window: EventWindow,
-  opts: { cursor?: string | undefined; pageSize: number; includeText: boolean },
+  opts: { cursor?: string | undefined; pageSize?: number; includeText?: boolean } = {},
   signal?: AbortSignal,
 ): Promise<{ events: CalendarEvent[]; next?: string }> {
+  const pageSize = opts.pageSize ?? 100;
+  const includeText = opts.includeText === true;
   checkWindow(window);
-  if (!Number.isSafeInteger(opts.pageSize) || opts.pageSize < 1 || opts.pageSize > MAX_PAGE_SIZE)
+  if (!Number.isSafeInteger(pageSize) || pageSize < 1 || pageSize > MAX_PAGE_SIZE)
     throw new NextcloudError(
       'invalid_argument',
       `the page size must be an integer from 1 to ${MAX_PAGE_SIZE}`,
@@ -98,18 +103,13 @@ export async function calendarEvents(
     signal,
     permanentServerError: TOO_MANY_OCCURRENCES,
   });
-  const all = eventsOfReport(
-    xml,
-    decodeHref(url.pathname, conn.origin),
-    conn.origin,
-    opts.includeText,
-  );
+  const all = eventsOfReport(xml, decodeHref(url.pathname, conn.origin), conn.origin, includeText);
   if (all.length > MAX_EVENTS)
     throw new NextcloudError(
       'invalid_argument',
       `the window holds more than ${MAX_EVENTS} events: ask for a shorter window`,
     );
-  const events = all.slice(offset, offset + opts.pageSize);
+  const events = all.slice(offset, offset + pageSize);
   const end = offset + events.length;
   return end < all.length ? { events, next: cursors.encode(key, end) } : { events };
 }

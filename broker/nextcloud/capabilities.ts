@@ -93,6 +93,14 @@ function chunkSizeOf(value: unknown): number | null {
     : null;
 }
 
+/** Trash bin and locking support, cached for the client's `capabilitiesTtlMs` (60 s). */
+export function readCapabilities(
+  { capabilities }: { readonly capabilities: CapabilitiesCache },
+  signal?: AbortSignal,
+): Promise<Capabilities> {
+  return capabilities.get(signal);
+}
+
 /** The capabilities, asked afresh by `fetch` (which refreshes the cache) or cached by `get`. */
 export class CapabilitiesCache {
   #cached: { value: Capabilities; at: number } | undefined;

@@ -15,6 +15,7 @@ import type { NextcloudConnection } from './connection.js';
 import { NextcloudError } from './errors.js';
 import { groupwareUrl, type CollectionKind } from './groupware-url.js';
 import { decodeHref, parseMultistatus } from './multistatus.js';
+import type { Session } from './session.js';
 
 export interface Collection {
   /** The URI name: what grants, requests and the other tools use. */
@@ -127,7 +128,7 @@ export function collectionsBody(kind: CollectionKind): string {
 
 /** Every calendar (kind `calendar`) or address book (kind `contacts`) of the user. */
 export async function listCollections(
-  conn: NextcloudConnection,
+  { conn }: Pick<Session, 'conn'>,
   kind: CollectionKind,
   signal?: AbortSignal,
 ): Promise<Collection[]> {
@@ -154,7 +155,7 @@ export async function resolveCollection(
   signal?: AbortSignal,
 ): Promise<Collection> {
   const { one } = KIND_WORDS[kind];
-  const matching = (await listCollections(conn, kind, signal)).filter((c) => c.name === name);
+  const matching = (await listCollections({ conn }, kind, signal)).filter((c) => c.name === name);
   const found = matching[0];
   if (found === undefined)
     throw new NextcloudError(

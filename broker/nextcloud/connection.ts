@@ -1,7 +1,7 @@
 /**
  * The connection to one Nextcloud instance: credentials, the HTTP transport, timeouts,
  * the one retry of idempotent requests, and the mapping of every failure to a scrubbed
- * NextcloudError. The verb modules (files.ts, transfers.ts, locks.ts, capabilities.ts)
+ * NextcloudError (failures.ts reads error bodies and transport failures). The verb modules (files.ts, transfers.ts, locks.ts, capabilities.ts)
  * build requests and read answers through it; client.ts puts them together.
  *
  * Security decisions, each marked below: a 401 disables the credentials for the life
@@ -12,7 +12,6 @@ import type { Clock } from '../base/domain.js';
 import { silentLogger, type Logger } from '../base/log.js';
 import { secondsSince, type MetricsPort } from '../base/metrics.js';
 import { createScrubber } from '../base/scrub.js';
-import { CONTROL_OR_LINE_SEPARATOR, replaceRuns } from '../base/text.js';
 import type { InstanceConfig } from '../config.js';
 import {
   errorForStatus,
@@ -21,6 +20,7 @@ import {
   type StatusContext,
   type Verb,
 } from './errors.js';
+import { cancelledError, sabreException, sabreMessage, transportFailure } from './failures.js';
 import {
   createTransport,
   readText,
@@ -29,13 +29,7 @@ import {
   type HttpResponse,
   type Transport,
 } from './http.js';
-import {
-  decodeHref,
-  parseMultistatus,
-  PROPFIND_BODY,
-  selfEntry,
-  type Entry,
-} from './multistatus.js';
+import { PROPFIND_BODY } from './multistatus.js';
 import { buildDavUrl, parseBaseUrl } from './url.js';
 
 /** The subset of InstanceConfig the client uses. */
@@ -88,39 +82,6 @@ export interface CallOptions {
 export function header(res: HttpResponse, name: string): string | undefined {
   const v = res.headers[name];
   return Array.isArray(v) ? v[0] : v;
-}
-
-/** The first `<s:message>` of a Sabre error body, reduced to one short printable line. */
-function sabreMessage(body: string): string | undefined {
-  const m = /<(?:[\w-]+:)?message\b[^>]*>([\s\S]*?)<\/(?:[\w-]+:)?message>/.exec(body);
-  if (!m || m[1] === undefined) return undefined;
-  const decoded = m[1]
-    .replace(/&lt;/g, '<')
-    .replace(/&gt;/g, '>')
-    .replace(/&quot;/g, '"')
-    .replace(/&apos;/g, "'")
-    .replace(/&amp;/g, '&');
-  const text = replaceRuns(decoded, CONTROL_OR_LINE_SEPARATOR, ' ').replace(/\s+/g, ' ').trim();
-  if (text === '') return undefined;
-  return text.length > 160 ? `${text.slice(0, 157)}...` : text;
-}
-
-/** The `<s:exception>` class of a Sabre error body, if it is plainly one. */
-function sabreException(body: string): string | undefined {
-  const m = /<(?:[\w-]+:)?exception\b[^>]*>([\w\\]{1,200})<\/(?:[\w-]+:)?exception>/.exec(body);
-  return m?.[1];
-}
-
-/** After a lost answer, a change may still have happened: say so for non-idempotent verbs. */
-function nextStepAfterLostAnswer(verb: Verb): string {
-  return verb === 'PROPFIND' ||
-    verb === 'SEARCH' ||
-    verb === 'GET' ||
-    verb === 'REPORT' ||
-    verb === 'CAPABILITIES' ||
-    verb === 'SPACE'
-    ? 'try again later'
-    : 'the change may still have been made, so look (list) before trying again';
 }
 
 export class NextcloudConnection {
@@ -214,18 +175,6 @@ export class NextcloudConnection {
     return this.davUrl(path);
   }
 
-  /** One file or folder (PROPFIND Depth 0). */
-  async stat(path: string, signal?: AbortSignal): Promise<Entry> {
-    const url = this.url(path);
-    const text = await this.propfind(url, '0', path, MAX_SMALL_REPLY_BYTES, signal);
-    return selfEntry(
-      parseMultistatus(text),
-      path,
-      decodeHref(url.pathname, this.origin),
-      this.origin,
-    );
-  }
-
   async propfind(
     url: URL,
     depth: '0' | '1',
@@ -275,7 +224,8 @@ export class NextcloudConnection {
     for (let attempt = 1; ; attempt += 1) {
       if (this.#authFailure !== undefined) throw this.#authFailure;
       // Security: a grant that ended stops every request not yet sent.
-      if (opts.signal?.aborted === true) throw this.cancelledError(opts.ctx.verb, opts.ctx.path);
+      if (opts.signal?.aborted === true)
+        throw cancelledError(this.name, opts.ctx.verb, opts.ctx.path);
       const canRetry = opts.idempotent && attempt === 1;
       let res: HttpResponse;
       try {
@@ -286,7 +236,7 @@ export class NextcloudConnection {
         res = await this.#send(request, opts.deadline, cut, opts.idleTimeoutMs);
       } catch (err) {
         // A kept-alive socket the server had already closed: the request never arrived.
-        if (canRetry && err instanceof TransportError && err.kind === 'network' && err.reusedSocket)
+        if (canRetry && err instanceof TransportError && err.code === 'network' && err.reusedSocket)
           continue;
         throw this.transportError(err, opts.ctx.verb, opts.ctx.path);
       }
@@ -360,44 +310,10 @@ export class NextcloudConnection {
     return sent;
   }
 
-  /** The request was stopped by the caller's signal (the operation's grant ended). */
-  cancelledError(verb: Verb, path: string): NextcloudError {
-    return new NextcloudError(
-      'cancelled',
-      `the broker stopped ${verb} '${path}' on instance '${this.name}': the operation was cancelled`,
-    );
-  }
-
-  timeoutError(verb: Verb, path: string): NextcloudError {
-    return new NextcloudError(
-      'timeout',
-      `Nextcloud on instance '${this.name}' did not answer ${verb} '${path}' within ${Math.round(this.timeoutMs / 1000)} s: ${nextStepAfterLostAnswer(verb)}`,
-    );
-  }
-
+  /** Any failure of an exchange as a NextcloudError (scrubbed when it is not one yet). */
   transportError(err: unknown, verb: Verb, path: string): NextcloudError {
     if (err instanceof NextcloudError) return err;
     if (!(err instanceof TransportError)) return this.scrubbed(err);
-    switch (err.kind) {
-      case 'cancelled':
-        return this.cancelledError(verb, path);
-      case 'timeout':
-        return this.timeoutError(verb, path);
-      case 'body':
-        if (verb === 'PUT')
-          return new NextcloudError(
-            'aborted',
-            `the upload of '${path}' to instance '${this.name}' was cut short (${err.detail}): nothing was replaced; run the same command again`,
-          );
-        return new NextcloudError(
-          'bad_response',
-          `Nextcloud sent too large a reply to ${verb} '${path}' on instance '${this.name}': list a smaller folder`,
-        );
-      default:
-        return new NextcloudError(
-          'unreachable',
-          `cannot reach Nextcloud for instance '${this.name}' (${err.detail}): check that the server is up; ${nextStepAfterLostAnswer(verb)}`,
-        );
-    }
+    return transportFailure(err, { instance: this.name, timeoutMs: this.timeoutMs, verb, path });
   }
 }

@@ -12,13 +12,13 @@
  * photos and every other property are never requested. Cards outside the address book
  * reject the reply.
  */
-import type { NextcloudConnection } from './connection.js';
 import { all, first, unescapeText } from './content-lines.js';
 import { resolveCollection } from './collections.js';
 import { NextcloudError } from './errors.js';
 import { documentsOf, report } from './groupware-reply.js';
 import { groupwareUrl } from './groupware-url.js';
 import { decodeHref } from './multistatus.js';
+import type { Session } from './session.js';
 
 export interface Contact {
   uid: string | null;
@@ -94,20 +94,27 @@ export function contactsOf(
   );
 }
 
+/**
+ * Cards of an address book whose full name or an e-mail address contains `query`
+ * (Nextcloud's matching, see the top of this file); `truncated` when more than `limit`
+ * (default 25) matched.
+ */
 export async function searchContacts(
-  conn: NextcloudConnection,
+  { conn }: Pick<Session, 'conn'>,
   addressbook: string,
   query: string,
-  opts: { limit: number; includeText: boolean },
+  opts: { limit?: number; includeText?: boolean } = {},
   signal?: AbortSignal,
 ): Promise<{ contacts: Contact[]; truncated: boolean }> {
+  const limit = opts.limit ?? 25;
+  const includeText = opts.includeText === true;
   const text = query.normalize('NFC');
   if (text.trim() === '')
     throw new NextcloudError(
       'invalid_argument',
       'the query is empty: give part of a name or an e-mail address',
     );
-  if (!Number.isSafeInteger(opts.limit) || opts.limit < 1 || opts.limit > MAX_CONTACTS)
+  if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_CONTACTS)
     throw new NextcloudError(
       'invalid_argument',
       `the limit must be an integer from 1 to ${MAX_CONTACTS}`,
@@ -116,13 +123,8 @@ export async function searchContacts(
   const url = groupwareUrl(conn.instance.url, conn.instance.username, 'contacts', [addressbook]);
   await resolveCollection(conn, 'contacts', addressbook, signal);
   // One more than returned: the server's cut is silent.
-  const body = queryBody(text, opts.limit + 1, opts.includeText);
+  const body = queryBody(text, limit + 1, includeText);
   const xml = await report(conn, 'contacts', addressbook, url, body, MAX_REPORT_BYTES, { signal });
-  const found = contactsOf(
-    xml,
-    decodeHref(url.pathname, conn.origin),
-    conn.origin,
-    opts.includeText,
-  );
-  return { contacts: found.slice(0, opts.limit), truncated: found.length > opts.limit };
+  const found = contactsOf(xml, decodeHref(url.pathname, conn.origin), conn.origin, includeText);
+  return { contacts: found.slice(0, limit), truncated: found.length > limit };
 }

@@ -5,12 +5,10 @@
  * overwrite; deletes happen only while the trash bin is on and only where Nextcloud
  * would trash (never a mount it would unshare); none of these requests is retried.
  */
-import type { CapabilitiesCache } from './capabilities.js';
-import type { NextcloudConnection } from './connection.js';
-import type { CursorCodec } from './cursor.js';
 import { NextcloudError } from './errors.js';
 import { refuseUntrashable } from './mounts.js';
 import { childrenOf, decodeHref, parseMultistatus, type Entry } from './multistatus.js';
+import type { Session } from './session.js';
 
 const MAX_PAGE_SIZE = 1000;
 /** A Depth-1 listing larger than this is refused rather than held in memory. */
@@ -21,11 +19,10 @@ const MAX_LISTING_BYTES = 32 * 1024 * 1024;
  * 1-1000. `next` is a signed cursor for this instance and path only.
  */
 export async function listFolder(
-  conn: NextcloudConnection,
-  cursors: CursorCodec,
+  { conn, cursors }: Pick<Session, 'conn' | 'cursors'>,
   path: string,
-  cursor: string | undefined,
-  pageSize: number,
+  cursor?: string,
+  pageSize = 200,
   signal?: AbortSignal,
 ): Promise<{ entries: Entry[]; next?: string }> {
   if (!Number.isSafeInteger(pageSize) || pageSize < 1 || pageSize > MAX_PAGE_SIZE)
@@ -44,24 +41,37 @@ export async function listFolder(
 }
 
 /** Create one folder (its parent must exist). */
-export async function makeFolder(
-  conn: NextcloudConnection,
+export function makeFolder(
+  { conn, namespace }: Pick<Session, 'conn' | 'namespace'>,
   path: string,
   signal?: AbortSignal,
 ): Promise<void> {
-  // Not retried: a repeat of a MKCOL that did succeed would answer 405 "exists".
-  await conn.exchange(
-    { method: 'MKCOL', url: conn.url(path), headers: {} },
-    { idempotent: false, ok: [201], ctx: { verb: 'MKCOL', instance: conn.name, path }, signal },
-  );
+  return namespace.run(async () => {
+    // Not retried: a repeat of a MKCOL that did succeed would answer 405 "exists".
+    await conn.exchange(
+      { method: 'MKCOL', url: conn.url(path), headers: {} },
+      { idempotent: false, ok: [201], ctx: { verb: 'MKCOL', instance: conn.name, path }, signal },
+    );
+  }, signal);
 }
 
 /** Rename or move; never overwrites an existing target. */
-export async function move(
-  conn: NextcloudConnection,
+export function move(
+  { conn, namespace }: Pick<Session, 'conn' | 'namespace'>,
   from: string,
   to: string,
   signal?: AbortSignal,
+): Promise<void> {
+  // Security: a move waits for a trash's check and DELETE to finish (and the reverse),
+  // so it can never carry a received share into a folder already checked for one.
+  return namespace.run(() => moveNow(conn, from, to, signal), signal);
+}
+
+async function moveNow(
+  conn: Session['conn'],
+  from: string,
+  to: string,
+  signal: AbortSignal | undefined,
 ): Promise<void> {
   const source = conn.url(from);
   const target = conn.url(to);
@@ -105,11 +115,21 @@ export async function move(
  * holds a mount (a received share, an external storage) that the DELETE would unshare
  * or unmount instead of trashing.
  */
-export async function trash(
-  conn: NextcloudConnection,
-  capabilities: CapabilitiesCache,
+export function trash(
+  { conn, capabilities, namespace }: Pick<Session, 'conn' | 'capabilities' | 'namespace'>,
   path: string,
   signal?: AbortSignal,
+): Promise<void> {
+  // Security: the check for shares and mounts and the DELETE it allows are one step
+  // for this instance's namespace: no move or mkdir of the broker's runs in between.
+  return namespace.run(() => trashNow(conn, capabilities, path, signal), signal);
+}
+
+async function trashNow(
+  conn: Session['conn'],
+  capabilities: Session['capabilities'],
+  path: string,
+  signal: AbortSignal | undefined,
 ): Promise<void> {
   const url = conn.url(path);
   // Security: a DELETE is permanent when the trash bin is off. Ask afresh (not the

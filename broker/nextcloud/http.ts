@@ -26,14 +26,6 @@ export class TransportError extends CodedError<TransportErrorCode> {
   ) {
     super(code, `${code}: ${detail}`);
   }
-
-  /**
-   * @deprecated The former name of `code`, still read by connection.ts (which another
-   * change restructures); read `code`.
-   */
-  get kind(): TransportErrorCode {
-    return this.code;
-  }
 }
 
 export interface HttpRequest {

@@ -14,6 +14,7 @@ import {
   type DavResponse,
   type Entry,
 } from './multistatus.js';
+import type { Session } from './session.js';
 
 /** The properties asked for (never `allprop`). */
 export const INSPECT_BODY =
@@ -77,9 +78,25 @@ function inspection(entry: Entry, response: DavResponse): Inspection {
   return { entry, lock: lockOf(response.props), mount: mountOf(response.props) };
 }
 
+/** One file or folder (PROPFIND Depth 0). */
+export async function stat(
+  { conn }: Pick<Session, 'conn'>,
+  path: string,
+  signal?: AbortSignal,
+): Promise<Entry> {
+  const url = conn.url(path);
+  const text = await conn.propfind(url, '0', path, MAX_SMALL_REPLY_BYTES, signal);
+  return selfEntry(
+    parseMultistatus(text),
+    path,
+    decodeHref(url.pathname, conn.origin),
+    conn.origin,
+  );
+}
+
 /** One item, with its lock and mount facts (PROPFIND Depth 0). */
 export async function inspect(
-  conn: NextcloudConnection,
+  { conn }: Pick<Session, 'conn'>,
   path: string,
   signal?: AbortSignal,
 ): Promise<Inspection> {

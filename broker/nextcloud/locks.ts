@@ -7,8 +7,9 @@
  */
 import { header, type NextcloudConnection } from './connection.js';
 import { NextcloudError } from './errors.js';
-import { heldBy, inspect } from './inspect.js';
+import { heldBy, inspect, stat } from './inspect.js';
 import type { Entry } from './multistatus.js';
+import type { Session } from './session.js';
 
 const MAX_LOCK_SECONDS = 7 * 24 * 3600;
 
@@ -25,7 +26,7 @@ export function validLockToken(token: string): boolean {
 
 /** RFC 4918 exclusive write lock on an existing file; returns `opaquelocktoken:…`. */
 export async function lock(
-  conn: NextcloudConnection,
+  { conn }: Pick<Session, 'conn'>,
   path: string,
   timeoutSeconds: number,
   signal?: AbortSignal,
@@ -41,7 +42,7 @@ export async function lock(
     );
   // Security: an RFC LOCK on a missing path creates an empty file, and a lock on a
   // folder does not protect the files in it: lock existing files only.
-  const entry = await conn.stat(path, signal);
+  const entry = await stat({ conn }, path, signal);
   if (entry.kind === 'folder')
     throw new NextcloudError('is_folder', `'${path}' is a folder: only files can be checked out`);
   const url = conn.url(path);
@@ -86,7 +87,7 @@ export async function lock(
 
 /** Release a lock taken by `lock`. */
 export async function unlock(
-  conn: NextcloudConnection,
+  { conn }: Pick<Session, 'conn'>,
   path: string,
   token: string,
 ): Promise<void> {
@@ -116,13 +117,13 @@ export interface Released {
  * token still holds the file (or Nextcloud cannot be asked): the caller retries.
  */
 export async function releaseLock(
-  conn: NextcloudConnection,
+  { conn }: Pick<Session, 'conn'>,
   path: string,
   token: string,
 ): Promise<Released> {
   let unlocked = false;
   try {
-    await unlock(conn, path, token);
+    await unlock({ conn }, path, token);
     unlocked = true;
   } catch (err) {
     if (!(err instanceof NextcloudError) || !['bad_lock_token', 'not_found'].includes(err.code))
@@ -130,7 +131,7 @@ export async function releaseLock(
   }
   let after;
   try {
-    after = await inspect(conn, path);
+    after = await inspect({ conn }, path);
   } catch (err) {
     // The file is gone, and its lock with it.
     if (err instanceof NextcloudError && err.code === 'not_found')

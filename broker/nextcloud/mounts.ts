@@ -68,7 +68,7 @@ export async function refuseUntrashable(
   path: string,
   signal?: AbortSignal,
 ): Promise<void> {
-  const target = await inspect(conn, path, signal);
+  const target = await inspect({ conn }, path, signal);
   refuseMountRoot(path, target);
   if (target.entry.kind === 'folder') await refuseMountsBelow(conn, path, signal);
   // Security: the walk takes a while, and the broker serialises only its own changes
@@ -76,7 +76,7 @@ export async function refuseUntrashable(
   // A folder's etag changes when anything below it does, a share moved in included
   // (observed on Nextcloud 34), so the item is read again right before the DELETE and
   // must be exactly as it was when the walk began.
-  const again = await inspect(conn, path, signal);
+  const again = await inspect({ conn }, path, signal);
   refuseMountRoot(path, again);
   if (target.entry.etag === null || again.entry.etag !== target.entry.etag)
     throw new NextcloudError(

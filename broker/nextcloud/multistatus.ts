@@ -6,11 +6,9 @@
  * `%`-sequence, an encoded `/` inside a name, a dot segment, or an href outside the
  * requested folder rejects the whole reply), the folder's own entry is dropped only
  * when its decoded href equals the request's, and a DOCTYPE (entity expansion) is
- * refused before parsing. Files replies (list, stat, search, inspect) are read in one
- * strict pass (xml.ts); CalDAV and CardDAV replies, which need attributes and HTML
- * entities, by fast-xml-parser after its validator.
+ * refused before parsing. Every reply is read in one strict pass of xml.ts, malformed
+ * XML refused; CalDAV and CardDAV replies keep their attributes.
  */
-import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { iso } from '../base/time.js';
 import { NextcloudError } from './errors.js';
 import { strictDecodeSegment } from './url.js';
@@ -49,22 +47,8 @@ function badResponse(what: string): NextcloudError {
 /** Names that always hold a list, so one response reads like many. */
 const LISTS: ReadonlySet<string> = new Set(['response', 'propstat']);
 
-/**
- * For CalDAV and CardDAV replies: attributes are kept (`<cal:comp name="VEVENT"/>`) under
- * `@`-prefixed keys, and character references are decoded (Sabre writes every CR of an
- * iCalendar or vCard body as `&#13;`).
- */
-const groupwareParser = new XMLParser({
-  removeNSPrefix: true,
-  ignoreAttributes: false,
-  attributeNamePrefix: '@',
-  parseTagValue: false,
-  parseAttributeValue: false,
-  trimValues: true,
-  processEntities: true,
-  htmlEntities: true,
-  isArray: (name) => name === 'response' || name === 'propstat' || name === 'comp',
-});
+/** Names that always hold a list in a CalDAV reply too (`<cal:comp name="VEVENT"/>`). */
+const GROUPWARE_LISTS: ReadonlySet<string> = new Set([...LISTS, 'comp']);
 
 function asRecord(v: unknown): Record<string, unknown> | undefined {
   return typeof v === 'object' && v !== null && !Array.isArray(v)
@@ -78,11 +62,14 @@ function statusCode(statusLine: unknown): number | undefined {
   return m ? Number(m[1]) : undefined;
 }
 
-/** A files reply (the list hot path): one strict pass of xml.ts, malformed XML refused. */
-function filesDocument(xml: string): unknown {
+/**
+ * One strict pass of xml.ts, malformed XML refused. `groupware` (CalDAV and CardDAV):
+ * attributes are kept as `@`-prefixed keys and `comp` is a list.
+ */
+function multistatusOf(xml: string, groupware: boolean): unknown {
   let doc: { root: string; value: unknown };
   try {
-    doc = readXml(xml, LISTS);
+    doc = groupware ? readXml(xml, GROUPWARE_LISTS, { attributes: true }) : readXml(xml, LISTS);
   } catch (error) {
     if (!(error instanceof XmlError)) throw error;
     throw badResponse(
@@ -93,23 +80,14 @@ function filesDocument(xml: string): unknown {
   return doc.value;
 }
 
-/** A CalDAV or CardDAV reply: validated, then read with attributes (`groupwareParser`). */
-function groupwareDocument(xml: string): unknown {
-  if (XMLValidator.validate(xml) !== true) throw badResponse('malformed XML');
-  const doc = asRecord(groupwareParser.parse(xml));
-  const multistatus = doc === undefined ? undefined : doc['multistatus'];
-  if (multistatus === undefined) throw badResponse('no multistatus');
-  return multistatus;
-}
-
 /**
  * Parse a multistatus document into responses; throws `bad_response`. `groupware`: keep
- * attributes and whole text values (see `groupwareParser`).
+ * attributes (see `multistatusOf`).
  */
 export function parseMultistatus(xml: string, opts: { groupware?: boolean } = {}): DavResponse[] {
-  // Security: no DTDs, so no entity expansion tricks (both readers refuse them).
+  // Security: no DTDs, so no entity expansion tricks (the reader refuses them too).
   if (/<!DOCTYPE|<!ENTITY/i.test(xml)) throw badResponse('a DOCTYPE in the XML');
-  const multistatus = opts.groupware === true ? groupwareDocument(xml) : filesDocument(xml);
+  const multistatus = multistatusOf(xml, opts.groupware === true);
   // `<d:multistatus/>` parses to '' (no responses).
   const responses = asRecord(multistatus)?.['response'] ?? [];
   if (!Array.isArray(responses)) throw badResponse('responses are not a list');

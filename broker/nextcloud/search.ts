@@ -13,7 +13,6 @@
 import { nameMatches } from '../base/search-term.js';
 import { escapeForReason } from '../base/text.js';
 import { MAX_SMALL_REPLY_BYTES, type NextcloudConnection } from './connection.js';
-import type { CursorCodec } from './cursor.js';
 import { NextcloudError } from './errors.js';
 import {
   decodeHref,
@@ -25,6 +24,7 @@ import {
   type Entry,
 } from './multistatus.js';
 import { searchBody } from './search-query.js';
+import type { Session } from './session.js';
 import { davSearchUrl, searchScope } from './url.js';
 
 export const MAX_SEARCH_PAGE_SIZE = 200;
@@ -108,12 +108,11 @@ async function lookAtFolder(
  * for this instance, folder and term only.
  */
 export async function searchFolder(
-  conn: NextcloudConnection,
-  cursors: CursorCodec,
+  { conn, cursors }: Pick<Session, 'conn' | 'cursors'>,
   path: string,
   term: string,
-  cursor: string | undefined,
-  pageSize: number,
+  cursor?: string,
+  pageSize = 100,
   signal?: AbortSignal,
 ): Promise<SearchPage> {
   if (!Number.isSafeInteger(pageSize) || pageSize < 1 || pageSize > MAX_SEARCH_PAGE_SIZE)

@@ -10,10 +10,11 @@
  * `PROPFIND Depth: 0` of that item's `oc:size` (what a trash would move into the bin).
  */
 import { z } from 'zod';
-import { MAX_SMALL_REPLY_BYTES, type NextcloudConnection } from './connection.js';
+import { MAX_SMALL_REPLY_BYTES } from './connection.js';
 import { getOcsJson } from './capabilities.js';
 import { NextcloudError } from './errors.js';
 import { parseMultistatus, textProp } from './multistatus.js';
+import type { Session } from './session.js';
 import { parseBaseUrl } from './url.js';
 
 export interface Space {
@@ -36,7 +37,7 @@ const SIZE_BODY =
   '<oc:size/><d:getcontentlength/>' +
   '</d:prop></d:propfind>';
 
-const Bytes = z.union([
+const BytesSchema = z.union([
   z.number(),
   z
     .string()
@@ -45,7 +46,7 @@ const Bytes = z.union([
 ]);
 const UserSchema = z.object({
   ocs: z.object({
-    data: z.object({ quota: z.object({ used: Bytes, quota: Bytes.optional() }) }),
+    data: z.object({ quota: z.object({ used: BytesSchema, quota: BytesSchema.optional() }) }),
   }),
 });
 
@@ -64,8 +65,8 @@ function bytesOf(props: ReadonlyMap<string, unknown>): number {
 }
 
 export async function readSpace(
-  conn: NextcloudConnection,
-  path: string | undefined,
+  { conn }: Pick<Session, 'conn'>,
+  path?: string,
   signal?: AbortSignal,
 ): Promise<Space> {
   const text = await getOcsJson(conn, 'cloud/user', 'SPACE', signal);

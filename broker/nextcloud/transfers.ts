@@ -7,7 +7,10 @@
 import type { Readable } from 'node:stream';
 import { header, type NextcloudConnection } from './connection.js';
 import { NextcloudError } from './errors.js';
+import { timeoutError } from './failures.js';
 import { idleStream, type HttpResponse } from './http.js';
+import { stat } from './inspect.js';
+import type { Session } from './session.js';
 import { ETAG_FORM, isQuotedEtag } from '../base/etag.js';
 
 /** `"x"`, `W/"x"`, or a bare `x` (quoted for the header); nothing that could break a header. */
@@ -74,7 +77,7 @@ async function unverifiable(
   path: string,
   signal: AbortSignal | undefined,
 ): Promise<NextcloudError> {
-  const entry = await conn.stat(path, signal);
+  const entry = await stat({ conn }, path, signal);
   if (entry.kind === 'folder')
     return new NextcloudError('is_folder', `'${path}' is a folder: list it instead of reading it`);
   return new NextcloudError(
@@ -89,7 +92,7 @@ async function unverifiable(
  * with a NextcloudError on a stall (idle timeout) or a cut.
  */
 export async function readStream(
-  conn: NextcloudConnection,
+  { conn }: Pick<Session, 'conn'>,
   path: string,
   options: ConditionalReadOptions | ReadOptions = {},
 ): Promise<FileStream | Unchanged> {
@@ -137,7 +140,7 @@ export async function readStream(
   const stream = idleStream(res, conn.timeoutMs, (kind) =>
     conn.scrubbed(
       kind === 'timeout'
-        ? conn.timeoutError('GET', path)
+        ? timeoutError({ instance: conn.name, timeoutMs: conn.timeoutMs, verb: 'GET', path })
         : new NextcloudError(
             'unreachable',
             `the download of '${path}' from instance '${conn.name}' broke off before the end: try again`,

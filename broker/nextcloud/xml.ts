@@ -5,7 +5,10 @@
  * The tree has the shape the caller has always read: an element with child elements is a
  * null-prototype record of its children by local name (the namespace prefix dropped; a
  * repeated name, or one of `arrays`, holds a list), an element without child elements is
- * its text (entities decoded, trimmed). Attributes are checked and dropped.
+ * its text (entities decoded, trimmed). Attributes are checked and dropped, or with
+ * `attributes` kept as `@`-prefixed keys by local name (namespace declarations dropped),
+ * beside `#text` when the element has text: CalDAV names a component in one
+ * (`<cal:comp name="VEVENT"/>`).
  *
  * Security: the text is from the network. Anything that is not well-formed XML is
  * refused (unmatched or unclosed tags, a second root, text outside the root, a stray `<`
@@ -94,20 +97,26 @@ function decode(raw: string): string {
   return out;
 }
 
-function checkAttributes(text: string): void {
-  if (text === '') return;
+/** Checks every attribute; with `keep`, answers them by `@`local name (else undefined). */
+function readAttributes(text: string, keep: boolean): XmlRecord | undefined {
+  if (text === '') return undefined;
   const seen = new Set<string>();
+  let kept: XmlRecord | undefined;
   for (const m of text.matchAll(ATTRIBUTE)) {
     const name = m[1] as string;
     if (seen.has(name)) fail('a duplicate attribute');
     seen.add(name);
-    decode(m[2] ?? m[3] ?? '');
+    const value = decode(m[2] ?? m[3] ?? '');
+    if (!keep || name === 'xmlns' || name.startsWith('xmlns:')) continue;
+    (kept ??= Object.create(null) as XmlRecord)[`@${localName(name)}`] = value;
   }
+  return kept;
 }
 
 interface Open {
   readonly name: string;
   readonly local: string;
+  readonly attributes: XmlRecord | undefined;
   children: XmlRecord | undefined;
   text: string;
 }
@@ -122,19 +131,23 @@ function attach(parent: Open, local: string, value: XmlValue, arrays: ReadonlySe
 
 function valueOf(open: Open): XmlValue {
   const text = open.text.trim();
-  if (open.children === undefined) return decode(text);
-  if (text !== '') open.children['#text'] = decode(text);
-  return open.children;
+  if (open.children === undefined && open.attributes === undefined) return decode(text);
+  const record = open.children ?? (Object.create(null) as XmlRecord);
+  if (text !== '') record['#text'] = decode(text);
+  return open.attributes === undefined ? record : Object.assign(record, open.attributes);
 }
 
 /**
  * Reads one XML document; returns its root's local name and value. `arrays`: local names
- * that always hold a list. Throws XmlError when the text is not well-formed XML.
+ * that always hold a list; `attributes`: keep attributes (see the top of this file).
+ * Throws XmlError when the text is not well-formed XML.
  */
 export function readXml(
   xml: string,
   arrays: ReadonlySet<string> = new Set(),
+  options: { readonly attributes?: boolean } = {},
 ): { root: string; value: XmlValue } {
+  const keepAttributes = options.attributes === true;
   if (/<!DOCTYPE|<!ENTITY/i.test(xml)) fail('a DOCTYPE');
   const stack: Open[] = [];
   let root: { root: string; value: XmlValue } | undefined;
@@ -195,14 +208,21 @@ export function readXml(
       if (m === null) fail('a malformed tag or a stray <');
       if (stack.length === 0 && root !== undefined) fail('a second root element');
       if (stack.length >= MAX_XML_DEPTH) fail('elements nested too deeply');
-      checkAttributes(m[2] as string);
+      const attributes = readAttributes(m[2] as string, keepAttributes);
       at = START_TAG.lastIndex;
       const name = m[1] as string;
-      const open: Open = { name, local: localName(name), children: undefined, text: '' };
+      const open: Open = {
+        name,
+        local: localName(name),
+        attributes,
+        children: undefined,
+        text: '',
+      };
       if (m[3] === '/') {
+        const value = valueOf(open);
         const parent = stack[stack.length - 1];
-        if (parent === undefined) root = { root: open.local, value: '' };
-        else attach(parent, open.local, '', arrays);
+        if (parent === undefined) root = { root: open.local, value };
+        else attach(parent, open.local, value, arrays);
       } else stack.push(open);
     }
   }

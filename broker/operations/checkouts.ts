@@ -14,7 +14,8 @@ import { errorDetail, errorMessage } from '../base/errors.js';
 import type { Logger } from '../base/log.js';
 import { GrantEndedError } from './in-flight.js';
 import { OperationRefusal, type Allowed, type Pipeline } from './pipeline.js';
-import type { CheckoutLocksPort, InspectionLike, NextcloudPort } from './ports.js';
+import type { Inspection } from '../nextcloud/client.js';
+import type { CheckoutLocksPort, NextcloudPort } from './ports.js';
 import { unlockWithEtag } from './unlock.js';
 
 /** The first retry of a failed release, and the longest wait between two. */
@@ -30,7 +31,7 @@ export function releaseRetryDelay(attempts: number, now: number, lockExpiresAt: 
 }
 
 /** Checkout's answer when Nextcloud answered the LOCK but holds no lock for its token. */
-function lockNotTaken(path: string, lock: InspectionLike['lock']): OperationRefusal {
+function lockNotTaken(path: string, lock: Inspection['lock']): OperationRefusal {
   const by =
     lock === null
       ? `Nextcloud answered the LOCK of "${path}" but holds no lock on it`
@@ -76,7 +77,7 @@ export class Checkouts {
     client: Pick<NextcloudPort, 'lock' | 'inspect' | 'releaseLock'>,
     allowed: Allowed,
     seconds: number,
-  ): Promise<{ token: string; entry: InspectionLike['entry']; record: CheckoutLockRecord }> {
+  ): Promise<{ token: string; entry: Inspection['entry']; record: CheckoutLockRecord }> {
     const path = allowed.paths[0] ?? '';
     const { token } = await client.lock(path, seconds, allowed.signal);
     // Security: recorded durably before anything else can fail, so that no lock is held

@@ -15,7 +15,7 @@ import type {
   CreatedEvent,
   EventWindow,
   NewEvent,
-} from './ports.js';
+} from '../nextcloud/client.js';
 
 export const EVENTS_PAGE_SIZE = 100;
 export const CONTACTS_LIMIT = 25;

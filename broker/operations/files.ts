@@ -9,7 +9,7 @@ import { searchTerm } from '../base/search-term.js';
 import { isNotFolder } from './nextcloud-errors.js';
 import { OperationRefusal, type Outcome, type Pipeline } from './pipeline.js';
 import { guardSpace } from './space-guard.js';
-import type { EntryLike } from './ports.js';
+import type { Entry } from '../nextcloud/client.js';
 
 export const LIST_PAGE_SIZE = 200;
 /** Results per search page: also the most one call answers. */
@@ -20,7 +20,7 @@ export interface Listing {
   path: string;
   /** Listed under the instance's discovery policy, not a grant: names only. */
   discovery: boolean;
-  entries: EntryLike[];
+  entries: Entry[];
   next?: string;
 }
 
@@ -31,7 +31,7 @@ export interface SearchResults {
   query: string;
   /** Searched under the instance's discovery policy, not a grant: names only. */
   discovery: boolean;
-  entries: EntryLike[];
+  entries: Entry[];
   next?: string;
   /** Results the server sent from outside the folder: dropped, counted in the audit. */
   outside: number;

@@ -12,7 +12,8 @@
  */
 import { refused } from '../base/envelope.js';
 import { OperationRefusal, type Allowed } from './pipeline.js';
-import type { NextcloudPort, SpaceLike } from './ports.js';
+import type { Space } from '../nextcloud/client.js';
+import type { NextcloudPort } from './ports.js';
 
 /** What the operation would change: an upload adds `bytes` of files; a trash moves them. */
 export type SpaceChange = { kind: 'upload'; bytes: number } | { kind: 'trash'; bytes: number };
@@ -42,7 +43,7 @@ export const headroomOf = (quota: number): number => Math.ceil(quota * HEADROOM_
  * it would be; null when there is no quota (Nextcloud then expires only when the disk is
  * full).
  */
-export function spaceAfter(space: SpaceLike, change: SpaceChange): SpaceVerdict | null {
+export function spaceAfter(space: Space, change: SpaceChange): SpaceVerdict | null {
   if (space.quota === null) return null;
   // An upload that replaces a file is counted as if it added all its bytes: the old
   // content becomes a version, which Nextcloud limits by the same rule.

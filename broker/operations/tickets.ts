@@ -9,7 +9,7 @@
  */
 import { createHash, randomBytes as nodeRandomBytes } from 'node:crypto';
 import type { Clock } from '../base/domain.js';
-import type { WriteCondition } from './ports.js';
+import type { WriteCondition } from '../nextcloud/client.js';
 
 export type TicketKind = 'read' | 'write' | 'checkin';
 

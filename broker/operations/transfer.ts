@@ -18,7 +18,7 @@ import { isNotFound } from './nextcloud-errors.js';
 import { OperationRefusal, type Outcome, type Pipeline } from './pipeline.js';
 import { guardSpace } from './space-guard.js';
 import { wallRefusal } from './wall-answers.js';
-import type { WriteCondition } from './ports.js';
+import type { WriteCondition } from '../nextcloud/client.js';
 import type { Ticket, TicketBook } from './tickets.js';
 
 /** Longest LOCK the broker asks for; it also never outlives the grant. */

@@ -10,7 +10,8 @@
  * holds. Otherwise, or when the first read fails, the etag is null: the agent must fetch
  * again before it can replace the file (with no etag a push is create-only, and refused).
  */
-import type { NextcloudPort, ReleasedLike } from './ports.js';
+import type { Released } from '../nextcloud/client.js';
+import type { NextcloudPort } from './ports.js';
 
 type Client = Pick<NextcloudPort, 'stat' | 'releaseLock'>;
 
@@ -32,7 +33,7 @@ export async function unlockWithEtag(
   client: Client,
   path: string,
   token: string,
-): Promise<{ outcome: ReleasedLike['outcome']; etag: string | null }> {
+): Promise<{ outcome: Released['outcome']; etag: string | null }> {
   const before = await statOrUndefined(client, path);
   const { outcome, entry: after } = await client.releaseLock(path, token);
   if (before === undefined || before.kind !== 'file' || before.modified === null)

@@ -6,25 +6,25 @@
 import { z } from 'zod';
 import { ok, type Envelope } from '../base/envelope.js';
 import type { Listing } from '../operations/files.js';
-import { CursorArg, InstanceName, entryFields, envelopeSchema } from './schemas.js';
+import { CursorArgSchema, InstanceNameSchema, entryFields, envelopeSchema } from './schemas.js';
 
-export const ListInput = z.strictObject({
-  instance: InstanceName,
+export const ListInputSchema = z.strictObject({
+  instance: InstanceNameSchema,
   path: z
     .string()
     .max(4096)
     .describe(
       'a folder path relative to the instance root; "" or "/" is the root (discovery only)',
     ),
-  cursor: CursorArg,
+  cursor: CursorArgSchema,
 });
 
-const Entry = z.strictObject({ ...entryFields, path: z.string().optional() });
+const EntrySchema = z.strictObject({ ...entryFields, path: z.string().optional() });
 
-export const ListOutput = envelopeSchema({
+export const ListOutputSchema = envelopeSchema({
   path: z.string().optional(),
   discovery: z.boolean().optional(),
-  entries: z.array(Entry).optional(),
+  entries: z.array(EntrySchema).optional(),
 });
 
 /** The `ok` answer to a listing page. */

@@ -28,7 +28,7 @@ import { toToolResult, type ToolCore, type ToolResult } from './mcp-tools.js';
 /** How long a client may cache `tools/list`: the list never changes while the broker runs. */
 const TOOL_LIST_TTL_MS = 300_000;
 
-const TaskIdParams = z.looseObject({ taskId: z.string().max(100) });
+const TaskIdParamsSchema = z.looseObject({ taskId: z.string().max(100) });
 
 /** Whether this request's own `_meta` capabilities declare the Tasks extension. */
 function asksForTasks(envelope: Record<string, unknown> | undefined): boolean {
@@ -75,7 +75,7 @@ export function createModernHandler(
       return toToolResult(envelope);
     });
     if (tasks) {
-      server.setRequestHandler('tasks/get', { params: TaskIdParams }, async (params, ctx) => {
+      server.setRequestHandler('tasks/get', { params: TaskIdParamsSchema }, async (params, ctx) => {
         if (!asksForTasks(ctx.mcpReq.envelope)) {
           throw new MissingRequiredClientCapabilityError({
             requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } },

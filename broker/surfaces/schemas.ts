@@ -5,13 +5,13 @@
 import { z } from 'zod';
 import { STATUSES } from '../base/envelope.js';
 
-export const InstanceName = z
+export const InstanceNameSchema = z
   .string()
   .min(1)
   .max(64)
   .describe('an instance name from list_instances');
 
-export const PathArg = z
+export const PathArgSchema = z
   .string()
   .min(1)
   .max(4096)
@@ -19,22 +19,30 @@ export const PathArg = z
     'a path relative to the instance root, e.g. "Documents/report.odt" (no "..", no trailing "/")',
   );
 
-export const ModeArg = z.enum(['read', 'write']).describe('"write" includes read');
+export const ModeArgSchema = z.enum(['read', 'write']).describe('"write" includes read');
 
-export const KindArg = z
+export const KindArgSchema = z
   .enum(['files', 'calendar', 'contacts'])
   .describe(
     'what the item is on: "files" (the default: a file or folder path), "calendar" or "contacts" (one calendar or address book, named by its name as collections lists it)',
   );
 
-export const Timestamp = z.string().describe('ISO-8601 UTC');
+export const TimestampSchema = z.string().describe('ISO-8601 UTC');
 
-export const CursorArg = z
+export const CursorArgSchema = z
   .string()
   .min(1)
   .max(2048)
   .optional()
   .describe('the "next" value of the previous page');
+
+/** An item of an access request in an answer, as numbered in the request. */
+export const requestItemFields = {
+  n: z.number().int(),
+  kind: KindArgSchema,
+  path: z.string(),
+  mode: ModeArgSchema,
+};
 
 /** A file or folder in an answer (`path` is each tool's own: optional or not). */
 export const entryFields = {

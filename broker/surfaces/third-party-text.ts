@@ -23,7 +23,7 @@ export const MAX_THIRD_PARTY_LINE = 200;
 /** The most values of one third-party list (a card's e-mail addresses) returned. */
 export const MAX_THIRD_PARTY_VALUES = 20;
 
-export const IncludeTextArg = z
+export const IncludeTextArgSchema = z
   .boolean()
   .optional()
   .describe(

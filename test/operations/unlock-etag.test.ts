@@ -4,10 +4,10 @@
  * before the release; the release's own confirming read is the version after it.
  */
 import { describe, expect, it } from 'vitest';
-import type { EntryLike, ReleasedLike } from '../../broker/operations/ports.js';
+import type { Entry, Released } from '../../broker/nextcloud/client.js';
 import { unlockWithEtag } from '../../broker/operations/unlock.js';
 
-const file = (over: Partial<EntryLike> = {}): EntryLike => ({
+const file = (over: Partial<Entry> = {}): Entry => ({
   name: 'doc.txt',
   path: 'Co/doc.txt',
   kind: 'file',
@@ -19,9 +19,9 @@ const file = (over: Partial<EntryLike> = {}): EntryLike => ({
 
 /** A client whose stat answers `before`, and whose release reads `after` (null: gone). */
 function client(
-  before: EntryLike | Error,
-  after: EntryLike | null,
-  outcome: ReleasedLike['outcome'] = 'unlocked',
+  before: Entry | Error,
+  after: Entry | null,
+  outcome: Released['outcome'] = 'unlocked',
 ) {
   const calls: string[] = [];
   return {

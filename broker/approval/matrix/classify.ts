@@ -63,26 +63,26 @@ export type IgnoreReason =
 const MAX_KEY_LENGTH = 64;
 const MAX_BODY_LENGTH = 4096;
 
-const EventId = z.string().min(1).max(255);
+const EventIdSchema = z.string().min(1).max(255);
 
-const ReactionContent = z.object({
+const ReactionContentSchema = z.object({
   'm.relates_to': z.object({
     rel_type: z.string(),
-    event_id: EventId,
+    event_id: EventIdSchema,
     key: z.string().min(1).max(MAX_KEY_LENGTH),
   }),
 });
 
-const MessageContent = z.object({
+const MessageContentSchema = z.object({
   msgtype: z.string(),
   body: z.string().max(MAX_BODY_LENGTH),
   'm.relates_to': z.object({ rel_type: z.string().optional() }).optional(),
   'm.new_content': z.unknown().optional(),
 });
 
-const RedactionContent = z.object({ redacts: EventId.optional() });
+const RedactionContentSchema = z.object({ redacts: EventIdSchema.optional() });
 
-const MemberContent = z.object({ membership: z.string() });
+const MemberContentSchema = z.object({ membership: z.string() });
 
 // Note: these schemas are not `.strict()` on purpose. Matrix events legitimately carry
 // extra keys (formatted_body, mentions, client-specific fields); we read only the keys
@@ -101,7 +101,7 @@ export function stripReplyFallback(body: string): string {
   return lines.slice(i).join('\n');
 }
 
-function isEdit(content: z.infer<typeof MessageContent>): boolean {
+function isEdit(content: z.infer<typeof MessageContentSchema>): boolean {
   return (
     content['m.relates_to']?.rel_type === 'm.replace' || content['m.new_content'] !== undefined
   );
@@ -114,7 +114,7 @@ export function classify(ev: IncomingEvent, ctx: ClassifyContext): Classified {
   if (ev.sender === ctx.bot) return { kind: 'ignore', why: 'own_event' };
 
   if (ev.type === 'm.room.member') {
-    const parsed = MemberContent.safeParse(ev.content);
+    const parsed = MemberContentSchema.safeParse(ev.content);
     return parsed.success && ev.stateKey !== undefined && ev.stateKey !== ''
       ? { kind: 'membership', userId: ev.stateKey, membership: parsed.data.membership }
       : { kind: 'ignore', why: 'malformed' };
@@ -136,7 +136,7 @@ export function classify(ev: IncomingEvent, ctx: ClassifyContext): Classified {
 
   switch (ev.type) {
     case 'm.reaction': {
-      const parsed = ReactionContent.safeParse(ev.content);
+      const parsed = ReactionContentSchema.safeParse(ev.content);
       if (!parsed.success) return { kind: 'ignore', why: 'malformed' };
       const rel = parsed.data['m.relates_to'];
       if (rel.rel_type !== 'm.annotation') return { kind: 'ignore', why: 'not_annotation' };
@@ -147,7 +147,7 @@ export function classify(ev: IncomingEvent, ctx: ClassifyContext): Classified {
       return { kind: 'reaction', target: rel.event_id, key: rel.key };
     }
     case 'm.room.message': {
-      const parsed = MessageContent.safeParse(ev.content);
+      const parsed = MessageContentSchema.safeParse(ev.content);
       if (!parsed.success) return { kind: 'ignore', why: 'malformed' };
       // Security: an edit changes text the broker may already have acted on; acting
       // again (or differently) on an edit would let history rewrite a decision.
@@ -162,9 +162,9 @@ export function classify(ev: IncomingEvent, ctx: ClassifyContext): Classified {
       return { kind: 'text', body };
     }
     case 'm.room.redaction': {
-      const parsed = RedactionContent.safeParse(ev.content ?? {});
+      const parsed = RedactionContentSchema.safeParse(ev.content ?? {});
       const target = ev.redacts ?? (parsed.success ? parsed.data.redacts : undefined);
-      if (target === undefined || !EventId.safeParse(target).success) {
+      if (target === undefined || !EventIdSchema.safeParse(target).success) {
         return { kind: 'ignore', why: 'malformed' };
       }
       if (!fromApprover) {

@@ -33,14 +33,14 @@ export function pollContent(requestId: number): Record<string, unknown> {
   };
 }
 
-const Selection = z.object({ answers: z.array(z.string().max(64)).max(8) });
-const PollResponse = z.object({
+const SelectionSchema = z.object({ answers: z.array(z.string().max(64)).max(8) });
+const PollResponseSchema = z.object({
   'm.relates_to': z.object({
     rel_type: z.literal('m.reference'),
     event_id: z.string().min(1).max(255),
   }),
-  'org.matrix.msc3381.poll.response': Selection.optional(),
-  'm.poll.response': Selection.optional(),
+  'org.matrix.msc3381.poll.response': SelectionSchema.optional(),
+  'm.poll.response': SelectionSchema.optional(),
   'm.selections': z.array(z.string().max(64)).max(8).optional(),
 });
 
@@ -48,7 +48,7 @@ const PollResponse = z.object({
 export function parseVote(
   content: unknown,
 ): { poll: string; answer: PollAnswer | undefined } | undefined {
-  const parsed = PollResponse.safeParse(content);
+  const parsed = PollResponseSchema.safeParse(content);
   if (!parsed.success) return undefined;
   const c = parsed.data;
   const chosen =

@@ -17,9 +17,9 @@ export interface PreflightClient {
   getStateEvent(roomId: string, eventType: string, stateKey: string): Promise<unknown>;
 }
 
-const Whoami = z.object({ user_id: z.string() });
-const JoinedMembers = z.object({ joined: z.record(z.string(), z.unknown()) });
-const JoinRules = z.object({ join_rule: z.string() });
+const WhoamiSchema = z.object({ user_id: z.string() });
+const JoinedMembersSchema = z.object({ joined: z.record(z.string(), z.unknown()) });
+const JoinRulesSchema = z.object({ join_rule: z.string() });
 
 export function encryptedRoomMessage(roomId: string): string {
   return `room ${roomId} is encrypted but matrix.encryption is off; set matrix.encryption: required and pin the approver's devices (matrix.approver_devices; broker doctor lists them), or use an unencrypted invite-only room`;
@@ -137,7 +137,7 @@ export async function preflight(
         cause: err,
       },
     );
-  const me = await call(cfg, () => client.whoami(), Whoami, 'whoami', rethrow);
+  const me = await call(cfg, () => client.whoami(), WhoamiSchema, 'whoami', rethrow);
   // Security: the token must be the configured bot's, or "events the bot sent" (the
   // only messages whose reactions count) would mean someone else's messages.
   if (me?.user_id !== cfg.bot_user) {
@@ -150,7 +150,7 @@ export async function preflight(
   const members = await call(
     cfg,
     () => client.getJoinedRoomMembers(room),
-    JoinedMembers,
+    JoinedMembersSchema,
     'joined_members',
     (err) =>
       new MatrixGatewayError(
@@ -192,7 +192,7 @@ export async function preflight(
   const rules = await call(
     cfg,
     () => client.getStateEvent(room, 'm.room.join_rules', ''),
-    JoinRules,
+    JoinRulesSchema,
     'the join rules',
     notFound,
   );

@@ -14,7 +14,7 @@ export const REQUEST_ID_KEY = 'org.nextcloud_access_broker.request';
 /** Which grant database the request number belongs to (GrantStore.storeId). */
 export const STORE_ID_KEY = 'org.nextcloud_access_broker.store';
 
-const BotRequestEvent = z.object({
+const BotRequestEventSchema = z.object({
   sender: z.string(),
   type: z.literal('m.room.message'),
   content: z.object({
@@ -68,7 +68,7 @@ export class RequestIndex {
       this.deps.logger.debug('reaction target not found', { error: errorSummary(err) });
       return undefined;
     }
-    const parsed = BotRequestEvent.safeParse(raw);
+    const parsed = BotRequestEventSchema.safeParse(raw);
     // Security: only the bot's own messages name requests. The homeserver vouches for
     // `sender`, so nobody else can forge the request marker.
     if (!parsed.success || parsed.data.sender !== this.deps.bot) return undefined;

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import type { Logger } from '../../base/log.js';
 import { encryptedRoomMessage, encryptionRequired, notInviteOnlyMessage } from './preflight.js';
 
-const JoinRules = z.object({ join_rule: z.string() });
+const JoinRulesSchema = z.object({ join_rule: z.string() });
 
 export class RoomWatch {
   private encrypted = false;
@@ -53,7 +53,7 @@ export class RoomWatch {
       this.logger.error(encryptedRoomMessage(room));
       return;
     }
-    const parsed = JoinRules.safeParse(content);
+    const parsed = JoinRulesSchema.safeParse(content);
     const rule = parsed.success ? parsed.data.join_rule : 'unknown';
     if (rule === 'invite') {
       this.joinRuleProblem = undefined;

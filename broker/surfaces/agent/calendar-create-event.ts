@@ -3,9 +3,9 @@ import { ok } from '../../base/envelope.js';
 import { parseZonedInstant } from '../../base/instant.js';
 import { CONTROL_EXCEPT_LF, HIDDEN_IN_TEXT } from '../../base/text.js';
 import { answer } from '../answer.js';
-import { InstanceName, envelopeSchema } from '../schemas.js';
+import { InstanceNameSchema, envelopeSchema } from '../schemas.js';
 import type { ToolRegistry } from '../tool.js';
-import { CollectionName, EventOut, ZonedTime } from './calendar-events.js';
+import { CollectionNameSchema, EventOutSchema, ZonedTimeSchema } from './calendar-events.js';
 import type { AgentToolDeps } from './deps.js';
 
 // Security: the title and location are shown in the owner's calendar; characters that
@@ -18,13 +18,13 @@ const OneLine = (max: number) =>
       message: 'plain text on one line (no control, zero-width or bidi characters)',
     });
 
-export const CalendarCreateEventInput = z
+export const CalendarCreateEventInputSchema = z
   .strictObject({
-    instance: InstanceName,
-    calendar: CollectionName,
+    instance: InstanceNameSchema,
+    calendar: CollectionNameSchema,
     title: OneLine(255).refine((s) => s.trim() !== '', { message: 'a title is needed' }),
-    start: ZonedTime.describe('ISO 8601 with a zone'),
-    end: ZonedTime.describe('ISO 8601 with a zone, after start'),
+    start: ZonedTimeSchema.describe('ISO 8601 with a zone'),
+    end: ZonedTimeSchema.describe('ISO 8601 with a zone, after start'),
     location: OneLine(255).optional(),
     description: z
       .string()
@@ -44,9 +44,9 @@ export const CalendarCreateEventInput = z
     { message: 'end must be after start', path: ['end'] },
   );
 
-export const CalendarCreateEventOutput = envelopeSchema({
+export const CalendarCreateEventOutputSchema = envelopeSchema({
   calendar: z.string().optional(),
-  event: EventOut.optional(),
+  event: EventOutSchema.optional(),
 });
 
 export function registerCalendarCreateEvent(registry: ToolRegistry, deps: AgentToolDeps): void {
@@ -57,8 +57,8 @@ export function registerCalendarCreateEvent(registry: ToolRegistry, deps: AgentT
       'Create one new event in a calendar you hold a write grant on (write on a calendar means create, ' +
       'never change or delete). Times with zones; the answer is the event as Nextcloud stored it. ' +
       'No attendees are added, so nobody is invited. Not idempotent: calling twice makes two events.',
-    input: CalendarCreateEventInput,
-    output: CalendarCreateEventOutput,
+    input: CalendarCreateEventInputSchema,
+    output: CalendarCreateEventOutputSchema,
     annotations: {
       readOnlyHint: false,
       destructiveHint: false,

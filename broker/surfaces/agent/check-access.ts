@@ -3,11 +3,17 @@ import type { RequestRecord } from '../../base/domain.js';
 import { ok, pending, type Envelope } from '../../base/envelope.js';
 import type { AccessStatus, ItemStatus } from '../../operations/requests.js';
 import { answer } from '../answer.js';
-import { KindArg, ModeArg, Timestamp, envelopeSchema } from '../schemas.js';
+import {
+  KindArgSchema,
+  ModeArgSchema,
+  TimestampSchema,
+  envelopeSchema,
+  requestItemFields,
+} from '../schemas.js';
 import type { ToolRegistry } from '../tool.js';
 import type { AgentToolDeps } from './deps.js';
 
-export const CheckAccessInput = z.strictObject({
+export const CheckAccessInputSchema = z.strictObject({
   request: z
     .number()
     .int()
@@ -16,7 +22,7 @@ export const CheckAccessInput = z.strictObject({
     .describe('a request number from request_access; omit to list your active grants'),
 });
 
-const RequestState = z.enum([
+const RequestStateSchema = z.enum([
   'pending',
   'approved',
   'partially_approved',
@@ -25,22 +31,19 @@ const RequestState = z.enum([
   'discarded',
 ]);
 
-export const CheckAccessOutput = envelopeSchema({
+export const CheckAccessOutputSchema = envelopeSchema({
   request: z.number().int().optional(),
   instance: z.string().optional(),
-  state: RequestState.optional(),
+  state: RequestStateSchema.optional(),
   items: z
     .array(
       z.strictObject({
-        n: z.number().int(),
-        kind: KindArg,
-        path: z.string(),
-        mode: ModeArg,
+        ...requestItemFields,
         granted: z.boolean(),
         grant: z.number().int().optional(),
         grant_state: z.enum(['active', 'expired', 'revoked']).optional(),
-        expires_at: Timestamp.optional(),
-        ended_at: Timestamp.optional(),
+        expires_at: TimestampSchema.optional(),
+        ended_at: TimestampSchema.optional(),
         ended_by: z.literal('owner').optional(),
         holds: z
           .string()
@@ -54,10 +57,10 @@ export const CheckAccessOutput = envelopeSchema({
         grant: z.number().int(),
         request: z.number().int(),
         instance: z.string(),
-        kind: KindArg,
+        kind: KindArgSchema,
         path: z.string(),
-        mode: ModeArg,
-        expires_at: Timestamp,
+        mode: ModeArgSchema,
+        expires_at: TimestampSchema,
       }),
     )
     .optional(),
@@ -174,8 +177,8 @@ export function registerCheckAccess(registry: ToolRegistry, deps: AgentToolDeps)
       'With a request number: the state of that request (status "pending" while the owner has not decided) ' +
       'and, per item, what holds now (active until, revoked at, expired at). Without arguments: your active ' +
       'grants and the requests still waiting for the owner.',
-    input: CheckAccessInput,
-    output: CheckAccessOutput,
+    input: CheckAccessInputSchema,
+    output: CheckAccessOutputSchema,
     annotations: {
       readOnlyHint: true,
       destructiveHint: false,

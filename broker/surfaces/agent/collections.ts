@@ -1,16 +1,16 @@
 import { z } from 'zod';
 import { ok } from '../../base/envelope.js';
 import { answer } from '../answer.js';
-import { InstanceName, envelopeSchema } from '../schemas.js';
+import { InstanceNameSchema, envelopeSchema } from '../schemas.js';
 import { READ_ONLY_TOOL, type ToolRegistry } from '../tool.js';
 import type { AgentToolDeps } from './deps.js';
 
-export const CollectionsInput = z.strictObject({
-  instance: InstanceName,
+export const CollectionsInputSchema = z.strictObject({
+  instance: InstanceNameSchema,
   kind: z.enum(['calendar', 'contacts']).describe('"calendar" or "contacts" (address books)'),
 });
 
-const CollectionOut = z.strictObject({
+const CollectionOutSchema = z.strictObject({
   name: z.string().describe('the name to request access with and to pass to the other tools'),
   display_name: z.string().nullable(),
   owner: z.string().nullable().optional(),
@@ -19,10 +19,10 @@ const CollectionOut = z.strictObject({
   ambiguous: z.boolean().optional(),
 });
 
-export const CollectionsOutput = envelopeSchema({
+export const CollectionsOutputSchema = envelopeSchema({
   kind: z.enum(['calendar', 'contacts']).optional(),
   discovery: z.boolean().optional(),
-  collections: z.array(CollectionOut).optional(),
+  collections: z.array(CollectionOutSchema).optional(),
 });
 
 export function registerCollections(registry: ToolRegistry, deps: AgentToolDeps): void {
@@ -33,8 +33,8 @@ export function registerCollections(registry: ToolRegistry, deps: AgentToolDeps)
       'The calendars (kind "calendar") or address books (kind "contacts") on an instance: their names ' +
       'and display names, never their contents. With discovery on the instance you see all of them; ' +
       'otherwise only those you hold a grant on. Request access with kind and the name shown here.',
-    input: CollectionsInput,
-    output: CollectionsOutput,
+    input: CollectionsInputSchema,
+    output: CollectionsOutputSchema,
     annotations: READ_ONLY_TOOL,
     handler: async (args, ctx) =>
       answer(await deps.collections.collections(ctx, args), (v) => {

@@ -4,9 +4,9 @@ import type { ToolRegistry } from '../tool.js';
 import type { AgentToolDeps } from './deps.js';
 import { envelopeSchema } from '../schemas.js';
 
-export const ListInstancesInput = z.strictObject({});
+export const ListInstancesInputSchema = z.strictObject({});
 
-export const ListInstancesOutput = envelopeSchema({
+export const ListInstancesOutputSchema = envelopeSchema({
   instances: z.array(z.strictObject({ name: z.string(), discovery: z.boolean() })).optional(),
 });
 
@@ -17,8 +17,8 @@ export function registerListInstances(registry: ToolRegistry, deps: AgentToolDep
     description:
       'The Nextcloud instances you can request access to, by name. "discovery": true means you may list ' +
       'folder names there without a grant.',
-    input: ListInstancesInput,
-    output: ListInstancesOutput,
+    input: ListInstancesInputSchema,
+    output: ListInstancesOutputSchema,
     annotations: {
       readOnlyHint: true,
       destructiveHint: false,

@@ -1,13 +1,16 @@
 import { z } from 'zod';
 import { ok } from '../../base/envelope.js';
 import { answer } from '../answer.js';
-import { InstanceName, PathArg, envelopeSchema } from '../schemas.js';
+import { InstanceNameSchema, PathArgSchema, envelopeSchema } from '../schemas.js';
 import type { ToolRegistry } from '../tool.js';
 import type { AgentToolDeps } from './deps.js';
 
-export const MkdirInput = z.strictObject({ instance: InstanceName, path: PathArg });
+export const MkdirInputSchema = z.strictObject({
+  instance: InstanceNameSchema,
+  path: PathArgSchema,
+});
 
-export const MkdirOutput = envelopeSchema({ path: z.string().optional() });
+export const MkdirOutputSchema = envelopeSchema({ path: z.string().optional() });
 
 export function registerMkdir(registry: ToolRegistry, deps: AgentToolDeps): void {
   registry.add({
@@ -16,8 +19,8 @@ export function registerMkdir(registry: ToolRegistry, deps: AgentToolDeps): void
     description:
       'Create one folder. Needs write access on the path (or a folder above it). The parent must exist; ' +
       'an existing folder is refused.',
-    input: MkdirInput,
-    output: MkdirOutput,
+    input: MkdirInputSchema,
+    output: MkdirOutputSchema,
     annotations: {
       readOnlyHint: false,
       destructiveHint: false,

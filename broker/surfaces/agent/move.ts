@@ -1,13 +1,17 @@
 import { z } from 'zod';
 import { ok } from '../../base/envelope.js';
 import { answer } from '../answer.js';
-import { InstanceName, PathArg, envelopeSchema } from '../schemas.js';
+import { InstanceNameSchema, PathArgSchema, envelopeSchema } from '../schemas.js';
 import type { ToolRegistry } from '../tool.js';
 import type { AgentToolDeps } from './deps.js';
 
-export const MoveInput = z.strictObject({ instance: InstanceName, from: PathArg, to: PathArg });
+export const MoveInputSchema = z.strictObject({
+  instance: InstanceNameSchema,
+  from: PathArgSchema,
+  to: PathArgSchema,
+});
 
-export const MoveOutput = envelopeSchema({
+export const MoveOutputSchema = envelopeSchema({
   from: z.string().optional(),
   to: z.string().optional(),
 });
@@ -19,8 +23,8 @@ export function registerMove(registry: ToolRegistry, deps: AgentToolDeps): void 
     description:
       'Move or rename a file or folder. Needs write access on both paths. Never overwrites: if "to" exists the ' +
       'move is refused. The target folder must exist.',
-    input: MoveInput,
-    output: MoveOutput,
+    input: MoveInputSchema,
+    output: MoveOutputSchema,
     annotations: {
       readOnlyHint: false,
       destructiveHint: false,

@@ -1,12 +1,19 @@
 import { z } from 'zod';
 import { pending } from '../../base/envelope.js';
 import { answer } from '../answer.js';
-import { InstanceName, KindArg, ModeArg, PathArg, envelopeSchema } from '../schemas.js';
+import {
+  InstanceNameSchema,
+  KindArgSchema,
+  ModeArgSchema,
+  PathArgSchema,
+  envelopeSchema,
+  requestItemFields,
+} from '../schemas.js';
 import type { ToolRegistry } from '../tool.js';
 import type { AgentToolDeps } from './deps.js';
 
-export const RequestAccessInput = z.strictObject({
-  instance: InstanceName,
+export const RequestAccessInputSchema = z.strictObject({
+  instance: InstanceNameSchema,
   reason: z
     .string()
     .min(1)
@@ -15,7 +22,9 @@ export const RequestAccessInput = z.strictObject({
       'why you need this, in one or two sentences the owner can judge (max 500 characters)',
     ),
   items: z
-    .array(z.strictObject({ kind: KindArg.optional(), path: PathArg, mode: ModeArg }))
+    .array(
+      z.strictObject({ kind: KindArgSchema.optional(), path: PathArgSchema, mode: ModeArgSchema }),
+    )
     .min(1)
     .max(50)
     .describe(
@@ -23,13 +32,11 @@ export const RequestAccessInput = z.strictObject({
     ),
 });
 
-export const RequestAccessOutput = envelopeSchema({
+export const RequestAccessOutputSchema = envelopeSchema({
   request: z.number().int().optional(),
   /** too_many_pending: the requests that already wait for the owner. */
   pending_requests: z.array(z.number().int()).optional(),
-  items: z
-    .array(z.strictObject({ n: z.number().int(), kind: KindArg, path: z.string(), mode: ModeArg }))
-    .optional(),
+  items: z.array(z.strictObject(requestItemFields)).optional(),
 });
 
 export function registerRequestAccess(registry: ToolRegistry, deps: AgentToolDeps): void {
@@ -42,8 +49,8 @@ export function registerRequestAccess(registry: ToolRegistry, deps: AgentToolDep
       'poll check_access with that number. A grant on a folder covers everything inside it; "write" includes read. ' +
       'A calendar or contacts grant covers exactly the one collection it names. ' +
       'Grants expire (typically after 24 h) and can be revoked at any time.',
-    input: RequestAccessInput,
-    output: RequestAccessOutput,
+    input: RequestAccessInputSchema,
+    output: RequestAccessOutputSchema,
     annotations: {
       readOnlyHint: false,
       destructiveHint: false,

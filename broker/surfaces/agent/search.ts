@@ -3,12 +3,12 @@ import { ok } from '../../base/envelope.js';
 import { NAME_MATCHING } from '../../base/search-term.js';
 import { escapeForReason } from '../../base/text.js';
 import { answer } from '../answer.js';
-import { CursorArg, InstanceName, entryFields, envelopeSchema } from '../schemas.js';
+import { CursorArgSchema, InstanceNameSchema, entryFields, envelopeSchema } from '../schemas.js';
 import { READ_ONLY_TOOL, type ToolRegistry } from '../tool.js';
 import type { AgentToolDeps } from './deps.js';
 
-export const SearchInput = z.strictObject({
-  instance: InstanceName,
+export const SearchInputSchema = z.strictObject({
+  instance: InstanceNameSchema,
   path: z
     .string()
     .max(4096)
@@ -22,17 +22,17 @@ export const SearchInput = z.strictObject({
     .describe(
       'part of a file or folder name, matched literally (% and _ are plain characters); never file contents',
     ),
-  cursor: CursorArg,
+  cursor: CursorArgSchema,
 });
 
-const Entry = z.strictObject({ ...entryFields, path: z.string() });
+const EntrySchema = z.strictObject({ ...entryFields, path: z.string() });
 
-export const SearchOutput = envelopeSchema({
+export const SearchOutputSchema = envelopeSchema({
   path: z.string().optional(),
   query: z.string().optional(),
   discovery: z.boolean().optional(),
   matching: z.string().optional(),
-  entries: z.array(Entry).optional(),
+  entries: z.array(EntrySchema).optional(),
 });
 
 export function registerSearch(registry: ToolRegistry, deps: AgentToolDeps): void {
@@ -43,8 +43,8 @@ export function registerSearch(registry: ToolRegistry, deps: AgentToolDeps): voi
       'Find files and folders below a folder whose NAME contains the query (names only, never file ' +
       'contents), at any depth. Needs a read (or write) grant on the folder; on instances with ' +
       'discovery any folder, names and paths only. Pages: pass "next" back as "cursor".',
-    input: SearchInput,
-    output: SearchOutput,
+    input: SearchInputSchema,
+    output: SearchOutputSchema,
     annotations: READ_ONLY_TOOL,
     handler: async (args, ctx) =>
       answer(await deps.files.search(ctx, args), ({ path, query, discovery, entries, next }) => {

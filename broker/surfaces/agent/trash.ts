@@ -1,13 +1,16 @@
 import { z } from 'zod';
 import { ok } from '../../base/envelope.js';
 import { answer } from '../answer.js';
-import { InstanceName, PathArg, envelopeSchema } from '../schemas.js';
+import { InstanceNameSchema, PathArgSchema, envelopeSchema } from '../schemas.js';
 import type { ToolRegistry } from '../tool.js';
 import type { AgentToolDeps } from './deps.js';
 
-export const TrashInput = z.strictObject({ instance: InstanceName, path: PathArg });
+export const TrashInputSchema = z.strictObject({
+  instance: InstanceNameSchema,
+  path: PathArgSchema,
+});
 
-export const TrashOutput = envelopeSchema({ path: z.string().optional() });
+export const TrashOutputSchema = envelopeSchema({ path: z.string().optional() });
 
 export function registerTrash(registry: ToolRegistry, deps: AgentToolDeps): void {
   registry.add({
@@ -16,8 +19,8 @@ export function registerTrash(registry: ToolRegistry, deps: AgentToolDeps): void
     description:
       "Move a file or folder to the instance's trash bin (the owner can restore it). Needs write access. " +
       'Refused when the trash bin is disabled, since deleting would then be permanent.',
-    input: TrashInput,
-    output: TrashOutput,
+    input: TrashInputSchema,
+    output: TrashOutputSchema,
     annotations: {
       readOnlyHint: false,
       destructiveHint: true,

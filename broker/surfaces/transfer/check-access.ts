@@ -1,20 +1,26 @@
 import { z } from 'zod';
 import { ok } from '../../base/envelope.js';
 import { answer } from '../answer.js';
-import { InstanceName, ModeArg, PathArg, Timestamp, envelopeSchema } from '../schemas.js';
+import {
+  InstanceNameSchema,
+  ModeArgSchema,
+  PathArgSchema,
+  TimestampSchema,
+  envelopeSchema,
+} from '../schemas.js';
 import type { ToolRegistry } from '../tool.js';
 import type { TransferToolDeps } from './deps.js';
 
-export const TransferCheckAccessInput = z.strictObject({
-  instance: InstanceName,
-  path: PathArg,
-  mode: ModeArg,
+export const TransferCheckAccessInputSchema = z.strictObject({
+  instance: InstanceNameSchema,
+  path: PathArgSchema,
+  mode: ModeArgSchema,
 });
 
-export const TransferCheckAccessOutput = envelopeSchema({
+export const TransferCheckAccessOutputSchema = envelopeSchema({
   path: z.string().optional(),
-  mode: ModeArg.optional(),
-  expires_at: Timestamp.optional(),
+  mode: ModeArgSchema.optional(),
+  expires_at: TimestampSchema.optional(),
 });
 
 export function registerTransferCheckAccess(registry: ToolRegistry, deps: TransferToolDeps): void {
@@ -23,8 +29,8 @@ export function registerTransferCheckAccess(registry: ToolRegistry, deps: Transf
     title: 'Check access to a path',
     description:
       'Whether an active grant allows this mode on this path now ("ok"), or not ("refused").',
-    input: TransferCheckAccessInput,
-    output: TransferCheckAccessOutput,
+    input: TransferCheckAccessInputSchema,
+    output: TransferCheckAccessOutputSchema,
     annotations: {
       readOnlyHint: true,
       destructiveHint: false,

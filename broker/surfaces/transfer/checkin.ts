@@ -1,18 +1,18 @@
 import { z } from 'zod';
 import { ok } from '../../base/envelope.js';
 import { answer } from '../answer.js';
-import { InstanceName, PathArg, envelopeSchema } from '../schemas.js';
+import { InstanceNameSchema, PathArgSchema, envelopeSchema } from '../schemas.js';
 import type { ToolRegistry } from '../tool.js';
 import type { TransferToolDeps } from './deps.js';
-import { LockToken, Sha256, Size, TicketFields } from './shared.js';
+import { LockTokenSchema, Sha256Schema, SizeSchema, TicketFields } from './shared.js';
 
-export const CheckinInput = z
+export const CheckinInputSchema = z
   .strictObject({
-    instance: InstanceName,
-    path: PathArg,
-    lock_token: LockToken,
-    size: Size.optional().describe('the exact number of bytes the PUT will carry'),
-    sha256: Sha256.optional().describe(
+    instance: InstanceNameSchema,
+    path: PathArgSchema,
+    lock_token: LockTokenSchema,
+    size: SizeSchema.optional().describe('the exact number of bytes the PUT will carry'),
+    sha256: Sha256Schema.optional().describe(
       'the sha256 of the body; a body that differs is refused and nothing is written',
     ),
     abandon: z.boolean().optional().describe('true: release the lock without uploading'),
@@ -34,7 +34,7 @@ export const CheckinInput = z
     }
   });
 
-export const CheckinOutput = envelopeSchema({
+export const CheckinOutputSchema = envelopeSchema({
   path: z.string().optional(),
   size: z.number().int().optional(),
   unlocked: z.boolean().optional(),
@@ -49,8 +49,8 @@ export function registerCheckin(registry: ToolRegistry, deps: TransferToolDeps):
     description:
       'Finish a checkout. With size: answers an upload ticket; the PUT to blob_url writes under the lock, ' +
       "Nextcloud's hash of what it stored is checked, then the file is unlocked. With abandon true: just unlocks.",
-    input: CheckinInput,
-    output: CheckinOutput,
+    input: CheckinInputSchema,
+    output: CheckinOutputSchema,
     annotations: {
       readOnlyHint: false,
       destructiveHint: false,

@@ -1,14 +1,14 @@
 import { z } from 'zod';
 import { ok } from '../../base/envelope.js';
 import { answer } from '../answer.js';
-import { InstanceName, PathArg, envelopeSchema } from '../schemas.js';
+import { InstanceNameSchema, PathArgSchema, envelopeSchema } from '../schemas.js';
 import type { ToolRegistry } from '../tool.js';
 import type { TransferToolDeps } from './deps.js';
 import { TicketFields } from './shared.js';
 
-export const CheckoutInput = z.strictObject({
-  instance: InstanceName,
-  path: PathArg,
+export const CheckoutInputSchema = z.strictObject({
+  instance: InstanceNameSchema,
+  path: PathArgSchema,
   timeout_s: z
     .number()
     .int()
@@ -18,7 +18,7 @@ export const CheckoutInput = z.strictObject({
     .describe('lock duration; never longer than the grant'),
 });
 
-export const CheckoutOutput = envelopeSchema({
+export const CheckoutOutputSchema = envelopeSchema({
   path: z.string().optional(),
   lock_token: z.string().optional(),
   lock_expires_at: z.string().optional(),
@@ -34,8 +34,8 @@ export function registerCheckout(registry: ToolRegistry, deps: TransferToolDeps)
     description:
       'Lock an existing file on Nextcloud (write grant) and prepare its download: answers lock_token and a ' +
       'read ticket. Check in (or abandon) with the lock_token; the broker also unlocks when the grant ends.',
-    input: CheckoutInput,
-    output: CheckoutOutput,
+    input: CheckoutInputSchema,
+    output: CheckoutOutputSchema,
     annotations: {
       readOnlyHint: false,
       destructiveHint: false,

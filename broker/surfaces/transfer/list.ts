@@ -1,5 +1,5 @@
 import { answer } from '../answer.js';
-import { ListInput, ListOutput, listAnswer } from '../listing.js';
+import { ListInputSchema, ListOutputSchema, listAnswer } from '../listing.js';
 import { READ_ONLY_TOOL, type ToolRegistry } from '../tool.js';
 import type { TransferToolDeps } from './deps.js';
 
@@ -14,8 +14,8 @@ export function registerTransferList(registry: ToolRegistry, deps: TransferToolD
     description:
       'List a folder under a read (or write) grant, as the agent tool `list` (names only under discovery). ' +
       'Pages: pass "next" back as "cursor". `broker fetch --recursive` walks a folder with it.',
-    input: ListInput,
-    output: ListOutput,
+    input: ListInputSchema,
+    output: ListOutputSchema,
     annotations: READ_ONLY_TOOL,
     handler: async (args, ctx) => answer(await deps.files.list(ctx, args), listAnswer),
   });

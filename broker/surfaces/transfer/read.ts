@@ -1,14 +1,17 @@
 import { z } from 'zod';
 import { ok } from '../../base/envelope.js';
 import { answer } from '../answer.js';
-import { InstanceName, PathArg, envelopeSchema } from '../schemas.js';
+import { InstanceNameSchema, PathArgSchema, envelopeSchema } from '../schemas.js';
 import type { ToolRegistry } from '../tool.js';
 import type { TransferToolDeps } from './deps.js';
 import { TicketFields } from './shared.js';
 
-export const ReadInput = z.strictObject({ instance: InstanceName, path: PathArg });
+export const ReadInputSchema = z.strictObject({
+  instance: InstanceNameSchema,
+  path: PathArgSchema,
+});
 
-export const ReadOutput = envelopeSchema({
+export const ReadOutputSchema = envelopeSchema({
   path: z.string().optional(),
   size: z.number().nullable().optional(),
   etag: z.string().nullable().optional(),
@@ -22,8 +25,8 @@ export function registerRead(registry: ToolRegistry, deps: TransferToolDeps): vo
     description:
       'Prepare a download: answers a single-use ticket; GET blob_url (transfer token) within 60 s streams the ' +
       'bytes, with trailers x-broker-sha256 and x-broker-size.',
-    input: ReadInput,
-    output: ReadOutput,
+    input: ReadInputSchema,
+    output: ReadOutputSchema,
     annotations: {
       readOnlyHint: true,
       destructiveHint: false,

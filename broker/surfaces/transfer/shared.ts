@@ -11,10 +11,10 @@ export const TicketFields = {
   expires_in_s: z.number().int().optional(),
 };
 
-export const Etag = z.string().min(1).max(256);
-export const LockToken = z.string().min(1).max(512);
+export const EtagSchema = z.string().min(1).max(256);
+export const LockTokenSchema = z.string().min(1).max(512);
 /** The sha256 of the body the client will send; a body that differs is never committed. */
-export const Sha256 = z
+export const Sha256Schema = z
   .string()
   .regex(/^[0-9a-f]{64}$/, { error: 'must be a sha256 as 64 lowercase hex digits' });
-export const Size = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
+export const SizeSchema = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);

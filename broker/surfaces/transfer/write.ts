@@ -1,20 +1,22 @@
 import { z } from 'zod';
 import { ok } from '../../base/envelope.js';
 import { answer } from '../answer.js';
-import { InstanceName, PathArg, envelopeSchema } from '../schemas.js';
+import { InstanceNameSchema, PathArgSchema, envelopeSchema } from '../schemas.js';
 import type { ToolRegistry } from '../tool.js';
 import type { TransferToolDeps } from './deps.js';
-import { Etag, LockToken, Sha256, Size, TicketFields } from './shared.js';
+import { EtagSchema, LockTokenSchema, Sha256Schema, SizeSchema, TicketFields } from './shared.js';
 
-export const WriteInput = z
+export const WriteInputSchema = z
   .strictObject({
-    instance: InstanceName,
-    path: PathArg,
-    size: Size.describe('the exact number of bytes the PUT will carry'),
-    if_match: Etag.optional().describe('replace: the etag the file had when read'),
+    instance: InstanceNameSchema,
+    path: PathArgSchema,
+    size: SizeSchema.describe('the exact number of bytes the PUT will carry'),
+    if_match: EtagSchema.optional().describe('replace: the etag the file had when read'),
     if_none_match: z.literal('*').optional().describe('create: "*" (refused if the file exists)'),
-    lock_token: LockToken.optional().describe('write a checked-out file (may come with if_match)'),
-    sha256: Sha256.optional().describe(
+    lock_token: LockTokenSchema.optional().describe(
+      'write a checked-out file (may come with if_match)',
+    ),
+    sha256: Sha256Schema.optional().describe(
       'the sha256 of the body; a body that differs is refused and nothing is written',
     ),
   })
@@ -36,7 +38,7 @@ export const WriteInput = z
     }
   });
 
-export const WriteOutput = envelopeSchema({
+export const WriteOutputSchema = envelopeSchema({
   path: z.string().optional(),
   size: z.number().int().optional(),
   etag: z.string().nullable().optional(),
@@ -50,8 +52,8 @@ export function registerWrite(registry: ToolRegistry, deps: TransferToolDeps): v
     description:
       'Prepare an upload: answers a single-use ticket; PUT blob_url (transfer token, Content-Length = size) ' +
       'within 60 s. Never overwrites silently: create with if_none_match "*", replace with if_match <etag>.',
-    input: WriteInput,
-    output: WriteOutput,
+    input: WriteInputSchema,
+    output: WriteOutputSchema,
     annotations: {
       readOnlyHint: false,
       destructiveHint: false,

@@ -12,16 +12,16 @@ import { MatrixGatewayError } from '../errors.js';
 
 export const IDENTITY_FILE = 'matrix-identity.enc.json';
 
-const Identity = z.object({
+const BotIdentitySchema = z.object({
   bot_user: z.string(),
   /** `CryptoApi.exportSecretsBundle()`: the cross-signing private keys. */
   secrets: z.record(z.string(), z.unknown()),
   /** Every session (device id) the bot has run with, oldest first. */
   devices: z.array(z.string()),
 });
-export type BotIdentity = z.infer<typeof Identity>;
+export type BotIdentity = z.infer<typeof BotIdentitySchema>;
 
-const Envelope = z.object({
+const EnvelopeSchema = z.object({
   v: z.literal(1),
   kdf: z.literal('scrypt'),
   salt: z.string(),
@@ -45,7 +45,7 @@ export function loadIdentity(dataDir: string, secret: string): BotIdentity | und
   const path = identityPath(dataDir);
   if (!existsSync(path)) return undefined;
   try {
-    const env = Envelope.parse(JSON.parse(readFileSync(path, 'utf8')));
+    const env = EnvelopeSchema.parse(JSON.parse(readFileSync(path, 'utf8')));
     const decipher = createDecipheriv(
       'aes-256-gcm',
       keyOf(secret, Buffer.from(env.salt, 'base64')),
@@ -56,7 +56,7 @@ export function loadIdentity(dataDir: string, secret: string): BotIdentity | und
       decipher.update(Buffer.from(env.data, 'base64')),
       decipher.final(),
     ]).toString('utf8');
-    return Identity.parse(JSON.parse(plain));
+    return BotIdentitySchema.parse(JSON.parse(plain));
   } catch {
     // Security: never guess, never replace: a new identity would need the approver to
     // trust it again, and an attacker who can write the file must not choose it.
