@@ -51,69 +51,69 @@ const QUIT = /^\s*(quit|exit)\s*$/i;
 export const CONSOLE_ACTOR = 'console';
 
 export class ConsoleGateway implements ApprovalGateway {
-  private readonly deps: ConsoleGatewayDeps;
-  private readonly actor: string;
-  private readonly prompt: string;
-  private rl: Interface | undefined;
-  private state: 'new' | 'started' | 'headless' | 'closed' = 'new';
+  readonly #deps: ConsoleGatewayDeps;
+  readonly #actor: string;
+  readonly #prompt: string;
+  #rl: Interface | undefined;
+  #state: 'new' | 'started' | 'headless' | 'closed' = 'new';
   /** The prompt is the last thing written (nothing typed after it was read yet). */
-  private atPrompt = false;
+  #atPrompt = false;
   // Lines are handled one after another so replies print in the order typed.
-  private lines: Promise<void> = Promise.resolve();
+  #lines: Promise<void> = Promise.resolve();
 
   constructor(deps: ConsoleGatewayDeps) {
-    this.deps = deps;
-    this.actor = deps.actor ?? CONSOLE_ACTOR;
-    this.prompt = deps.prompt ?? 'broker> ';
+    this.#deps = deps;
+    this.#actor = deps.actor ?? CONSOLE_ACTOR;
+    this.#prompt = deps.prompt ?? 'broker> ';
   }
 
   async start(): Promise<void> {
-    if (this.state !== 'new') return;
-    const rl = createInterface({ input: this.deps.input, terminal: false, crlfDelay: Infinity });
-    this.rl = rl;
-    this.state = 'started';
+    if (this.#state !== 'new') return;
+    const rl = createInterface({ input: this.#deps.input, terminal: false, crlfDelay: Infinity });
+    this.#rl = rl;
+    this.#state = 'started';
     rl.on('line', (line) => {
-      this.atPrompt = false;
-      this.lines = this.lines.then(() => this.handleLine(line));
+      this.#atPrompt = false;
+      this.#lines = this.#lines.then(() => this.#handleLine(line));
     });
-    rl.on('close', () => this.inputEnded());
+    rl.on('close', () => this.#inputEnded());
     // A closed terminal (EPIPE) must not crash the broker; it only ends approvals.
-    this.deps.output.on('error', (err) => {
-      this.deps.logger?.error('console output failed', { error: err.message });
-      this.rl?.close();
+    this.#deps.output.on('error', (err) => {
+      this.#deps.logger?.error('console output failed', { error: err.message });
+      this.#rl?.close();
     });
-    this.write(`${this.greeting()}\n`);
-    this.writePrompt();
+    this.#write(`${this.#greeting()}\n`);
+    this.#writePrompt();
   }
 
-  private interactive(): boolean {
-    return this.deps.interactive ?? true;
+  #interactive(): boolean {
+    return this.#deps.interactive ?? true;
   }
 
-  private greeting(): string {
+  #greeting(): string {
     const first = 'Approval console: requests appear here; type "help" for the commands.';
-    const socket = this.deps.ownerSocket;
+    const socket = this.#deps.ownerSocket;
     if (socket === undefined) return first;
-    if (this.interactive()) {
+    if (this.#interactive()) {
       return `${first}\nFrom another shell: broker approve N, broker deny N, broker grants (owner socket ${socket}).`;
     }
     return `${first}\nstdin is not a terminal: approve from a shell of this user with broker approve N, broker deny N, broker grants (owner socket ${socket}).`;
   }
 
-  private inputEnded(): void {
-    if (this.state !== 'started') return;
-    if (this.interactive() && this.deps.onQuit !== undefined) {
-      this.state = 'closed';
-      this.deps.onQuit('end of console input');
+  #inputEnded(): void {
+    if (this.#state !== 'started') return;
+    if (this.#interactive() && this.#deps.onQuit !== undefined) {
+      this.#state = 'closed';
+      this.#deps.onQuit('end of console input');
       return;
     }
-    if (this.deps.ownerSocket === undefined) {
-      this.state = 'closed';
+    if (this.#deps.ownerSocket === undefined) {
+      this.#state = 'closed';
       return;
     }
-    this.state = 'headless';
-    this.write(
-      `\nConsole input ended: approvals continue over the owner socket (${this.deps.ownerSocket}): run broker approve N or broker deny N in a shell of this user.\n`,
+    this.#state = 'headless';
+    this.#write(
+      `\nConsole input ended: approvals continue over the owner socket (${this.#deps.ownerSocket}): run broker approve N or broker deny N in a shell of this user.\n`,
     );
   }
 
@@ -123,19 +123,19 @@ export class ConsoleGateway implements ApprovalGateway {
    * after. Outside a terminal the log line only starts on a line of its own.
    */
   aroundLog(writeLog: () => void): void {
-    if (!this.atPrompt || this.state !== 'started') {
+    if (!this.#atPrompt || this.#state !== 'started') {
       writeLog();
       return;
     }
-    this.write(this.interactive() ? '\r\u001b[2K' : '\n');
+    this.#write(this.#interactive() ? '\r\u001b[2K' : '\n');
     writeLog();
-    this.write(this.prompt);
+    this.#write(this.#prompt);
   }
 
   async stop(): Promise<void> {
-    this.rl?.close();
-    this.state = 'closed';
-    await this.lines;
+    this.#rl?.close();
+    this.#state = 'closed';
+    await this.#lines;
   }
 
   /**
@@ -143,82 +143,82 @@ export class ConsoleGateway implements ApprovalGateway {
    * socket carries the approvals (headless).
    */
   healthy(): boolean {
-    return this.state === 'started' || this.state === 'headless';
+    return this.#state === 'started' || this.#state === 'headless';
   }
 
   /** Resolves once every line read so far has been answered (for tests and shutdown). */
   idle(): Promise<void> {
-    return this.lines;
+    return this.#lines;
   }
 
   async postRequest(request: RequestRecord): Promise<void> {
-    this.ensureAvailable();
-    const { pending_timeout, default_grant, max_grant } = this.deps.lifecycle;
+    this.#ensureAvailable();
+    const { pending_timeout, default_grant, max_grant } = this.#deps.lifecycle;
     const rendered = renderRequest(request, {
-      expiresIn: request.createdAt + pending_timeout - this.deps.now(),
+      expiresIn: request.createdAt + pending_timeout - this.#deps.now(),
       defaultGrant: default_grant,
       maxGrant: max_grant,
       // No reactions on a terminal: show only the commands to type.
       reactions: false,
     });
     const how =
-      this.state === 'headless' || !this.interactive()
+      this.#state === 'headless' || !this.#interactive()
         ? `\n(From a shell of this user: broker approve ${request.id} or broker deny ${request.id}.)`
         : '';
-    this.write(`\n${rendered.plain}${how}\n`);
-    this.writePrompt();
+    this.#write(`\n${rendered.plain}${how}\n`);
+    this.#writePrompt();
   }
 
   async announce(text: string): Promise<void> {
-    this.ensureAvailable();
+    this.#ensureAvailable();
     // Security: announcements should come from format.ts already escaped; a control
     // character that slipped through still must not reach the terminal.
     const safe = escapeMatching(text, CONTROL_EXCEPT_LF);
-    this.write(`\n${safe}\n`);
-    this.writePrompt();
+    this.#write(`\n${safe}\n`);
+    this.#writePrompt();
   }
 
-  private writePrompt(): void {
-    if (this.state !== 'started') return;
-    this.write(this.prompt);
-    this.atPrompt = true;
+  #writePrompt(): void {
+    if (this.#state !== 'started') return;
+    this.#write(this.#prompt);
+    this.#atPrompt = true;
   }
 
-  private ensureAvailable(): void {
-    if (this.state === 'new') {
+  #ensureAvailable(): void {
+    if (this.#state === 'new') {
       throw new ApprovalUnavailableError('not_started', 'console approval not started');
     }
-    if (this.state === 'closed') {
+    if (this.#state === 'closed') {
       throw new ApprovalUnavailableError('stopped', 'console input has ended; nobody can approve');
     }
   }
 
-  private async handleLine(line: string): Promise<void> {
+  async #handleLine(line: string): Promise<void> {
     if (line.trim() === '') {
-      this.writePrompt();
+      this.#writePrompt();
       return;
     }
-    if (QUIT.test(line) && this.deps.onQuit !== undefined) {
-      this.write('Stopping the broker.\n');
-      this.deps.onQuit('quit typed on the console');
+    if (QUIT.test(line) && this.#deps.onQuit !== undefined) {
+      this.#write('Stopping the broker.\n');
+      this.#deps.onQuit('quit typed on the console');
       return;
     }
     // Everything typed here is meant for the broker, so chatter gets a hint too.
-    const answer = await this.deps.engine.handleText(line, this.actor);
+    const answer = await this.#deps.engine.handleText(line, this.#actor);
     // A terminal has no size limit: the parts of a long answer are printed together.
     const text =
       answer === null
         ? 'Not a command. Type "help" for the commands.'
         : [answer.text, ...(answer.continued ?? []).map((part) => part.plain)].join('\n');
-    this.write(`${text}\n`);
-    this.writePrompt();
+    this.#write(`${text}\n`);
+    this.#writePrompt();
   }
 
-  private write(text: string): void {
+  #write(text: string): void {
     try {
-      this.deps.output.write(text);
+      this.#deps.output.write(text);
     } catch (err) {
-      this.deps.logger?.error('console output failed', {
+      this.#deps.logger?.error('console output failed', {
         error: err instanceof Error ? err.message : 'unknown error',
       });
     }

@@ -137,33 +137,37 @@ export function pendingTooLong(request: RequestRecord, now: number, timeoutMs: n
 }
 
 export class Decisions {
-  constructor(private readonly deps: DecisionDeps) {}
+  readonly #deps: DecisionDeps;
+
+  constructor(deps: DecisionDeps) {
+    this.#deps = deps;
+  }
 
   /** Appends; on failure logs and returns false (the caller decides what that means). */
   async record(event: AuditEvent): Promise<boolean> {
     try {
-      await this.deps.audit.append(event);
+      await this.#deps.audit.append(event);
       return true;
     } catch (err) {
-      this.deps.logger.error('audit append failed', { event: event.event, error: errorLine(err) });
+      this.#deps.logger.error('audit append failed', { event: event.event, error: errorLine(err) });
       return false;
     }
   }
 
   async notifyRevoked(grants: GrantRecord[]): Promise<boolean> {
-    if (grants.length === 0 || this.deps.onRevoked === undefined) return true;
+    if (grants.length === 0 || this.#deps.onRevoked === undefined) return true;
     try {
-      await this.deps.onRevoked(grants);
+      await this.#deps.onRevoked(grants);
       return true;
     } catch (err) {
-      this.deps.logger.error('follow-up of a revoke failed', { error: errorLine(err) });
+      this.#deps.logger.error('follow-up of a revoke failed', { error: errorLine(err) });
       return false;
     }
   }
 
   /** A request that may not be decided any more because its pending time ran out. */
   pendingTooLong(request: RequestRecord): boolean {
-    return pendingTooLong(request, this.deps.now(), this.deps.lifecycle.pending_timeout);
+    return pendingTooLong(request, this.#deps.now(), this.#deps.lifecycle.pending_timeout);
   }
 
   async refuse(
@@ -180,7 +184,7 @@ export class Decisions {
       outcome: 'refused',
       code,
     });
-    const text = refusalText(command.request, code, request, command, this.deps);
+    const text = refusalText(command.request, code, request, command, this.#deps);
     const answer = recorded
       ? say(text)
       : say(text, '(The audit log could not record this refusal.)');
@@ -189,29 +193,29 @@ export class Decisions {
 
   async approve(command: Extract<Command, { kind: 'approve' }>, actor: string): Promise<Reply> {
     const n = command.request;
-    const before = this.deps.store.getRequest(n);
+    const before = this.#deps.store.getRequest(n);
     if (before === undefined) return this.refuse(command, actor, 'unknown_request', before);
     // Security: silence grants nothing. A request past its pending time cannot be
     // approved even if the sweeper has not marked it expired yet.
     if (this.pendingTooLong(before)) return this.refuse(command, actor, 'expired', before);
-    const durationMs = command.durationMs ?? this.deps.lifecycle.default_grant;
+    const durationMs = command.durationMs ?? this.#deps.lifecycle.default_grant;
     if (!Number.isSafeInteger(durationMs) || durationMs <= 0) {
       return this.refuse(command, actor, 'bad_duration', before);
     }
     // Security: never longer than the owner's configured maximum; checked here and
     // again by the store, which is the authority.
-    if (durationMs > this.deps.lifecycle.max_grant) {
+    if (durationMs > this.#deps.lifecycle.max_grant) {
       return this.refuse(command, actor, 'expiry_above_max', before);
     }
-    const result = this.deps.store.decide(n, {
+    const result = this.#deps.store.decide(n, {
       kind: 'approve',
       ...(command.items === undefined ? {} : { items: command.items }),
       durationMs,
-      maxMs: this.deps.lifecycle.max_grant,
+      maxMs: this.#deps.lifecycle.max_grant,
       by: actor,
     });
     if (!result.ok) {
-      return this.refuse(command, actor, result.code, this.deps.store.getRequest(n) ?? before);
+      return this.refuse(command, actor, result.code, this.#deps.store.getRequest(n) ?? before);
     }
     const granted = result.granted;
     const recorded = await this.record({
@@ -226,7 +230,7 @@ export class Decisions {
     });
     if (!recorded) {
       // Security: an approval that is not in the audit log must not stand.
-      const undone = this.deps.store.revokeGrants(granted.map((g) => g.id));
+      const undone = this.#deps.store.revokeGrants(granted.map((g) => g.id));
       await this.notifyRevoked(undone);
       return reply(
         [
@@ -239,14 +243,14 @@ export class Decisions {
       );
     }
     const skipped = result.request.items.filter((i) => !granted.some((g) => g.itemNo === i.n));
-    const until = granted[0]?.expiresAt ?? this.deps.now() + durationMs;
+    const until = granted[0]?.expiresAt ?? this.#deps.now() + durationMs;
     const lines: Line[] = [
       [
         `Approved request ${n}`,
         skipped.length === 0 ? '' : ` (${granted.length} of ${result.request.items.length} items)`,
         ` until ${formatInstant(until)} (${formatDuration(durationMs)}):`,
       ],
-      ...grantLines(granted, this.deps.now()),
+      ...grantLines(granted, this.#deps.now()),
     ];
     if (skipped.length > 0) {
       lines.push([
@@ -258,12 +262,12 @@ export class Decisions {
 
   async deny(n: number, actor: string): Promise<Reply> {
     const command: Command = { kind: 'deny', request: n };
-    const before = this.deps.store.getRequest(n);
+    const before = this.#deps.store.getRequest(n);
     if (before === undefined) return this.refuse(command, actor, 'unknown_request', before);
     if (this.pendingTooLong(before)) return this.refuse(command, actor, 'expired', before);
-    const result = this.deps.store.decide(n, { kind: 'deny', by: actor });
+    const result = this.#deps.store.decide(n, { kind: 'deny', by: actor });
     if (!result.ok) {
-      return this.refuse(command, actor, result.code, this.deps.store.getRequest(n) ?? before);
+      return this.refuse(command, actor, result.code, this.#deps.store.getRequest(n) ?? before);
     }
     const recorded = await this.record({
       event: 'decision',
@@ -286,7 +290,7 @@ export class Decisions {
    * and the answer says how many and which.
    */
   async denyAll(actor: string): Promise<Reply> {
-    const pending = (this.deps.store.pendingRequests?.() ?? []).filter(
+    const pending = (this.#deps.store.pendingRequests?.() ?? []).filter(
       (r) => !this.pendingTooLong(r),
     );
     if (pending.length === 0) return say('No pending requests; nothing to deny.');
@@ -294,7 +298,7 @@ export class Decisions {
     const failed: string[] = [];
     let unrecorded = 0;
     for (const request of pending) {
-      const result = this.deps.store.decide(request.id, { kind: 'deny', by: actor });
+      const result = this.#deps.store.decide(request.id, { kind: 'deny', by: actor });
       if (!result.ok) {
         failed.push(`request ${request.id}: ${result.message}`);
         continue;
@@ -327,10 +331,10 @@ export class Decisions {
     let what: string;
     let nothingRevoked: string | undefined;
     if (target === 'all') {
-      revoked = this.deps.store.revokeAll();
+      revoked = this.#deps.store.revokeAll();
       what = 'all grants';
     } else if ('request' in target) {
-      const request = this.deps.store.getRequest(target.request);
+      const request = this.#deps.store.getRequest(target.request);
       if (request === undefined) {
         await this.record({
           event: 'revoke',
@@ -342,14 +346,14 @@ export class Decisions {
         });
         return { ...say(`There is no request ${target.request}; nothing changed.`), refused: true };
       }
-      revoked = this.deps.store.revokeRequest(target.request);
+      revoked = this.#deps.store.revokeRequest(target.request);
       what = `request ${target.request}`;
       // A pending request has nothing to revoke, and still waits: say how to refuse it.
       if (request.state === 'pending') {
         nothingRevoked = `Request ${target.request} is still pending: nothing is granted yet, so nothing was revoked. Type "deny ${target.request}" to refuse it.`;
       }
     } else {
-      if (!this.deps.instances.has(target.instance)) {
+      if (!this.#deps.instances.has(target.instance)) {
         await this.record({
           event: 'revoke',
           actor,
@@ -358,13 +362,13 @@ export class Decisions {
           outcome: 'refused',
           code: 'unknown_instance',
         });
-        const known = [...this.deps.instances.keys()].join(', ');
+        const known = [...this.#deps.instances.keys()].join(', ');
         return {
           ...say(`There is no instance "${target.instance}" (known: ${known}); nothing changed.`),
           refused: true,
         };
       }
-      revoked = this.deps.store.revokeInstance(target.instance);
+      revoked = this.#deps.store.revokeInstance(target.instance);
       what = `instance ${target.instance}`;
     }
     // Revoking only narrows access, so it stands even if the audit line fails.

@@ -64,19 +64,19 @@ export class ApprovalEngine {
    * message must also find this id there before acting on it.
    */
   readonly storeId: string | undefined;
-  private readonly decisions: Decisions;
-  private readonly views: Views;
-  private readonly help: string[];
-  private readonly logger: Logger;
-  private readonly reactions: ReactionLinkStore;
-  private queue: Promise<unknown> = Promise.resolve();
-  private readonly batch: <T>(command: () => Promise<T>) => Promise<T>;
+  readonly #decisions: Decisions;
+  readonly #views: Views;
+  readonly #help: string[];
+  readonly #logger: Logger;
+  readonly #reactions: ReactionLinkStore;
+  #queue: Promise<unknown> = Promise.resolve();
+  readonly #batch: <T>(command: () => Promise<T>) => Promise<T>;
 
   constructor(deps: ApprovalEngineDeps) {
     this.storeId = deps.store.storeId;
-    this.logger = deps.logger ?? silentLogger;
-    this.batch = deps.batch ?? ((command) => command());
-    this.reactions =
+    this.#logger = deps.logger ?? silentLogger;
+    this.#batch = deps.batch ?? ((command) => command());
+    this.#reactions =
       deps.reactions ??
       (deps.store.database === undefined
         ? new MemoryReactionLinks()
@@ -85,22 +85,22 @@ export class ApprovalEngine {
       'config' in deps
         ? { lifecycle: deps.config.lifecycle, instances: deps.config.instances }
         : { lifecycle: deps.lifecycle, instances: deps.instances };
-    this.decisions = new Decisions({
+    this.#decisions = new Decisions({
       store: deps.store,
       audit: deps.audit,
       now: deps.now,
       ...policy,
       onRevoked: deps.onRevoked,
-      logger: this.logger,
+      logger: this.#logger,
     });
-    this.views = new Views({
+    this.#views = new Views({
       store: deps.store,
       now: deps.now,
       lifecycle: policy.lifecycle,
       ...(deps.statusNotice === undefined ? {} : { notice: deps.statusNotice }),
     });
     // One line each, so Matrix's HTML body breaks where the plain text does.
-    this.help = helpText({
+    this.#help = helpText({
       reactions: (deps.channel ?? 'matrix') === 'matrix',
       lifecycle: policy.lifecycle,
     }).split('\n');
@@ -128,17 +128,17 @@ export class ApprovalEngine {
   ): Promise<Reply | null> {
     const command = reactionCommand(key, requestId);
     if (command === null) return null;
-    return this.serially(async () => {
-      const answer = await this.applyNow(command, actor);
+    return this.#serially(async () => {
+      const answer = await this.#applyNow(command, actor);
       if (reaction === undefined || command.kind !== 'approve') return answer;
       if ((answer.granted?.length ?? 0) === 0) return answer;
-      return this.linkReaction(answer, reaction, requestId, actor);
+      return this.#linkReaction(answer, reaction, requestId, actor);
     });
   }
 
   /** Applies one command on behalf of `actor` (already verified by the gateway). */
   apply(command: Command, actor: string): Promise<Reply> {
-    return this.serially(() => this.applyNow(command, actor));
+    return this.#serially(() => this.#applyNow(command, actor));
   }
 
   /**
@@ -146,9 +146,9 @@ export class ApprovalEngine {
    * that track the reaction themselves; `undoApprovalReaction` looks it up.
    */
   undoApproval(requestId: number, actor: string): Promise<Reply> {
-    return this.serially(() =>
-      this.guarded('undo', () =>
-        this.decisions.revoke({ request: requestId }, actor, 'approval_withdrawn'),
+    return this.#serially(() =>
+      this.#guarded('undo', () =>
+        this.#decisions.revoke({ request: requestId }, actor, 'approval_withdrawn'),
       ),
     );
   }
@@ -159,12 +159,12 @@ export class ApprovalEngine {
    * (another reaction, a message, or an approval already withdrawn).
    */
   undoApprovalReaction(reaction: ReactionRef, actor: string): Promise<Reply | null> {
-    return this.serially(async () => {
+    return this.#serially(async () => {
       let requestId: number | undefined;
       try {
-        requestId = this.takeReaction(reaction, actor);
+        requestId = this.#takeReaction(reaction, actor);
       } catch (err) {
-        this.logger.error('looking up a withdrawn reaction failed', { error: errorLine(err) });
+        this.#logger.error('looking up a withdrawn reaction failed', { error: errorLine(err) });
         return say(
           'The broker could not tell whether the removed reaction approved a request; nothing was revoked.',
           'Use "revoke N" to withdraw an approval.',
@@ -172,25 +172,20 @@ export class ApprovalEngine {
       }
       if (requestId === undefined) return null;
       const id = requestId;
-      return this.guarded('undo', () =>
-        this.decisions.revoke({ request: id }, actor, 'approval_withdrawn'),
+      return this.#guarded('undo', () =>
+        this.#decisions.revoke({ request: id }, actor, 'approval_withdrawn'),
       );
     });
   }
 
-  private linkReaction(
-    answer: Reply,
-    reaction: ReactionRef,
-    requestId: number,
-    actor: string,
-  ): Reply {
+  #linkReaction(answer: Reply, reaction: ReactionRef, requestId: number, actor: string): Reply {
     const link = { ...reaction, requestId, approver: actor };
     try {
-      this.reactions.record(link);
+      this.#reactions.record(link);
       return answer;
     } catch (err) {
       // The approval stands (it is recorded and audited); only the shortcut is lost.
-      this.logger.error('could not record which reaction approved the request', {
+      this.#logger.error('could not record which reaction approved the request', {
         request: requestId,
         error: errorLine(err),
       });
@@ -203,22 +198,22 @@ export class ApprovalEngine {
     }
   }
 
-  private takeReaction(reaction: ReactionRef, actor: string): number | undefined {
-    return this.reactions.take(reaction.eventId, { roomId: reaction.roomId, approver: actor });
+  #takeReaction(reaction: ReactionRef, actor: string): number | undefined {
+    return this.#reactions.take(reaction.eventId, { roomId: reaction.roomId, approver: actor });
   }
 
-  private serially<T>(task: () => Promise<T>): Promise<T> {
-    const batched = (): Promise<T> => this.batch(task);
-    const run = this.queue.then(batched, batched);
-    this.queue = run.catch(() => undefined);
+  #serially<T>(task: () => Promise<T>): Promise<T> {
+    const batched = (): Promise<T> => this.#batch(task);
+    const run = this.#queue.then(batched, batched);
+    this.#queue = run.catch(() => undefined);
     return run;
   }
 
-  private async guarded(what: string, task: () => Promise<Reply>): Promise<Reply> {
+  async #guarded(what: string, task: () => Promise<Reply>): Promise<Reply> {
     try {
       return await task();
     } catch (err) {
-      this.logger.error('approval command failed', { command: what, error: errorLine(err) });
+      this.#logger.error('approval command failed', { command: what, error: errorLine(err) });
       return say(
         'The broker hit an internal error; the command may not have been applied.',
         'Send "status" to see the current grants.',
@@ -226,23 +221,23 @@ export class ApprovalEngine {
     }
   }
 
-  private applyNow(command: Command, actor: string): Promise<Reply> {
-    return this.guarded(command.kind, async () => {
+  #applyNow(command: Command, actor: string): Promise<Reply> {
+    return this.#guarded(command.kind, async () => {
       switch (command.kind) {
         case 'approve':
-          return this.decisions.approve(command, actor);
+          return this.#decisions.approve(command, actor);
         case 'deny':
-          return this.decisions.deny(command.request, actor);
+          return this.#decisions.deny(command.request, actor);
         case 'deny_all':
-          return this.decisions.denyAll(actor);
+          return this.#decisions.denyAll(actor);
         case 'revoke':
-          return this.decisions.revoke(command.target, actor, 'command');
+          return this.#decisions.revoke(command.target, actor, 'command');
         case 'show':
-          return this.views.show(command.request);
+          return this.#views.show(command.request);
         case 'status':
-          return this.views.status();
+          return this.#views.status();
         case 'help':
-          return say(...this.help);
+          return say(...this.#help);
       }
     });
   }

@@ -46,61 +46,61 @@ export class InMemoryGateway implements ApprovalGateway {
   readonly replies: Reply[] = [];
   /** Set to false to simulate the approval plane being down. */
   up = true;
-  private state: 'new' | 'started' | 'stopped' = 'new';
-  private readonly engine: ApprovalEngine | undefined;
-  private readonly actor: string;
+  #state: 'new' | 'started' | 'stopped' = 'new';
+  readonly #engine: ApprovalEngine | undefined;
+  readonly #actor: string;
 
   constructor(deps: { engine?: ApprovalEngine; actor?: string } = {}) {
-    this.engine = deps.engine;
-    this.actor = deps.actor ?? '@owner:test';
+    this.#engine = deps.engine;
+    this.#actor = deps.actor ?? '@owner:test';
   }
 
   async start(): Promise<void> {
-    this.state = 'started';
+    this.#state = 'started';
   }
 
   async stop(): Promise<void> {
-    this.state = 'stopped';
+    this.#state = 'stopped';
   }
 
   healthy(): boolean {
-    return this.state === 'started' && this.up;
+    return this.#state === 'started' && this.up;
   }
 
-  private ensureAvailable(): void {
-    if (this.state === 'new')
+  #ensureAvailable(): void {
+    if (this.#state === 'new')
       throw new ApprovalUnavailableError('not_started', 'approval gateway not started');
-    if (this.state === 'stopped')
+    if (this.#state === 'stopped')
       throw new ApprovalUnavailableError('stopped', 'approval gateway stopped');
     if (!this.up) throw new ApprovalUnavailableError('unhealthy', 'approval gateway is down');
   }
 
   async postRequest(request: RequestRecord): Promise<void> {
-    this.ensureAvailable();
+    this.#ensureAvailable();
     this.posted.push(request);
   }
 
   async announce(text: string): Promise<void> {
-    this.ensureAvailable();
+    this.#ensureAvailable();
     this.announcements.push(text);
   }
 
   /** The approver types `text`. `null`: the engine ignored it as chatter. */
   async decide(text: string): Promise<Reply | null> {
-    const r = await this.requireEngine().handleText(text, this.actor);
+    const r = await this.#requireEngine().handleText(text, this.#actor);
     if (r !== null) this.replies.push(r);
     return r;
   }
 
   /** The approver reacts with `key` on request `requestId`'s message. */
   async react(key: string, requestId: number): Promise<Reply | null> {
-    const r = await this.requireEngine().handleReaction(key, requestId, this.actor);
+    const r = await this.#requireEngine().handleReaction(key, requestId, this.#actor);
     if (r !== null) this.replies.push(r);
     return r;
   }
 
-  private requireEngine(): ApprovalEngine {
-    if (this.engine === undefined) throw new Error('InMemoryGateway: no engine given');
-    return this.engine;
+  #requireEngine(): ApprovalEngine {
+    if (this.#engine === undefined) throw new Error('InMemoryGateway: no engine given');
+    return this.#engine;
   }
 }

@@ -20,34 +20,38 @@ export const CLEAR_TEXT_NOTICE =
   "⚠ This room is not end-to-end encrypted (matrix.encryption: off): a decision here is only as trustworthy as the homeserver and every session of the approver's account. Set matrix.encryption: required and pin your devices (see the user guide).";
 
 export class Views {
-  constructor(private readonly deps: ViewDeps) {}
+  readonly #deps: ViewDeps;
+
+  constructor(deps: ViewDeps) {
+    this.#deps = deps;
+  }
 
   status(): Reply {
-    const now = this.deps.now();
-    const timeout = this.deps.lifecycle.pending_timeout;
-    const pending = this.deps.store
+    const now = this.#deps.now();
+    const timeout = this.#deps.lifecycle.pending_timeout;
+    const pending = this.#deps.store
       .pendingRequests?.()
       .filter((r) => !pendingTooLong(r, now, timeout));
     const r = renderStatus({
-      grants: this.deps.store.activeGrants(),
+      grants: this.#deps.store.activeGrants(),
       pending,
       now,
       pendingTimeout: timeout,
-      locks: this.deps.store.openCheckoutLocks?.(),
-      notice: this.deps.notice,
+      locks: this.#deps.store.openCheckoutLocks?.(),
+      notice: this.#deps.notice,
     });
     return { text: r.plain, html: r.html };
   }
 
   /** `show N`: the request in full, in as many messages as it needs. */
   show(n: number): Reply {
-    const request = this.deps.store.getRequest(n);
+    const request = this.#deps.store.getRequest(n);
     if (request === undefined) {
       return say(`There is no request ${n}. Type "status" to see the pending requests.`);
     }
     const [first, ...rest] = renderShow(request, {
-      now: this.deps.now(),
-      pendingTimeout: this.deps.lifecycle.pending_timeout,
+      now: this.#deps.now(),
+      pendingTimeout: this.#deps.lifecycle.pending_timeout,
     });
     return {
       text: first?.plain ?? '',

@@ -54,43 +54,46 @@ function changedSomething(event: AuditEvent): boolean {
 }
 
 export class AuditAnchor {
-  private readonly timers: AnchorTimers;
-  private readonly firstRetryMs: number;
-  private post: AnchorPost | undefined;
+  readonly #timers: AnchorTimers;
+  readonly #firstRetryMs: number;
+  #post: AnchorPost | undefined;
   /** The newest head the room has (or the head at start: nothing to post before it). */
-  private posted: ChainHead | undefined;
-  private baseline = 0;
-  private inFlight = false;
-  private again = false;
-  private soon = false;
+  #posted: ChainHead | undefined;
+  #baseline = 0;
+  #inFlight = false;
+  #again = false;
+  #soon = false;
   /** Owner commands running (see `batch`), and whether one of them asked for a post. */
-  private holding = 0;
-  private held = false;
+  #holding = 0;
+  #held = false;
   /** Failed attempts in a row (0: the last one reached the room). */
-  private failures = 0;
-  private retryDelayMs: number;
-  private intervalTimer: unknown;
-  private retryTimer: unknown;
+  #failures = 0;
+  #retryDelayMs: number;
+  #intervalTimer: unknown;
+  #retryTimer: unknown;
 
-  constructor(private readonly deps: AuditAnchorDeps) {
-    this.timers = deps.timers ?? nodeAnchorTimers;
-    this.firstRetryMs = Math.min(deps.retryMs ?? 30_000, deps.intervalMs);
-    this.retryDelayMs = this.firstRetryMs;
+  readonly #deps: AuditAnchorDeps;
+
+  constructor(deps: AuditAnchorDeps) {
+    this.#deps = deps;
+    this.#timers = deps.timers ?? nodeAnchorTimers;
+    this.#firstRetryMs = Math.min(deps.retryMs ?? 30_000, deps.intervalMs);
+    this.#retryDelayMs = this.#firstRetryMs;
   }
 
   /** Starts posting through `post`; records up to the current head count as posted. */
   start(post: AnchorPost): void {
-    this.post = post;
-    this.baseline = this.deps.head().seq;
-    this.armInterval();
+    this.#post = post;
+    this.#baseline = this.#deps.head().seq;
+    this.#armInterval();
   }
 
   /** Stops the timers; a post in flight finishes unlogged. */
   stop(): void {
-    this.post = undefined;
-    this.timers.clearTimeout(this.intervalTimer);
-    this.timers.clearTimeout(this.retryTimer);
-    this.intervalTimer = this.retryTimer = undefined;
+    this.#post = undefined;
+    this.#timers.clearTimeout(this.#intervalTimer);
+    this.#timers.clearTimeout(this.#retryTimer);
+    this.#intervalTimer = this.#retryTimer = undefined;
   }
 
   /**
@@ -117,15 +120,15 @@ export class AuditAnchor {
    * first). Never throws.
    */
   decided(): void {
-    if (this.holding > 0) {
-      this.held = true;
+    if (this.#holding > 0) {
+      this.#held = true;
       return;
     }
-    if (this.soon) return;
-    this.soon = true;
+    if (this.#soon) return;
+    this.#soon = true;
     setImmediate(() => {
-      this.soon = false;
-      this.request();
+      this.#soon = false;
+      this.#request();
     });
   }
 
@@ -135,87 +138,87 @@ export class AuditAnchor {
    * so a batch decision does not flood the owner's room.
    */
   async batch<T>(task: () => Promise<T>): Promise<T> {
-    this.holding += 1;
+    this.#holding += 1;
     try {
       return await task();
     } finally {
-      this.holding -= 1;
-      if (this.holding === 0 && this.held) {
-        this.held = false;
+      this.#holding -= 1;
+      if (this.#holding === 0 && this.#held) {
+        this.#held = false;
         this.decided();
       }
     }
   }
 
-  private armInterval(): void {
-    this.intervalTimer = this.timers.setTimeout(() => {
-      if (this.post === undefined) return;
-      this.request();
-      this.armInterval();
-    }, this.deps.intervalMs);
+  #armInterval(): void {
+    this.#intervalTimer = this.#timers.setTimeout(() => {
+      if (this.#post === undefined) return;
+      this.#request();
+      this.#armInterval();
+    }, this.#deps.intervalMs);
   }
 
   /** True when records were added since the last head the room has. */
-  private behind(): boolean {
-    return this.deps.head().seq > (this.posted?.seq ?? this.baseline);
+  #behind(): boolean {
+    return this.#deps.head().seq > (this.#posted?.seq ?? this.#baseline);
   }
 
-  private request(): void {
-    if (this.post === undefined || !this.behind()) return;
-    if (this.inFlight) {
-      this.again = true;
+  #request(): void {
+    if (this.#post === undefined || !this.#behind()) return;
+    if (this.#inFlight) {
+      this.#again = true;
       return;
     }
-    void this.attempt();
+    void this.#attempt();
   }
 
-  private async attempt(): Promise<void> {
-    const post = this.post;
+  async #attempt(): Promise<void> {
+    const post = this.#post;
     if (post === undefined) return;
-    this.inFlight = true;
-    const head = this.deps.head();
+    this.#inFlight = true;
+    const head = this.#deps.head();
     try {
       await post(anchorLine(head));
-      this.posted = head;
-      this.succeeded(head);
+      this.#posted = head;
+      this.#succeeded(head);
     } catch (err) {
-      this.failed(head, err);
+      this.#failed(head, err);
     } finally {
-      this.inFlight = false;
+      this.#inFlight = false;
     }
-    if (this.again) {
-      this.again = false;
-      this.request();
+    if (this.#again) {
+      this.#again = false;
+      this.#request();
     }
   }
 
-  private succeeded(head: ChainHead): void {
-    if (this.failures > 0) {
-      this.deps.logger.info('audit anchor posted again after the approval room was unreachable', {
+  #succeeded(head: ChainHead): void {
+    if (this.#failures > 0) {
+      this.#deps.logger.info('audit anchor posted again after the approval room was unreachable', {
         anchor: anchorText(head),
-        failed_attempts: this.failures,
+        failed_attempts: this.#failures,
       });
     }
-    this.failures = 0;
-    this.retryDelayMs = this.firstRetryMs;
-    this.timers.clearTimeout(this.retryTimer);
-    this.retryTimer = undefined;
+    this.#failures = 0;
+    this.#retryDelayMs = this.#firstRetryMs;
+    this.#timers.clearTimeout(this.#retryTimer);
+    this.#retryTimer = undefined;
   }
 
-  private failed(head: ChainHead, err: unknown): void {
-    if (this.post === undefined) return; // stopping: the gateway is going away
-    this.failures += 1;
+  #failed(head: ChainHead, err: unknown): void {
+    if (this.#post === undefined) return; // stopping: the gateway is going away
+    this.#failures += 1;
     // One warning per outage; the retries that follow are debug lines.
-    const level = this.failures === 1 ? 'warn' : 'debug';
-    this.deps.logger[level](
+    const level = this.#failures === 1 ? 'warn' : 'debug';
+    this.#deps.logger[level](
       'audit anchor could not be posted to the approval room; the current head is posted when it answers again',
-      { anchor: anchorText(head), error: errorLine(err), retry_in_ms: this.retryDelayMs },
+      { anchor: anchorText(head), error: errorLine(err), retry_in_ms: this.#retryDelayMs },
     );
-    this.timers.clearTimeout(this.retryTimer);
-    this.retryTimer = this.timers.setTimeout(() => {
-      this.retryTimer = undefined;
-      this.request();
-    }, this.retryDelayMs);
-    this.retryDelayMs = Math.min(this.retryDelayMs * 2, this.deps.intervalMs);
+    this.#timers.clearTimeout(this.#retryTimer);
+    this.#retryTimer = this.#timers.setTimeout(() => {
+      this.#retryTimer = undefined;
+      this.#request();
+    }, this.#retryDelayMs);
+    this.#retryDelayMs = Math.min(this.#retryDelayMs * 2, this.#deps.intervalMs);
   }
 }

@@ -29,62 +29,64 @@ export interface CheckpointerDeps {
 }
 
 export class Checkpointer {
-  private target: ChainHead;
-  private running: Promise<void> | undefined;
-  private cutPause: (() => void) | undefined;
-  private hurry = false;
+  #target: ChainHead;
+  #running: Promise<void> | undefined;
+  #cutPause: (() => void) | undefined;
+  #hurry = false;
   /** When the head last advanced (performance.now()). */
-  private advancedAt = 0;
+  #advancedAt = 0;
 
   /** @param written what the checkpoint file holds now (seq -1: no file yet). */
-  constructor(
-    private readonly deps: CheckpointerDeps,
-    private written: ChainHead,
-  ) {
-    this.target = written;
+  readonly #deps: CheckpointerDeps;
+  #written: ChainHead;
+
+  constructor(deps: CheckpointerDeps, written: ChainHead) {
+    this.#deps = deps;
+    this.#written = written;
+    this.#target = written;
   }
 
   /** Records a new durable head and makes sure a write of it follows. */
   advance(head: ChainHead): void {
-    if (head.seq > this.target.seq) this.target = head;
-    this.advancedAt = performance.now();
-    this.schedule();
+    if (head.seq > this.#target.seq) this.#target = head;
+    this.#advancedAt = performance.now();
+    this.#schedule();
   }
 
   /** Writes the latest head now (no spacing) and waits; rejects if the log has failed. */
   async flush(head: ChainHead): Promise<void> {
-    if (head.seq > this.target.seq) this.target = head;
-    this.hurry = true;
-    this.cutPause?.();
-    this.schedule();
+    if (head.seq > this.#target.seq) this.#target = head;
+    this.#hurry = true;
+    this.#cutPause?.();
+    this.#schedule();
     try {
-      await this.running;
+      await this.#running;
     } finally {
-      this.hurry = false;
+      this.#hurry = false;
     }
-    const later = this.deps.failure.later();
+    const later = this.#deps.failure.later();
     if (later !== undefined) throw later;
   }
 
-  private schedule(): void {
-    this.running ??= this.run().finally(() => {
-      this.running = undefined;
+  #schedule(): void {
+    this.#running ??= this.#run().finally(() => {
+      this.#running = undefined;
     });
   }
 
-  private async run(): Promise<void> {
-    while (!this.deps.failure.failed && this.written.seq < this.target.seq) {
-      if (!this.hurry) await this.settle();
-      const target = this.target;
+  async #run(): Promise<void> {
+    while (!this.#deps.failure.failed && this.#written.seq < this.#target.seq) {
+      if (!this.#hurry) await this.#settle();
+      const target = this.#target;
       try {
         await withTimeout(
-          writeCheckpoint(this.deps.fs, this.deps.dir, target),
-          this.deps.timeoutMs,
+          writeCheckpoint(this.#deps.fs, this.#deps.dir, target),
+          this.#deps.timeoutMs,
           'checkpoint',
         );
-        this.written = target;
+        this.#written = target;
       } catch (err) {
-        this.deps.failure.fail(err, 'checkpoint', join(this.deps.dir, CHECKPOINT_FILE));
+        this.#deps.failure.fail(err, 'checkpoint', join(this.#deps.dir, CHECKPOINT_FILE));
       }
     }
   }
@@ -93,7 +95,7 @@ export class Checkpointer {
    * Resolves once no append came for QUIET_MS, or MAX_LAG_MS after it began, whichever
    * is first; flush() cuts it short. One timer, re-armed only when it fires early.
    */
-  private settle(): Promise<void> {
+  #settle(): Promise<void> {
     const deadline = performance.now() + MAX_LAG_MS;
     return new Promise<void>((resolve) => {
       let timer: NodeJS.Timeout | undefined;
@@ -103,14 +105,14 @@ export class Checkpointer {
       };
       const check = (): void => {
         const now = performance.now();
-        const wake = Math.min(this.advancedAt + QUIET_MS, deadline);
+        const wake = Math.min(this.#advancedAt + QUIET_MS, deadline);
         if (now >= wake) done();
         else timer = setTimeout(check, wake - now);
       };
-      this.cutPause = done;
+      this.#cutPause = done;
       check();
     }).finally(() => {
-      this.cutPause = undefined;
+      this.#cutPause = undefined;
     });
   }
 }

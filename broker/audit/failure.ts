@@ -23,45 +23,48 @@ export function isOutOfSpace(err: unknown): boolean {
 }
 
 export class FailureState {
-  private failure: AuditError | undefined;
-  private spaceOnly = true;
-  private refusedSince = 0;
-  private failedAt: number | undefined;
+  #failure: AuditError | undefined;
+  #spaceOnly = true;
+  #refusedSince = 0;
+  #failedAt: number | undefined;
 
-  constructor(
-    private readonly logger: Logger | undefined,
-    private readonly now: Clock,
-  ) {}
+  readonly #logger: Logger | undefined;
+  readonly #now: Clock;
+
+  constructor(logger: Logger | undefined, now: Clock) {
+    this.#logger = logger;
+    this.#now = now;
+  }
 
   /** When the failure began (the injected clock), while failed. */
   get since(): number | undefined {
-    return this.failedAt;
+    return this.#failedAt;
   }
 
   get failed(): boolean {
-    return this.failure !== undefined;
+    return this.#failure !== undefined;
   }
 
   /** True while failed and every failure so far was a full disk (resume.ts may resume). */
   get resumable(): boolean {
-    return this.failure !== undefined && this.spaceOnly;
+    return this.#failure !== undefined && this.#spaceOnly;
   }
 
   /** The errno code of the first failure (e.g. `ENOSPC`), or its AuditError code. */
   get cause(): string | undefined {
-    const f = this.failure;
+    const f = this.#failure;
     if (f === undefined) return undefined;
     return errnoCode(f.cause) ?? f.code;
   }
 
   /** Appends refused since the failure (for the recovery record that ends it). */
   get refused(): number {
-    return this.refusedSince;
+    return this.#refusedSince;
   }
 
   /** Counts one append refused because of the failure. */
   noteRefused(): void {
-    if (this.failure !== undefined) this.refusedSince += 1;
+    if (this.#failure !== undefined) this.#refusedSince += 1;
   }
 
   /**
@@ -70,39 +73,39 @@ export class FailureState {
    * state one only a restart ends (a late hang or I/O error leaves unknown bytes).
    */
   fail(err: unknown, what: 'write' | 'checkpoint', file: string): AuditError {
-    if (!isOutOfSpace(err)) this.spaceOnly = false;
-    if (this.failure !== undefined) return this.failure;
-    this.failedAt = this.now();
+    if (!isOutOfSpace(err)) this.#spaceOnly = false;
+    if (this.#failure !== undefined) return this.#failure;
+    this.#failedAt = this.#now();
     const code: AuditErrorCode =
       err instanceof AuditError && err.code === 'timeout' ? 'timeout' : 'write_failed';
-    const next = this.spaceOnly
+    const next = this.#spaceOnly
       ? 'free disk space (the log retries and resumes by itself) or restart the broker, which re-verifies the log'
       : 'fix the disk and restart the broker, which re-verifies the log';
-    this.failure = new AuditError(
+    this.#failure = new AuditError(
       code,
       `audit ${what} to ${file} failed (${errorMessage(err)}); the audit log refuses further appends: ${next}`,
       { cause: err },
     );
-    this.logger?.error('audit log failed', { code, file, error: errorMessage(err) });
-    return this.failure;
+    this.#logger?.error('audit log failed', { code, file, error: errorMessage(err) });
+    return this.#failure;
   }
 
   /** A failure that happened while trying to resume: the state stays failed. */
   failAgain(err: unknown): void {
-    if (!isOutOfSpace(err)) this.spaceOnly = false;
+    if (!isOutOfSpace(err)) this.#spaceOnly = false;
   }
 
   /** Ends the failed state (resume.ts, after its recovery record is durable). */
   clear(): void {
-    this.failure = undefined;
-    this.failedAt = undefined;
-    this.spaceOnly = true;
-    this.refusedSince = 0;
+    this.#failure = undefined;
+    this.#failedAt = undefined;
+    this.#spaceOnly = true;
+    this.#refusedSince = 0;
   }
 
   /** The error for an append made after the failure; undefined while healthy. */
   later(): AuditError | undefined {
-    const f = this.failure;
+    const f = this.#failure;
     if (f === undefined) return undefined;
     return new AuditError(
       f.code,

@@ -60,61 +60,68 @@ export class AuditLog {
   /** What open() had to repair or take over (stale lock, torn tail, lagging checkpoint). */
   readonly warnings: string[] = [];
   /** Head including queued, not yet durable records: the next record's prev. */
-  private tip: ChainHead;
+  #tip: ChainHead;
   /** Head of what is fsynced. */
-  private durableHead: ChainHead;
-  private closed = false;
-  private closing: Promise<void> | undefined;
-  private readonly failure: FailureState;
-  private readonly writer: GroupCommitWriter;
-  private readonly checkpointer: Checkpointer;
-  private readonly resumer: Resumer;
-  private readonly timeoutMs: number;
-  private readonly file: string;
+  #durableHead: ChainHead;
+  #closed = false;
+  #closing: Promise<void> | undefined;
+  readonly #failure: FailureState;
+  readonly #writer: GroupCommitWriter;
+  readonly #checkpointer: Checkpointer;
+  readonly #resumer: Resumer;
+  readonly #timeoutMs: number;
+  readonly #file: string;
+
+  readonly #handle: AuditFileHandle;
+  readonly #lock: HeldLock;
+  readonly #deps: AuditLogDeps;
 
   private constructor(
-    private readonly dir: string,
-    private readonly handle: AuditFileHandle,
-    private readonly lock: HeldLock,
+    dir: string,
+    handle: AuditFileHandle,
+    lock: HeldLock,
     fs: AuditFs,
-    private readonly deps: AuditLogDeps,
+    deps: AuditLogDeps,
     head: ChainHead,
     checkpoint: ChainHead,
     size: number,
   ) {
-    this.tip = head;
-    this.durableHead = head;
-    this.file = join(dir, LOG_FILE);
-    this.timeoutMs = deps.writeTimeoutMs ?? DEFAULT_WRITE_TIMEOUT_MS;
-    this.failure = new FailureState(deps.logger, deps.now);
-    this.checkpointer = new Checkpointer(
-      { fs, dir, timeoutMs: this.timeoutMs, failure: this.failure },
+    this.#handle = handle;
+    this.#lock = lock;
+    this.#deps = deps;
+    this.#tip = head;
+    this.#durableHead = head;
+    this.#file = join(dir, LOG_FILE);
+    this.#timeoutMs = deps.writeTimeoutMs ?? DEFAULT_WRITE_TIMEOUT_MS;
+    this.#failure = new FailureState(deps.logger, deps.now);
+    this.#checkpointer = new Checkpointer(
+      { fs, dir, timeoutMs: this.#timeoutMs, failure: this.#failure },
       checkpoint,
     );
-    this.writer = new GroupCommitWriter({
+    this.#writer = new GroupCommitWriter({
       handle,
-      file: this.file,
-      timeoutMs: this.timeoutMs,
-      failure: this.failure,
+      file: this.#file,
+      timeoutMs: this.#timeoutMs,
+      failure: this.#failure,
       onDurable: (h) => {
-        this.durableHead = h;
-        this.checkpointer.advance(h);
+        this.#durableHead = h;
+        this.#checkpointer.advance(h);
       },
       size,
       ...(deps.metrics === undefined ? {} : { onSynced: (s) => deps.metrics?.auditSynced(s) }),
     });
-    this.resumer = new Resumer({
+    this.#resumer = new Resumer({
       now: deps.now,
-      failure: this.failure,
-      writer: this.writer,
+      failure: this.#failure,
+      writer: this.#writer,
       handle,
-      file: this.file,
+      file: this.#file,
       logger: deps.logger,
-      head: () => this.durableHead,
+      head: () => this.#durableHead,
       commit: (h) => {
-        this.tip = this.durableHead = h;
+        this.#tip = this.#durableHead = h;
       },
-      checkpoint: (h) => this.checkpointer.flush(h),
+      checkpoint: (h) => this.#checkpointer.flush(h),
     });
   }
 
@@ -154,9 +161,9 @@ export class AuditLog {
       // seq -1: no checkpoint file yet, so the first flush writes one (seq 0 on a fresh log).
       const written = checkpoint ?? { seq: -1, hash: ZERO_HASH };
       const log = new AuditLog(dataDir, handle, lock, fs, deps, result.head, written, size);
-      if (lock.warning !== undefined) log.warn(lock.warning);
+      if (lock.warning !== undefined) log.#warn(lock.warning);
       if (checkpoint !== undefined && result.head.seq > checkpoint.seq) {
-        log.warn(
+        log.#warn(
           `the log was ${result.head.seq - checkpoint.seq} record(s) ahead of ${CHECKPOINT_FILE} (a stop between the two writes); checkpoint updated`,
         );
       }
@@ -164,11 +171,11 @@ export class AuditLog {
         // The region runs from the first bad line to the end of the file.
         const region = result.region as NonNullable<typeof result.region>;
         const endsWithNewline = region.offset + region.bytes < size;
-        await log.recover(region.bytes, region.sha256, !endsWithNewline, result.reason);
+        await log.#recover(region.bytes, region.sha256, !endsWithNewline, result.reason);
       } else if (result.tail.length > 0) {
-        await log.recoverTail(result.tail);
+        await log.#recoverTail(result.tail);
       }
-      await log.checkpointer.flush(log.durableHead);
+      await log.#checkpointer.flush(log.#durableHead);
       return log;
     } catch (err) {
       await handle?.close().catch(() => undefined);
@@ -179,7 +186,7 @@ export class AuditLog {
 
   /** The head of what is durable: `{seq, hash}` of the last fsynced record. */
   get head(): ChainHead {
-    return { ...this.durableHead };
+    return { ...this.#durableHead };
   }
 
   /**
@@ -192,12 +199,12 @@ export class AuditLog {
     const how = { internal: false, newlineFirst: false };
     const started = performance.now();
     const appended =
-      this.closed || !this.failure.failed
-        ? this.enqueue(event, fields, how)
+      this.#closed || !this.#failure.failed
+        ? this.#enqueue(event, fields, how)
         : // Security: while failed, an append first tries to resume (a full disk only, at
           // most one try per delay); until a recovery record is durable, it is refused.
-          this.resumer.ready().then(() => this.enqueue(event, fields, how));
-    const { metrics } = this.deps;
+          this.#resumer.ready().then(() => this.#enqueue(event, fields, how));
+    const { metrics } = this.#deps;
     if (metrics === undefined) return appended;
     return appended.then((record) => {
       metrics.auditAppended(secondsSince(started));
@@ -207,28 +214,28 @@ export class AuditLog {
 
   /** Waits for queued appends and the checkpoint, closes the file and releases the lock. */
   close(): Promise<void> {
-    this.closed = true;
-    this.closing ??= (async () => {
-      await this.resumer.idle();
-      await this.writer.idle();
-      await this.checkpointer.flush(this.durableHead).catch(() => undefined); // failure logged
-      await withTimeout(this.handle.close(), this.timeoutMs, 'close').catch((err: unknown) => {
-        this.deps.logger?.warn('audit log close failed', { error: errorMessage(err) });
+    this.#closed = true;
+    this.#closing ??= (async () => {
+      await this.#resumer.idle();
+      await this.#writer.idle();
+      await this.#checkpointer.flush(this.#durableHead).catch(() => undefined); // failure logged
+      await withTimeout(this.#handle.close(), this.#timeoutMs, 'close').catch((err: unknown) => {
+        this.#deps.logger?.warn('audit log close failed', { error: errorMessage(err) });
       });
-      await this.lock.release();
+      await this.#lock.release();
     })();
-    return this.closing;
+    return this.#closing;
   }
 
-  private enqueue(
+  #enqueue(
     event: string,
     fields: Record<string, unknown>,
     how: { internal: boolean; newlineFirst: boolean },
   ): Promise<AuditRecord> {
-    if (this.closed) return Promise.reject(new AuditError('closed', 'the audit log is closed'));
-    const later = this.failure.later();
+    if (this.#closed) return Promise.reject(new AuditError('closed', 'the audit log is closed'));
+    const later = this.#failure.later();
     if (later !== undefined) {
-      this.failure.noteRefused();
+      this.#failure.noteRefused();
       return Promise.reject(later);
     }
     const invalid = (message: string, cause?: unknown): Promise<never> =>
@@ -248,11 +255,11 @@ export class AuditLog {
     if (!how.internal && event === 'recovery' && Object.hasOwn(fields, 'torn')) {
       return invalid('field "torn" of a recovery record is reserved for the audit log');
     }
-    const now = this.deps.now();
+    const now = this.#deps.now();
     if (!Number.isFinite(now)) return invalid(`the clock returned ${now}, not a time`);
     let built: ReturnType<typeof buildRecord>;
     try {
-      built = buildRecord(this.tip, iso(now), event, fields);
+      built = buildRecord(this.#tip, iso(now), event, fields);
     } catch (err) {
       return invalid(`audit fields are not plain JSON: ${errorMessage(err)}`, err);
     }
@@ -260,39 +267,39 @@ export class AuditLog {
     if (line.length > MAX_LINE_BYTES) {
       return invalid(`audit record of ${line.length} bytes exceeds ${MAX_LINE_BYTES}`);
     }
-    this.tip = { seq: built.record.seq, hash: built.record.hash };
+    this.#tip = { seq: built.record.seq, hash: built.record.hash };
     const parts = how.newlineFirst ? [NEWLINE, line, NEWLINE] : [line, NEWLINE];
-    return this.writer.submit(built.record, Buffer.concat(parts));
+    return this.#writer.submit(built.record, Buffer.concat(parts));
   }
 
-  private warn(text: string): void {
+  #warn(text: string): void {
     this.warnings.push(text);
-    this.deps.logger?.warn(text, { file: this.file });
+    this.#deps.logger?.warn(text, { file: this.#file });
   }
 
   /** A final line that is a whole record but lost its newline just gets the newline. */
-  private async recoverTail(tail: Buffer): Promise<void> {
+  async #recoverTail(tail: Buffer): Promise<void> {
     const verdict: ReturnType<typeof judgeLine> =
       tail.length <= MAX_LINE_BYTES
-        ? judgeLine(tail, this.durableHead)
+        ? judgeLine(tail, this.#durableHead)
         : { ok: false, reason: `${tail.length} bytes without a newline` };
     if (!verdict.ok) {
-      await this.recover(tail.length, sha256Hex(tail), true, verdict.reason);
+      await this.#recover(tail.length, sha256Hex(tail), true, verdict.reason);
       return;
     }
-    await this.writer.writeNow(NEWLINE);
-    this.tip = this.durableHead = { seq: verdict.record.seq, hash: verdict.record.hash };
-    this.warn(`the last record (seq ${verdict.record.seq}) had no trailing newline; added one`);
+    await this.#writer.writeNow(NEWLINE);
+    this.#tip = this.#durableHead = { seq: verdict.record.seq, hash: verdict.record.hash };
+    this.#warn(`the last record (seq ${verdict.record.seq}) had no trailing newline; added one`);
   }
 
-  private async recover(
+  async #recover(
     bytes: number,
     sha256: string,
     newlineFirst: boolean,
     reason: string,
   ): Promise<void> {
-    const after = this.durableHead.seq;
-    const rec = await this.enqueue(
+    const after = this.#durableHead.seq;
+    const rec = await this.#enqueue(
       'recovery',
       {
         torn: { bytes, sha256 },
@@ -300,8 +307,8 @@ export class AuditLog {
       },
       { internal: true, newlineFirst },
     );
-    this.warn(
-      `torn tail of ${bytes} byte(s) after seq ${after} in ${this.file} (sha256 ${sha256}); left in place and recorded as recovery seq ${rec.seq}`,
+    this.#warn(
+      `torn tail of ${bytes} byte(s) after seq ${after} in ${this.#file} (sha256 ${sha256}); left in place and recorded as recovery seq ${rec.seq}`,
     );
   }
 }

@@ -61,58 +61,62 @@ export interface ResumeDeps {
 
 export class Resumer {
   /** The failure (its start) the delay below belongs to. */
-  private outage: number | undefined;
-  private delay = PROBE_DELAY_MS;
-  private nextTry = 0;
-  private running: Promise<void> | undefined;
+  #outage: number | undefined;
+  #delay = PROBE_DELAY_MS;
+  #nextTry = 0;
+  #running: Promise<void> | undefined;
 
-  constructor(private readonly deps: ResumeDeps) {}
+  readonly #deps: ResumeDeps;
+
+  constructor(deps: ResumeDeps) {
+    this.#deps = deps;
+  }
 
   /**
    * Resolves once the log accepts appends again (at once when it never failed); rejects
    * with the log's failure when it cannot resume, or it is not yet time to try.
    */
   ready(): Promise<void> {
-    const { failure } = this.deps;
+    const { failure } = this.#deps;
     const since = failure.since;
     if (!failure.failed || since === undefined) return Promise.resolve();
-    if (this.outage !== since) {
-      this.outage = since;
-      this.delay = PROBE_DELAY_MS;
-      this.nextTry = since + PROBE_DELAY_MS;
+    if (this.#outage !== since) {
+      this.#outage = since;
+      this.#delay = PROBE_DELAY_MS;
+      this.#nextTry = since + PROBE_DELAY_MS;
     }
     // Security: only a full disk resumes, and at most one try per delay, so a flood of
     // calls on a full disk costs no more than one small write every few seconds.
-    if (this.running === undefined) {
-      if (!failure.resumable || this.deps.now() < this.nextTry) {
-        return Promise.reject(this.refusal());
+    if (this.#running === undefined) {
+      if (!failure.resumable || this.#deps.now() < this.#nextTry) {
+        return Promise.reject(this.#refusal());
       }
-      this.running = this.attempt(since).finally(() => {
-        this.running = undefined;
+      this.#running = this.#attempt(since).finally(() => {
+        this.#running = undefined;
       });
     }
     // Every append waiting on a try that fails is refused (and counted) on its own.
-    return this.running.catch(() => Promise.reject(this.refusal()));
+    return this.#running.catch(() => Promise.reject(this.#refusal()));
   }
 
   /** Waits for a try in progress (close()). */
   async idle(): Promise<void> {
-    await this.running?.catch(() => undefined);
+    await this.#running?.catch(() => undefined);
   }
 
-  private refusal(): AuditError {
-    const { failure } = this.deps;
+  #refusal(): AuditError {
+    const { failure } = this.#deps;
     failure.noteRefused();
     return failure.later() ?? new AuditError('write_failed', 'the audit log could not resume');
   }
 
-  private async attempt(since: number): Promise<void> {
-    const { failure, writer, logger } = this.deps;
+  async #attempt(since: number): Promise<void> {
+    const { failure, writer, logger } = this.#deps;
     const cause = failure.cause;
     const refusedAppends = failure.refused;
     try {
       await writer.idle();
-      const tail = await this.readTail();
+      const tail = await this.#readTail();
       const fields = {
         outage: {
           since: iso(since),
@@ -125,34 +129,34 @@ export class Resumer {
         ...(tail.torn === undefined ? {} : { torn: tail.torn }),
         note: `the audit log could not be written (${cause ?? 'unknown'}) and refused ${refusedAppends} append(s), so no operation ran unrecorded; it resumed once a write succeeded${tail.adopted > 0 ? `; records ${tail.head.seq - tail.adopted + 1}..${tail.head.seq} reached the file but their appends were refused (their operations did not run)` : ''}${tail.torn === undefined ? '' : `; ${tail.torn.bytes} torn byte(s) before this record are left in place, not records`}`,
       };
-      const built = buildRecord(tail.head, iso(this.deps.now()), 'recovery', fields);
+      const built = buildRecord(tail.head, iso(this.#deps.now()), 'recovery', fields);
       const line = Buffer.from(built.line, 'utf8');
       const bytes = Buffer.concat(tail.newlineFirst ? [NEWLINE, line, NEWLINE] : [line, NEWLINE]);
       await writer.writeAfter(tail.size, bytes);
       const head = { seq: built.record.seq, hash: built.record.hash };
-      this.deps.commit(head);
+      this.#deps.commit(head);
       failure.clear();
-      await this.deps.checkpoint(head);
-      logger?.warn('audit log resumed', { file: this.deps.file, seq: head.seq, refusedAppends });
+      await this.#deps.checkpoint(head);
+      logger?.warn('audit log resumed', { file: this.#deps.file, seq: head.seq, refusedAppends });
     } catch (err) {
       failure.failAgain(err);
-      this.delay = Math.min(this.delay * 2, MAX_PROBE_DELAY_MS);
-      this.nextTry = this.deps.now() + this.delay;
+      this.#delay = Math.min(this.#delay * 2, MAX_PROBE_DELAY_MS);
+      this.#nextTry = this.#deps.now() + this.#delay;
       logger?.warn('audit log still cannot be written', { error: errorMessage(err) });
       throw err;
     }
   }
 
   /** Re-reads and judges everything after the durable head. */
-  private async readTail(): Promise<TailReading> {
-    const { handle, writer } = this.deps;
+  async #readTail(): Promise<TailReading> {
+    const { handle, writer } = this.#deps;
     const from = writer.durableSize;
-    const start = this.deps.head();
+    const start = this.#deps.head();
     const { size } = await handle.stat();
     if (size < from) {
       throw new AuditError(
         'corrupt',
-        `${this.deps.file} is ${size} bytes, shorter than its ${from} durable bytes (truncated while failed); restart the broker, which re-verifies the log`,
+        `${this.#deps.file} is ${size} bytes, shorter than its ${from} durable bytes (truncated while failed); restart the broker, which re-verifies the log`,
       );
     }
     const verifier = new ChainVerifier(undefined, [], start);

@@ -35,35 +35,38 @@ export interface WriterDeps {
 }
 
 export class GroupCommitWriter {
-  private readonly queue: Pending[] = [];
-  private draining: Promise<void> | undefined;
+  readonly #queue: Pending[] = [];
+  #draining: Promise<void> | undefined;
   /** Bytes of the file that are verified and fsynced: where a resume re-reads from. */
-  private durable: number;
+  #durable: number;
 
-  constructor(private readonly deps: WriterDeps) {
-    this.durable = deps.size;
+  readonly #deps: WriterDeps;
+
+  constructor(deps: WriterDeps) {
+    this.#deps = deps;
+    this.#durable = deps.size;
   }
 
   get durableSize(): number {
-    return this.durable;
+    return this.#durable;
   }
 
   /** Queues `bytes` (the record's line); resolves with `record` once they are fsynced. */
   submit(record: AuditRecord, bytes: Buffer): Promise<AuditRecord> {
     return new Promise<AuditRecord>((resolve, reject) => {
-      this.queue.push({ record, bytes, resolve, reject });
-      this.kick();
+      this.#queue.push({ record, bytes, resolve, reject });
+      this.#kick();
     });
   }
 
   /** Writes and fsyncs bytes outside the queue (open() only, before any append). */
   async writeNow(bytes: Buffer): Promise<void> {
     try {
-      await withTimeout(this.writeAndSync(bytes), this.deps.timeoutMs, 'write');
+      await withTimeout(this.#writeAndSync(bytes), this.#deps.timeoutMs, 'write');
     } catch (err) {
-      throw this.deps.failure.fail(err, 'write', this.deps.file);
+      throw this.#deps.failure.fail(err, 'write', this.#deps.file);
     }
-    this.durable += bytes.length;
+    this.#durable += bytes.length;
   }
 
   /**
@@ -72,63 +75,63 @@ export class GroupCommitWriter {
    * become durable with them. Rejects, changing nothing here, when it fails.
    */
   async writeAfter(verified: number, bytes: Buffer): Promise<void> {
-    await withTimeout(this.writeAndSync(bytes), this.deps.timeoutMs, 'write');
-    this.durable = verified + bytes.length;
+    await withTimeout(this.#writeAndSync(bytes), this.#deps.timeoutMs, 'write');
+    this.#durable = verified + bytes.length;
   }
 
   /** Settles once everything queued so far is written or rejected. */
   async idle(): Promise<void> {
-    while (this.draining !== undefined) await this.draining;
+    while (this.#draining !== undefined) await this.#draining;
   }
 
-  private kick(): void {
+  #kick(): void {
     // setImmediate lets every append issued in this turn (and the continuations of the
     // last batch's callers) join one batch.
-    this.draining ??= new Promise<void>((resolve) => setImmediate(resolve))
-      .then(() => this.drain())
+    this.#draining ??= new Promise<void>((resolve) => setImmediate(resolve))
+      .then(() => this.#drain())
       .finally(() => {
-        this.draining = undefined;
-        if (this.queue.length > 0) this.kick();
+        this.#draining = undefined;
+        if (this.#queue.length > 0) this.#kick();
       });
   }
 
-  private async drain(): Promise<void> {
-    while (this.queue.length > 0) {
-      const later = this.deps.failure.later();
+  async #drain(): Promise<void> {
+    while (this.#queue.length > 0) {
+      const later = this.#deps.failure.later();
       if (later !== undefined) {
-        for (const p of this.queue.splice(0)) {
-          this.deps.failure.noteRefused();
+        for (const p of this.#queue.splice(0)) {
+          this.#deps.failure.noteRefused();
           p.reject(later);
         }
         return;
       }
-      const batch = takeBatch(this.queue);
+      const batch = takeBatch(this.#queue);
       try {
         await withTimeout(
-          this.writeAndSync(Buffer.concat(batch.map((p) => p.bytes))),
-          this.deps.timeoutMs,
+          this.#writeAndSync(Buffer.concat(batch.map((p) => p.bytes))),
+          this.#deps.timeoutMs,
           'write',
         );
       } catch (err) {
-        const failure = this.deps.failure.fail(err, 'write', this.deps.file);
+        const failure = this.#deps.failure.fail(err, 'write', this.#deps.file);
         for (const p of batch) {
-          this.deps.failure.noteRefused();
+          this.#deps.failure.noteRefused();
           p.reject(failure);
         }
         continue;
       }
       const last = (batch[batch.length - 1] as Pending).record;
-      for (const p of batch) this.durable += p.bytes.length;
+      for (const p of batch) this.#durable += p.bytes.length;
       for (const p of batch) p.resolve(p.record);
-      this.deps.onDurable({ seq: last.seq, hash: last.hash });
+      this.#deps.onDurable({ seq: last.seq, hash: last.hash });
     }
   }
 
-  private async writeAndSync(bytes: Buffer): Promise<void> {
+  async #writeAndSync(bytes: Buffer): Promise<void> {
     const started = performance.now();
-    await writeAll(this.deps.handle, bytes);
-    await this.deps.handle.sync();
-    this.deps.onSynced?.(secondsSince(started));
+    await writeAll(this.#deps.handle, bytes);
+    await this.#deps.handle.sync();
+    this.#deps.onSynced?.(secondsSince(started));
   }
 }
 

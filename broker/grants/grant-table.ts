@@ -20,7 +20,7 @@ export interface GrantSnapshot {
 export class GrantTable {
   readonly #db: Database.Database;
   readonly #now: Clock;
-  private snapshot: { key: string; grants: GrantSnapshot } | undefined;
+  #snapshot: { key: string; grants: GrantSnapshot } | undefined;
 
   constructor(database: GrantDatabase) {
     this.#db = database.db;
@@ -55,7 +55,7 @@ export class GrantTable {
       .prepare('SELECT (SELECT data_version FROM pragma_data_version()) AS d, total_changes() AS t')
       .get() as { d: number; t: number };
     const key = `${version.d}:${version.t}`;
-    if (this.snapshot === undefined || this.snapshot.key !== key) {
+    if (this.#snapshot === undefined || this.#snapshot.key !== key) {
       const unended: GrantRecord[] = [];
       const ended: EndedGrantRecord[] = [];
       for (const row of this.#db.prepare('SELECT * FROM grants ORDER BY id').all()) {
@@ -63,12 +63,12 @@ export class GrantTable {
         if (grant.state === 'active') unended.push(grant);
         else if (grant.endedAt !== null) ended.push(grant as EndedGrantRecord);
       }
-      this.snapshot = {
+      this.#snapshot = {
         key,
         grants: { unended: Object.freeze(unended), ended: Object.freeze(ended) },
       };
     }
-    return this.snapshot.grants;
+    return this.#snapshot.grants;
   }
 
   /** Grants in force now: state active and `now < expiresAt` (the expiry instant is out). */
@@ -82,37 +82,37 @@ export class GrantTable {
   /** Marks active grants at or past their expiry as expired; returns them (to announce, unlock). */
   expireGrants(): GrantRecord[] {
     const now = this.#now();
-    return this.endGrants(`state = 'active' AND expires_at <= ?`, 'expired', now, [now]);
+    return this.#endGrants(`state = 'active' AND expires_at <= ?`, 'expired', now, [now]);
   }
 
   revokeRequest(id: number): GrantRecord[] {
-    return this.revoke('request_id = ?', [id]);
+    return this.#revoke('request_id = ?', [id]);
   }
 
   revokeInstance(name: string): GrantRecord[] {
-    return this.revoke('instance = ?', [name]);
+    return this.#revoke('instance = ?', [name]);
   }
 
   revokeAll(): GrantRecord[] {
-    return this.revoke('1 = 1', []);
+    return this.#revoke('1 = 1', []);
   }
 
   revokeGrants(ids: number[]): GrantRecord[] {
     const valid = [...new Set(ids)].filter(isPositiveInt);
     if (valid.length === 0) return [];
-    return this.revoke(`id IN (${valid.map(() => '?').join(', ')})`, valid);
+    return this.#revoke(`id IN (${valid.map(() => '?').join(', ')})`, valid);
   }
 
   /** Revokes grants still in force that match; returns exactly those that changed. */
-  private revoke(where: string, params: (string | number)[]): GrantRecord[] {
+  #revoke(where: string, params: (string | number)[]): GrantRecord[] {
     const now = this.#now();
-    return this.endGrants(`state = 'active' AND expires_at > ? AND (${where})`, 'revoked', now, [
+    return this.#endGrants(`state = 'active' AND expires_at > ? AND (${where})`, 'revoked', now, [
       now,
       ...params,
     ]);
   }
 
-  private endGrants(
+  #endGrants(
     where: string,
     state: 'expired' | 'revoked',
     now: number,

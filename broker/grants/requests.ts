@@ -80,10 +80,10 @@ export class RequestTable {
   readonly #db: Database.Database;
   readonly #now: Clock;
 
-  constructor(
-    database: GrantDatabase,
-    private readonly pendingTimeoutMs: number,
-  ) {
+  readonly #pendingTimeoutMs: number;
+
+  constructor(database: GrantDatabase, pendingTimeoutMs: number) {
+    this.#pendingTimeoutMs = pendingTimeoutMs;
     this.#db = database.db;
     this.#now = database.now;
   }
@@ -109,7 +109,7 @@ export class RequestTable {
       .transaction((): { ok: true; id: number } | { ok: false; waiting: number[] } => {
         const waiting = this.#db
           .prepare(`SELECT id FROM requests WHERE state = 'pending' AND created_at > ? ORDER BY id`)
-          .all(now - this.pendingTimeoutMs)
+          .all(now - this.#pendingTimeoutMs)
           .map((row) => (row as { id: number }).id);
         if (waiting.length >= maxPending) return { ok: false, waiting };
         const info = this.#db
@@ -128,7 +128,7 @@ export class RequestTable {
       })
       .immediate();
     if (!outcome.ok) return { ok: false, code: 'too_many_pending', pending: outcome.waiting };
-    return { ok: true, request: this.mustGetRequest(outcome.id) };
+    return { ok: true, request: this.#mustGetRequest(outcome.id) };
   }
 
   getRequest(id: number): RequestRecord | undefined {
@@ -145,7 +145,7 @@ export class RequestTable {
 
   /** Requests still marked pending, oldest first (some may be past the timeout). */
   pendingRequests(): RequestRecord[] {
-    return this.requestsByIds(
+    return this.#requestsByIds(
       this.#db.prepare(`SELECT id FROM requests WHERE state = 'pending' ORDER BY id`).all(),
     );
   }
@@ -178,7 +178,7 @@ export class RequestTable {
         const now = this.#now();
         // Security: silence grants nothing; a stale request cannot be approved late,
         // whether or not the sweeper has marked it yet.
-        if (now - before.createdAt >= this.pendingTimeoutMs) {
+        if (now - before.createdAt >= this.#pendingTimeoutMs) {
           this.#db
             .prepare(
               `UPDATE requests SET state = 'expired', decided_at = ? WHERE id = ? AND state = 'pending'`,
@@ -188,8 +188,8 @@ export class RequestTable {
         }
 
         if (d.kind === 'deny') {
-          if (!this.claim(id, 'denied', now, d.by)) return decidedElsewhere(id);
-          return { ok: true, request: this.mustGetRequest(id), granted: [] };
+          if (!this.#claim(id, 'denied', now, d.by)) return decidedElsewhere(id);
+          return { ok: true, request: this.#mustGetRequest(id), granted: [] };
         }
 
         if (!isPositiveInt(d.durationMs) || !isPositiveInt(d.maxMs)) {
@@ -218,7 +218,7 @@ export class RequestTable {
           }
         }
         const state = chosen.length === numbers.length ? 'approved' : 'partially_approved';
-        if (!this.claim(id, state, now, d.by)) return decidedElsewhere(id);
+        if (!this.#claim(id, state, now, d.by)) return decidedElsewhere(id);
 
         const expiresAt = now + d.durationMs;
         const insert = this.#db.prepare(
@@ -230,7 +230,7 @@ export class RequestTable {
           if (item === undefined) throw new GrantStoreError('corrupt', `item ${n} vanished`);
           insert.run(id, n, before.instance, item.kind, item.path, item.mode, now, expiresAt);
         }
-        const request = this.mustGetRequest(id);
+        const request = this.#mustGetRequest(id);
         const granted = request.items.flatMap((it) => (it.grant === null ? [] : [it.grant]));
         return { ok: true, request, granted };
       })
@@ -242,7 +242,7 @@ export class RequestTable {
    * whose UPDATE changes the still-pending row decides; it runs before any grant row
    * is written, so a lost race writes nothing.
    */
-  private claim(
+  #claim(
     id: number,
     state: 'approved' | 'partially_approved' | 'denied',
     now: number,
@@ -260,7 +260,7 @@ export class RequestTable {
   expirePending(timeoutMs: number): RequestRecord[] {
     if (!isPositiveInt(timeoutMs)) throw invalid('timeoutMs must be a positive whole number');
     const now = this.#now();
-    return this.endPending(
+    return this.#endPending(
       `UPDATE requests SET state = 'expired', decided_at = ?
        WHERE state = 'pending' AND created_at <= ? RETURNING id`,
       now,
@@ -270,28 +270,28 @@ export class RequestTable {
 
   /** On start: every pending request is discarded (silence grants nothing). */
   discardAllPending(): RequestRecord[] {
-    return this.endPending(
+    return this.#endPending(
       `UPDATE requests SET state = 'discarded', decided_at = ? WHERE state = 'pending' RETURNING id`,
       this.#now(),
     );
   }
 
-  private endPending(sql: string, ...params: number[]): RequestRecord[] {
+  #endPending(sql: string, ...params: number[]): RequestRecord[] {
     return this.#db
-      .transaction(() => this.requestsByIds(this.#db.prepare(sql).all(...params)))
+      .transaction(() => this.#requestsByIds(this.#db.prepare(sql).all(...params)))
       .immediate()
       .sort((a, b) => a.id - b.id);
   }
 
-  private requestsByIds(rows: unknown[]): RequestRecord[] {
+  #requestsByIds(rows: unknown[]): RequestRecord[] {
     return rows.map((row) => {
       const id = (row as { id?: unknown }).id;
       if (!isPositiveInt(id)) throw new GrantStoreError('corrupt', 'a request id is not a number');
-      return this.mustGetRequest(id);
+      return this.#mustGetRequest(id);
     });
   }
 
-  private mustGetRequest(id: number): RequestRecord {
+  #mustGetRequest(id: number): RequestRecord {
     const r = this.getRequest(id);
     if (r === undefined) throw new GrantStoreError('corrupt', `request ${id} vanished`);
     return r;

@@ -105,20 +105,23 @@ export function readCapabilities(
 export class CapabilitiesCache {
   #cached: { value: Capabilities; at: number } | undefined;
 
-  constructor(
-    private readonly conn: NextcloudConnection,
-    private readonly ttlMs: number,
-  ) {}
+  readonly #conn: NextcloudConnection;
+  readonly #ttlMs: number;
+
+  constructor(conn: NextcloudConnection, ttlMs: number) {
+    this.#conn = conn;
+    this.#ttlMs = ttlMs;
+  }
 
   /** Cached for `ttlMs`. */
   async get(signal?: AbortSignal): Promise<Capabilities> {
     const cached = this.#cached;
-    if (cached !== undefined && this.conn.now() - cached.at < this.ttlMs) return cached.value;
+    if (cached !== undefined && this.#conn.now() - cached.at < this.#ttlMs) return cached.value;
     return this.fetch(signal);
   }
 
   async fetch(signal?: AbortSignal): Promise<Capabilities> {
-    const { conn } = this;
+    const conn = this.#conn;
     const text = await getOcsJson(conn, 'cloud/capabilities', 'CAPABILITIES', signal);
     const value = parseCapabilities(text);
     this.#cached = { value, at: conn.now() };

@@ -15,7 +15,11 @@ export class ChunkAnswers {
   /** The first chunk that failed, with why; later ones were cut because of it. */
   failure: unknown;
 
-  constructor(private readonly onFailure: AbortController) {}
+  readonly #onFailure: AbortController;
+
+  constructor(onFailure: AbortController) {
+    this.#onFailure = onFailure;
+  }
 
   /**
    * Adds a chunk's answer; resolves once its bytes were sent (`sent`) and fewer than
@@ -29,7 +33,7 @@ export class ChunkAnswers {
       (error: unknown) => {
         this.#pending.delete(tracked);
         if (this.failure === undefined) this.failure = error;
-        this.onFailure.abort();
+        this.#onFailure.abort();
         throw error;
       },
     );

@@ -17,7 +17,11 @@ export class NamespaceLock {
   #waiting = 0;
   #held = false;
 
-  constructor(private readonly instance: string) {}
+  readonly #instance: string;
+
+  constructor(instance: string) {
+    this.#instance = instance;
+  }
 
   /** Holders and waiters now (for tests and logs). */
   get busy(): { held: boolean; waiting: number } {
@@ -33,7 +37,7 @@ export class NamespaceLock {
     this.#tail = before.then(() => mine);
     this.#waiting += 1;
     try {
-      await waitFor(before, signal, this.instance);
+      await waitFor(before, signal, this.#instance);
     } catch (error) {
       this.#waiting -= 1;
       release();

@@ -157,8 +157,11 @@ class CommitGate extends Transform {
   #passed = false;
   refusal: { error: unknown } | undefined;
 
-  constructor(private readonly check: (() => void | Promise<void>) | undefined) {
+  readonly #check: (() => void | Promise<void>) | undefined;
+
+  constructor(check: (() => void | Promise<void>) | undefined) {
     super();
+    this.#check = check;
   }
 
   /** Nothing has been read from the gate yet (no request ever took its bytes). */
@@ -175,7 +178,7 @@ class CommitGate extends Transform {
   async pass(): Promise<void> {
     if (this.#passed) return;
     try {
-      await this.check?.();
+      await this.#check?.();
       this.#passed = true;
     } catch (error) {
       this.refusal = { error };

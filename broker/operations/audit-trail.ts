@@ -15,11 +15,15 @@ export interface AuditTrailDeps {
 }
 
 export class AuditTrail {
-  constructor(private readonly deps: AuditTrailDeps) {}
+  readonly #deps: AuditTrailDeps;
+
+  constructor(deps: AuditTrailDeps) {
+    this.#deps = deps;
+  }
 
   /** Appends a line (strings scrubbed); rejects when it is not durable. */
   async append(event: AuditEvent): Promise<void> {
-    await this.deps.audit.append(scrubDeep(event, this.deps.scrub));
+    await this.#deps.audit.append(scrubDeep(event, this.#deps.scrub));
   }
 
   /** Appends a line whose failure must not change the answer; logs the failure. */
@@ -28,7 +32,7 @@ export class AuditTrail {
       await this.append(event);
       return true;
     } catch (error) {
-      this.deps.logger.error('audit append failed', {
+      this.#deps.logger.error('audit append failed', {
         event: event.event,
         error: errorDetail(error),
       });

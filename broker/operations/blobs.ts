@@ -79,7 +79,11 @@ function clientGone(): OperationRefusal {
 }
 
 export class BlobTransfers {
-  constructor(private readonly deps: BlobDeps) {}
+  readonly #deps: BlobDeps;
+
+  constructor(deps: BlobDeps) {
+    this.#deps = deps;
+  }
 
   /**
    * GET: redeems a read ticket and streams the file into `sink`, or, when `ifNoneMatch`
@@ -96,18 +100,18 @@ export class BlobTransfers {
     if (ifNoneMatch !== undefined && !isQuotedEtag(ifNoneMatch)) {
       return {
         ok: false,
-        envelope: await this.deps.pipeline.refuse(
+        envelope: await this.#deps.pipeline.refuse(
           ctx,
           'invalid_arguments',
           `If-None-Match must be ${ETAG_FORM}, as the blob GET's ETag gave it; send it as received or leave it out`,
         ),
       };
     }
-    const redeemed = await this.redeem(ctx, id, ['read']);
+    const redeemed = await this.#redeem(ctx, id, ['read']);
     if (redeemed.ticket === undefined) return { ok: false, envelope: redeemed.envelope };
     const { ticket } = redeemed;
     sink.redeemed();
-    return this.deps.pipeline.run(
+    return this.#deps.pipeline.run(
       ctx,
       { op: 'read', instance: ticket.instance, path: ticket.path },
       async (client, allowed): Promise<Downloaded> => {
@@ -157,7 +161,7 @@ export class BlobTransfers {
 
   /** PUT: redeems a write or checkin ticket, streams the body to Nextcloud, verifies it. */
   async upload(ctx: CallContext, id: string, source: UploadSource): Promise<UploadOutcome> {
-    const { pipeline, checkouts } = this.deps;
+    const { pipeline, checkouts } = this.#deps;
     const unread = async (code: 'invalid_arguments', message: string): Promise<UploadOutcome> => ({
       ok: false,
       envelope: await pipeline.refuse(ctx, code, message),
@@ -170,7 +174,7 @@ export class BlobTransfers {
         'Content-Length is required: send the exact size of the file (no chunked uploads)',
       );
     }
-    const redeemed = await this.redeem(ctx, id, ['write', 'checkin']);
+    const redeemed = await this.#redeem(ctx, id, ['write', 'checkin']);
     if (redeemed.ticket === undefined) {
       return { ok: false, envelope: redeemed.envelope, bodyUnread: true };
     }
@@ -219,31 +223,31 @@ export class BlobTransfers {
     return { ok: true, value, warnings: [...warnings, ...outcome.warnings] };
   }
 
-  private async redeem(
+  async #redeem(
     ctx: CallContext,
     id: string,
     kinds: readonly TicketKind[],
   ): Promise<{ ticket: Ticket } | { ticket: undefined; envelope: Envelope }> {
     // Security: single use — the ticket is gone from the book whatever happens next.
-    const ticket = this.deps.tickets.take(id);
+    const ticket = this.#deps.tickets.take(id);
     if (ticket === undefined) {
       // A ticket whose grant ended says so (grant_revoked / grant_expired), like the wall.
-      const ended = this.deps.tickets.takeEnded(id);
+      const ended = this.#deps.tickets.takeEnded(id);
       const ending =
         ended !== undefined && kinds.includes(ended.kind)
-          ? this.deps.pipeline.endingOf(ended.grantIds)
+          ? this.#deps.pipeline.endingOf(ended.grantIds)
           : undefined;
       if (ended !== undefined && ending !== undefined) {
         return {
           ticket: undefined,
-          envelope: await this.deps.pipeline.refuseEnded(ctx, ended, ending),
+          envelope: await this.#deps.pipeline.refuseEnded(ctx, ended, ending),
         };
       }
     }
     if (ticket === undefined || !kinds.includes(ticket.kind)) {
       return {
         ticket: undefined,
-        envelope: await this.deps.pipeline.refuse(ctx, 'ticket_invalid', TICKET_INVALID),
+        envelope: await this.#deps.pipeline.refuse(ctx, 'ticket_invalid', TICKET_INVALID),
       };
     }
     return { ticket };

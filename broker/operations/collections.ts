@@ -30,13 +30,17 @@ export interface CollectionListing {
 }
 
 export class CollectionOperations {
-  constructor(private readonly pipeline: Pipeline) {}
+  readonly #pipeline: Pipeline;
+
+  constructor(pipeline: Pipeline) {
+    this.#pipeline = pipeline;
+  }
 
   collections(
     ctx: CallContext,
     args: { instance: string; kind: CollectionKind },
   ): Promise<Outcome<CollectionListing>> {
-    return this.pipeline.run(
+    return this.#pipeline.run(
       ctx,
       { op: 'collections', instance: args.instance, kind: args.kind },
       async (client, allowed) => {
@@ -64,7 +68,7 @@ export class CollectionOperations {
       includeText: boolean;
     },
   ): Promise<Outcome<{ calendar: string; events: CalendarEvent[]; next?: string }>> {
-    return this.pipeline.run(
+    return this.#pipeline.run(
       ctx,
       collectionOp(args.instance, 'calendar', args.calendar, 'read'),
       async (client, allowed) => {
@@ -90,7 +94,7 @@ export class CollectionOperations {
     ctx: CallContext,
     args: { instance: string; calendar: string; event: NewEvent },
   ): Promise<Outcome<{ calendar: string; created: CreatedEvent }>> {
-    return this.pipeline.run(
+    return this.#pipeline.run(
       ctx,
       collectionOp(args.instance, 'calendar', args.calendar, 'create'),
       async (client, allowed) => {
@@ -116,7 +120,7 @@ export class CollectionOperations {
     ctx: CallContext,
     args: { instance: string; addressbook: string; query: string; includeText: boolean },
   ): Promise<Outcome<{ addressbook: string; contacts: Contact[]; truncated: boolean }>> {
-    return this.pipeline.run(
+    return this.#pipeline.run(
       ctx,
       collectionOp(args.instance, 'contacts', args.addressbook, 'read'),
       async (client, allowed) => {

@@ -38,13 +38,17 @@ export interface SearchResults {
 }
 
 export class FileOperations {
-  constructor(private readonly pipeline: Pipeline) {}
+  readonly #pipeline: Pipeline;
+
+  constructor(pipeline: Pipeline) {
+    this.#pipeline = pipeline;
+  }
 
   list(
     ctx: CallContext,
     args: { instance: string; path: string; cursor?: string },
   ): Promise<Outcome<Listing>> {
-    return this.pipeline.run(
+    return this.#pipeline.run(
       ctx,
       { op: 'list', instance: args.instance, path: args.path },
       async (client, allowed) => {
@@ -75,7 +79,7 @@ export class FileOperations {
   ): Promise<Outcome<SearchResults>> {
     const term = searchTerm(args.query);
     if (!term.ok) {
-      const envelope = await this.pipeline.refuse(
+      const envelope = await this.#pipeline.refuse(
         ctx,
         'invalid_arguments',
         term.reason,
@@ -85,7 +89,7 @@ export class FileOperations {
       return { ok: false, envelope };
     }
     const query = term.term;
-    return this.pipeline.run(
+    return this.#pipeline.run(
       ctx,
       { op: 'search', instance: args.instance, path: args.path },
       async (client, allowed) => {
@@ -123,7 +127,7 @@ export class FileOperations {
     ctx: CallContext,
     args: { instance: string; path: string },
   ): Promise<Outcome<{ path: string }>> {
-    return this.pipeline.run(
+    return this.#pipeline.run(
       ctx,
       { op: 'write', instance: args.instance, path: args.path },
       async (client, allowed) => {
@@ -138,7 +142,7 @@ export class FileOperations {
     ctx: CallContext,
     args: { instance: string; from: string; to: string },
   ): Promise<Outcome<{ from: string; to: string }>> {
-    return this.pipeline.run(
+    return this.#pipeline.run(
       ctx,
       { op: 'move', instance: args.instance, from: args.from, to: args.to },
       async (client, allowed) => {
@@ -155,7 +159,7 @@ export class FileOperations {
     ctx: CallContext,
     args: { instance: string; path: string },
   ): Promise<Outcome<{ path: string }>> {
-    return this.pipeline.run(
+    return this.#pipeline.run(
       ctx,
       { op: 'write', instance: args.instance, path: args.path },
       async (client, allowed) => {

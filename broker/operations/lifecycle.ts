@@ -41,11 +41,15 @@ export class Lifecycle {
   #handle: unknown;
   #running: Promise<void> = Promise.resolve();
 
-  constructor(private readonly deps: LifecycleDeps) {}
+  readonly #deps: LifecycleDeps;
+
+  constructor(deps: LifecycleDeps) {
+    this.#deps = deps;
+  }
 
   /** Audits the start and discards what was pending before it. */
   async onStart(): Promise<void> {
-    const { trail, grants } = this.deps;
+    const { trail, grants } = this.#deps;
     // Security: if the start cannot be audited, the broker must not serve (throws).
     await trail.append({ event: 'start', version: BROKER_VERSION });
     const discarded = grants.discardAllPending();
@@ -54,7 +58,7 @@ export class Lifecycle {
     }
     // One notice for all of them: a restart must not flood the room.
     if (discarded.length > 0) {
-      await this.announce(this.deps.notices.requestsEnded(discarded, 'discarded'));
+      await this.#announce(this.#deps.notices.requestsEnded(discarded, 'discarded'));
     }
   }
 
@@ -62,12 +66,12 @@ export class Lifecycle {
   start(): void {
     if (this.#handle !== undefined) return;
     void this.sweep();
-    this.#handle = this.deps.timers.setInterval(() => void this.sweep(), this.deps.intervalMs);
+    this.#handle = this.#deps.timers.setInterval(() => void this.sweep(), this.#deps.intervalMs);
   }
 
   /** Stops the timer and waits for a sweep in progress. */
   async stop(): Promise<void> {
-    if (this.#handle !== undefined) this.deps.timers.clearInterval(this.#handle);
+    if (this.#handle !== undefined) this.#deps.timers.clearInterval(this.#handle);
     this.#handle = undefined;
     await this.#running;
   }
@@ -80,35 +84,35 @@ export class Lifecycle {
 
   async #pass(): Promise<void> {
     try {
-      const expired = this.deps.grants.expirePending(this.deps.pendingTimeoutMs);
-      for (const request of expired) await this.requestExpired(request);
-      const ended = this.deps.grants.expireGrants();
+      const expired = this.#deps.grants.expirePending(this.#deps.pendingTimeoutMs);
+      for (const request of expired) await this.#requestExpired(request);
+      const ended = this.#deps.grants.expireGrants();
       if (ended.length > 0) {
-        await this.deps.trail.bestEffort({ event: 'expire', grants: ended.map(grantSummary) });
-        await this.deps.onGrantsEnded(ended, 'expired');
-        await this.announce(this.deps.notices.grantsEnded(ended, 'expired'));
+        await this.#deps.trail.bestEffort({ event: 'expire', grants: ended.map(grantSummary) });
+        await this.#deps.onGrantsEnded(ended, 'expired');
+        await this.#announce(this.#deps.notices.grantsEnded(ended, 'expired'));
       }
-      await this.deps.releaseLocks();
-      await this.deps.summarise?.();
+      await this.#deps.releaseLocks();
+      await this.#deps.summarise?.();
     } catch (error) {
-      this.deps.logger.error('lifecycle sweep failed', { error: errorDetail(error) });
+      this.#deps.logger.error('lifecycle sweep failed', { error: errorDetail(error) });
     }
   }
 
-  private async requestExpired(request: RequestRecord): Promise<void> {
-    await this.deps.trail.bestEffort({
+  async #requestExpired(request: RequestRecord): Promise<void> {
+    await this.#deps.trail.bestEffort({
       event: 'expire',
       request: request.id,
       instance: request.instance,
     });
-    await this.announce(this.deps.notices.requestsEnded([request], 'expired'));
+    await this.#announce(this.#deps.notices.requestsEnded([request], 'expired'));
   }
 
-  private async announce(notice: NoticeText): Promise<void> {
+  async #announce(notice: NoticeText): Promise<void> {
     try {
-      await this.deps.gateway.announce(notice.plain, notice.html);
+      await this.#deps.gateway.announce(notice.plain, notice.html);
     } catch (error) {
-      this.deps.logger.warn('announcement not delivered', { error: errorDetail(error) });
+      this.#deps.logger.warn('announcement not delivered', { error: errorDetail(error) });
     }
   }
 }

@@ -26,10 +26,12 @@ export type Spent = { ok: true } | { ok: false; retryAfterMs: number };
 export class RefusalBudget {
   readonly #buckets = new Map<SurfaceName, { tokens: number; at: number }>();
 
-  constructor(
-    private readonly now: Clock,
-    private readonly options: RefusalBudgetOptions = DEFAULT_REFUSAL_BUDGET,
-  ) {
+  readonly #now: Clock;
+  readonly #options: RefusalBudgetOptions = DEFAULT_REFUSAL_BUDGET;
+
+  constructor(now: Clock, options: RefusalBudgetOptions = DEFAULT_REFUSAL_BUDGET) {
+    this.#now = now;
+    this.#options = options;
     if (!(options.burst >= 1 && options.perSecond > 0)) {
       throw new RangeError('a refusal budget needs burst >= 1 and perSecond > 0');
     }
@@ -37,8 +39,8 @@ export class RefusalBudget {
 
   /** Spends one refusal of `surface`, or says how long until one is back. */
   take(surface: SurfaceName): Spent {
-    const { burst, perSecond } = this.options;
-    const now = this.now();
+    const { burst, perSecond } = this.#options;
+    const now = this.#now();
     const bucket = this.#buckets.get(surface) ?? { tokens: burst, at: now };
     // A clock that steps back earns nothing (and takes nothing away).
     const earned = (Math.max(0, now - bucket.at) / 1000) * perSecond;

@@ -54,11 +54,15 @@ export class RefusalLedger {
   #closed = new Map<string, Window>();
   #flushing: Promise<void> = Promise.resolve();
 
-  constructor(private readonly deps: RefusalLedgerDeps) {}
+  readonly #deps: RefusalLedgerDeps;
+
+  constructor(deps: RefusalLedgerDeps) {
+    this.#deps = deps;
+  }
 
   /** Records one refused call: its own `refused` line, or one more in its window's count. */
   async note(fields: RefusalFields): Promise<void> {
-    const now = this.deps.now();
+    const now = this.#deps.now();
     const { correlation_id: _id, ...same } = fields;
     let key = keyOf(same);
     let window = this.#open.get(key);
@@ -69,7 +73,7 @@ export class RefusalLedger {
       window = undefined;
     }
     const held = this.#open.size + this.#closed.size;
-    if (window === undefined && held >= (this.deps.maxWindows ?? MAX_OPEN_WINDOWS)) {
+    if (window === undefined && held >= (this.#deps.maxWindows ?? MAX_OPEN_WINDOWS)) {
       const coarse = {
         surface: fields.surface,
         tool: fields.tool,
@@ -86,7 +90,7 @@ export class RefusalLedger {
       return;
     }
     const opened = this.#opened(key, same, now);
-    if (!(await this.deps.write({ event: 'refused', ...fields }))) {
+    if (!(await this.#deps.write({ event: 'refused', ...fields }))) {
       // Security: a line that could not be written is counted in a summary instead.
       if (this.#open.get(key) === opened) {
         opened.first = opened.count === 0 ? now : Math.min(opened.first, now);
@@ -112,11 +116,11 @@ export class RefusalLedger {
   }
 
   get #windowMs(): number {
-    return this.deps.windowMs ?? SUMMARY_WINDOW_MS;
+    return this.#deps.windowMs ?? SUMMARY_WINDOW_MS;
   }
 
   async #flush(all: boolean): Promise<void> {
-    const now = this.deps.now();
+    const now = this.#deps.now();
     for (const [key, window] of this.#open) {
       if (!all && now - window.opened < this.#windowMs) continue;
       this.#open.delete(key);
@@ -125,7 +129,7 @@ export class RefusalLedger {
     const due = [...this.#closed];
     this.#closed.clear();
     for (const [key, window] of due) {
-      const written = await this.deps.write({
+      const written = await this.#deps.write({
         event: 'refused_summary',
         ...window.fields,
         count: window.count,

@@ -36,7 +36,11 @@ export interface RequestDeps {
 }
 
 export class AccessRequests {
-  constructor(private readonly deps: RequestDeps) {}
+  readonly #deps: RequestDeps;
+
+  constructor(deps: RequestDeps) {
+    this.#deps = deps;
+  }
 
   /** Stores, audits and posts a new request; its value is the pending request. */
   async request(
@@ -47,13 +51,13 @@ export class AccessRequests {
       items: { kind?: Kind | undefined; path: string; mode: Mode }[];
     },
   ): Promise<Outcome<RequestRecord>> {
-    const { pipeline, trail, grants, gateway } = this.deps;
+    const { pipeline, trail, grants, gateway } = this.#deps;
     const refuse = async (...a: Parameters<Pipeline['refuse']>): Promise<Outcome<never>> => ({
       ok: false,
       envelope: await pipeline.refuse(...a),
     });
     // Security: only instances from the owner's configuration exist.
-    if (!this.deps.instances.has(args.instance)) {
+    if (!this.#deps.instances.has(args.instance)) {
       return refuse(
         ctx,
         'unknown_instance',
@@ -122,7 +126,7 @@ export class AccessRequests {
       items.push({ kind, path: canonical.path, mode: item.mode });
     }
     if (!gateway.healthy()) {
-      const envelope = await this.deps.refusals.answer(
+      const envelope = await this.#deps.refusals.answer(
         {
           surface: ctx.surface,
           tool: ctx.tool,
@@ -138,10 +142,10 @@ export class AccessRequests {
     // Security: the owner cannot be flooded; the count and the insert are one transaction.
     const created = grants.createRequestWithin(
       { instance: args.instance, reason: args.reason, items },
-      this.deps.maxPending,
+      this.#deps.maxPending,
     );
     if (!created.ok) {
-      const envelope = await this.deps.refusals.answer(
+      const envelope = await this.#deps.refusals.answer(
         {
           surface: ctx.surface,
           tool: ctx.tool,
@@ -168,7 +172,7 @@ export class AccessRequests {
       });
     } catch (error) {
       // Security: an unaudited request must never become approvable.
-      this.withdraw(record.id, error);
+      this.#withdraw(record.id, error);
       return {
         ok: false,
         envelope: refused('audit_unavailable', 'audit log unavailable; request refused', {
@@ -179,7 +183,7 @@ export class AccessRequests {
     try {
       await gateway.postRequest(record);
     } catch (error) {
-      this.withdraw(record.id, error);
+      this.#withdraw(record.id, error);
       await trail.bestEffort({
         event: 'decision',
         request: record.id,
@@ -196,7 +200,7 @@ export class AccessRequests {
   /** The agent's grants in force now, or the state of one request and its items. */
   status(args: { request?: number | undefined }): Outcome<AccessStatus> {
     if (args.request === undefined) {
-      const grants = this.deps.grants.activeGrants().map((g) => ({
+      const grants = this.#deps.grants.activeGrants().map((g) => ({
         grant: g.id,
         request: g.requestId,
         instance: g.instance,
@@ -205,14 +209,14 @@ export class AccessRequests {
         mode: g.mode,
         expires_at: iso(g.expiresAt),
       }));
-      const pending = this.deps.grants.pendingRequests().map((r) => ({
+      const pending = this.#deps.grants.pendingRequests().map((r) => ({
         request: r.id,
         instance: r.instance,
         items: r.items.length,
       }));
       return { ok: true, value: { kind: 'grants', grants, pending }, warnings: [] };
     }
-    const record = this.deps.grants.getRequest(args.request);
+    const record = this.#deps.grants.getRequest(args.request);
     if (record === undefined) {
       return {
         ok: false,
@@ -221,19 +225,19 @@ export class AccessRequests {
         }),
       };
     }
-    return { ok: true, value: requestStatus(record, this.deps.now()), warnings: [] };
+    return { ok: true, value: requestStatus(record, this.#deps.now()), warnings: [] };
   }
 
   /** When request `id` was made and last changed (its decision); undefined if there is none. */
   times(id: number): { createdAt: number; updatedAt: number } | undefined {
-    const record = this.deps.grants.getRequest(id);
+    const record = this.#deps.grants.getRequest(id);
     if (record === undefined) return undefined;
     return { createdAt: record.createdAt, updatedAt: record.decidedAt ?? record.createdAt };
   }
 
-  private withdraw(id: number, error: unknown): void {
-    this.deps.logger.error('request withdrawn', { request: id, error: errorDetail(error) });
-    this.deps.grants.decide(id, { kind: 'deny', by: 'broker' });
+  #withdraw(id: number, error: unknown): void {
+    this.#deps.logger.error('request withdrawn', { request: id, error: errorDetail(error) });
+    this.#deps.grants.decide(id, { kind: 'deny', by: 'broker' });
   }
 }
 

@@ -101,7 +101,11 @@ const conditionName = (c: WriteCondition): 'create' | 'replace' | 'locked' =>
   'lockToken' in c ? 'locked' : 'ifMatch' in c ? 'replace' : 'create';
 
 export class TransferService {
-  constructor(private readonly deps: TransferDeps) {}
+  readonly #deps: TransferDeps;
+
+  constructor(deps: TransferDeps) {
+    this.#deps = deps;
+  }
 
   /** The wall alone: whether `mode` is allowed on the path now, and until when. */
   checkAccess(args: {
@@ -109,7 +113,7 @@ export class TransferService {
     path: string;
     mode: Mode;
   }): Outcome<{ path: string; mode: Mode; expires_at?: string }> {
-    const decision = this.deps.pipeline.check({
+    const decision = this.#deps.pipeline.check({
       op: args.mode,
       instance: args.instance,
       path: args.path,
@@ -138,7 +142,7 @@ export class TransferService {
     ctx: CallContext,
     args: { instance: string; path: string },
   ): Promise<Outcome<FileTicket>> {
-    const { pipeline, tickets } = this.deps;
+    const { pipeline, tickets } = this.#deps;
     const outcome = await pipeline.run(
       ctx,
       { op: 'read', instance: args.instance, path: args.path },
@@ -160,7 +164,7 @@ export class TransferService {
         path: ticket.path,
         size: null,
         etag: null,
-        ticket: ticketView(ticket, this.deps.now()),
+        ticket: ticketView(ticket, this.#deps.now()),
       },
     };
   }
@@ -169,7 +173,7 @@ export class TransferService {
     ctx: CallContext,
     args: WriteArgs,
   ): Promise<Outcome<{ path: string; size: number; ticket: TicketView }>> {
-    const { pipeline, tickets } = this.deps;
+    const { pipeline, tickets } = this.#deps;
     const condition = conditionOf(args);
     const outcome = await pipeline.run(
       ctx,
@@ -227,7 +231,7 @@ export class TransferService {
     const ticket = outcome.value;
     return {
       ...outcome,
-      value: { path: ticket.path, size: args.size, ticket: ticketView(ticket, this.deps.now()) },
+      value: { path: ticket.path, size: args.size, ticket: ticketView(ticket, this.#deps.now()) },
     };
   }
 
@@ -235,7 +239,7 @@ export class TransferService {
     ctx: CallContext,
     args: { instance: string; path: string; timeout_s?: number | undefined },
   ): Promise<Outcome<Checkout>> {
-    const { pipeline, tickets, checkouts, now } = this.deps;
+    const { pipeline, tickets, checkouts, now } = this.#deps;
     const outcome = await pipeline.run(
       ctx,
       { op: 'write', instance: args.instance, path: args.path },
@@ -278,7 +282,7 @@ export class TransferService {
   }
 
   async checkin(ctx: CallContext, args: CheckinArgs): Promise<Outcome<Checkin>> {
-    const { pipeline, tickets, checkouts } = this.deps;
+    const { pipeline, tickets, checkouts } = this.#deps;
     const warnings: string[] = [];
     const outcome = await pipeline.run(
       ctx,
@@ -358,7 +362,7 @@ export class TransferService {
         kind: 'ticket',
         path: value.path,
         size: args.size ?? 0,
-        ticket: ticketView(value.ticket, this.deps.now()),
+        ticket: ticketView(value.ticket, this.#deps.now()),
       },
       warnings: all,
     };

@@ -66,7 +66,11 @@ function contentLength(req: Request): number | undefined {
 }
 
 export class BlobEndpoint {
-  constructor(private readonly deps: BlobEndpointDeps) {}
+  readonly #deps: BlobEndpointDeps;
+
+  constructor(deps: BlobEndpointDeps) {
+    this.#deps = deps;
+  }
 
   async download(req: Request, res: Response, id: string): Promise<void> {
     // Trailers need chunked encoding (HTTP/1.1). An HTTP/1.0 client gets the bytes with a
@@ -81,7 +85,7 @@ export class BlobEndpoint {
     // copy); the operation checks its form before it goes anywhere.
     const ifNoneMatch = req.headers['if-none-match'];
     const sink: DownloadSink = {
-      redeemed: () => this.armIdleTimeout(res),
+      redeemed: () => this.#armIdleTimeout(res),
       unchanged: ({ etag }) => {
         res.writeHead(304, { 'cache-control': 'no-store', etag });
         res.end();
@@ -109,27 +113,32 @@ export class BlobEndpoint {
         return res.destroyed;
       },
     };
-    const outcome = await this.deps.transfers.download(this.ctx('blob_get'), id, sink, ifNoneMatch);
-    this.deps.metrics?.answered('transfer', 'blob_get', outcome.ok ? OK : outcome.envelope);
+    const outcome = await this.#deps.transfers.download(
+      this.#ctx('blob_get'),
+      id,
+      sink,
+      ifNoneMatch,
+    );
+    this.#deps.metrics?.answered('transfer', 'blob_get', outcome.ok ? OK : outcome.envelope);
     if (outcome.ok) {
-      if (!outcome.value.unchanged) this.deps.metrics?.bytesMoved('download', outcome.value.size);
+      if (!outcome.value.unchanged) this.#deps.metrics?.bytesMoved('download', outcome.value.size);
       return;
     }
     if (readsTrailers && res.headersSent && !res.destroyed && !res.writableEnded) {
       // The head went out, so the status cannot say no any more: the trailer does. Without
       // `x-broker-sha256` the bytes sent are never a complete file, whatever a client does.
       res.addTrailers({
-        [BLOB_TRAILERS.envelope]: envelopeTrailer(scrubDeep(outcome.envelope, this.deps.scrub)),
+        [BLOB_TRAILERS.envelope]: envelopeTrailer(scrubDeep(outcome.envelope, this.#deps.scrub)),
       });
       res.end();
       return;
     }
-    this.send(res, outcome.envelope);
+    this.#send(res, outcome.envelope);
   }
 
   async upload(req: Request, res: Response, id: string): Promise<void> {
-    const outcome = await this.deps.transfers.upload(this.ctx('blob_put'), id, {
-      redeemed: () => this.armIdleTimeout(res),
+    const outcome = await this.#deps.transfers.upload(this.#ctx('blob_put'), id, {
+      redeemed: () => this.#armIdleTimeout(res),
       body: req,
       length: contentLength(req),
       get complete() {
@@ -151,8 +160,8 @@ export class BlobEndpoint {
         },
       ),
     );
-    this.deps.metrics?.answered('transfer', 'blob_put', envelope);
-    if (outcome.ok) this.deps.metrics?.bytesMoved('upload', outcome.value.size);
+    this.#deps.metrics?.answered('transfer', 'blob_put', envelope);
+    if (outcome.ok) this.#deps.metrics?.bytesMoved('upload', outcome.value.size);
     // A refusal may come while the client is still sending (a revoke mid-upload, a bad
     // ticket before the body). The answer goes out on a connection that stays open: had
     // the broker closed it, the client's next write would meet a reset and the client
@@ -160,18 +169,18 @@ export class BlobEndpoint {
     // the rest of the body for a next request (it is framed by Content-Length); it
     // discards it, or leaves it unread until the keep-alive timeout closes the
     // connection. The CLI closes as soon as it has read the answer.
-    this.send(res, envelope);
+    this.#send(res, envelope);
   }
 
-  private ctx(tool: string): CallContext {
-    return { surface: 'transfer', tool, correlationId: this.deps.correlationId() };
+  #ctx(tool: string): CallContext {
+    return { surface: 'transfer', tool, correlationId: this.#deps.correlationId() };
   }
 
-  private armIdleTimeout(res: Response): void {
-    res.setTimeout(this.deps.idleTimeoutMs, () => res.destroy());
+  #armIdleTimeout(res: Response): void {
+    res.setTimeout(this.#deps.idleTimeoutMs, () => res.destroy());
   }
 
-  private send(res: Response, envelope: Envelope): void {
+  #send(res: Response, envelope: Envelope): void {
     if (res.headersSent) {
       res.destroy();
       return;
@@ -179,6 +188,6 @@ export class BlobEndpoint {
     if (typeof envelope.retry_after === 'number') {
       res.set('Retry-After', String(envelope.retry_after));
     }
-    res.status(blobStatus(envelope)).json(scrubDeep(envelope, this.deps.scrub));
+    res.status(blobStatus(envelope)).json(scrubDeep(envelope, this.#deps.scrub));
   }
 }

@@ -124,17 +124,20 @@ async function saveBlob(
 }
 
 export class TransferClient {
-  private readonly mcp: McpHttpClient;
+  readonly #mcp: McpHttpClient;
 
-  constructor(private readonly env: ClientEnv) {
-    this.mcp = new McpHttpClient(new URL('/transfer', env.brokerUrl), `Bearer ${env.token}`, {
+  readonly #env: ClientEnv;
+
+  constructor(env: ClientEnv) {
+    this.#env = env;
+    this.#mcp = new McpHttpClient(new URL('/transfer', env.brokerUrl), `Bearer ${env.token}`, {
       name: 'broker-cli',
       version: BROKER_VERSION,
     });
   }
 
-  private mapCallError(err: unknown, tool: string): CliError {
-    if (!(err instanceof McpCallError)) return unreachable(this.env, err);
+  #mapCallError(err: unknown, tool: string): CliError {
+    if (!(err instanceof McpCallError)) return unreachable(this.#env, err);
     const { failure } = err;
     switch (failure.kind) {
       case 'http':
@@ -145,7 +148,7 @@ export class TransferClient {
           'retry later; see the broker log',
         );
       case 'network':
-        return unreachable(this.env, failure);
+        return unreachable(this.#env, failure);
       case 'timeout':
         return new CliError(
           'infrastructure',
@@ -165,9 +168,9 @@ export class TransferClient {
   async call(tool: string, args: Record<string, unknown>): Promise<Envelope> {
     let raw: unknown;
     try {
-      raw = await this.mcp.callTool(tool, args);
+      raw = await this.#mcp.callTool(tool, args);
     } catch (err) {
-      throw this.mapCallError(err, tool);
+      throw this.#mapCallError(err, tool);
     }
     const parsed = asEnvelope(raw);
     if (parsed === undefined) {
@@ -181,10 +184,10 @@ export class TransferClient {
     return parsed;
   }
 
-  private blobRequest(blobUrl: string, method: 'GET' | 'PUT', headers: Record<string, string>) {
-    const url = new URL(blobUrl, this.env.brokerUrl);
+  #blobRequest(blobUrl: string, method: 'GET' | 'PUT', headers: Record<string, string>) {
+    const url = new URL(blobUrl, this.#env.brokerUrl);
     // Security: the transfer token is only ever sent to the configured broker origin.
-    if (url.origin !== this.env.brokerUrl.origin) {
+    if (url.origin !== this.#env.brokerUrl.origin) {
       throw new CliError(
         'infrastructure',
         'the broker named a blob URL on another origin',
@@ -194,12 +197,12 @@ export class TransferClient {
     const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
     return send(url, {
       method,
-      headers: { ...headers, authorization: `Bearer ${this.env.token}` },
+      headers: { ...headers, authorization: `Bearer ${this.#env.token}` },
     });
   }
 
   /** Reads a non-2xx blob answer (bounded) into a failure. */
-  private async blobFailure(res: IncomingMessage): Promise<CliError> {
+  async #blobFailure(res: IncomingMessage): Promise<CliError> {
     if (res.statusCode === 401) return authFailure();
     const env = await readEnvelope(res);
     if (env !== undefined) return envelopeFailure(env, 'transfer');
@@ -217,7 +220,7 @@ export class TransferClient {
    */
   async download(blobUrl: string, ifNoneMatch?: string): Promise<BlobAnswer> {
     // TE: trailers: the broker then says why it cut a stream (a revoke) in the trailer.
-    const req = this.blobRequest(blobUrl, 'GET', {
+    const req = this.#blobRequest(blobUrl, 'GET', {
       te: 'trailers',
       connection: 'keep-alive, TE',
       ...(ifNoneMatch === undefined ? {} : { 'if-none-match': ifNoneMatch }),
@@ -227,7 +230,7 @@ export class TransferClient {
       req.on('error', reject);
       req.end();
     }).catch((err: unknown) => {
-      throw unreachable(this.env, err);
+      throw unreachable(this.#env, err);
     });
     if (res.statusCode === 304 && ifNoneMatch !== undefined) {
       res.resume();
@@ -238,7 +241,7 @@ export class TransferClient {
         'check that the CLI and broker versions match; nothing was changed locally',
       );
     }
-    if (res.statusCode !== 200) throw await this.blobFailure(res);
+    if (res.statusCode !== 200) throw await this.#blobFailure(res);
     const announced = Number(res.headers[BLOB_TRAILERS.size] ?? Number.NaN);
     const etag = res.headers.etag;
     return {
@@ -260,7 +263,7 @@ export class TransferClient {
     send: (request: Writable) => Promise<void>,
     size: number,
   ): Promise<Envelope> {
-    const req = this.blobRequest(blobUrl, 'PUT', {
+    const req = this.#blobRequest(blobUrl, 'PUT', {
       'content-type': 'application/octet-stream',
       'content-length': String(size),
     });
@@ -283,7 +286,7 @@ export class TransferClient {
     } catch (err) {
       const cause = await sent;
       if (cause instanceof CliError) throw cause;
-      throw unreachable(this.env, cause ?? err);
+      throw unreachable(this.#env, cause ?? err);
     }
     // An answer before the whole body went (a refusal) ends the upload here: stop sending.
     const stopSending = (): void => {

@@ -152,26 +152,36 @@ export class McpHttpClient {
   #nextId = 1;
 
   /** `endpoint` is the surface's URL; `authorization` goes with every request. */
+  readonly #endpoint: URL;
+  readonly #authorization: string;
+  readonly #clientInfo: { readonly name: string; readonly version: string };
+  readonly #timeoutMs: number;
+
   constructor(
-    private readonly endpoint: URL,
-    private readonly authorization: string,
-    private readonly clientInfo: { readonly name: string; readonly version: string },
-    private readonly timeoutMs = REQUEST_TIMEOUT_MS,
-  ) {}
+    endpoint: URL,
+    authorization: string,
+    clientInfo: { readonly name: string; readonly version: string },
+    timeoutMs = REQUEST_TIMEOUT_MS,
+  ) {
+    this.#timeoutMs = timeoutMs;
+    this.#endpoint = endpoint;
+    this.#authorization = authorization;
+    this.#clientInfo = clientInfo;
+  }
 
   /** One POST; resolves with the reply to `id` (undefined for a notification). */
-  private async post(message: {
+  async #post(message: {
     readonly id?: number;
     readonly method: string;
     readonly params?: Record<string, unknown>;
   }): Promise<JsonRpcAnswer | undefined> {
-    const send = this.endpoint.protocol === 'https:' ? httpsRequest : httpRequest;
-    const signal = AbortSignal.timeout(this.timeoutMs);
-    const req = send(this.endpoint, {
+    const send = this.#endpoint.protocol === 'https:' ? httpsRequest : httpRequest;
+    const signal = AbortSignal.timeout(this.#timeoutMs);
+    const req = send(this.#endpoint, {
       method: 'POST',
       signal,
       headers: {
-        authorization: this.authorization,
+        authorization: this.#authorization,
         'content-type': 'application/json',
         accept: 'application/json, text/event-stream',
         // Every request after initialize names its version: the negotiated one, or, for a
@@ -220,20 +230,20 @@ export class McpHttpClient {
     }
   }
 
-  private async request(method: string, params: Record<string, unknown>): Promise<unknown> {
+  async #request(method: string, params: Record<string, unknown>): Promise<unknown> {
     const id = this.#nextId;
     this.#nextId += 1;
-    const answer = await this.post({ id, method, params });
+    const answer = await this.#post({ id, method, params });
     return answer?.result;
   }
 
   /** The MCP handshake: initialize, check the version, notifications/initialized. */
-  private async initialize(): Promise<void> {
+  async #initialize(): Promise<void> {
     if (this.#protocolVersion !== undefined) return;
-    const result = await this.request('initialize', {
+    const result = await this.#request('initialize', {
       protocolVersion: MCP_PROTOCOL_VERSION,
       capabilities: {},
-      clientInfo: this.clientInfo,
+      clientInfo: this.#clientInfo,
     });
     const version = isObject(result) ? result.protocolVersion : undefined;
     if (typeof version !== 'string' || !UNDERSTOOD_VERSIONS.has(version)) {
@@ -242,7 +252,7 @@ export class McpHttpClient {
       );
     }
     this.#protocolVersion = version;
-    await this.post({ method: 'notifications/initialized' });
+    await this.#post({ method: 'notifications/initialized' });
   }
 
   /**
@@ -253,7 +263,7 @@ export class McpHttpClient {
     const params = { name, arguments: args };
     if (this.#protocolVersion === undefined && !this.#needsHandshake) {
       try {
-        return toolResult(await this.request('tools/call', params));
+        return toolResult(await this.#request('tools/call', params));
       } catch (err) {
         // A server that keeps sessions answers a call without one with 400 (the SDK's
         // "Server not initialized", "Mcp-Session-Id header is required"): the request
@@ -264,8 +274,8 @@ export class McpHttpClient {
         this.#needsHandshake = true;
       }
     }
-    await this.initialize();
-    return toolResult(await this.request('tools/call', params));
+    await this.#initialize();
+    return toolResult(await this.#request('tools/call', params));
   }
 }
 

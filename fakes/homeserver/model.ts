@@ -36,37 +36,41 @@ export interface RoomSpec {
 }
 
 export class HomeserverModel {
-  private readonly stream: StoredEvent[] = [];
-  private readonly byId = new Map<string, StoredEvent>();
-  private readonly rooms = new Map<string, StoredEvent[]>();
-  private readonly listeners = new Set<() => void>();
-  private counter = 0;
+  readonly #stream: StoredEvent[] = [];
+  readonly #byId = new Map<string, StoredEvent>();
+  readonly #rooms = new Map<string, StoredEvent[]>();
+  readonly #listeners = new Set<() => void>();
+  #counter = 0;
 
-  constructor(private readonly now: () => number) {}
+  readonly #now: () => number;
+
+  constructor(now: () => number) {
+    this.#now = now;
+  }
 
   /** Current stream position: the token `s<head>` means "everything so far". */
   head(): number {
-    return this.stream.length;
+    return this.#stream.length;
   }
 
   onAppend(listener: () => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
   }
 
   hasRoom(roomId: string): boolean {
-    return this.rooms.has(roomId);
+    return this.#rooms.has(roomId);
   }
 
   roomIds(): string[] {
-    return [...this.rooms.keys()];
+    return [...this.#rooms.keys()];
   }
 
   createRoom(spec: RoomSpec): string {
-    if (this.rooms.has(spec.id)) throw new Error(`room ${spec.id} exists`);
+    if (this.#rooms.has(spec.id)) throw new Error(`room ${spec.id} exists`);
     const creator = spec.members[0];
     if (creator === undefined) throw new Error('a room needs at least one member');
-    this.rooms.set(spec.id, []);
+    this.#rooms.set(spec.id, []);
     const state = (type: string, key: string, content: Record<string, unknown>, sender = creator) =>
       this.append({ room_id: spec.id, sender, type, state_key: key, content });
     state('m.room.create', '', { creator, room_version: '10' });
@@ -104,33 +108,33 @@ export class HomeserverModel {
     state_key?: string;
     redacts?: string;
   }): MatrixEvent {
-    const timeline = this.rooms.get(input.room_id);
+    const timeline = this.#rooms.get(input.room_id);
     if (!timeline) throw new Error(`unknown room ${input.room_id}`);
-    this.counter += 1;
+    this.#counter += 1;
     const event: MatrixEvent = {
-      event_id: `$${this.counter}_${randomBytes(9).toString('base64url')}`,
+      event_id: `$${this.#counter}_${randomBytes(9).toString('base64url')}`,
       room_id: input.room_id,
       sender: input.sender,
       type: input.type,
       content: structuredClone(input.content),
-      origin_server_ts: this.now(),
+      origin_server_ts: this.#now(),
       unsigned: {},
       ...(input.state_key !== undefined ? { state_key: input.state_key } : {}),
       ...(input.redacts !== undefined ? { redacts: input.redacts } : {}),
     };
-    const stored: StoredEvent = { pos: this.stream.length + 1, event };
-    this.stream.push(stored);
+    const stored: StoredEvent = { pos: this.#stream.length + 1, event };
+    this.#stream.push(stored);
     timeline.push(stored);
-    this.byId.set(event.event_id, stored);
+    this.#byId.set(event.event_id, stored);
     if (event.type === 'm.room.redaction' && event.redacts !== undefined) {
-      this.applyRedaction(event.redacts, event);
+      this.#applyRedaction(event.redacts, event);
     }
-    for (const listener of [...this.listeners]) listener();
+    for (const listener of [...this.#listeners]) listener();
     return event;
   }
 
-  private applyRedaction(targetId: string, redaction: MatrixEvent): void {
-    const target = this.byId.get(targetId);
+  #applyRedaction(targetId: string, redaction: MatrixEvent): void {
+    const target = this.#byId.get(targetId);
     if (!target || target.event.room_id !== redaction.room_id) return;
     // Room v10 redaction algorithm, reduced to what the bot relies on: content is
     // emptied except the keys state resolution needs.
@@ -147,18 +151,18 @@ export class HomeserverModel {
   }
 
   event(eventId: string): MatrixEvent | undefined {
-    return this.byId.get(eventId)?.event;
+    return this.#byId.get(eventId)?.event;
   }
 
   /** Every event of a room in order, as stored (mutations by redaction included). */
   roomEvents(roomId: string): MatrixEvent[] {
-    return (this.rooms.get(roomId) ?? []).map((s) => s.event);
+    return (this.#rooms.get(roomId) ?? []).map((s) => s.event);
   }
 
   /** Room state after every event with stream position < `beforePos` (Infinity: current). */
   stateAt(roomId: string, beforePos = Number.POSITIVE_INFINITY): Map<string, MatrixEvent> {
     const state = new Map<string, MatrixEvent>();
-    for (const stored of this.rooms.get(roomId) ?? []) {
+    for (const stored of this.#rooms.get(roomId) ?? []) {
       if (stored.pos >= beforePos) break;
       if (stored.event.state_key !== undefined) {
         state.set(stateKey(stored.event.type, stored.event.state_key), stored.event);
@@ -189,11 +193,11 @@ export class HomeserverModel {
 
   /** Events of a room with their stream positions, in order. */
   roomStream(roomId: string): readonly StoredEvent[] {
-    return this.rooms.get(roomId) ?? [];
+    return this.#rooms.get(roomId) ?? [];
   }
 
   positionOf(eventId: string): number | undefined {
-    return this.byId.get(eventId)?.pos;
+    return this.#byId.get(eventId)?.pos;
   }
 }
 

@@ -21,26 +21,30 @@ export interface LockRecord {
 }
 
 export class LockTable {
-  private readonly byFile = new Map<number, LockRecord>();
+  readonly #byFile = new Map<number, LockRecord>();
 
   /** `changed` runs when a file is locked or unlocked: files_lock gives it a new etag. */
-  constructor(private readonly changed: (fileId: number) => void = () => undefined) {}
+  readonly #changed: (fileId: number) => void = () => undefined;
+
+  constructor(changed: (fileId: number) => void = () => undefined) {
+    this.#changed = changed;
+  }
 
   get(fileId: number): LockRecord | undefined {
-    return this.byFile.get(fileId);
+    return this.#byFile.get(fileId);
   }
 
   set(lock: LockRecord): void {
-    this.byFile.set(lock.fileId, lock);
-    this.changed(lock.fileId);
+    this.#byFile.set(lock.fileId, lock);
+    this.#changed(lock.fileId);
   }
 
   delete(fileId: number): void {
-    if (this.byFile.delete(fileId)) this.changed(fileId);
+    if (this.#byFile.delete(fileId)) this.#changed(fileId);
   }
 
   clear(): void {
-    this.byFile.clear();
+    this.#byFile.clear();
   }
 }
 

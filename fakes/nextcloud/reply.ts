@@ -33,16 +33,20 @@ export const EX = {
 const XML_TYPE = 'application/xml; charset=utf-8';
 
 export class Reply {
+  readonly #state: FakeState;
+
   constructor(
     readonly req: IncomingMessage,
     readonly res: ServerResponse,
-    private readonly state: FakeState,
-  ) {}
+    state: FakeState,
+  ) {
+    this.#state = state;
+  }
 
   /** What `echoAuth` leaks: the Authorization header and the password in several forms. */
   leak(): string {
-    if (!this.state.faults.echoAuth) return '';
-    const { user, password } = this.state;
+    if (!this.#state.faults.echoAuth) return '';
+    const { user, password } = this.#state;
     const auth = this.req.headers.authorization ?? '';
     return (
       ` [debug: Authorization: ${auth}; password: ${password};` +

@@ -21,7 +21,11 @@ export interface ReceivedShare {
 export class ReceivedShares {
   readonly #byFileId = new Map<number, ReceivedShare>();
 
-  constructor(private readonly store: DiskStore) {}
+  readonly #store: DiskStore;
+
+  constructor(store: DiskStore) {
+    this.#store = store;
+  }
 
   add(fileId: number, share: ReceivedShare): void {
     this.#byFileId.set(fileId, share);
@@ -36,7 +40,7 @@ export class ReceivedShares {
   containing(rel: string): ReceivedShare | undefined {
     const parts = rel === '' ? [] : rel.split('/');
     for (let n = parts.length; n > 0; n--) {
-      const id = this.store.knownId(parts.slice(0, n).join('/'));
+      const id = this.#store.knownId(parts.slice(0, n).join('/'));
       const share = id === undefined ? undefined : this.#byFileId.get(id);
       if (share !== undefined) return share;
     }
@@ -47,7 +51,7 @@ export class ReceivedShares {
   rootsUnder(rel: string): string[] {
     const roots: string[] = [];
     for (const id of this.#byFileId.keys()) {
-      const at = this.store.relOfId(id);
+      const at = this.#store.relOfId(id);
       if (at !== undefined && (at === rel || at.startsWith(`${rel}/`))) roots.push(at);
     }
     return roots;
@@ -55,9 +59,9 @@ export class ReceivedShares {
 
   /** Unshares the share rooted at `rel`: gone from this user's files, nowhere in the trash. */
   async unshare(rel: string): Promise<void> {
-    const id = this.store.knownId(rel);
+    const id = this.#store.knownId(rel);
     if (id !== undefined) this.#byFileId.delete(id);
-    await this.store.remove(rel);
+    await this.#store.remove(rel);
   }
 
   clear(): void {

@@ -68,38 +68,44 @@ export async function moveOnDisk(from: string, to: string): Promise<void> {
 }
 
 export class DiskStore {
-  private readonly ids = new Map<string, number>();
-  private readonly gens = new Map<string, number>();
-  private nextId = 100;
-  private realRoot: string | undefined;
+  readonly #ids = new Map<string, number>();
+  readonly #gens = new Map<string, number>();
+  #nextId = 100;
+  #realRoot: string | undefined;
+
+  readonly #stagingDir: string;
+  readonly #idBase: bigint;
 
   constructor(
     readonly root: string,
-    private readonly stagingDir: string,
+    stagingDir: string,
     readonly instanceId: string,
-    private readonly idBase = 0n,
-  ) {}
+    idBase = 0n,
+  ) {
+    this.#stagingDir = stagingDir;
+    this.#idBase = idBase;
+  }
 
   abs(rel: string): string {
     return rel === '' ? this.root : path.join(this.root, ...rel.split('/'));
   }
 
   fileId(rel: string): number {
-    let id = this.ids.get(rel);
+    let id = this.#ids.get(rel);
     if (id === undefined) {
-      id = this.nextId++;
-      this.ids.set(rel, id);
+      id = this.#nextId++;
+      this.#ids.set(rel, id);
     }
     return id;
   }
 
   /** The id of rel if one was handed out (never assigns one). */
   knownId(rel: string): number | undefined {
-    return this.ids.get(rel);
+    return this.#ids.get(rel);
   }
 
   relOfId(fileId: number): string | undefined {
-    for (const [rel, id] of this.ids) if (id === fileId) return rel;
+    for (const [rel, id] of this.#ids) if (id === fileId) return rel;
     return undefined;
   }
 
@@ -110,13 +116,13 @@ export class DiskStore {
    * client keeps them as strings.
    */
   idText(fileId: number): string {
-    return (this.idBase + BigInt(fileId)).toString();
+    return (this.#idBase + BigInt(fileId)).toString();
   }
 
   /** The store's number for an id as the server spells it, if it is one of ours. */
   fileIdOf(text: string): number | undefined {
     if (!/^\d{1,24}$/.test(text)) return undefined;
-    const n = BigInt(text) - this.idBase;
+    const n = BigInt(text) - this.#idBase;
     return n >= 0n && n <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(n) : undefined;
   }
 
@@ -128,10 +134,11 @@ export class DiskStore {
    * Security: a request must stay inside root. Names are single components without
    * `..` (checked in paths.ts); here no folder on the way may be a symlink leading out.
    */
-  private async insideRoot(rel: string): Promise<boolean> {
-    this.realRoot ??= await fsp.realpath(this.root);
+  async #insideRoot(rel: string): Promise<boolean> {
+    this.#realRoot ??= await fsp.realpath(this.root);
     const parent = parentRel(rel);
-    const expected = parent === '' ? this.realRoot : path.join(this.realRoot, ...parent.split('/'));
+    const expected =
+      parent === '' ? this.#realRoot : path.join(this.#realRoot, ...parent.split('/'));
     try {
       return (await fsp.realpath(this.abs(parent))) === expected;
     } catch (e) {
@@ -142,7 +149,7 @@ export class DiskStore {
 
   async info(rel: string): Promise<NodeInfo | undefined> {
     if (rel !== '' && rel.split('/').some(isHiddenName)) return undefined;
-    if (rel !== '' && !(await this.insideRoot(rel))) return undefined;
+    if (rel !== '' && !(await this.#insideRoot(rel))) return undefined;
     let st;
     try {
       st = await fsp.lstat(this.abs(rel));
@@ -153,7 +160,7 @@ export class DiskStore {
     // Security: symlinks and devices are not part of the user's files (never followed).
     if (!st.isFile() && !st.isDirectory()) return undefined;
     const fileId = this.fileId(rel);
-    const gen = this.gens.get(rel) ?? 0;
+    const gen = this.#gens.get(rel) ?? 0;
     // Whole seconds: Nextcloud reuses the etag while the storage mtime is unchanged.
     const etag = createHash('md5')
       .update(`${fileId}:${gen}:${Math.floor(st.mtimeMs / 1000)}`)
@@ -194,7 +201,7 @@ export class DiskStore {
   touch(rel: string): void {
     let r: string | undefined = rel;
     while (r !== undefined) {
-      this.gens.set(r, (this.gens.get(r) ?? 0) + 1);
+      this.#gens.set(r, (this.#gens.get(r) ?? 0) + 1);
       r = r === '' ? undefined : parentRel(r);
     }
   }
@@ -205,7 +212,7 @@ export class DiskStore {
    */
   async writeFrom(rel: string, body: Readable, expectedLength: number | undefined): Promise<void> {
     const before = await this.info(rel);
-    const staging = path.join(this.stagingDir, `upload-${randomUUID()}`);
+    const staging = path.join(this.#stagingDir, `upload-${randomUUID()}`);
     try {
       const out = createWriteStream(staging);
       await pipeline(body, out);
@@ -248,7 +255,7 @@ export class DiskStore {
   /** Rename within the user's files; ids follow the items. */
   async move(from: string, to: string): Promise<void> {
     await moveOnDisk(this.abs(from), this.abs(to));
-    this.remap(from, to);
+    this.#remap(from, to);
     this.touch(parentRel(from));
     this.touch(parentRel(to));
   }
@@ -256,11 +263,11 @@ export class DiskStore {
   /** Forget the ids under rel; returns them relative to rel ('' = rel itself). */
   detach(rel: string): Map<string, number> {
     const out = new Map<string, number>();
-    for (const [k, id] of [...this.ids]) {
+    for (const [k, id] of [...this.#ids]) {
       if (k === rel || k.startsWith(rel + '/')) {
         out.set(k.slice(rel.length).replace(/^\//, ''), id);
-        this.ids.delete(k);
-        this.gens.delete(k);
+        this.#ids.delete(k);
+        this.#gens.delete(k);
       }
     }
     this.touch(parentRel(rel));
@@ -269,7 +276,7 @@ export class DiskStore {
 
   /** Give back ids detached earlier (trash restore), now rooted at rel. */
   attach(rel: string, ids: Map<string, number>): void {
-    for (const [suffix, id] of ids) this.ids.set(suffix === '' ? rel : `${rel}/${suffix}`, id);
+    for (const [suffix, id] of ids) this.#ids.set(suffix === '' ? rel : `${rel}/${suffix}`, id);
     this.touch(rel);
   }
 
@@ -278,14 +285,14 @@ export class DiskStore {
     this.detach(rel);
   }
 
-  private remap(from: string, to: string): void {
-    for (const [k, id] of [...this.ids]) {
+  #remap(from: string, to: string): void {
+    for (const [k, id] of [...this.#ids]) {
       if (k === from || k.startsWith(from + '/')) {
-        const gen = this.gens.get(k);
-        this.ids.delete(k);
-        this.gens.delete(k);
-        this.ids.set(to + k.slice(from.length), id);
-        if (gen !== undefined) this.gens.set(to + k.slice(from.length), gen);
+        const gen = this.#gens.get(k);
+        this.#ids.delete(k);
+        this.#gens.delete(k);
+        this.#ids.set(to + k.slice(from.length), id);
+        if (gen !== undefined) this.#gens.set(to + k.slice(from.length), gen);
       }
     }
   }

@@ -31,13 +31,19 @@ const Info = z.object({
 });
 
 export class TrashBin {
-  private readonly items = new Map<string, TrashItem>();
+  readonly #items = new Map<string, TrashItem>();
+
+  readonly #store: DiskStore;
+  readonly #now: () => number;
 
   constructor(
     readonly dir: string,
-    private readonly store: DiskStore,
-    private readonly now: () => number,
-  ) {}
+    store: DiskStore,
+    now: () => number,
+  ) {
+    this.#store = store;
+    this.#now = now;
+  }
 
   /** Creates the folders and reads back what an earlier run left in them. */
   async load(): Promise<void> {
@@ -47,26 +53,26 @@ export class TrashBin {
       if (!name.endsWith('.json')) continue;
       const id = name.slice(0, -'.json'.length);
       const info = Info.safeParse(
-        JSON.parse(await fsp.readFile(this.infoFile(id), 'utf8').catch(() => 'null')),
+        JSON.parse(await fsp.readFile(this.#infoFile(id), 'utf8').catch(() => 'null')),
       );
       const present = await fsp.stat(this.abs(id)).then(
         () => true,
         () => false,
       );
-      if (info.success && present) this.items.set(id, { id, ...info.data, ids: new Map() });
+      if (info.success && present) this.#items.set(id, { id, ...info.data, ids: new Map() });
     }
   }
 
-  private infoFile(id: string): string {
+  #infoFile(id: string): string {
     return path.join(this.dir, 'info', `${id}.json`);
   }
 
   list(): TrashItem[] {
-    return [...this.items.values()];
+    return [...this.#items.values()];
   }
 
   get(id: string): TrashItem | undefined {
-    return this.items.get(id);
+    return this.#items.get(id);
   }
 
   abs(id: string, inner: string[] = []): string {
@@ -75,37 +81,37 @@ export class TrashBin {
 
   /** Move rel from the user's files into the trashbin. */
   async put(rel: string, kind: 'file' | 'folder'): Promise<TrashItem> {
-    let deletedAt = Math.floor(this.now() / 1000);
+    let deletedAt = Math.floor(this.#now() / 1000);
     const name = baseName(rel);
-    while (this.items.has(`${name}.d${deletedAt}`)) deletedAt += 1;
+    while (this.#items.has(`${name}.d${deletedAt}`)) deletedAt += 1;
     const id = `${name}.d${deletedAt}`;
-    await moveOnDisk(this.store.abs(rel), this.abs(id));
-    const item: TrashItem = { id, original: rel, deletedAt, kind, ids: this.store.detach(rel) };
-    this.items.set(id, item);
-    await fsp.writeFile(this.infoFile(id), JSON.stringify({ original: rel, deletedAt, kind }));
+    await moveOnDisk(this.#store.abs(rel), this.abs(id));
+    const item: TrashItem = { id, original: rel, deletedAt, kind, ids: this.#store.detach(rel) };
+    this.#items.set(id, item);
+    await fsp.writeFile(this.#infoFile(id), JSON.stringify({ original: rel, deletedAt, kind }));
     return item;
   }
 
   /** Restore to the original place, or the root if its folder is gone; never overwrites. */
   async restore(id: string): Promise<string> {
-    const item = this.items.get(id);
+    const item = this.#items.get(id);
     if (!item) throw new Error(`no trash item ${id}`);
     let folder = parentRel(item.original);
-    const parent = await this.store.info(folder);
+    const parent = await this.#store.info(folder);
     if (!parent || parent.kind !== 'folder') folder = '';
     const name = baseName(item.original);
     const dot = item.kind === 'file' ? name.lastIndexOf('.') : -1;
     const stem = dot > 0 ? name.slice(0, dot) : name;
     const ext = dot > 0 ? name.slice(dot) : '';
     let target = folder === '' ? name : `${folder}/${name}`;
-    for (let n = 1; await this.store.info(target); n++) {
+    for (let n = 1; await this.#store.info(target); n++) {
       const candidate = `${stem} (restored${n > 1 ? ` ${n}` : ''})${ext}`;
       target = folder === '' ? candidate : `${folder}/${candidate}`;
     }
-    await moveOnDisk(this.abs(id), this.store.abs(target));
-    this.items.delete(id);
-    await fsp.rm(this.infoFile(id), { force: true });
-    this.store.attach(target, item.ids);
+    await moveOnDisk(this.abs(id), this.#store.abs(target));
+    this.#items.delete(id);
+    await fsp.rm(this.#infoFile(id), { force: true });
+    this.#store.attach(target, item.ids);
     return target;
   }
 
@@ -128,7 +134,7 @@ export class TrashBin {
   async expireForSpace(quota: number | null, used: number): Promise<string[]> {
     if (quota === null) return [];
     const free = quota - used;
-    const items = [...this.items.values()].sort((a, b) => a.deletedAt - b.deletedAt);
+    const items = [...this.#items.values()].sort((a, b) => a.deletedAt - b.deletedAt);
     let trash = 0;
     for (const item of items) trash += await this.size(item.id);
     let available = free > 0 ? free / 2 - trash : free - trash;
@@ -145,11 +151,11 @@ export class TrashBin {
 
   async purge(id: string): Promise<void> {
     await fsp.rm(this.abs(id), { recursive: true, force: true });
-    await fsp.rm(this.infoFile(id), { force: true });
-    this.items.delete(id);
+    await fsp.rm(this.#infoFile(id), { force: true });
+    this.#items.delete(id);
   }
 
   async purgeAll(): Promise<void> {
-    for (const id of [...this.items.keys()]) await this.purge(id);
+    for (const id of [...this.#items.keys()]) await this.purge(id);
   }
 }

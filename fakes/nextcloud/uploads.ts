@@ -21,7 +21,11 @@ export interface UploadFolder {
 export class UploadFolders {
   readonly #folders = new Map<string, UploadFolder>();
 
-  constructor(private readonly root: string) {}
+  readonly #root: string;
+
+  constructor(root: string) {
+    this.#root = root;
+  }
 
   get(id: string): UploadFolder | undefined {
     return this.#folders.get(id);
@@ -99,6 +103,6 @@ export class UploadFolders {
   }
 
   #dir(id: string): string {
-    return path.join(this.root, Buffer.from(id, 'utf8').toString('hex'));
+    return path.join(this.#root, Buffer.from(id, 'utf8').toString('hex'));
   }
 }

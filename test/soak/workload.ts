@@ -78,58 +78,58 @@ export class SoakAgent {
   readonly files: Files = new Map();
   /** Uploads not answered ok: the bytes and the answer, until the path is read or written. */
   readonly unconfirmed = new Map<string, { body: Buffer; answer: string }>();
-  private n = 0;
+  #n = 0;
 
-  constructor(private readonly d: AgentDeps) {}
+  readonly #d: AgentDeps;
 
-  private base(k: number): string {
-    return `Soak/G${k}/a${this.d.id}`;
+  constructor(d: AgentDeps) {
+    this.#d = d;
   }
 
-  private pick<T>(xs: readonly T[]): T {
-    return xs[Math.floor(this.d.rand() * xs.length)] as T;
+  #base(k: number): string {
+    return `Soak/G${k}/a${this.#d.id}`;
   }
 
-  private async call(
-    client: Client,
-    tool: string,
-    args: Record<string, unknown>,
-  ): Promise<Envelope> {
+  #pick<T>(xs: readonly T[]): T {
+    return xs[Math.floor(this.#d.rand() * xs.length)] as T;
+  }
+
+  async #call(client: Client, tool: string, args: Record<string, unknown>): Promise<Envelope> {
     try {
       return await callTool(client, tool, args);
     } catch (error) {
       const code = (error as { code?: unknown }).code;
       const text = `${tool}: ${error instanceof Error ? error.message : String(error)}`;
-      if (typeof code === 'number' && code >= 500) this.d.tally.http5xx.push(text);
-      else this.d.tally.errors.push(text);
+      if (typeof code === 'number' && code >= 500) this.#d.tally.http5xx.push(text);
+      else this.#d.tally.errors.push(text);
       return { status: 'transport_error' };
     }
   }
 
   /** One operation, chosen at random; resolves when it has been answered. */
   async step(): Promise<void> {
-    const k = Math.floor(this.d.rand() * this.d.folders);
-    const mine = [...this.files.keys()].filter((p) => p.startsWith(`${this.base(k)}/`));
-    let op = this.pick(OP_KINDS);
+    const k = Math.floor(this.#d.rand() * this.#d.folders);
+    const mine = [...this.files.keys()].filter((p) => p.startsWith(`${this.#base(k)}/`));
+    let op = this.#pick(OP_KINDS);
     if (op !== 'list' && op !== 'mkdir' && op !== 'write' && mine.length === 0) op = 'write';
-    this.d.tally.ops[op] += 1;
-    this.n += 1;
-    const t = this.d.tally;
+    this.#d.tally.ops[op] += 1;
+    this.#n += 1;
+    const t = this.#d.tally;
     const instance = 'personal';
     switch (op) {
       case 'list': {
-        count(t, op, await this.call(this.d.agent, 'list', { instance, path: this.base(k) }));
+        count(t, op, await this.#call(this.#d.agent, 'list', { instance, path: this.#base(k) }));
         return;
       }
       case 'mkdir': {
-        const path = `${this.base(k)}/d${this.n}`;
-        count(t, op, await this.call(this.d.agent, 'mkdir', { instance, path }));
+        const path = `${this.#base(k)}/d${this.#n}`;
+        count(t, op, await this.#call(this.#d.agent, 'mkdir', { instance, path }));
         return;
       }
       case 'move': {
-        const from = this.pick(mine);
-        const to = `${this.base(k)}/m${this.n}.txt`;
-        const env = await this.call(this.d.agent, 'move', { instance, from, to });
+        const from = this.#pick(mine);
+        const to = `${this.#base(k)}/m${this.#n}.txt`;
+        const env = await this.#call(this.#d.agent, 'move', { instance, from, to });
         count(t, op, env);
         if (env.status === 'ok') {
           this.files.set(to, this.files.get(from) ?? Buffer.alloc(0));
@@ -141,8 +141,8 @@ export class SoakAgent {
         return;
       }
       case 'trash': {
-        const path = this.pick(mine);
-        const env = await this.call(this.d.agent, 'trash', { instance, path });
+        const path = this.#pick(mine);
+        const env = await this.#call(this.#d.agent, 'trash', { instance, path });
         count(t, op, env);
         if (env.status === 'ok') {
           this.files.delete(path);
@@ -151,9 +151,9 @@ export class SoakAgent {
         return;
       }
       case 'write': {
-        const path = `${this.base(k)}/f${this.n}.txt`;
-        const body = Buffer.from(`agent ${this.d.id} op ${this.n}\n`.repeat(1 + (this.n % 64)));
-        const env = await this.call(this.d.transfer, 'write', {
+        const path = `${this.#base(k)}/f${this.#n}.txt`;
+        const body = Buffer.from(`agent ${this.#d.id} op ${this.#n}\n`.repeat(1 + (this.#n % 64)));
+        const env = await this.#call(this.#d.transfer, 'write', {
           instance,
           path,
           size: body.length,
@@ -162,13 +162,13 @@ export class SoakAgent {
         count(t, 'write-ticket', env);
         if (env.status !== 'ok') return;
         const put = await putBlob(
-          this.d.brokerUrl,
+          this.#d.brokerUrl,
           String(env.blob_url),
-          this.d.transferToken,
+          this.#d.transferToken,
           body,
         );
         if (put.status >= 500)
-          this.d.tally.http5xx.push(`PUT blob ${path}: ${put.status} ${JSON.stringify(put.json)}`);
+          this.#d.tally.http5xx.push(`PUT blob ${path}: ${put.status} ${JSON.stringify(put.json)}`);
         count(t, 'write-blob', {
           status: put.status === 0 ? 'cut' : String(put.json.status ?? put.status),
           ...(typeof put.json.code === 'string' ? { code: put.json.code } : {}),
@@ -179,16 +179,16 @@ export class SoakAgent {
       }
       case 'checkout': {
         // Lock + read, then check in new content under the lock (or give the lock back).
-        const path = this.pick(mine);
-        const out = await this.call(this.d.transfer, 'checkout', { instance, path });
+        const path = this.#pick(mine);
+        const out = await this.#call(this.#d.transfer, 'checkout', { instance, path });
         count(t, 'checkout', out);
         if (out.status !== 'ok') return;
         const lock = String(out.lock_token);
-        const got = await getBlob(this.d.brokerUrl, String(out.blob_url), this.d.transferToken);
-        const body = Buffer.from(`checked in by agent ${this.d.id} at op ${this.n}\n`);
+        const got = await getBlob(this.#d.brokerUrl, String(out.blob_url), this.#d.transferToken);
+        const body = Buffer.from(`checked in by agent ${this.#d.id} at op ${this.#n}\n`);
         const ticket =
           got.status === 200 && got.complete
-            ? await this.call(this.d.transfer, 'checkin', {
+            ? await this.#call(this.#d.transfer, 'checkin', {
                 instance,
                 path,
                 lock_token: lock,
@@ -198,12 +198,12 @@ export class SoakAgent {
         count(t, 'checkin-ticket', ticket);
         if (ticket.status === 'ok') {
           const put = await putBlob(
-            this.d.brokerUrl,
+            this.#d.brokerUrl,
             String(ticket.blob_url),
-            this.d.transferToken,
+            this.#d.transferToken,
             body,
           );
-          if (put.status >= 500) this.d.tally.http5xx.push(`checkin PUT ${path}: ${put.status}`);
+          if (put.status >= 500) this.#d.tally.http5xx.push(`checkin PUT ${path}: ${put.status}`);
           count(t, 'checkin-blob', {
             status: put.status === 0 ? 'cut' : String(put.json.status ?? put.status),
             ...(typeof put.json.code === 'string' ? { code: put.json.code } : {}),
@@ -220,7 +220,7 @@ export class SoakAgent {
         count(
           t,
           'checkin-abandon',
-          await this.call(this.d.transfer, 'checkin', {
+          await this.#call(this.#d.transfer, 'checkin', {
             instance,
             path,
             lock_token: lock,
@@ -230,12 +230,12 @@ export class SoakAgent {
         return;
       }
       case 'read': {
-        const path = this.pick(mine);
-        const env = await this.call(this.d.transfer, 'read', { instance, path });
+        const path = this.#pick(mine);
+        const env = await this.#call(this.#d.transfer, 'read', { instance, path });
         count(t, 'read-ticket', env);
         if (env.status !== 'ok') return;
-        const got = await getBlob(this.d.brokerUrl, String(env.blob_url), this.d.transferToken);
-        if (got.status >= 500) this.d.tally.http5xx.push(`GET blob ${path}: ${got.status}`);
+        const got = await getBlob(this.#d.brokerUrl, String(env.blob_url), this.#d.transferToken);
+        if (got.status >= 500) this.#d.tally.http5xx.push(`GET blob ${path}: ${got.status}`);
         const key = `read-blob:${got.status === 0 ? 'cut' : got.status}${got.status !== 0 && !got.complete ? ':cut' : ''}`;
         t.statuses.set(key, (t.statuses.get(key) ?? 0) + 1);
         if (got.status === 200 && got.complete) {
@@ -244,18 +244,18 @@ export class SoakAgent {
           this.unconfirmed.delete(path);
           if (attempt !== undefined && expected !== undefined && !expected.equals(got.body)) {
             if (attempt.body.equals(got.body)) {
-              this.d.tally.storedDespiteAnswer.push(`${path} (answered ${attempt.answer})`);
+              this.#d.tally.storedDespiteAnswer.push(`${path} (answered ${attempt.answer})`);
               this.files.set(path, got.body);
               return;
             }
           }
           const sha = createHash('sha256').update(got.body).digest('hex');
           if (expected !== undefined && !expected.equals(got.body))
-            this.d.tally.corrupt.push(
+            this.#d.tally.corrupt.push(
               `${path}: ${got.body.length} bytes differ from what was written`,
             );
           if (got.trailers['x-broker-sha256'] !== sha)
-            this.d.tally.corrupt.push(`${path}: trailer sha256 does not match the bytes`);
+            this.#d.tally.corrupt.push(`${path}: trailer sha256 does not match the bytes`);
         }
         return;
       }

@@ -47,133 +47,133 @@ export interface ConnectionDeps {
 }
 
 export class MatrixConnection {
-  private client: MatrixClient | undefined;
+  #client: MatrixClient | undefined;
   /** The bot's encryption, with matrix.encryption: required. */
-  private e2ee: BotCrypto | undefined;
+  #e2ee: BotCrypto | undefined;
   /** `waiting`: started without the homeserver (startWhileUnreachable), retrying. */
-  private phase: 'new' | 'starting' | 'waiting' | 'started' | 'stopped' = 'new';
-  private prepared = false;
+  #phase: 'new' | 'starting' | 'waiting' | 'started' | 'stopped' = 'new';
+  #prepared = false;
   /** The current client synced and passed the room checks. */
-  private ready = false;
-  private nudgeTimer: NodeJS.Timeout | undefined;
-  private retryTimer: NodeJS.Timeout | undefined;
-  private retryDelayMs = 0;
-  private preparedWaiter: (() => void) | undefined;
-  private readonly cfg: MatrixConfig;
-  private readonly opts: ResolvedOptions;
-  private readonly logger: Logger;
-  private readonly room: RoomWatch;
-  private readonly onTimeline: TimelineHandler;
-  private readonly onRecovered: () => void;
-  private readonly dataDir: string | undefined;
+  #ready = false;
+  #nudgeTimer: NodeJS.Timeout | undefined;
+  #retryTimer: NodeJS.Timeout | undefined;
+  #retryDelayMs = 0;
+  #preparedWaiter: (() => void) | undefined;
+  readonly #cfg: MatrixConfig;
+  readonly #opts: ResolvedOptions;
+  readonly #logger: Logger;
+  readonly #room: RoomWatch;
+  readonly #onTimeline: TimelineHandler;
+  readonly #onRecovered: () => void;
+  readonly #dataDir: string | undefined;
 
   constructor(deps: ConnectionDeps) {
-    this.dataDir = deps.dataDir;
-    this.cfg = deps.cfg;
-    this.opts = deps.opts;
-    this.logger = deps.logger;
-    this.room = deps.room;
-    this.onTimeline = deps.onTimeline;
-    this.onRecovered = deps.onRecovered;
+    this.#dataDir = deps.dataDir;
+    this.#cfg = deps.cfg;
+    this.#opts = deps.opts;
+    this.#logger = deps.logger;
+    this.#room = deps.room;
+    this.#onTimeline = deps.onTimeline;
+    this.#onRecovered = deps.onRecovered;
   }
 
   get stopped(): boolean {
-    return this.phase === 'stopped';
+    return this.#phase === 'stopped';
   }
 
   /** Events arriving now are the re-delivered past: before the first sync is PREPARED. */
   replaying(): boolean {
-    return !this.prepared || this.client?.getSyncState() === null;
+    return !this.#prepared || this.#client?.getSyncState() === null;
   }
 
   /** Started, synced, the room checks passed and sync is not failing. */
   live(): boolean {
-    if (this.phase !== 'started' || !this.ready || this.client === undefined) return false;
-    const state = this.client.getSyncState();
+    if (this.#phase !== 'started' || !this.#ready || this.#client === undefined) return false;
+    const state = this.#client.getSyncState();
     return !(state === null || state === SyncState.Error || state === SyncState.Stopped);
   }
 
   /** The bot's encryption, when matrix.encryption is required and the channel is up. */
   crypto(): BotCrypto | undefined {
-    return this.e2ee;
+    return this.#e2ee;
   }
 
   /** Fetches one event of the approval room (for a reaction on an older message). */
   async fetchEvent(eventId: string): Promise<Awaited<ReturnType<MatrixClient['fetchRoomEvent']>>> {
-    if (this.client === undefined) throw new Error('no client');
-    return this.client.fetchRoomEvent(this.cfg.room_id, eventId);
+    if (this.#client === undefined) throw new Error('no client');
+    return this.#client.fetchRoomEvent(this.#cfg.room_id, eventId);
   }
 
   async start(): Promise<void> {
-    if (this.phase !== 'new') throw new Error(`MatrixGateway.start() in phase ${this.phase}`);
-    this.phase = 'starting';
+    if (this.#phase !== 'new') throw new Error(`MatrixGateway.start() in phase ${this.#phase}`);
+    this.#phase = 'starting';
     try {
-      await this.connect();
+      await this.#connect();
     } catch (err) {
       const transient =
         err instanceof MatrixGatewayError &&
         (err.code === 'unreachable' || err.code === 'sync_timeout');
-      if (this.opts.startWhileUnreachable && transient && this.phase === 'starting') {
+      if (this.#opts.startWhileUnreachable && transient && this.#phase === 'starting') {
         // Existing grants must keep working while the approval plane is down, so the
         // daemon may run without it; nothing is posted until the room checks pass.
-        this.phase = 'waiting';
-        this.retryDelayMs = Math.min(this.opts.startRetryFirstMs, this.opts.startRetryMs);
-        this.logger.warn(
+        this.#phase = 'waiting';
+        this.#retryDelayMs = Math.min(this.#opts.startRetryFirstMs, this.#opts.startRetryMs);
+        this.#logger.warn(
           'starting without the Matrix approval channel; retrying in the background',
-          { error: err.message, retry_ms: this.retryDelayMs },
+          { error: err.message, retry_ms: this.#retryDelayMs },
         );
-        this.scheduleRetry();
+        this.#scheduleRetry();
         return;
       }
-      this.phase = 'stopped';
+      this.#phase = 'stopped';
       throw err;
     }
-    this.connected();
+    this.#connected();
   }
 
-  private scheduleRetry(): void {
-    const delay = this.retryDelayMs;
+  #scheduleRetry(): void {
+    const delay = this.#retryDelayMs;
     // Quick first retries (a homeserver starting next to the broker), then back off.
-    this.retryDelayMs = Math.min(delay * 2, this.opts.startRetryMs);
-    this.retryTimer = setTimeout(() => {
-      this.retryTimer = undefined;
-      this.connect().then(
+    this.#retryDelayMs = Math.min(delay * 2, this.#opts.startRetryMs);
+    this.#retryTimer = setTimeout(() => {
+      this.#retryTimer = undefined;
+      this.#connect().then(
         () => {
-          if (this.phase === 'waiting') this.connected();
-          else this.teardown();
+          if (this.#phase === 'waiting') this.#connected();
+          else this.#teardown();
         },
         (err: unknown) => {
-          if (this.phase !== 'waiting') return;
-          this.logger.warn('the Matrix approval channel still cannot start', {
+          if (this.#phase !== 'waiting') return;
+          this.#logger.warn('the Matrix approval channel still cannot start', {
             code: err instanceof MatrixGatewayError ? err.code : 'unknown',
             error: err instanceof Error ? err.message : 'unknown error',
-            retry_ms: this.retryDelayMs,
+            retry_ms: this.#retryDelayMs,
           });
-          this.scheduleRetry();
+          this.#scheduleRetry();
         },
       );
     }, delay);
-    this.retryTimer.unref();
+    this.#retryTimer.unref();
   }
 
   /** One attempt: a fresh client, preflight, first sync, synced-room checks. */
-  private async connect(): Promise<void> {
-    const { logger } = this;
-    const e2ee = encryptionRequired(this.cfg)
-      ? await BotCrypto.open(this.cfg, this.dataDir, logger)
+  async #connect(): Promise<void> {
+    const logger = this.#logger;
+    const e2ee = encryptionRequired(this.#cfg)
+      ? await BotCrypto.open(this.#cfg, this.#dataDir, logger)
       : undefined;
-    this.e2ee = e2ee;
+    this.#e2ee = e2ee;
     const client = createBotClient(
-      this.cfg,
+      this.#cfg,
       e2ee === undefined
-        ? this.opts
-        : { ...this.opts, deviceId: e2ee.session.deviceId, accessToken: e2ee.session.accessToken },
+        ? this.#opts
+        : { ...this.#opts, deviceId: e2ee.session.deviceId, accessToken: e2ee.session.accessToken },
       logger,
     );
-    this.client = client;
-    this.prepared = false;
+    this.#client = client;
+    this.#prepared = false;
     try {
-      const { others } = await preflight(client, this.cfg);
+      const { others } = await preflight(client, this.#cfg);
       if (e2ee === undefined) {
         logger.warn(
           "matrix.encryption is off: decisions in this clear-text room are only as trustworthy as the homeserver and every session of the approver's account",
@@ -182,131 +182,131 @@ export class MatrixConnection {
       if (others.length > 0) {
         logger.warn(
           'the approval room has other members: they can read every request, but only the approver can decide',
-          { room: this.cfg.room_id, others },
+          { room: this.#cfg.room_id, others },
         );
       }
-      client.on(ClientEvent.Sync, this.onSync);
-      client.on(RoomEvent.Timeline, this.onTimeline);
-      const prepared = this.waitForPrepared();
+      client.on(ClientEvent.Sync, this.#onSync);
+      client.on(RoomEvent.Timeline, this.#onTimeline);
+      const prepared = this.#waitForPrepared();
       // Awaited below; this only keeps a rejection during startClient from going unhandled.
       prepared.catch(() => undefined);
       await client.startClient({
-        initialSyncLimit: this.opts.initialSyncLimit,
-        pollTimeout: this.opts.pollTimeoutMs,
+        initialSyncLimit: this.#opts.initialSyncLimit,
+        pollTimeout: this.#opts.pollTimeoutMs,
         lazyLoadMembers: false,
         disablePresence: true,
         threadSupport: false,
       });
       await prepared;
-      checkSyncedRoom(client.getRoom(this.cfg.room_id), this.cfg.room_id, this.cfg);
+      checkSyncedRoom(client.getRoom(this.#cfg.room_id), this.#cfg.room_id, this.#cfg);
       await e2ee?.afterSync();
-      this.ready = true;
+      this.#ready = true;
     } catch (err) {
-      this.teardown();
+      this.#teardown();
       throw err;
     }
   }
 
-  private connected(): void {
-    this.phase = 'started';
-    if (this.opts.reconnectNudgeMs !== undefined) {
-      this.nudgeTimer = setInterval(() => this.nudge(), this.opts.reconnectNudgeMs);
-      this.nudgeTimer.unref();
+  #connected(): void {
+    this.#phase = 'started';
+    if (this.#opts.reconnectNudgeMs !== undefined) {
+      this.#nudgeTimer = setInterval(() => this.#nudge(), this.#opts.reconnectNudgeMs);
+      this.#nudgeTimer.unref();
     }
-    this.logger.info('matrix approval gateway started', {
-      room: this.cfg.room_id,
-      bot: this.cfg.bot_user,
-      approver: this.cfg.approver,
+    this.#logger.info('matrix approval gateway started', {
+      room: this.#cfg.room_id,
+      bot: this.#cfg.bot_user,
+      approver: this.#cfg.approver,
     });
   }
 
   /** Stops for good (a stopped connection is never started again). */
   stop(): void {
-    if (this.phase === 'stopped') return;
-    this.phase = 'stopped';
-    this.teardown();
+    if (this.#phase === 'stopped') return;
+    this.#phase = 'stopped';
+    this.#teardown();
   }
 
-  private teardown(): void {
-    this.ready = false;
-    if (this.retryTimer !== undefined) clearTimeout(this.retryTimer);
-    this.retryTimer = undefined;
-    if (this.nudgeTimer !== undefined) clearInterval(this.nudgeTimer);
-    this.nudgeTimer = undefined;
-    this.preparedWaiter?.();
-    this.e2ee?.stop();
-    const client = this.client;
+  #teardown(): void {
+    this.#ready = false;
+    if (this.#retryTimer !== undefined) clearTimeout(this.#retryTimer);
+    this.#retryTimer = undefined;
+    if (this.#nudgeTimer !== undefined) clearInterval(this.#nudgeTimer);
+    this.#nudgeTimer = undefined;
+    this.#preparedWaiter?.();
+    this.#e2ee?.stop();
+    const client = this.#client;
     if (client === undefined) return;
-    client.off(ClientEvent.Sync, this.onSync);
-    client.off(RoomEvent.Timeline, this.onTimeline);
+    client.off(ClientEvent.Sync, this.#onSync);
+    client.off(RoomEvent.Timeline, this.#onTimeline);
     client.stopClient();
   }
 
-  private waitForPrepared(): Promise<void> {
+  #waitForPrepared(): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => {
-        this.preparedWaiter = undefined;
+        this.#preparedWaiter = undefined;
         reject(
           new MatrixGatewayError(
             'sync_timeout',
-            `no first sync from ${this.cfg.homeserver} within ${Math.round(this.opts.preparedTimeoutMs / 1000)} s; check that the homeserver is up and reachable`,
+            `no first sync from ${this.#cfg.homeserver} within ${Math.round(this.#opts.preparedTimeoutMs / 1000)} s; check that the homeserver is up and reachable`,
           ),
         );
-      }, this.opts.preparedTimeoutMs);
-      this.preparedWaiter = () => {
+      }, this.#opts.preparedTimeoutMs);
+      this.#preparedWaiter = () => {
         clearTimeout(timer);
-        this.preparedWaiter = undefined;
-        if (this.prepared) resolve();
+        this.#preparedWaiter = undefined;
+        if (this.#prepared) resolve();
         else reject(new MatrixGatewayError('sync_timeout', 'stopped before the first sync'));
       };
     });
   }
 
-  private nudge(): void {
-    const state = this.client?.getSyncState();
+  #nudge(): void {
+    const state = this.#client?.getSyncState();
     if (state === SyncState.Error || state === SyncState.Reconnecting) {
-      this.client?.retryImmediately();
+      this.#client?.retryImmediately();
     }
   }
 
   /** The client, when requests may be posted; else why not, as ApprovalUnavailableError. */
   usableClient(): MatrixClient {
-    if (this.phase === 'stopped') {
+    if (this.#phase === 'stopped') {
       throw new ApprovalUnavailableError('stopped', 'approval channel stopped');
     }
-    if (!this.ready || this.client === undefined) {
-      if (this.phase === 'waiting') {
+    if (!this.#ready || this.#client === undefined) {
+      if (this.#phase === 'waiting') {
         throw new ApprovalUnavailableError('unhealthy', UNAVAILABLE_MESSAGE);
       }
       throw new ApprovalUnavailableError('not_started', 'approval channel not started yet');
     }
-    const problem = this.room.problem();
+    const problem = this.#room.problem();
     if (problem !== undefined) {
       throw new ApprovalUnavailableError('unhealthy', `${UNAVAILABLE_MESSAGE} (${problem})`);
     }
-    if (this.client.getSyncState() === SyncState.Error) this.client.retryImmediately();
-    return this.client;
+    if (this.#client.getSyncState() === SyncState.Error) this.#client.retryImmediately();
+    return this.#client;
   }
 
-  private readonly onSync = (state: SyncState, prev: SyncState | null): void => {
+  readonly #onSync = (state: SyncState, prev: SyncState | null): void => {
     if (state === SyncState.Prepared) {
-      this.prepared = true;
-      this.preparedWaiter?.();
+      this.#prepared = true;
+      this.#preparedWaiter?.();
     }
     if (state === prev) return;
     if (state === SyncState.Syncing) {
       // The connection is back: a send failure from the outage no longer says anything.
-      this.onRecovered();
+      this.#onRecovered();
     }
     if (state === SyncState.Error) {
-      this.logger.warn(
+      this.#logger.warn(
         'matrix sync is failing; the approval channel is unavailable until it recovers',
       );
     } else if (
       state === SyncState.Syncing &&
       (prev === SyncState.Error || prev === SyncState.Catchup || prev === SyncState.Reconnecting)
     ) {
-      this.logger.info('matrix sync recovered');
+      this.#logger.info('matrix sync recovered');
     }
   };
 }

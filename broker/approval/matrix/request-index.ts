@@ -35,43 +35,56 @@ function remember<V>(map: Map<string, V>, key: string, value: V, limit: number):
 
 export class RequestIndex {
   /** Request message event id → request id. */
-  private readonly byMessage = new Map<string, number>();
+  readonly #byMessage = new Map<string, number>();
 
-  constructor(
-    private readonly deps: {
-      bot: string;
-      /**
-       * The current grant database's id (GrantStore.storeId); undefined when the store
-       * has none, and then no message fetched from the homeserver is trusted.
-       */
-      storeId: string | undefined;
-      limit: number;
-      logger: Logger;
-      /** Fetches an event of the approval room from the homeserver. */
-      fetchEvent: (eventId: string) => Promise<unknown>;
-    },
-  ) {}
+  readonly #deps: {
+    bot: string;
+    /**
+     * The current grant database's id (GrantStore.storeId); undefined when the store
+     * has none, and then no message fetched from the homeserver is trusted.
+     */
+    storeId: string | undefined;
+    limit: number;
+    logger: Logger;
+    /** Fetches an event of the approval room from the homeserver. */
+    fetchEvent: (eventId: string) => Promise<unknown>;
+  };
+
+  constructor(deps: {
+    bot: string;
+    /**
+     * The current grant database's id (GrantStore.storeId); undefined when the store
+     * has none, and then no message fetched from the homeserver is trusted.
+     */
+    storeId: string | undefined;
+    limit: number;
+    logger: Logger;
+    /** Fetches an event of the approval room from the homeserver. */
+    fetchEvent: (eventId: string) => Promise<unknown>;
+  }) {
+    this.#deps = deps;
+  }
 
   posted(messageId: string, requestId: number): void {
-    remember(this.byMessage, messageId, requestId, this.deps.limit);
+    remember(this.#byMessage, messageId, requestId, this.#deps.limit);
   }
 
   /** The request a bot message was posted for, or undefined when it is not one. */
   async requestOf(messageId: string): Promise<number | undefined> {
-    const known = this.byMessage.get(messageId);
+    const known = this.#byMessage.get(messageId);
     if (known !== undefined) return known;
     // Posted before a restart: ask the homeserver for the message itself.
     let raw: unknown;
     try {
-      raw = await this.deps.fetchEvent(messageId);
+      raw = await this.#deps.fetchEvent(messageId);
     } catch (err) {
-      this.deps.logger.debug('reaction target not found', { error: errorSummary(err) });
+      this.#deps.logger.debug('reaction target not found', { error: errorSummary(err) });
       return undefined;
     }
     const parsed = BotRequestEventSchema.safeParse(raw);
     // Security: only the bot's own messages name requests. The homeserver vouches for
     // `sender`, so nobody else can forge the request marker.
-    if (!parsed.success || parsed.data.sender !== this.deps.bot) return undefined;
+    if (!parsed.success || parsed.data.sender !== this.#deps.bot) return undefined;
     // Security: request numbers restart at 1 when the grant database is replaced, so the
     // number alone could approve a different request than the one the owner saw (a 👍
     // on the old request 3 approving the new request 3). Trust the message only when it
@@ -79,8 +92,8 @@ export class RequestIndex {
     // by an older broker) or a store without an id is not trusted; the owner can type
     // the command instead.
     const store = parsed.data.content[STORE_ID_KEY];
-    if (this.deps.storeId === undefined || store !== this.deps.storeId) {
-      this.deps.logger.debug('reaction on a request message from another grant database', {
+    if (this.#deps.storeId === undefined || store !== this.#deps.storeId) {
+      this.#deps.logger.debug('reaction on a request message from another grant database', {
         message: messageId,
       });
       return undefined;

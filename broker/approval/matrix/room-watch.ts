@@ -10,57 +10,67 @@ import { encryptedRoomMessage, encryptionRequired, notInviteOnlyMessage } from '
 const JoinRulesSchema = z.object({ join_rule: z.string() });
 
 export class RoomWatch {
-  private encrypted = false;
-  private joinRuleProblem: string | undefined;
+  #encrypted = false;
+  #joinRuleProblem: string | undefined;
+
+  readonly #cfg: {
+    room_id: string;
+    approver: string;
+    encryption?: 'required' | 'off' | undefined;
+  };
+  readonly #logger: Logger;
 
   constructor(
-    private readonly cfg: {
+    cfg: {
       room_id: string;
       approver: string;
       encryption?: 'required' | 'off' | undefined;
     },
-    private readonly logger: Logger,
-  ) {}
+    logger: Logger,
+  ) {
+    this.#cfg = cfg;
+    this.#logger = logger;
+  }
 
   /** Why the room may not be used now, or undefined. */
   problem(): string | undefined {
-    if (this.encrypted) return encryptedRoomMessage(this.cfg.room_id);
-    return this.joinRuleProblem;
+    if (this.#encrypted) return encryptedRoomMessage(this.#cfg.room_id);
+    return this.#joinRuleProblem;
   }
 
   onMembership(userId: string, membership: string): void {
-    if (userId === this.cfg.approver && membership !== 'join') {
-      this.logger.warn('the approver left the approval room; nobody can decide requests', {
-        room: this.cfg.room_id,
+    if (userId === this.#cfg.approver && membership !== 'join') {
+      this.#logger.warn('the approver left the approval room; nobody can decide requests', {
+        room: this.#cfg.room_id,
         membership,
       });
-    } else if (userId !== this.cfg.approver && membership === 'join') {
-      this.logger.warn(
+    } else if (userId !== this.#cfg.approver && membership === 'join') {
+      this.#logger.warn(
         'someone joined the approval room: they can read every request, but cannot decide',
-        { room: this.cfg.room_id, user: userId },
+        { room: this.#cfg.room_id, user: userId },
       );
     }
   }
 
   onRoomState(type: 'm.room.encryption' | 'm.room.join_rules', content: unknown): void {
-    const room = this.cfg.room_id;
+    const room = this.#cfg.room_id;
     if (type === 'm.room.encryption') {
       // An encrypted room is what `required` asks for.
-      if (encryptionRequired(this.cfg)) return;
+      if (encryptionRequired(this.#cfg)) return;
       // Security: with encryption off the bot cannot read encrypted commands, and
       // encryption cannot be switched off again; stop offering the channel.
-      this.encrypted = true;
-      this.logger.error(encryptedRoomMessage(room));
+      this.#encrypted = true;
+      this.#logger.error(encryptedRoomMessage(room));
       return;
     }
     const parsed = JoinRulesSchema.safeParse(content);
     const rule = parsed.success ? parsed.data.join_rule : 'unknown';
     if (rule === 'invite') {
-      this.joinRuleProblem = undefined;
+      this.#joinRuleProblem = undefined;
       return;
     }
     // Security: requests show paths and reasons; a joinable room leaks them.
-    this.joinRuleProblem = notInviteOnlyMessage(room, rule);
-    this.logger.error(this.joinRuleProblem);
+    this.#joinRuleProblem = notInviteOnlyMessage(room, rule);
+    this.#logger.error(this.#joinRuleProblem);
   }
 }

@@ -12,13 +12,17 @@ interface Appender {
 }
 
 export class GrantUse {
-  private readonly last = new Map<number, number>();
+  readonly #last = new Map<number, number>();
 
-  constructor(private readonly now: Clock) {}
+  readonly #now: Clock;
+
+  constructor(now: Clock) {
+    this.#now = now;
+  }
 
   /** The instant grant `id` was last relied on, if it was since the start. */
   lastUsed(id: number): number | undefined {
-    return this.last.get(id);
+    return this.#last.get(id);
   }
 
   /** An audit log whose `intent` appends also note the grants they name. */
@@ -27,8 +31,8 @@ export class GrantUse {
       append: async (event) => {
         const written = await audit.append(event);
         if (event.event === 'intent' && Array.isArray(event.grants)) {
-          const at = this.now();
-          for (const id of event.grants) if (typeof id === 'number') this.last.set(id, at);
+          const at = this.#now();
+          for (const id of event.grants) if (typeof id === 'number') this.#last.set(id, at);
         }
         return written;
       },

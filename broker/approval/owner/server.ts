@@ -62,17 +62,20 @@ function answers(path: string): Promise<boolean> {
 
 export class OwnerSocket {
   readonly path: string;
-  private server: Server | undefined;
+  #server: Server | undefined;
 
-  constructor(private readonly deps: OwnerSocketDeps) {
+  readonly #deps: OwnerSocketDeps;
+
+  constructor(deps: OwnerSocketDeps) {
+    this.#deps = deps;
     this.path = join(deps.dir, OWNER_SOCKET_FILE);
   }
 
   /** Listens; throws OwnerSocketError when the folder is unsafe or a live broker is there. */
   async start(): Promise<void> {
-    checkSocketFolder(this.deps.dir, 'uid' in this.deps ? this.deps.uid : currentUid());
-    await this.replaceStale();
-    const server = createServer((socket) => this.serve(socket));
+    checkSocketFolder(this.#deps.dir, 'uid' in this.#deps ? this.#deps.uid : currentUid());
+    await this.#replaceStale();
+    const server = createServer((socket) => this.#serve(socket));
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(this.path, () => {
@@ -84,21 +87,21 @@ export class OwnerSocket {
     // socket's own mode says the same on its own, should the folder ever be widened.
     chmodSync(this.path, 0o600);
     server.on('error', (err) =>
-      this.deps.logger.error('owner socket failed', { error: errorLine(err) }),
+      this.#deps.logger.error('owner socket failed', { error: errorLine(err) }),
     );
-    this.server = server;
-    this.deps.logger.info('owner socket listening', { path: this.path });
+    this.#server = server;
+    this.#deps.logger.info('owner socket listening', { path: this.path });
   }
 
   async stop(): Promise<void> {
-    const server = this.server;
-    this.server = undefined;
+    const server = this.#server;
+    this.#server = undefined;
     if (server === undefined) return;
     // close() removes the socket file; connections in flight finish their one answer.
     await new Promise<void>((resolve) => server.close(() => resolve()));
   }
 
-  private async replaceStale(): Promise<void> {
+  async #replaceStale(): Promise<void> {
     let isSocket: boolean;
     try {
       isSocket = lstatSync(this.path).isSocket();
@@ -122,18 +125,18 @@ export class OwnerSocket {
     }
     // A crashed broker's socket: nobody listens, so it is safe to replace.
     unlinkSync(this.path);
-    this.deps.logger.warn('replaced a stale owner socket left by a broker that did not stop', {
+    this.#deps.logger.warn('replaced a stale owner socket left by a broker that did not stop', {
       path: this.path,
     });
   }
 
-  private serve(socket: Socket): void {
+  #serve(socket: Socket): void {
     let buffered = '';
     let answered = false;
     socket.setEncoding('utf8');
     socket.setTimeout(REQUEST_TIMEOUT_MS, () => socket.destroy());
     socket.on('error', (err) =>
-      this.deps.logger.debug('owner socket client', { error: errorLine(err) }),
+      this.#deps.logger.debug('owner socket client', { error: errorLine(err) }),
     );
     socket.on('data', (chunk: string) => {
       if (answered) return;
@@ -142,11 +145,11 @@ export class OwnerSocket {
       if (end < 0 && buffered.length <= MAX_REQUEST_BYTES) return;
       answered = true;
       const line = end < 0 ? '' : buffered.slice(0, end);
-      void this.answer(line).then((response) => socket.end(`${JSON.stringify(response)}\n`));
+      void this.#answer(line).then((response) => socket.end(`${JSON.stringify(response)}\n`));
     });
   }
 
-  private async answer(line: string): Promise<OwnerResponse> {
+  async #answer(line: string): Promise<OwnerResponse> {
     const request = line.length > MAX_REQUEST_BYTES ? undefined : parseOwnerRequest(line);
     if (request === undefined) {
       return {
@@ -156,9 +159,9 @@ export class OwnerSocket {
       };
     }
     try {
-      return await this.handle(request);
+      return await this.#handle(request);
     } catch (err) {
-      this.deps.logger.error('owner socket command failed', { error: errorLine(err) });
+      this.#deps.logger.error('owner socket command failed', { error: errorLine(err) });
       return {
         ok: false,
         error: 'the broker hit an internal error',
@@ -167,26 +170,26 @@ export class OwnerSocket {
     }
   }
 
-  private grants(): OwnerResponse & { ok: true } {
-    const now = this.deps.now();
+  #grants(): OwnerResponse & { ok: true } {
+    const now = this.#deps.now();
     return {
       ok: true,
       text: '',
-      grants: this.deps.store.activeGrants().map((g) => grantJson(g, now, this.deps.lastUsed)),
+      grants: this.#deps.store.activeGrants().map((g) => grantJson(g, now, this.#deps.lastUsed)),
     };
   }
 
-  private async handle(request: OwnerRequest): Promise<OwnerResponse> {
-    if (request.op === 'grants') return this.grants();
+  async #handle(request: OwnerRequest): Promise<OwnerResponse> {
+    if (request.op === 'grants') return this.#grants();
     if (request.op === 'status') {
-      const reply = await this.deps.engine.apply({ kind: 'status' }, SOCKET_ACTOR);
-      const now = this.deps.now();
-      const timeout = this.deps.pendingTimeout;
-      const pending = (this.deps.store.pendingRequests?.() ?? []).filter(
+      const reply = await this.#deps.engine.apply({ kind: 'status' }, SOCKET_ACTOR);
+      const now = this.#deps.now();
+      const timeout = this.#deps.pendingTimeout;
+      const pending = (this.#deps.store.pendingRequests?.() ?? []).filter(
         (r) => now < r.createdAt + timeout,
       );
       return {
-        ...this.grants(),
+        ...this.#grants(),
         text: reply.text,
         pending: pending.map((r) => pendingJson(r, timeout)),
       };
@@ -199,11 +202,11 @@ export class OwnerSocket {
         next_step: 'run `broker approve --help`',
       };
     }
-    return this.replied(await this.deps.engine.apply(parsed.command, SOCKET_ACTOR));
+    return this.#replied(await this.#deps.engine.apply(parsed.command, SOCKET_ACTOR));
   }
 
-  private replied(reply: Reply): OwnerResponse {
-    const now = this.deps.now();
+  #replied(reply: Reply): OwnerResponse {
+    const now = this.#deps.now();
     const text = [reply.text, ...(reply.continued ?? []).map((part) => part.plain)].join('\n');
     return {
       ok: true,

@@ -46,11 +46,16 @@ export class Groupware {
   /** In creation order; a name may repeat (a shared calendar's URI can equal one of the user's). */
   readonly collections: FakeCollection[] = [];
 
+  readonly #user: string;
+  readonly #calendarComponents: readonly string[] = ['VEVENT', 'VTODO'];
+
   constructor(
-    private readonly user: string,
+    user: string,
     /** What `occ dav:create-calendar` gives a new calendar on the series answered as. */
-    private readonly calendarComponents: readonly string[] = ['VEVENT', 'VTODO'],
+    calendarComponents: readonly string[] = ['VEVENT', 'VTODO'],
   ) {
+    this.#user = user;
+    this.#calendarComponents = calendarComponents;
     this.add('addressbook', 'z-server-generated--system', {
       displayName: 'Accounts',
       readOnly: true,
@@ -74,11 +79,11 @@ export class Groupware {
       displayName: opts.displayName ?? uri,
       owner:
         kind === 'calendar'
-          ? `principals/users/${opts.sharedBy ?? this.user}`
+          ? `principals/users/${opts.sharedBy ?? this.#user}`
           : uri === 'z-server-generated--system'
             ? 'principals/system/system'
             : undefined,
-      components: kind === 'calendar' ? (opts.components ?? [...this.calendarComponents]) : [],
+      components: kind === 'calendar' ? (opts.components ?? [...this.#calendarComponents]) : [],
       readOnly: opts.readOnly === true,
       objects: new Map(),
     };
@@ -100,7 +105,7 @@ export class Groupware {
   /** What a request to `uri` reaches: the user's own collection first, as on the server. */
   find(kind: FakeCollection['kind'], uri: string): FakeCollection | undefined {
     const matching = this.collections.filter((c) => c.kind === kind && c.uri === uri);
-    return matching.find((c) => c.owner === `principals/users/${this.user}`) ?? matching[0];
+    return matching.find((c) => c.owner === `principals/users/${this.#user}`) ?? matching[0];
   }
 
   remove(kind: FakeCollection['kind'], uri: string): boolean {

@@ -106,20 +106,24 @@ class Vars {
   readonly etags = new Map<string, string>();
   readonly fileids = new Map<string, string>();
 
-  constructor(private readonly server: Server) {}
+  readonly #server: Server;
+
+  constructor(server: Server) {
+    this.#server = server;
+  }
 
   get user(): string {
-    return encodeURIComponent(this.server.account.user);
+    return encodeURIComponent(this.#server.account.user);
   }
 
   /** Trash bin item names by original location (the server names items `<name>.d<time>`). */
   async trashItems(): Promise<Map<string, string>> {
-    const res = await send(this.server.url, {
+    const res = await send(this.#server.url, {
       method: 'PROPFIND',
       target: `/remote.php/dav/trashbin/${this.user}/trash/`,
       headers: { Depth: '1' },
       body: TRASH_LIST,
-      auth: this.server.account,
+      auth: this.#server.account,
     });
     const items = new Map<string, string>();
     for (const m of res.text.matchAll(/<d:response>([\s\S]*?)<\/d:response>/g)) {
@@ -137,8 +141,8 @@ class Vars {
       .replace(/^~cal\//, `/remote.php/dav/calendars/${this.user}/`)
       .replace(/^~card\//, `/remote.php/dav/addressbooks/users/${this.user}/`)
       .replace(/\{user\}/g, this.user)
-      .replace(/\{files\}/g, `${this.server.url}/remote.php/dav/files/${this.user}`)
-      .replace(/\{trash\}/g, `${this.server.url}/remote.php/dav/trashbin/${this.user}`)
+      .replace(/\{files\}/g, `${this.#server.url}/remote.php/dav/files/${this.user}`)
+      .replace(/\{trash\}/g, `${this.#server.url}/remote.php/dav/trashbin/${this.user}`)
       .replace(/\{lock:(\w+)\}/g, (_, k: string) => this.need(this.locks, 'lock', k))
       .replace(/\{etag:(\w+)\}/g, (_, k: string) => this.need(this.etags, 'etag', k))
       .replace(/\{fileid:(\w+)\}/g, (_, k: string) => this.need(this.fileids, 'file id', k));

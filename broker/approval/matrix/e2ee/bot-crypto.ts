@@ -35,17 +35,29 @@ function sessionError(err: unknown, cfg: MatrixConfig): MatrixGatewayError {
 }
 
 export class BotCrypto {
-  private trust: PinnedDeviceTrust | undefined;
-  private client: MatrixClient | undefined;
+  #trust: PinnedDeviceTrust | undefined;
+  #client: MatrixClient | undefined;
+
+  readonly #cfg: MatrixConfig;
+  readonly #dataDir: string;
+  readonly #secret: string;
+  #stored: BotIdentity | undefined;
+  readonly #logger: Logger;
 
   private constructor(
-    private readonly cfg: MatrixConfig,
-    private readonly dataDir: string,
-    private readonly secret: string,
-    private stored: BotIdentity | undefined,
+    cfg: MatrixConfig,
+    dataDir: string,
+    secret: string,
+    stored: BotIdentity | undefined,
     readonly session: BotSession,
-    private readonly logger: Logger,
-  ) {}
+    logger: Logger,
+  ) {
+    this.#cfg = cfg;
+    this.#dataDir = dataDir;
+    this.#secret = secret;
+    this.#stored = stored;
+    this.#logger = logger;
+  }
 
   static async open(
     cfg: MatrixConfig,
@@ -71,7 +83,7 @@ export class BotCrypto {
 
   /** Before startClient: Rust crypto in memory, room keys only for verified devices. */
   async init(client: MatrixClient): Promise<void> {
-    this.client = client;
+    this.#client = client;
     await client.initRustCrypto({ useIndexedDB: false });
     const crypto = client.getCrypto();
     if (crypto === undefined) throw new MatrixGatewayError('crypto_setup', 'crypto did not start');
@@ -83,41 +95,41 @@ export class BotCrypto {
 
   /** After the first sync: the identity, old sessions, the pinned devices. */
   async afterSync(): Promise<void> {
-    const client = this.client;
+    const client = this.#client;
     if (client === undefined) throw new MatrixGatewayError('crypto_setup', 'init() first');
     const deps = {
       client,
-      cfg: this.cfg,
-      dataDir: this.dataDir,
-      secret: this.secret,
+      cfg: this.#cfg,
+      dataDir: this.#dataDir,
+      secret: this.#secret,
       deviceId: this.session.deviceId,
-      logger: this.logger,
+      logger: this.#logger,
     };
-    const identity = await establishIdentity(deps, this.stored);
-    this.stored = await deleteSupersededSessions(deps, identity);
-    this.trust = new PinnedDeviceTrust(
+    const identity = await establishIdentity(deps, this.#stored);
+    this.#stored = await deleteSupersededSessions(deps, identity);
+    this.#trust = new PinnedDeviceTrust(
       client,
-      this.cfg.approver,
-      this.cfg.approver_devices ?? [],
-      this.logger,
+      this.#cfg.approver,
+      this.#cfg.approver_devices ?? [],
+      this.#logger,
     );
-    await this.trust.start();
+    await this.#trust.start();
   }
 
   /** Decrypts `event` when it is encrypted and not yet decrypted. */
   async decrypt(event: MatrixEvent): Promise<void> {
-    await this.client?.decryptEventIfNeeded(event);
+    await this.#client?.decryptEventIfNeeded(event);
   }
 
   /** Whether `event` came, encrypted, from one of the approver's pinned devices. */
   async sender(event: MatrixEvent): Promise<SenderVerdict> {
-    const crypto = this.client?.getCrypto();
+    const crypto = this.#client?.getCrypto();
     if (crypto === undefined) return { ok: false, reason: 'undecryptable' };
-    await this.client?.decryptEventIfNeeded(event);
-    return pinnedSender(crypto, event, this.cfg.approver, this.cfg.approver_devices ?? []);
+    await this.#client?.decryptEventIfNeeded(event);
+    return pinnedSender(crypto, event, this.#cfg.approver, this.#cfg.approver_devices ?? []);
   }
 
   stop(): void {
-    this.trust?.stop();
+    this.#trust?.stop();
   }
 }

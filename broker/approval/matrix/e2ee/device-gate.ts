@@ -35,28 +35,32 @@ export function reactionNotice(requestId: number | undefined): Reply {
 }
 
 export class DeviceGate {
-  constructor(private readonly deps: DeviceGateDeps) {}
+  readonly #deps: DeviceGateDeps;
+
+  constructor(deps: DeviceGateDeps) {
+    this.#deps = deps;
+  }
 
   async check(
     event: MatrixEvent,
     what: 'text' | 'vote',
     requestId: number | undefined,
   ): Promise<GateResult> {
-    const crypto = this.deps.crypto();
+    const crypto = this.#deps.crypto();
     const verdict: SenderVerdict =
       crypto === undefined ? { ok: false, reason: 'undecryptable' } : await crypto.sender(event);
     if (verdict.ok) return { ok: true };
     const device = verdict.deviceId;
-    this.deps.logger.warn('ignored a decision that did not come from a pinned device', {
+    this.#deps.logger.warn('ignored a decision that did not come from a pinned device', {
       reason: verdict.reason,
       ...(device === undefined ? {} : { device }),
       what,
     });
     try {
-      await this.deps.audit?.append({
+      await this.#deps.audit?.append({
         event: 'refused',
         surface: 'matrix',
-        actor: this.deps.approver,
+        actor: this.#deps.approver,
         reason: verdict.reason,
         ...(device === undefined ? {} : { device_id: device }),
         ...(requestId === undefined ? {} : { request: requestId }),
@@ -64,7 +68,7 @@ export class DeviceGate {
         event_id: event.getId(),
       });
     } catch (err) {
-      this.deps.logger.error('audit append failed', { error: errorSummary(err) });
+      this.#deps.logger.error('audit append failed', { error: errorSummary(err) });
     }
     if (verdict.reason !== 'unpinned_device' || device === undefined) return { ok: false };
     const subject = requestId === undefined ? 'a command' : `a decision for request ${requestId}`;
@@ -76,11 +80,11 @@ export class DeviceGate {
 
   /** An event nobody can read: audited, never guessed at. */
   async undecryptable(event: MatrixEvent): Promise<void> {
-    this.deps.logger.warn('an event in the approval room could not be decrypted; ignored', {
+    this.#deps.logger.warn('an event in the approval room could not be decrypted; ignored', {
       sender: event.getSender(),
     });
     try {
-      await this.deps.audit?.append({
+      await this.#deps.audit?.append({
         event: 'refused',
         surface: 'matrix',
         actor: event.getSender() ?? 'unknown',
@@ -88,7 +92,7 @@ export class DeviceGate {
         event_id: event.getId(),
       });
     } catch (err) {
-      this.deps.logger.error('audit append failed', { error: errorSummary(err) });
+      this.#deps.logger.error('audit append failed', { error: errorSummary(err) });
     }
   }
 }

@@ -11,45 +11,55 @@ import type { PinnedDevice } from '../../../config.js';
 import { errorSummary } from '../client.js';
 
 export class PinnedDeviceTrust {
-  private running: Promise<void> = Promise.resolve();
+  #running: Promise<void> = Promise.resolve();
+
+  readonly #client: MatrixClient;
+  readonly #approver: string;
+  readonly #pins: readonly PinnedDevice[];
+  readonly #logger: Logger;
 
   constructor(
-    private readonly client: MatrixClient,
-    private readonly approver: string,
-    private readonly pins: readonly PinnedDevice[],
-    private readonly logger: Logger,
-  ) {}
+    client: MatrixClient,
+    approver: string,
+    pins: readonly PinnedDevice[],
+    logger: Logger,
+  ) {
+    this.#client = client;
+    this.#approver = approver;
+    this.#pins = pins;
+    this.#logger = logger;
+  }
 
   /** Verifies the pinned devices now, and again whenever the approver's devices change. */
   async start(): Promise<void> {
-    this.client.on(CryptoEvent.DevicesUpdated, this.onDevicesUpdated);
+    this.#client.on(CryptoEvent.DevicesUpdated, this.#onDevicesUpdated);
     await this.refresh();
   }
 
   stop(): void {
-    this.client.off(CryptoEvent.DevicesUpdated, this.onDevicesUpdated);
+    this.#client.off(CryptoEvent.DevicesUpdated, this.#onDevicesUpdated);
   }
 
-  private readonly onDevicesUpdated = (users: string[]): void => {
-    if (!users.includes(this.approver)) return;
-    this.running = this.running
+  readonly #onDevicesUpdated = (users: string[]): void => {
+    if (!users.includes(this.#approver)) return;
+    this.#running = this.#running
       .then(() => this.refresh())
       .catch((err: unknown) => {
-        this.logger.warn("could not check the approver's devices", { error: errorSummary(err) });
+        this.#logger.warn("could not check the approver's devices", { error: errorSummary(err) });
       });
   };
 
   async refresh(): Promise<void> {
-    const crypto = this.client.getCrypto();
+    const crypto = this.#client.getCrypto();
     if (crypto === undefined) return;
-    const devices = (await crypto.getUserDeviceInfo([this.approver], true)).get(this.approver);
-    for (const pin of this.pins) {
+    const devices = (await crypto.getUserDeviceInfo([this.#approver], true)).get(this.#approver);
+    for (const pin of this.#pins) {
       const device = devices?.get(pin.deviceId);
       if (device === undefined) continue;
       if (device.getFingerprint() !== pin.ed25519) {
         // Security: a session under the pinned id with another key is not the pinned
         // device (a homeserver can make one); it gets neither keys nor a say.
-        this.logger.error(
+        this.#logger.error(
           'a session of the approver uses a pinned session ID with another key; not trusted',
           {
             device: pin.deviceId,
@@ -57,10 +67,10 @@ export class PinnedDeviceTrust {
         );
         continue;
       }
-      const status = await crypto.getDeviceVerificationStatus(this.approver, pin.deviceId);
+      const status = await crypto.getDeviceVerificationStatus(this.#approver, pin.deviceId);
       // Setting it again would fire DevicesUpdated again: a loop.
       if (status?.localVerified === true) continue;
-      await crypto.setDeviceVerified(this.approver, pin.deviceId, true);
+      await crypto.setDeviceVerified(this.#approver, pin.deviceId, true);
     }
   }
 }
