@@ -17,6 +17,15 @@ export default defineConfig(
         { argsIgnorePattern: '^_', varsIgnorePattern: '^_' },
       ],
       eqeqeq: ['error', 'always'],
+      // One private-member style: ECMAScript `#x`, private at run time as well.
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector:
+            ':matches(PropertyDefinition, TSParameterProperty, TSAbstractPropertyDefinition)[accessibility="private"], MethodDefinition[accessibility="private"][kind!="constructor"]',
+          message: 'use an ECMAScript private member (#name), not TypeScript `private`',
+        },
+      ],
     },
   },
   {
