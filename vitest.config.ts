@@ -84,7 +84,15 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: 'unit', include: ['test/**/*.test.ts'], exclude: ['test/real/**'] },
+        test: {
+          name: 'unit',
+          include: ['test/**/*.test.ts'],
+          exclude: ['test/real/**'],
+          // Vitest's default is one worker fewer than the CPUs: on CI's two, one. Most unit
+          // files wait on sockets and subprocesses (brokers, fakes, the CLI), so two
+          // workers on two CPUs keep both busy.
+          maxWorkers: 2,
+        },
       },
       ...realProjects,
     ],
