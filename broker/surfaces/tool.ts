@@ -31,6 +31,17 @@ export const READ_ONLY_TOOL: ToolAnnotations = {
   openWorldHint: true,
 };
 
+/**
+ * A tool that adds something on Nextcloud or the broker (a file, a folder, an event, a
+ * request) and never removes or overwrites what is there: calling it twice does it twice.
+ */
+export const ADDING_TOOL: ToolAnnotations = {
+  readOnlyHint: false,
+  destructiveHint: false,
+  idempotentHint: false,
+  openWorldHint: true,
+};
+
 export interface ToolDefinition<I extends z.ZodType = z.ZodType> {
   readonly name: string;
   readonly title: string;

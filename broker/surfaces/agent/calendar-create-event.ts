@@ -4,7 +4,7 @@ import { parseZonedInstant } from '../../base/instant.js';
 import { CONTROL_EXCEPT_LF, HIDDEN_IN_TEXT } from '../../base/text.js';
 import { answer } from '../answer.js';
 import { InstanceNameSchema, envelopeSchema } from '../schemas.js';
-import type { ToolRegistry } from '../tool.js';
+import { ADDING_TOOL, type ToolRegistry } from '../tool.js';
 import { CollectionNameSchema, EventOutSchema, ZonedTimeSchema } from './calendar-events.js';
 import type { AgentToolDeps } from './deps.js';
 
@@ -59,12 +59,7 @@ export function registerCalendarCreateEvent(registry: ToolRegistry, deps: AgentT
       'No attendees are added, so nobody is invited. Not idempotent: calling twice makes two events.',
     input: CalendarCreateEventInputSchema,
     output: CalendarCreateEventOutputSchema,
-    annotations: {
-      readOnlyHint: false,
-      destructiveHint: false,
-      idempotentHint: false,
-      openWorldHint: true,
-    },
+    annotations: ADDING_TOOL,
     handler: async (args, ctx) =>
       answer(
         await deps.collections.createEvent(ctx, {

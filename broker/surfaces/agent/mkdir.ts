@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ok } from '../../base/envelope.js';
 import { answer } from '../answer.js';
 import { InstanceNameSchema, PathArgSchema, envelopeSchema } from '../schemas.js';
-import type { ToolRegistry } from '../tool.js';
+import { ADDING_TOOL, type ToolRegistry } from '../tool.js';
 import type { AgentToolDeps } from './deps.js';
 
 export const MkdirInputSchema = z.strictObject({
@@ -21,12 +21,7 @@ export function registerMkdir(registry: ToolRegistry, deps: AgentToolDeps): void
       'an existing folder is refused.',
     input: MkdirInputSchema,
     output: MkdirOutputSchema,
-    annotations: {
-      readOnlyHint: false,
-      destructiveHint: false,
-      idempotentHint: false,
-      openWorldHint: true,
-    },
+    annotations: ADDING_TOOL,
     handler: async (args, ctx) =>
       answer(await deps.files.mkdir(ctx, args), ({ path }) =>
         ok(`created folder "${path}"`, { path }),

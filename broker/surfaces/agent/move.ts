@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ok } from '../../base/envelope.js';
 import { answer } from '../answer.js';
 import { InstanceNameSchema, PathArgSchema, envelopeSchema } from '../schemas.js';
-import type { ToolRegistry } from '../tool.js';
+import { ADDING_TOOL, type ToolRegistry } from '../tool.js';
 import type { AgentToolDeps } from './deps.js';
 
 export const MoveInputSchema = z.strictObject({
@@ -25,12 +25,7 @@ export function registerMove(registry: ToolRegistry, deps: AgentToolDeps): void 
       'move is refused. The target folder must exist.',
     input: MoveInputSchema,
     output: MoveOutputSchema,
-    annotations: {
-      readOnlyHint: false,
-      destructiveHint: false,
-      idempotentHint: false,
-      openWorldHint: true,
-    },
+    annotations: ADDING_TOOL,
     handler: async (args, ctx) =>
       answer(await deps.files.move(ctx, args), ({ from, to }) =>
         ok(`moved "${from}" to "${to}"`, { from, to }),

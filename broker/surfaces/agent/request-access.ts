@@ -9,7 +9,7 @@ import {
   envelopeSchema,
   requestItemFields,
 } from '../schemas.js';
-import type { ToolRegistry } from '../tool.js';
+import { ADDING_TOOL, type ToolRegistry } from '../tool.js';
 import type { AgentToolDeps } from './deps.js';
 
 export const RequestAccessInputSchema = z.strictObject({
@@ -51,12 +51,7 @@ export function registerRequestAccess(registry: ToolRegistry, deps: AgentToolDep
       'Grants expire (typically after 24 h) and can be revoked at any time.',
     input: RequestAccessInputSchema,
     output: RequestAccessOutputSchema,
-    annotations: {
-      readOnlyHint: false,
-      destructiveHint: false,
-      idempotentHint: false,
-      openWorldHint: true,
-    },
+    annotations: ADDING_TOOL,
     handler: async (args, ctx) =>
       answer(await deps.requests.request(ctx, args), (record) =>
         pending(

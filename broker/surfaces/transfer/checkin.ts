@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ok } from '../../base/envelope.js';
 import { answer } from '../answer.js';
 import { InstanceNameSchema, PathArgSchema, envelopeSchema } from '../schemas.js';
-import type { ToolRegistry } from '../tool.js';
+import { ADDING_TOOL, type ToolRegistry } from '../tool.js';
 import type { TransferToolDeps } from './deps.js';
 import { LockTokenSchema, Sha256Schema, SizeSchema, TicketFields } from './shared.js';
 
@@ -51,12 +51,7 @@ export function registerCheckin(registry: ToolRegistry, deps: TransferToolDeps):
       "Nextcloud's hash of what it stored is checked, then the file is unlocked. With abandon true: just unlocks.",
     input: CheckinInputSchema,
     output: CheckinOutputSchema,
-    annotations: {
-      readOnlyHint: false,
-      destructiveHint: false,
-      idempotentHint: false,
-      openWorldHint: true,
-    },
+    annotations: ADDING_TOOL,
     handler: async (args, ctx) =>
       answer(await deps.transfer.checkin(ctx, args), (v) =>
         v.kind === 'abandoned'

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ok } from '../../base/envelope.js';
 import { answer } from '../answer.js';
 import { InstanceNameSchema, PathArgSchema, envelopeSchema } from '../schemas.js';
-import type { ToolRegistry } from '../tool.js';
+import { ADDING_TOOL, type ToolRegistry } from '../tool.js';
 import type { TransferToolDeps } from './deps.js';
 import { TicketFields } from './shared.js';
 
@@ -36,12 +36,7 @@ export function registerCheckout(registry: ToolRegistry, deps: TransferToolDeps)
       'read ticket. Check in (or abandon) with the lock_token; the broker also unlocks when the grant ends.',
     input: CheckoutInputSchema,
     output: CheckoutOutputSchema,
-    annotations: {
-      readOnlyHint: false,
-      destructiveHint: false,
-      idempotentHint: false,
-      openWorldHint: true,
-    },
+    annotations: ADDING_TOOL,
     handler: async (args, ctx) =>
       answer(await deps.transfer.checkout(ctx, args), ({ ticket, seconds, ...checkout }) =>
         ok(

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ok } from '../../base/envelope.js';
 import { answer } from '../answer.js';
 import { InstanceNameSchema, PathArgSchema, envelopeSchema } from '../schemas.js';
-import type { ToolRegistry } from '../tool.js';
+import { ADDING_TOOL, type ToolRegistry } from '../tool.js';
 import type { TransferToolDeps } from './deps.js';
 import { EtagSchema, LockTokenSchema, Sha256Schema, SizeSchema, TicketFields } from './shared.js';
 
@@ -54,12 +54,7 @@ export function registerWrite(registry: ToolRegistry, deps: TransferToolDeps): v
       'within 60 s. Never overwrites silently: create with if_none_match "*", replace with if_match <etag>.',
     input: WriteInputSchema,
     output: WriteOutputSchema,
-    annotations: {
-      readOnlyHint: false,
-      destructiveHint: false,
-      idempotentHint: false,
-      openWorldHint: true,
-    },
+    annotations: ADDING_TOOL,
     handler: async (args, ctx) =>
       answer(await deps.transfer.write(ctx, args), ({ ticket, ...file }) =>
         ok(`ready: PUT exactly ${file.size} bytes to the blob_url`, { ...file, ...ticket }),
