@@ -147,21 +147,27 @@ function cases(ctx: Ctx): Case[] {
         const real = clientFor(ctx, stage);
         const dir = join(stage, 'personal', 'Cli', 'race');
         // The attacker moves the folder away and leaves a link in its place mid-download.
-        const racing = Object.assign(Object.create(real) as TransferClient, {
-          download: async (url: string, ifNoneMatch?: string) => {
-            const answer = await real.download(url, ifNoneMatch);
-            if (answer.unchanged) return answer;
-            return {
-              ...answer,
-              save: (open: () => Promise<Writable>) =>
-                answer.save(async () => {
-                  // The folders exist once the broker said yes; swap them before a byte lands.
-                  const sink = await open();
-                  renameSync(dir, join(outside, 'race'));
-                  symlinkSync(join(outside, 'race'), dir);
-                  return sink;
-                }),
-            };
+        const download = async (url: string, ifNoneMatch?: string) => {
+          const answer = await real.download(url, ifNoneMatch);
+          if (answer.unchanged) return answer;
+          return {
+            ...answer,
+            save: (open: () => Promise<Writable>) =>
+              answer.save(async () => {
+                // The folders exist once the broker said yes; swap them before a byte lands.
+                const sink = await open();
+                renameSync(dir, join(outside, 'race'));
+                symlinkSync(join(outside, 'race'), dir);
+                return sink;
+              }),
+          };
+        };
+        // Every other member is the real client's, called on it (its state is #private).
+        const racing = new Proxy(real, {
+          get: (target, key) => {
+            if (key === 'download') return download;
+            const value: unknown = Reflect.get(target, key);
+            return typeof value === 'function' ? value.bind(target) : value;
           },
         });
         const status = await attempt(() =>
