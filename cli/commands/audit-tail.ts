@@ -12,7 +12,7 @@ import { readEvent } from '../../broker/audit/reading.js';
 import { describeProblem, parseCommandArgs } from '../args.js';
 import { ExitCode } from '../command.js';
 import { forTerminal } from '../transfer/output.js';
-import { ownerConfigFile } from './owner-target.js';
+import { ownerDataDir } from './owner-target.js';
 
 export interface AuditTailIo {
   stdout: (text: string) => void;
@@ -141,14 +141,9 @@ export async function runAuditTail(args: readonly string[], io: AuditTailIo): Pr
   let dir: string;
   if (parsed.dataDir !== undefined) dir = resolve(io.cwd(), parsed.dataDir);
   else {
-    const { dataDirOf, ConfigError } = await import('../../broker/config.js');
-    try {
-      dir = dataDirOf(ownerConfigFile(io.cwd(), io.env, parsed.config));
-    } catch (err) {
-      if (err instanceof ConfigError)
-        return fail(ExitCode.usage, err.message, 'pass --config FILE or --data-dir DIR');
-      throw err;
-    }
+    const found = await ownerDataDir(io.cwd(), io.env, parsed.config);
+    if (!found.ok) return fail(ExitCode.usage, found.error, 'pass --config FILE or --data-dir DIR');
+    dir = found.dir;
   }
   const file = join(dir, LOG_FILE);
   let size: number;

@@ -15,6 +15,7 @@ import { describeProblem, parseCommandArgs } from '../args.js';
 import { type Command, ExitCode } from '../command.js';
 import { forTerminal } from '../transfer/output.js';
 import { runAuditTail, TAIL_USAGE } from './audit-tail.js';
+import { ownerDataDir } from './owner-target.js';
 
 export interface AuditCommandIo {
   stdout: (text: string) => void;
@@ -85,17 +86,10 @@ export function createAuditCommand(io: AuditCommandIo): Command {
     let dir: string;
     if (parsed.config === undefined) dir = resolve(io.cwd(), parsed.dataDir);
     else {
-      const { dataDirOf, ConfigError } = await import('../../broker/config.js');
-      try {
-        dir = dataDirOf(resolve(io.cwd(), parsed.config));
-      } catch (err) {
-        if (err instanceof ConfigError)
-          return usage(
-            err.message,
-            'Pass the configuration `broker serve` uses, or --data-dir DIR.',
-          );
-        throw err;
-      }
+      const found = await ownerDataDir(io.cwd(), io.env ?? process.env, parsed.config);
+      if (!found.ok)
+        return usage(found.error, 'Pass the configuration `broker serve` uses, or --data-dir DIR.');
+      dir = found.dir;
     }
     if (!isDirectory(dir)) {
       return usage(

@@ -22,3 +22,21 @@ export function ownerConfigFile(
   const demo = resolve(cwd, DEMO_CONFIG);
   return existsSync(demo) ? demo : chosen;
 }
+
+/**
+ * The data folder of that configuration (only `data_dir` is read: no secrets needed), or
+ * why it cannot be read (the message names the file or the key).
+ */
+export async function ownerDataDir(
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+  config: string | undefined,
+): Promise<{ ok: true; dir: string } | { ok: false; error: string }> {
+  const { dataDirOf, ConfigError } = await import('../../broker/config.js');
+  try {
+    return { ok: true, dir: dataDirOf(ownerConfigFile(cwd, env, config)) };
+  } catch (err) {
+    if (err instanceof ConfigError) return { ok: false, error: err.message };
+    throw err;
+  }
+}

@@ -10,7 +10,7 @@ import { describeProblem, parseCommandArgs } from '../args.js';
 import { type Command, ExitCode } from '../command.js';
 import { forTerminal, jsonLine } from '../transfer/output.js';
 import { grantsTable } from './owner-table.js';
-import { ownerConfigFile } from './owner-target.js';
+import { ownerDataDir } from './owner-target.js';
 
 export interface OwnerIo {
   env: NodeJS.ProcessEnv;
@@ -135,19 +135,18 @@ function ownerCommand(spec: Spec, io: OwnerIo): Command {
         return fail(json, ExitCode.usage, `usage: ${spec.usage}`, usageNext);
       }
       const config = parsed.values.config;
-      const file = ownerConfigFile(
+      const found = await ownerDataDir(
         io.cwd(),
         io.env,
         typeof config === 'string' ? config : undefined,
       );
-      const { dataDirOf, ConfigError } = await import('../../broker/config.js');
+      if (!found.ok) return fail(json, ExitCode.usage, found.error, usageNext);
       const { askOwner } = await import('../../broker/approval/owner/client.js');
       const { OwnerSocketError } = await import('../../broker/approval/owner/safety.js');
       let response: OwnerResponse;
       try {
-        response = await askOwner(dataDirOf(file), spec.request(positionals));
+        response = await askOwner(found.dir, spec.request(positionals));
       } catch (err) {
-        if (err instanceof ConfigError) return fail(json, ExitCode.usage, err.message, usageNext);
         if (err instanceof OwnerSocketError) {
           return fail(json, ExitCode.infrastructure, err.message, err.nextStep);
         }
