@@ -23,7 +23,7 @@ import {
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Bench, BenchRow } from './harness.js';
-import { compiledCli } from './lib/build.js';
+import { brokerOnRealServer } from './lib/real-broker.js';
 import { runCliMeasured, runDirectMeasured, type MeasuredRun } from './lib/cli.js';
 import { writeBigFile } from './lib/files.js';
 import { cpuSecondsOf, memoryOf } from './lib/processes.js';
@@ -32,14 +32,11 @@ import {
   dav,
   fileUrl,
   leaveServer,
-  run,
   serverChunkSize,
   serverFromEnv,
 } from './lib/real-server.js';
 import { median, round } from './lib/stats.js';
 import { connectMcp, grantViaConsole } from '../support/mcp.js';
-import { shippedNodeFlags } from '../support/node-flags.js';
-import { brokerEnv, ROOT, spawnBroker, writeBrokerConfig } from '../support/processes.js';
 import { AGENT_TOKEN, TRANSFER_TOKEN } from '../support/tokens.js';
 
 const TITLE =
@@ -72,14 +69,7 @@ const bench: Bench = async () => {
   const tmp = mkdtempSync(join(tmpdir(), 'broker-real-transfer-'));
   const local = join(tmp, 'local');
   mkdirSync(local);
-  if (s.reset !== undefined) await run('sh', ['-c', s.reset], { timeout: 120_000 });
-  const compiled = compiledCli();
-  const config = writeBrokerConfig(tmp, { instances: { personal: s.url }, username: s.user });
-  const broker = await spawnBroker(config, {
-    nodeArgs: shippedNodeFlags(ROOT),
-    env: { ...brokerEnv(), BENCH_NC_PASSWORD: s.password },
-    ...(compiled === undefined ? {} : { compiledMain: compiled }),
-  });
+  const { broker, compiled } = await brokerOnRealServer(s, tmp);
   const brokerIdle = memoryOf(broker.child.pid ?? 0)?.rssMiB ?? Number.NaN;
   const agent = await connectMcp(`${broker.url}/mcp`, AGENT_TOKEN);
   const chunk = (await serverChunkSize(s)) ?? DEFAULT_CHUNK;

@@ -14,21 +14,12 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Bench, BenchRow } from './harness.js';
-import { compiledCli } from './lib/build.js';
+import { brokerOnRealServer } from './lib/real-broker.js';
 import { runCliMeasured } from './lib/cli.js';
-import {
-  curlGet,
-  dav,
-  fileUrl as urlOf,
-  leaveServer,
-  run,
-  serverFromEnv,
-} from './lib/real-server.js';
+import { curlGet, dav, fileUrl as urlOf, leaveServer, serverFromEnv } from './lib/real-server.js';
 import { closedLoop, latency, median, round } from './lib/stats.js';
 import { davClient } from './lib/webdav.js';
 import { callTool, connectMcp, grantViaConsole } from '../support/mcp.js';
-import { shippedNodeFlags } from '../support/node-flags.js';
-import { brokerEnv, ROOT, spawnBroker, writeBrokerConfig } from '../support/processes.js';
 import { AGENT_TOKEN, TRANSFER_TOKEN } from '../support/tokens.js';
 
 const LIST_CALLS = Number(process.env.BENCH_REAL_LIST_CALLS ?? 150);
@@ -54,14 +45,7 @@ const bench: Bench = async () => {
   const local = join(tmp, 'local');
   mkdirSync(local);
   const fileUrl = (path: string): string => urlOf(s, path);
-  if (s.reset !== undefined) await run('sh', ['-c', s.reset], { timeout: 120_000 });
-  const compiled = compiledCli();
-  const config = writeBrokerConfig(tmp, { instances: { personal: s.url }, username: s.user });
-  const broker = await spawnBroker(config, {
-    nodeArgs: shippedNodeFlags(ROOT),
-    env: { ...brokerEnv(), BENCH_NC_PASSWORD: s.password },
-    ...(compiled === undefined ? {} : { compiledMain: compiled }),
-  });
+  const { broker, compiled } = await brokerOnRealServer(s, tmp);
   const direct = davClient(s.url, s.user, s.password, 4);
   const agent = await connectMcp(`${broker.url}/mcp`, AGENT_TOKEN);
   try {
