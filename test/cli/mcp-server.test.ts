@@ -41,6 +41,34 @@ const request = (id: unknown, method: string, params?: unknown): string =>
 const byId = (messages: Record<string, unknown>[], id: unknown) =>
   messages.find((m) => m.id === id);
 
+describe('attack: an unexpected failure carries its own text to the agent', () => {
+  it('answers a generic failure naming only the error class; the text is in no message', async () => {
+    const input = new PassThrough();
+    let out = '';
+    // A bug's error may quote anything it saw; here an environment read that throws.
+    const env = new Proxy(
+      {},
+      {
+        get(_target, key) {
+          if (key === 'BROKER_URL') throw new Error('detail-that-must-not-leak');
+          return undefined;
+        },
+      },
+    ) as NodeJS.ProcessEnv;
+    const served = serveMcp({ env, input, send: (line) => (out += line), stderr: () => undefined });
+    input.end(request(1, 'tools/call', { name: 'fetch', arguments: { target: 'personal:a.txt' } }));
+    expect(await served).toBe(ExitCode.ok);
+    expect(out).not.toContain('detail-that-must-not-leak');
+    expect(JSON.parse(out)).toMatchObject({
+      id: 1,
+      result: {
+        isError: true,
+        structuredContent: { status: 'failed', error: 'unexpected failure (Error)' },
+      },
+    });
+  });
+});
+
 describe('broker mcp protocol', () => {
   it('answers the version asked for when it speaks it, else its newest', async () => {
     const out = await exchange([
