@@ -54,8 +54,12 @@ function matrixConfig(over: Partial<MatrixConfig> = {}): MatrixConfig {
 }
 
 function gateway(over: Partial<MatrixConfig> = {}): MatrixGateway {
+  return gatewayWith(matrixConfig(over));
+}
+
+function gatewayWith(matrix: MatrixConfig): MatrixGateway {
   return new MatrixGateway({
-    config: { matrix: matrixConfig(over), lifecycle: LIFECYCLE },
+    config: { matrix, lifecycle: LIFECYCLE },
     engine: core.engine,
     logger,
     now: () => core.clock.now,
@@ -361,16 +365,7 @@ describe('refusing to start', () => {
 
   it('a second start on a bot_token session that already ran encrypted: stale_session, naming the fix', async () => {
     const { bot_password: _ignored, ...withoutPassword } = matrixConfig();
-    const onToken = (): MatrixGateway =>
-      new MatrixGateway({
-        config: { matrix: withoutPassword, lifecycle: LIFECYCLE },
-        engine: core.engine,
-        logger,
-        now: () => core.clock.now,
-        audit: core.audit,
-        options: { ...FAST, startWhileUnreachable: false },
-        dataDir,
-      });
+    const onToken = (): MatrixGateway => gatewayWith(withoutPassword);
     await gw.stop();
     const first = onToken();
     await first.start();
