@@ -22,10 +22,11 @@
  *
  * What the broker path does on top: fetch — the broker streams Nextcloud → CLI while
  * hashing; the CLI hashes while staging to a temp file, compares, renames, writes its
- * record. push — the CLI hashes and streams to the broker, which hashes it and streams
- * it to Nextcloud as a chunked upload (a new file above transfer.chunk_size: chunks,
- * each checked against Nextcloud's X-Hash, then one MOVE that Nextcloud answers with the
- * file's X-Hash-SHA256): the bytes cross once, and Nextcloud assembles them on the MOVE.
+ * record. push — the CLI hashes and streams to the broker, which hashes it (sha256 and
+ * sha1) and streams it to Nextcloud as one create-only PUT whose last bytes wait for the
+ * commit checks, answered with Nextcloud's X-Hash-SHA1 of what it stored. The push floor
+ * is the heavier chunked upload (chunks, then one MOVE answered with X-Hash-SHA1), which
+ * the broker uses only for replacements and sizes one PUT cannot carry.
  */
 import { mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { createHash, randomBytes } from 'node:crypto';
@@ -283,8 +284,7 @@ const bench: Bench = async () => {
         throw new Error('push floor: wrong size stored');
       rmSync(join(root, 'Bench', `floor-put-${r}.bin`));
 
-      // broker push: a new file (never clobbers), chunked above transfer.chunk_size and
-      // verified by Nextcloud's X-Hash-SHA256.
+      // broker push: a new file (never clobbers), one PUT verified by Nextcloud's X-Hash-SHA1.
       const pushed = await during(
         'push',
         () => runCliMeasured(['push', `personal:Bench/pushed-${r}.bin`, source], env, compiled),

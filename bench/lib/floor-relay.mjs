@@ -6,11 +6,10 @@
 // - GET (the fetch floor): relays that one file, computing its sha256 on the way and
 //   sending it as a trailer.
 // - PUT /?to=<file URL> (the push floor): an upload that commits once. It hashes the
-//   whole body (to compare with the client's declared sha256) and each chunk (to compare
-//   with the server's hash of it before anything is committed), sends the chunks into a
-//   chunked-upload-v2 folder with `X-Hash: sha256`, then one MOVE of `.file` (create-only,
-//   `Overwrite: F`), whose X-Hash-SHA256 must equal the whole body's. Answers 201 with
-//   the sha256, or 502.
+//   whole body, sha256 (to compare with the client's declared one) and sha1 (to compare
+//   with the server's), sends the chunks into a chunked-upload-v2 folder, then one MOVE of
+//   `.file` (create-only, `Overwrite: F`) with `X-Hash: sha1`, whose X-Hash-SHA1 must
+//   equal the whole body's. Answers 201 with the sha256, or 502.
 import { createHash, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer, request } from 'node:http';
@@ -79,16 +78,13 @@ function cutter(source) {
   };
 }
 
-/** Writes one piece into `up`, hashing it into its own and the whole body's sha256. */
-async function sendChunk(pieces, up, whole) {
-  const hash = createHash('sha256');
+/** Writes one piece into `up`, hashing it into the whole body's hashes. */
+async function sendChunk(pieces, up, wholes) {
   for await (const data of pieces) {
-    hash.update(data);
-    whole.update(data);
+    for (const whole of wholes) whole.update(data);
     if (!up.write(data)) await once(up, 'drain');
   }
   up.end();
-  return hash.digest('hex');
 }
 
 async function relayPut(req, res) {
@@ -100,6 +96,7 @@ async function relayPut(req, res) {
   );
   const common = { destination: to, 'oc-total-length': String(size) };
   const whole = createHash('sha256');
+  const wholeSha1 = createHash('sha1');
   const mk = await call('MKCOL', folder, { destination: to });
   if (mk.statusCode !== 201) throw new Error(`MKCOL ${mk.statusCode}`);
   const count = Math.max(1, Math.ceil(size / CHUNK));
@@ -110,22 +107,22 @@ async function relayPut(req, res) {
     const put = await call(
       'PUT',
       `${folder}/${n}`,
-      { ...common, 'content-length': String(length), 'x-hash': 'sha256' },
+      { ...common, 'content-length': String(length) },
       (up) => {
-        sent = sendChunk(piece(length), up, whole);
+        sent = sendChunk(piece(length), up, [whole, wholeSha1]);
         sent.catch(() => up.destroy());
       },
     );
-    if (put.statusCode > 299 || put.headers['x-hash-sha256'] !== (await sent))
-      throw new Error(`chunk ${n}: ${put.statusCode}`);
+    await sent;
+    if (put.statusCode > 299) throw new Error(`chunk ${n}: ${put.statusCode}`);
   }
   const sha256 = whole.digest('hex');
   const moved = await call('MOVE', `${folder}/.file`, {
     ...common,
-    'x-hash': 'sha256',
+    'x-hash': 'sha1',
     overwrite: 'F',
   });
-  if (moved.statusCode > 299 || moved.headers['x-hash-sha256'] !== sha256)
+  if (moved.statusCode > 299 || moved.headers['x-hash-sha1'] !== wholeSha1.digest('hex'))
     throw new Error(`MOVE ${moved.statusCode}`);
   res.writeHead(201, { 'content-type': 'application/json' });
   res.end(JSON.stringify({ sha256 }));

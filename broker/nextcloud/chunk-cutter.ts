@@ -1,15 +1,11 @@
 /**
  * Cuts one stream into consecutive pieces of given lengths, each its own Readable (a
- * chunk PUT's body), without buffering more than the source's own reads. Each piece
- * hashes what it carries (sha256), to compare with Nextcloud's hash of the chunk.
+ * chunk PUT's body), without buffering more than the source's own reads.
  */
-import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 
 export interface Piece {
   readonly stream: Readable;
-  /** The sha256 of the piece; call once its stream has ended. */
-  sha256(): string;
 }
 
 export class ChunkCutter {
@@ -23,7 +19,6 @@ export class ChunkCutter {
   /** The next `length` bytes of the source; the stream fails if the source ends first. */
   piece(length: number): Piece {
     let left = length;
-    const hash = createHash('sha256');
     const stream = new Readable({
       read: () => {
         if (left === 0) {
@@ -33,7 +28,6 @@ export class ChunkCutter {
         this.#next(left).then(
           (chunk) => {
             left -= chunk.length;
-            hash.update(chunk);
             stream.push(chunk);
             if (left === 0) stream.push(null);
           },
@@ -42,7 +36,7 @@ export class ChunkCutter {
         );
       },
     });
-    return { stream, sha256: () => hash.digest('hex') };
+    return { stream };
   }
 
   /** Resolves once the source has ended with nothing left over; rejects otherwise. */

@@ -13,8 +13,9 @@
  *   `100 Continue`, so nothing was sent), or refused that size before on this instance.
  *   The answer then carries a warning saying so.
  *
- * Every upload asks Nextcloud for the sha256 of what it stored (`X-Hash: sha256`); the
- * answer (`sha256`, null when the server did not say) is for the caller to compare.
+ * Every upload asks Nextcloud for its hash of what it stored (`X-Hash: sha1`, see
+ * VERIFY_HASH); the answer (`sha1`, null when the server did not say) is for the caller
+ * to compare.
  * Security decisions, each marked below: every write is conditional; an upload is never
  * retried; nothing reaches the destination before `beforeCommit` allowed it.
  */
@@ -26,10 +27,11 @@ import { NextcloudError } from './errors.js';
 import { discard, type HttpResponse } from './http.js';
 import {
   answeredEtag,
-  answeredSha256,
+  answeredHash,
   precondition,
   type Precondition,
   type UploadOptions,
+  VERIFY_HASH,
   type WriteCondition,
   type Written,
 } from './upload-terms.js';
@@ -112,7 +114,7 @@ async function createWithPut(
         headers: {
           'content-type': 'application/octet-stream',
           'if-none-match': '*',
-          'x-hash': 'sha256',
+          'x-hash': VERIFY_HASH,
         },
         body: gate,
         contentLength: size,
@@ -144,7 +146,7 @@ async function createWithPut(
     throw error;
   }
   discard(res);
-  return { etag: answeredEtag(res), sha256: answeredSha256(res), chunked: false };
+  return { etag: answeredEtag(res), sha1: answeredHash(res), chunked: false };
 }
 
 /**

@@ -1,15 +1,26 @@
-/** A pass-through stream that hashes (sha256) and counts the bytes it carries. */
+/**
+ * A pass-through stream that hashes (sha256, and sha1 when asked: what an upload compares
+ * with Nextcloud's hash, see VERIFY_HASH) and counts the bytes it carries.
+ */
 import { createHash, type Hash } from 'node:crypto';
 import { Transform, Writable, type TransformCallback, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 
 export class HashingStream extends Transform {
   readonly #hash: Hash = createHash('sha256');
+  readonly #sha1: Hash | undefined;
   #bytes = 0;
   #digest: string | undefined;
+  #sha1Digest: string | undefined;
+
+  constructor(options: { sha1?: boolean } = {}) {
+    super();
+    this.#sha1 = options.sha1 === true ? createHash('sha1') : undefined;
+  }
 
   override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
     this.#hash.update(chunk);
+    this.#sha1?.update(chunk);
     this.#bytes += chunk.length;
     done(null, chunk);
   }
@@ -22,6 +33,13 @@ export class HashingStream extends Transform {
   sha256(): string {
     this.#digest ??= this.#hash.digest('hex');
     return this.#digest;
+  }
+
+  /** The hex sha1 of everything that passed (built with `sha1: true`); once it ended. */
+  sha1(): string {
+    if (this.#sha1 === undefined) throw new Error('this stream does not hash sha1');
+    this.#sha1Digest ??= this.#sha1.digest('hex');
+    return this.#sha1Digest;
   }
 }
 

@@ -2,8 +2,10 @@
  * The step of a blob upload (blobs.ts): stream the body through a hash to Nextcloud and
  * let it commit once (nextcloud/uploads.ts), only after the whole body arrived, matched
  * the sha256 the client declared, and the pipeline's check passed again. What Nextcloud
- * stored is verified through its own hash of it (`X-Hash-SHA256`); only a server that
- * does not answer one gets the file read back, and the answer says so.
+ * stored is verified through its own hash of it (`X-Hash-SHA1`, see VERIFY_HASH), which
+ * the broker compares with its own sha1 of the body; only a server that does not answer
+ * one, or answers another, gets the file read back (then the sha256 of what it holds
+ * decides), and the answer says so.
  *
  * The answer says exactly what is on the server: a refusal, a cut or a mismatch before
  * the commit leaves the destination unchanged (and says so); a mismatch after it says
@@ -34,14 +36,17 @@ export interface Stored {
   readonly sha256: string;
   readonly size: number;
   readonly etag: string | null;
-  /** `nextcloud`: its X-Hash-SHA256 matched; `read_back`: it gave none, the file was re-read. */
+  /** `nextcloud`: its X-Hash-SHA1 matched; `read_back`: it gave none or another, the file was re-read. */
   readonly verifiedBy: 'nextcloud' | 'read_back';
   readonly chunked: boolean;
   readonly warnings: string[];
 }
 
 export const READ_BACK_WARNING =
-  'Nextcloud did not answer X-Hash-SHA256 for this upload, so the broker verified it by reading the file back';
+  'Nextcloud did not answer X-Hash-SHA1 for this upload, so the broker verified it by reading the file back';
+
+export const HASH_DIFFERED_WARNING =
+  "Nextcloud's X-Hash-SHA1 for this upload differed from the bytes sent, so the broker read the file back: it holds exactly them";
 
 export function clientGone(path: string): OperationRefusal {
   return new OperationRefusal(
@@ -114,7 +119,7 @@ export async function storeUpload(
 ): Promise<Stored> {
   const path = allowed.paths[0] ?? ticket.path;
   const size = ticket.size ?? 0;
-  const hasher = new HashingStream();
+  const hasher = new HashingStream({ sha1: true });
   // Security: without a precondition the upload is create-only; never a silent overwrite.
   const condition = ticket.condition ?? { ifNoneMatch: '*' as const };
   const beforeCommit = (): void => {
@@ -172,10 +177,14 @@ export async function storeUpload(
   if ((await piping) !== undefined) throw clientGone(path);
   const mine = { sha256: hasher.sha256(), size: hasher.bytes };
   const warnings: string[] = written.warning === undefined ? [] : [written.warning];
-  let stored = { sha256: written.sha256, size: mine.size };
+  let stored = mine;
   let etag = written.etag;
-  if (written.sha256 === null) {
-    warnings.push(READ_BACK_WARNING);
+  // Security: Nextcloud's hash of what it received must be the broker's hash of what it
+  // sent. Without one, or with another, the file is read back and its sha256 decides, so
+  // the answer says exactly what the destination holds (stored_sha256 on a mismatch).
+  const verifiedBy = written.sha1 === hasher.sha1() ? 'nextcloud' : 'read_back';
+  if (verifiedBy === 'read_back') {
+    warnings.push(written.sha1 === null ? READ_BACK_WARNING : HASH_DIFFERED_WARNING);
     ({ stored, etag } = await readBack(client, allowed, path, mine, written.etag));
   }
   if (stored.sha256 !== mine.sha256 || stored.size !== mine.size) {
@@ -201,7 +210,7 @@ export async function storeUpload(
     path,
     ...mine,
     etag,
-    verifiedBy: written.sha256 === null ? 'read_back' : 'nextcloud',
+    verifiedBy,
     chunked: written.chunked,
     warnings,
   };

@@ -29,10 +29,9 @@ export interface Faults {
   flipByte: boolean;
   /**
    * How `X-Hash` is answered: `honest` (as Nextcloud 29 with local storage), `wrong` (a
-   * hash of other bytes for a stored file: a PUT or the final MOVE), `wrong_chunks` (the
-   * same for chunks only), `none` (no hash header at all, like an object-store MOVE).
+   * hash of other bytes), `none` (no hash header at all, like an object-store MOVE).
    */
-  xHash: 'honest' | 'wrong' | 'wrong_chunks' | 'none';
+  xHash: 'honest' | 'wrong' | 'none';
   /** Put the request's Authorization header and the password into error bodies. */
   echoAuth: boolean;
   /**

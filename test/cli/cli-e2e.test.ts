@@ -403,19 +403,21 @@ describe('checkout and checkin', () => {
     }
   });
 
-  it('Nextcloud reporting other stored bytes (X-Hash-SHA256) fails the checkin (exit 4)', async () => {
+  it('Nextcloud reporting and holding other stored bytes (X-Hash-SHA1, then read back) fails the checkin (exit 4)', async () => {
     await broker.fake.writeFile('Co4/doc.txt', 'v1');
     await broker.grant([{ path: 'Co4', mode: 'write' }]);
     const stage = stageDir();
     expect((await runCli(['checkout', 'personal:Co4/doc.txt'], envFor(stage))).code).toBe(0);
     writeFileSync(join(stage, 'personal', 'Co4', 'doc.txt'), 'v2 that will not be stored intact');
     broker.fake.faults.xHash = 'wrong';
+    broker.fake.faults.flipByte = true;
     try {
       const run = await runCli(['checkin', 'personal:Co4/doc.txt'], envFor(stage));
       expect(run.code).toBe(ExitCode.verification);
       expect(String(run.json.error)).toContain('`broker checkin` it again');
     } finally {
       broker.fake.faults.xHash = 'honest';
+      broker.fake.faults.flipByte = false;
     }
   });
 });

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { body, DAV, readAll, rejectsWith, startRig, type Rig } from './helpers.js';
 import { nextSecond } from '../../fakes/nextcloud.js';
 
-const SHA256_ABC = 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad';
+const SHA1_ABC = 'a9993e364706816aba3e25717850c26c9cd0d89d';
 
 let rig: Rig;
 beforeAll(async () => {
@@ -134,14 +134,14 @@ describe('F2-F5 PUT', () => {
     expect((await rig.client.stat('P/new.txt')).etag).toBe(replaced.etag);
   });
 
-  it('a new file is one PUT with If-None-Match: * and X-Hash: sha256, answered with the hash', async () => {
+  it('a new file is one PUT with If-None-Match: * and X-Hash: sha1, answered with the hash', async () => {
     await rig.fake.mkdir('P');
     const written = await rig.client.upload('P/hashed.txt', body('abc'), { ifNoneMatch: '*' }, 3);
     const put = rig.fake.requests.find((r) => r.method === 'PUT');
     expect(put?.headers['if-none-match']).toBe('*');
-    expect(put?.headers['x-hash']).toBe('sha256');
+    expect(put?.headers['x-hash']).toBe('sha1');
     expect(put?.headers['content-length']).toBe('3');
-    expect(written).toMatchObject({ sha256: SHA256_ABC, chunked: false });
+    expect(written).toMatchObject({ sha1: SHA1_ABC, chunked: false });
     expect((await rig.fake.readFile('P/hashed.txt'))?.toString()).toBe('abc');
   });
 

@@ -24,7 +24,7 @@ beforeEach(() => {
   rig.sent();
 });
 
-const sha256 = (b: Buffer | string): string => createHash('sha256').update(b).digest('hex');
+const sha1 = (b: Buffer | string): string => createHash('sha1').update(b).digest('hex');
 const content = (n: number, seed: number): Buffer =>
   Buffer.from(Array.from({ length: n }, (_, i) => (i * 31 + seed) % 251));
 const methods = (): string[] => rig.fake.requests.map((r) => r.method);
@@ -39,7 +39,7 @@ describe('a new file of any size: one create-only PUT', () => {
       { ifNoneMatch: '*' },
       data.length,
     );
-    expect(written).toEqual({ etag: expect.any(String), sha256: sha256(data), chunked: false });
+    expect(written).toEqual({ etag: expect.any(String), sha1: sha1(data), chunked: false });
     expect(methods()).toEqual(['PUT']);
     expect(rig.fake.requests[0]?.headers).toMatchObject({
       'if-none-match': '*',
@@ -71,7 +71,7 @@ describe('a size one PUT cannot carry: chunks, and a warning saying why', () => 
       rig.fake.faults.putBodyLimit = 2 * CHUNK;
       const data = content(3 * CHUNK + 5, 3);
       const written = await client.upload('L/a.bin', body(data), { ifNoneMatch: '*' }, data.length);
-      expect(written).toMatchObject({ sha256: sha256(data), chunked: true });
+      expect(written).toMatchObject({ sha1: sha1(data), chunked: true });
       expect(written.warning).toMatch(/refused one PUT of this size with 413.*chunked upload/);
       expect(methods()).toEqual(['PUT', 'MKCOL', 'PUT', 'PUT', 'PUT', 'PUT', 'MOVE']);
       expect(rig.fake.requests[0]?.status).toBe(413);
@@ -103,7 +103,7 @@ describe('a size one PUT cannot carry: chunks, and a warning saying why', () => 
       await rig.fake.mkdir('P');
       const data = content(2 * CHUNK + 1, 6);
       const written = await client.upload('P/a.bin', body(data), { ifNoneMatch: '*' }, data.length);
-      expect(written).toMatchObject({ sha256: sha256(data), chunked: true });
+      expect(written).toMatchObject({ sha1: sha1(data), chunked: true });
       expect(written.warning).toMatch(/larger than transfer\.put_limit \(2048 bytes\)/);
       expect(methods()).toEqual(['MKCOL', 'PUT', 'PUT', 'PUT', 'MOVE']);
     } finally {
@@ -124,7 +124,7 @@ describe('a replacement: chunks with their answers awaited alongside', () => {
       { ifMatch: etag as string },
       data.length,
     );
-    expect(written).toMatchObject({ sha256: sha256(data), chunked: true });
+    expect(written).toMatchObject({ sha1: sha1(data), chunked: true });
     const names = rig.fake.requests
       .filter((r) => r.method === 'PUT')
       .map((r) => Number(r.path.split('/').pop()));
@@ -138,17 +138,23 @@ describe('a replacement: chunks with their answers awaited alongside', () => {
     expect(rig.fake.uploadFolders()).toEqual([]);
   });
 
-  it('a chunk Nextcloud stored wrongly fails the upload before the MOVE; no folder is left', async () => {
+  it('only the MOVE asks for a hash (sha1, of the assembled file); the chunks ask none', async () => {
     await rig.fake.writeFile('R/keep.bin', 'old');
     const { etag } = await rig.client.stat('R/keep.bin');
-    rig.fake.faults.xHash = 'wrong_chunks';
     const data = content(6 * CHUNK, 8);
-    const caught = await rig.client
-      .upload('R/keep.bin', body(data), { ifMatch: etag as string }, data.length)
-      .catch((e: unknown) => e);
-    expect((caught as { code?: string }).code).toBe('verification_failed');
-    expect(methods()).not.toContain('MOVE');
-    expect((await rig.fake.readFile('R/keep.bin'))?.toString()).toBe('old');
-    expect(rig.fake.uploadFolders()).toEqual([]);
+    const written = await rig.client.upload(
+      'R/keep.bin',
+      body(data),
+      { ifMatch: etag as string },
+      data.length,
+    );
+    const puts = rig.fake.requests.filter((r) => r.method === 'PUT');
+    expect(puts).toHaveLength(6);
+    for (const put of puts) expect(put.headers['x-hash']).toBeUndefined();
+    expect(rig.fake.requests.at(-1)).toMatchObject({
+      method: 'MOVE',
+      headers: { 'x-hash': 'sha1' },
+    });
+    expect(written.sha1).toBe(sha1(data));
   });
 });

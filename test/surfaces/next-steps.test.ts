@@ -106,6 +106,7 @@ describe('next steps name the broker CLI, never the transfer arguments', () => {
       if_none_match: '*',
     });
     broker.fake.faults.xHash = 'wrong';
+    broker.fake.faults.flipByte = true;
     try {
       const put = await putBlob(
         broker.url,
@@ -117,6 +118,7 @@ describe('next steps name the broker CLI, never the transfer arguments', () => {
       expect(String((put.json as { message: string }).message)).toContain('`broker push` it again');
     } finally {
       broker.fake.faults.xHash = 'honest';
+      broker.fake.faults.flipByte = false;
     }
   });
 });

@@ -128,39 +128,48 @@ describe('a body whose sha256 differs from the declared one', () => {
   });
 });
 
-describe('a server that answers a different X-Hash-SHA256', () => {
-  it('for a stored file: verification_failed, and the answer says the file changed', async () => {
-    await broker.fake.mkdir('Xh');
-    await broker.grant([{ path: 'Xh', mode: 'write' }]);
-    const body = Buffer.from('hash me honestly');
+describe('a server that answers a different X-Hash-SHA1', () => {
+  const upload = async (path: string, body: Buffer) => {
     const answer = await call(transfer, 'write', {
       instance: 'personal',
-      path: 'Xh/a.txt',
+      path,
       size: body.length,
       if_none_match: '*',
       sha256: sha256(body),
     });
+    return putBlob(broker.url, String(answer.blob_url), TRANSFER_TOKEN, body);
+  };
+
+  it('and holds other bytes: verification_failed, and the answer says what the file now holds', async () => {
+    await broker.fake.mkdir('Xh');
+    await broker.grant([{ path: 'Xh', mode: 'write' }]);
+    const body = Buffer.from('hash me honestly');
     broker.fake.faults.xHash = 'wrong';
-    const put = await putBlob(broker.url, String(answer.blob_url), TRANSFER_TOKEN, body);
+    broker.fake.faults.flipByte = true;
+    const put = await upload('Xh/a.txt', body);
+    broker.fake.faults.flipByte = false;
+    const held = (await broker.fake.readFile('Xh/a.txt')) ?? Buffer.alloc(0);
+    held[0] = (held[0] ?? 0) ^ 0xff;
     expect(put.json).toMatchObject({
       status: 'error',
       code: 'verification_failed',
       stored: true,
       sha256: sha256(body),
+      stored_sha256: sha256(held),
+      stored_size: body.length,
     });
     expect(String(put.json.message)).toContain('changed');
   });
 
-  it('for a chunk: verification_failed before any MOVE, the file unchanged', async () => {
-    const { etag } = await existing('Xc/doc.txt', 'original');
-    const body = Buffer.alloc(2 * CHUNK, 1);
-    const blob = await replaceTicket('Xc/doc.txt', etag, body);
-    broker.fake.faults.xHash = 'wrong_chunks';
-    const put = await putBlob(broker.url, blob, TRANSFER_TOKEN, body);
-    expect(put.json).toMatchObject({ status: 'error', code: 'verification_failed' });
-    expect(moves()).toEqual([]);
-    expect((await broker.fake.readFile('Xc/doc.txt'))?.toString()).toBe('original');
-    expect(broker.fake.uploadFolders()).toEqual([]);
+  it('but holds exactly the bytes sent: read back, ok, with a warning saying why', async () => {
+    await broker.fake.mkdir('Xr');
+    await broker.grant([{ path: 'Xr', mode: 'write' }]);
+    const body = Buffer.from('stored right, hashed wrong');
+    broker.fake.faults.xHash = 'wrong';
+    const put = await upload('Xr/a.txt', body);
+    expect(put.json).toMatchObject({ status: 'ok', sha256: sha256(body), verified: true });
+    expect(JSON.stringify(put.json.warnings)).toContain('differed from the bytes sent');
+    expect(broker.fake.requests.at(-1)).toMatchObject({ method: 'GET' });
   });
 });
 

@@ -124,7 +124,7 @@ async function putChunk(ctx: DavContext, id: string, name: string): Promise<void
   const tag = `"${randomBytes(16).toString('hex')}"`;
   ctx.reply.empty(stored.replaced ? 204 : 201, {
     ...(stored.replaced ? { ETag: tag, 'OC-ETag': tag } : {}),
-    ...knownHashHeaders(header(ctx, 'X-Hash'), stored.hashes, ctx.state.faults.xHash, 'chunk'),
+    ...knownHashHeaders(header(ctx, 'X-Hash'), stored.hashes, ctx.state.faults.xHash),
   });
 }
 
@@ -272,6 +272,6 @@ async function commit(ctx: DavContext, id: string, folderEtag: string): Promise<
     ETag: `"${written.etag}"`,
     'OC-ETag': `"${written.etag}"`,
     'OC-FileId': store.ocId(written.fileId),
-    ...knownHashHeaders(header(ctx, 'X-Hash'), hashing.digests(), ctx.state.faults.xHash, 'file'),
+    ...knownHashHeaders(header(ctx, 'X-Hash'), hashing.digests(), ctx.state.faults.xHash),
   });
 }

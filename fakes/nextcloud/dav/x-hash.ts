@@ -43,11 +43,10 @@ export function knownHashHeaders(
   requested: string | undefined,
   hashes: Hashes,
   fault: Faults['xHash'],
-  of: 'file' | 'chunk',
 ): Record<string, string> {
   const wanted = algorithms(requested);
   if (wanted.length === 0 || fault === 'none') return {};
-  const lie = fault === (of === 'file' ? 'wrong' : 'wrong_chunks');
+  const lie = fault === 'wrong';
   return Object.fromEntries(
     wanted.map((a) => [
       HEADERS[a],
@@ -68,13 +67,11 @@ export async function hashHeaders(
   requested: string | undefined,
   absPath: string,
   fault: Faults['xHash'],
-  of: 'file' | 'chunk' = 'file',
 ): Promise<Record<string, string>> {
   const wanted = algorithms(requested);
   if (wanted.length === 0 || fault === 'none') return {};
   const hashes = wanted.map((a) => createHash(a));
-  if (fault === (of === 'file' ? 'wrong' : 'wrong_chunks'))
-    for (const h of hashes) h.update('not what was stored');
+  if (fault === 'wrong') for (const h of hashes) h.update('not what was stored');
   for await (const chunk of createReadStream(absPath) as AsyncIterable<Buffer>)
     for (const h of hashes) h.update(chunk);
   return Object.fromEntries(wanted.map((a, i) => [HEADERS[a], hashes[i]?.digest('hex') ?? '']));
