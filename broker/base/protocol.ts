@@ -97,10 +97,22 @@ export const BLOB_TRAILERS = {
   envelope: 'x-broker-envelope',
 } as const;
 
+/**
+ * The blob PUT's request header that declares the body's sha256 (lowercase hex) when the
+ * tool that issued the ticket got none: a client may then hash the file while the ticket
+ * call is under way. Either way, a body that differs is never committed.
+ */
+export const BLOB_SHA256_HEADER = 'x-broker-sha256';
+
+/** A sha256 as the protocol writes it: 64 lowercase hex digits. */
+export const SHA256_HEX = /^[0-9a-f]{64}$/;
+
 /** A single-use ticket as the transfer tools hand it out. */
 export interface TicketView {
   ticket: string;
   blob_url: string;
   expires_at: string;
   expires_in_s: number;
+  /** Upload tickets: the header that may declare the body's sha256 (BLOB_SHA256_HEADER). */
+  sha256_header?: typeof BLOB_SHA256_HEADER;
 }

@@ -14,6 +14,7 @@ import type { CallContext } from '../base/call.js';
 import { failure, type Envelope } from '../base/envelope.js';
 import type { Checkouts } from './checkouts.js';
 import { ETAG_FORM, isQuotedEtag } from '../base/etag.js';
+import { BLOB_SHA256_HEADER, SHA256_HEX } from '../base/protocol.js';
 import { relayHashing } from './hashing.js';
 import { isNextcloudError } from './nextcloud-errors.js';
 import { OperationRefusal, type Outcome, type Pipeline } from './pipeline.js';
@@ -55,6 +56,8 @@ export interface UploadSource {
   readonly length: number | undefined;
   /** The whole body arrived. */
   readonly complete: boolean;
+  /** The body's sha256 as the request's BLOB_SHA256_HEADER declares it, if it does. */
+  readonly declaredSha256?: string | undefined;
 }
 
 export interface Uploaded extends Omit<Stored, 'warnings'> {
@@ -185,12 +188,32 @@ export class BlobTransfers {
         `this ticket is for exactly ${ticket.size} bytes but Content-Length is ${length}; call the tool again with the right size`,
       );
     }
+    const header = source.declaredSha256;
+    if (header !== undefined && !SHA256_HEX.test(header)) {
+      return unread(
+        'invalid_arguments',
+        `${BLOB_SHA256_HEADER} must be the body's sha256 as 64 lowercase hex digits`,
+      );
+    }
+    // Security: one declaration per body. Two that differ are refused, never one picked.
+    if (header !== undefined && ticket.sha256 !== undefined && header !== ticket.sha256) {
+      return unread(
+        'invalid_arguments',
+        `${BLOB_SHA256_HEADER} differs from the sha256 the tool call declared for this body; send one of them, the same`,
+      );
+    }
+    const declared = ticket.sha256 ?? header;
     source.redeemed();
     const outcome = await pipeline.run(
       ctx,
       { op: 'write', instance: ticket.instance, path: ticket.path },
       async (client, allowed): Promise<Uploaded & { warnings: string[] }> => {
-        const stored = await storeUpload(client, allowed, ticket, source);
+        const stored = await storeUpload(
+          client,
+          allowed,
+          declared === undefined ? ticket : { ...ticket, sha256: declared },
+          source,
+        );
         let unlocked = false;
         let etag = stored.etag;
         if (ticket.kind === 'checkin' && ticket.lockToken !== undefined) {
@@ -206,7 +229,7 @@ export class BlobTransfers {
         intent: {
           size: ticket.size,
           kind: ticket.kind,
-          ...(ticket.sha256 === undefined ? {} : { declared_sha256: ticket.sha256 }),
+          ...(declared === undefined ? {} : { declared_sha256: declared }),
         },
         describe: (v) => ({
           sha256: v.sha256,

@@ -11,7 +11,7 @@ import type { CallContext } from '../base/call.js';
 import type { Clock, Mode } from '../base/domain.js';
 import { refused } from '../base/envelope.js';
 import type { Logger } from '../base/log.js';
-import { BLOB_PATH, type TicketView } from '../base/protocol.js';
+import { BLOB_PATH, BLOB_SHA256_HEADER, type TicketView } from '../base/protocol.js';
 import { iso } from '../base/time.js';
 import type { Checkouts } from './checkouts.js';
 import { isNotFound } from './nextcloud-errors.js';
@@ -76,6 +76,7 @@ function ticketView(ticket: Ticket, now: number): TicketView {
     blob_url: `${BLOB_PATH}${ticket.id}`,
     expires_at: iso(ticket.expiresAt),
     expires_in_s: Math.max(0, Math.floor((ticket.expiresAt - now) / 1000)),
+    ...(ticket.kind === 'read' ? {} : { sha256_header: BLOB_SHA256_HEADER }),
   };
 }
 

@@ -12,7 +12,7 @@ import type { Request, Response } from 'express';
 import type { CallContext } from '../base/call.js';
 import { ok, type Envelope } from '../base/envelope.js';
 import type { MetricsPort } from '../base/metrics.js';
-import { BLOB_TRAILERS } from '../base/protocol.js';
+import { BLOB_SHA256_HEADER, BLOB_TRAILERS } from '../base/protocol.js';
 import { scrubDeep } from '../base/scrub.js';
 import type { BlobTransfers, DownloadSink } from '../operations/blobs.js';
 import { answer } from './answer.js';
@@ -63,6 +63,12 @@ function contentLength(req: Request): number | undefined {
   if (header === undefined || !/^[0-9]{1,16}$/.test(header)) return undefined;
   const n = Number(header);
   return Number.isSafeInteger(n) ? n : undefined;
+}
+
+/** The sha256 a PUT declares in BLOB_SHA256_HEADER (checked by the operation), if any. */
+function declaredSha256(req: Request): string | undefined {
+  const header = req.headers[BLOB_SHA256_HEADER];
+  return typeof header === 'string' ? header : undefined;
 }
 
 export class BlobEndpoint {
@@ -141,6 +147,7 @@ export class BlobEndpoint {
       redeemed: () => this.#armIdleTimeout(res),
       body: req,
       length: contentLength(req),
+      declaredSha256: declaredSha256(req),
       get complete() {
         return req.complete;
       },

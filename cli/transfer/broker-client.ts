@@ -10,7 +10,7 @@ import { CliError } from './errors.js';
 import { parseJson } from './json.js';
 import { asEnvelope, envelopeFailure, type Envelope } from './envelope.js';
 import type { ClientEnv } from './env.js';
-import { BLOB_TRAILERS, type TicketView } from '../../broker/base/protocol.js';
+import { BLOB_SHA256_HEADER, BLOB_TRAILERS, type TicketView } from '../../broker/base/protocol.js';
 import { BROKER_VERSION } from '../../broker/base/version.js';
 import { McpCallError, McpHttpClient } from './mcp-http.js';
 
@@ -262,10 +262,13 @@ export class TransferClient {
     blobUrl: string,
     send: (request: Writable) => Promise<void>,
     size: number,
+    /** Declares the body's sha256 in BLOB_SHA256_HEADER (for a ticket issued without it). */
+    sha256?: string,
   ): Promise<Envelope> {
     const req = this.#blobRequest(blobUrl, 'PUT', {
       'content-type': 'application/octet-stream',
       'content-length': String(size),
+      ...(sha256 === undefined ? {} : { [BLOB_SHA256_HEADER]: sha256 }),
     });
     const responded = new Promise<IncomingMessage>((resolve, reject) => {
       req.on('response', resolve);

@@ -3,6 +3,8 @@
  * broker stored, and update the CLI's record of it.
  */
 import { blobUrlOf, type TransferClient } from './broker-client.js';
+import { BLOB_SHA256_HEADER } from '../../broker/base/protocol.js';
+import type { Envelope } from './envelope.js';
 import { CliError, usageError } from './errors.js';
 import type { Outcome } from './output.js';
 import { progressFor, type ProgressFactory } from './progress.js';
@@ -27,6 +29,13 @@ export interface UploadOptions {
 }
 
 const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+
+const changedWhileSent = (): CliError =>
+  new CliError(
+    'verification',
+    'the local file changed while it was being uploaded; nothing was written',
+    'stop editing the file, then push again',
+  );
 
 export async function upload(opts: UploadOptions): Promise<Outcome> {
   const { client, target, state } = opts;
@@ -73,7 +82,31 @@ export async function upload(opts: UploadOptions): Promise<Outcome> {
       'fetch or create the file first, or name the local path to upload',
     );
   }
-  const local = await digestFile(plan.file);
+  // Security (of the owner's data): never overwrite silently. A file we never fetched is
+  // created only if absent; a fetched one is replaced only if unchanged since (its etag).
+  const condition =
+    opts.mode === 'checkin'
+      ? { lock_token: entry?.lock_token }
+      : entry?.etag !== undefined && entry.etag !== null
+        ? { if_match: entry.etag }
+        : { if_none_match: '*' };
+  const ask = (body: { size: number; sha256?: string }): Promise<Envelope> =>
+    client.call(opts.mode === 'checkin' ? 'checkin' : 'write', {
+      instance: target.instance,
+      path: target.path,
+      ...body,
+      ...condition,
+    });
+  // A file with no record at this size cannot be the copy last recorded, so the ticket
+  // call need not wait for its hash: both run at once, and the hash is declared on the
+  // blob PUT instead (BLOB_SHA256_HEADER). Otherwise the hash decides first whether
+  // anything is uploaded at all.
+  const early = entry === undefined || entry.size !== st.size;
+  const [local, earlyTicket] = await Promise.all([
+    digestFile(plan.file),
+    early ? ask({ size: st.size }) : undefined,
+  ]);
+  if (early && local.size !== st.size) throw changedWhileSent();
   // What the CLI itself recorded says these exact bytes are the remote version it last
   // saw: uploading them again would only make a new version of the same content.
   const unedited = entry?.sha256 === local.sha256 && entry.size === local.size;
@@ -96,23 +129,13 @@ export async function upload(opts: UploadOptions): Promise<Outcome> {
     return { ...released, unlocked: true };
   }
 
-  // Security (of the owner's data): never overwrite silently. A file we never fetched is
-  // created only if absent; a fetched one is replaced only if unchanged since (its etag).
-  const condition =
-    opts.mode === 'checkin'
-      ? { lock_token: entry?.lock_token }
-      : entry?.etag !== undefined && entry.etag !== null
-        ? { if_match: entry.etag }
-        : { if_none_match: '*' };
-  const ticket = await client.call(opts.mode === 'checkin' ? 'checkin' : 'write', {
-    instance: target.instance,
-    path: target.path,
-    size: local.size,
-    // Security: the broker commits only a body with this hash, so a file that changes
-    // while it is sent never becomes the remote file.
-    sha256: local.sha256,
-    ...condition,
-  });
+  // Security: the broker commits only a body with the declared hash (in the call, or on
+  // the PUT), so a file that changes while it is sent never becomes the remote file. A
+  // broker that takes no declaration on the PUT gets the call again, with the hash.
+  const declaresOnPut = earlyTicket?.sha256_header === BLOB_SHA256_HEADER;
+  const ticket = declaresOnPut
+    ? earlyTicket
+    : await ask({ size: local.size, sha256: local.sha256 });
   const blobUrl = blobUrlOf(ticket);
 
   // Counted, not hashed again: the broker commits only a body with the declared sha256,
@@ -128,13 +151,10 @@ export async function upload(opts: UploadOptions): Promise<Outcome> {
           // Security: a file that grew or shrank since it was hashed is cut mid-body,
           // so the broker commits nothing.
           if (!(error instanceof FileChangedError)) throw error;
-          throw new CliError(
-            'verification',
-            'the local file changed while it was being uploaded; nothing was written',
-            'stop editing the file, then push again',
-          );
+          throw changedWhileSent();
         }),
       local.size,
+      declaresOnPut ? local.sha256 : undefined,
     );
   } finally {
     progress.stop();

@@ -193,3 +193,81 @@ describe('a cut connection mid-chunk', () => {
     await until('the upload folder to be deleted', () => broker.fake.uploadFolders().length === 0);
   });
 });
+
+describe('a sha256 declared on the PUT (x-broker-sha256)', () => {
+  const ticket = async (path: string, body: Buffer, declared?: string) =>
+    call(transfer, 'write', {
+      instance: 'personal',
+      path,
+      size: body.length,
+      if_none_match: '*',
+      ...(declared === undefined ? {} : { sha256: declared }),
+    });
+
+  it('an upload ticket names the header; a download ticket does not', async () => {
+    await broker.fake.writeFile('Dh/r.txt', 'read me');
+    await broker.grant([{ path: 'Dh', mode: 'write' }]);
+    const write = await ticket('Dh/w.txt', Buffer.from('x'));
+    expect(write.sha256_header).toBe('x-broker-sha256');
+    const read = await call(transfer, 'read', { instance: 'personal', path: 'Dh/r.txt' });
+    expect(read).not.toHaveProperty('sha256_header');
+  });
+
+  it('a body other than the declared one: verification_failed, nothing written', async () => {
+    await broker.fake.mkdir('Dh1');
+    await broker.grant([{ path: 'Dh1', mode: 'write' }]);
+    const body = Buffer.from('the body that is sent');
+    const answer = await ticket('Dh1/a.txt', body);
+    const put = await putBlob(broker.url, String(answer.blob_url), TRANSFER_TOKEN, body, {
+      headers: { 'x-broker-sha256': sha256(Buffer.from('the body that was hashed')) },
+    });
+    expect(put.json).toMatchObject({ status: 'error', code: 'verification_failed' });
+    expect(await broker.fake.exists('Dh1/a.txt')).toBe(false);
+  });
+
+  it('a malformed declaration, or one unlike the call: refused before the body, nothing written', async () => {
+    await broker.fake.mkdir('Dh2');
+    await broker.grant([{ path: 'Dh2', mode: 'write' }]);
+    const body = Buffer.from('declared twice');
+    const malformed = await putBlob(
+      broker.url,
+      String((await ticket('Dh2/a.txt', body)).blob_url),
+      TRANSFER_TOKEN,
+      body,
+      { headers: { 'x-broker-sha256': sha256(body).toUpperCase() } },
+    );
+    expect(malformed.status).toBe(400);
+    expect(malformed.json).toMatchObject({ status: 'refused', code: 'invalid_arguments' });
+    const other = Buffer.from('declared once, the other way');
+    const twice = await putBlob(
+      broker.url,
+      String((await ticket('Dh2/b.txt', body, sha256(body))).blob_url),
+      TRANSFER_TOKEN,
+      body,
+      { headers: { 'x-broker-sha256': sha256(other) } },
+    );
+    expect(twice.status).toBe(400);
+    expect(String(twice.json.message)).toContain('differs from the sha256 the tool call declared');
+    expect(await broker.fake.exists('Dh2/a.txt')).toBe(false);
+    expect(await broker.fake.exists('Dh2/b.txt')).toBe(false);
+  });
+
+  it('the declared body: stored, and the audit intent names the declaration', async () => {
+    await broker.fake.mkdir('Dh3');
+    await broker.grant([{ path: 'Dh3', mode: 'write' }]);
+    const body = Buffer.from('declared on the PUT');
+    const put = await putBlob(
+      broker.url,
+      String((await ticket('Dh3/a.txt', body)).blob_url),
+      TRANSFER_TOKEN,
+      body,
+      { headers: { 'x-broker-sha256': sha256(body) } },
+    );
+    expect(put.json).toMatchObject({ status: 'ok', sha256: sha256(body) });
+    const intent = broker
+      .auditLines()
+      .filter((l) => l.tool === 'blob_put' && l.event === 'intent')
+      .at(-1);
+    expect(intent).toMatchObject({ declared_sha256: sha256(body) });
+  });
+});
