@@ -36,6 +36,7 @@ import {
   serverFromEnv,
 } from './lib/real-server.js';
 import { median, round } from './lib/stats.js';
+import { VERIFY_HASH } from '../broker/nextcloud/upload-terms.js';
 import { connectMcp, grantViaConsole } from '../support/mcp.js';
 import { AGENT_TOKEN, TRANSFER_TOKEN } from '../support/tokens.js';
 
@@ -102,14 +103,22 @@ const bench: Bench = async () => {
     if (!keep) rmSync(join(tmp, stage), { recursive: true, force: true });
     return m;
   };
-  const direct = (method: Parameters<typeof runDirectMeasured>[0], path: string, file: string) =>
+  const direct = (
+    method: Parameters<typeof runDirectMeasured>[0],
+    path: string,
+    file: string,
+    xHash?: typeof VERIFY_HASH,
+  ) =>
     runDirectMeasured(method, fileUrl(s, path), file, s.user, s.password, {
       BENCH_CHUNK_SIZE: String(chunk),
+      ...(xHash === undefined ? {} : { BENCH_X_HASH: xHash }),
     }).then((m) => ({ ...m, ms: ok(m, `direct ${method}`) }));
   const times = {
     put: [] as number[],
+    putVerified: [] as number[],
     pushNew: [] as number[],
     chunked: [] as number[],
+    chunkedVerified: [] as number[],
     pushReplace: [] as number[],
     get: [] as number[],
     fetch: [] as number[],
@@ -133,6 +142,9 @@ const bench: Bench = async () => {
     for (let r = 0; r < ROUNDS; r += 1) {
       if (ONLY.has('new')) {
         times.put.push((await direct('PUT', `${folder}/put-${r}.bin`, big)).ms);
+        times.putVerified.push(
+          (await direct('PUT', `${folder}/put-hashed-${r}.bin`, big, VERIFY_HASH)).ms,
+        );
         const m = await cli(
           ['push', `personal:${folder}/pushed-${r}.bin`, big],
           `push-${r}`,
@@ -150,6 +162,10 @@ const bench: Bench = async () => {
         }
         times.chunked.push(
           (await direct('CHUNKED', `${folder}/chunked.bin`, r % 2 === 0 ? other : big)).ms,
+        );
+        times.chunkedVerified.push(
+          (await direct('CHUNKED', `${folder}/chunked.bin`, r % 2 === 0 ? big : other, VERIFY_HASH))
+            .ms,
         );
         const m = await cli(
           ['push', `personal:${folder}/replaced.bin`, r % 2 === 0 ? other : big],
@@ -221,6 +237,19 @@ const bench: Bench = async () => {
       target: `≥ ${factor}× ${target}`,
       met: rate(value) >= factor * rate(against),
     });
+    /** The same, against a baseline that asks Nextcloud for the hash the broker asks. */
+    const infoRow = (
+      metric: string,
+      value: number[],
+      baseline: string,
+      against: number[],
+    ): BenchRow => ({
+      metric,
+      value: rate(value),
+      unit: 'MiB/s',
+      baseline: { name: baseline, value: rate(against) },
+      target: 'informational: what the broker adds to the verified upload',
+    });
     const push = `broker push replacing a ${BIG_MB} MiB file`;
     if (ONLY.has('new'))
       rows.push(
@@ -231,6 +260,12 @@ const bench: Bench = async () => {
           times.put,
           0.7,
           'direct PUT',
+        ),
+        infoRow(
+          `broker push of a new ${BIG_MB} MiB file`,
+          times.pushNew,
+          `direct PUT asking X-Hash: ${VERIFY_HASH}, as every push does`,
+          times.putVerified,
         ),
       );
     if (ONLY.has('replace'))
@@ -244,6 +279,12 @@ const bench: Bench = async () => {
           'direct chunked',
         ),
         rateRow(push, times.pushReplace, 'direct PUT', times.put, 0.35, 'direct PUT'),
+        infoRow(
+          push,
+          times.pushReplace,
+          `direct chunked upload asking X-Hash: ${VERIFY_HASH} on the MOVE, as every push does`,
+          times.chunkedVerified,
+        ),
       );
     if (ONLY.has('fetch'))
       rows.push(
@@ -305,8 +346,8 @@ const bench: Bench = async () => {
       title: TITLE,
       rows,
       notes: [
-        `Nextcloud on ${new URL(s.url).host} (loopback; Apache + PHP on the same ${cpus().length} CPUs as the broker, the CLI and this process). ${BIG_MB} MiB file, medians of ${ROUNDS} interleaved rounds; every client is its own process and its time includes its start-up. MiB/s per round — PUT: ${per(times.put)}; push new: ${per(times.pushNew)}; chunked: ${per(times.chunked)}; push replacing: ${per(times.pushReplace)}; careful GET: ${per(times.get)}; fetch: ${per(times.fetch)}.`,
-        `The direct PUT and chunked clients (bench/lib/direct-transfer.mjs) neither hash nor fsync; the chunked one sends its chunks one after another on one keep-alive connection with the chunk size the broker uses (the server's announced largest chunk, else transfer.chunk_size). The careful GET hashes what it writes and fsyncs it, as any client that records a file's sha256 must.`,
+        `Nextcloud on ${new URL(s.url).host} (loopback; Apache + PHP on the same ${cpus().length} CPUs as the broker, the CLI and this process). ${BIG_MB} MiB file, medians of ${ROUNDS} interleaved rounds; every client is its own process and its time includes its start-up. MiB/s per round — PUT: ${per(times.put)}; PUT asking X-Hash: ${per(times.putVerified)}; push new: ${per(times.pushNew)}; chunked: ${per(times.chunked)}; chunked asking X-Hash on the MOVE: ${per(times.chunkedVerified)}; push replacing: ${per(times.pushReplace)}; careful GET: ${per(times.get)}; fetch: ${per(times.fetch)}.`,
+        `The direct PUT and chunked clients (bench/lib/direct-transfer.mjs) neither hash nor fsync (the "asking X-Hash" ones make Nextcloud hash what it stores, as every broker upload does: its verification); the chunked one sends its chunks one after another on one keep-alive connection with the chunk size the broker uses (the server's announced largest chunk, else transfer.chunk_size). The careful GET hashes what it writes and fsyncs it, as any client that records a file's sha256 must.`,
         `CPU seconds per GiB moved (median; broker from /proc, CLI from its rusage; the measure other load disturbs least) — ${[
           ...cpu.brokerGiB.keys(),
         ]

@@ -14,6 +14,8 @@
 // file durable (fsync) before it says so, as any client must that records the file's
 // sha256: without it a crash leaves a record vouching for bytes that are not on disk,
 // and a later push would upload the truncated file as the user's edit.
+// With BENCH_X_HASH set (e.g. sha1), a PUT, and a CHUNKED upload's MOVE, ask Nextcloud
+// for that hash of what it stored (`X-Hash`), as every broker upload does.
 // Exits 0 on a 2xx answer, 1 otherwise (the status on stderr).
 import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream, statSync } from 'node:fs';
@@ -23,6 +25,7 @@ import { randomUUID } from 'node:crypto';
 import { pipeline } from 'node:stream/promises';
 
 const [mode, url, file, user, password] = process.argv.slice(2);
+const xHash = process.env.BENCH_X_HASH ? { 'x-hash': process.env.BENCH_X_HASH } : {};
 const hashed = mode === 'GET-SHA256';
 const declared = mode === 'PUT-SHA256';
 const method = hashed ? 'GET' : declared ? 'PUT' : mode;
@@ -98,7 +101,7 @@ async function chunked() {
     expect(`PUT chunk ${n}`, await send(agent, 'PUT', `${folder}/${n}`, headers, body), [201, 204]);
     if (end >= size) break;
   }
-  expect('MOVE', await send(agent, 'MOVE', `${folder}/.file`, common), [201, 204]);
+  expect('MOVE', await send(agent, 'MOVE', `${folder}/.file`, { ...common, ...xHash }), [201, 204]);
   agent.destroy();
 }
 if (mode === 'CHUNKED') {
@@ -108,6 +111,7 @@ if (mode === 'CHUNKED') {
 
 const headers = { authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}` };
 if (method === 'PUT') {
+  Object.assign(headers, xHash);
   headers['content-length'] = String(statSync(file).size);
   headers['content-type'] = 'application/octet-stream';
 }
