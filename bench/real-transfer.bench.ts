@@ -26,7 +26,9 @@ import type { Bench, BenchRow } from './harness.js';
 import { brokerOnRealServer } from './lib/real-broker.js';
 import { runCliMeasured, runDirectMeasured, type MeasuredRun } from './lib/cli.js';
 import { writeBigFile } from './lib/files.js';
-import { cpuSecondsOf, memoryOf } from './lib/processes.js';
+import { cpuSecondsOf, memoryOf, spawnFloorRelay } from './lib/processes.js';
+import { shippedNodeFlags } from '../support/node-flags.js';
+import { ROOT } from '../support/processes.js';
 import {
   curlGet,
   dav,
@@ -121,12 +123,23 @@ const bench: Bench = async () => {
     chunkedVerified: [] as number[],
     pushReplace: [] as number[],
     get: [] as number[],
+    floor: [] as number[],
     fetch: [] as number[],
     curls: [] as number[],
     fetchMany: [] as number[],
     fetchEach: [] as number[],
   };
   const cliPeak: number[] = [];
+  // The fetch's floor: a relay process that hashes what it passes (as the contract has the
+  // broker do) in front of the careful GET; no broker, no audit, no wall, no ticket.
+  const floor = ONLY.has('fetch')
+    ? await spawnFloorRelay(
+        fileUrl(s, `${folder}/big.bin`),
+        s.user,
+        s.password,
+        shippedNodeFlags(ROOT),
+      )
+    : undefined;
   const warnings = new Set<string>();
   try {
     await dav(s, 'MKCOL', folder, [201]);
@@ -184,6 +197,17 @@ const bench: Bench = async () => {
           (await direct('GET-SHA256', `${folder}/big.bin`, join(local, 'got.bin'))).ms,
         );
         rmSync(join(local, 'got.bin'), { force: true });
+        if (floor !== undefined) {
+          const floored = await runDirectMeasured(
+            'GET-SHA256',
+            floor.url,
+            join(local, 'floor.bin'),
+            s.user,
+            s.password,
+          );
+          times.floor.push(ok(floored, 'the floor relay GET'));
+          rmSync(join(local, 'floor.bin'), { force: true });
+        }
         const m = await cli(['fetch', `personal:${folder}/big.bin`], `fetch-${r}`, false, 'fetch');
         times.fetch.push(m.ms);
         cliPeak.push(m.peakMiB);
@@ -237,18 +261,19 @@ const bench: Bench = async () => {
       target: `≥ ${factor}× ${target}`,
       met: rate(value) >= factor * rate(against),
     });
-    /** The same, against a baseline that asks Nextcloud for the hash the broker asks. */
+    /** A rate beside a baseline that does the same work the broker must (informational). */
     const infoRow = (
       metric: string,
       value: number[],
       baseline: string,
       against: number[],
+      what = 'what the broker adds to the verified upload',
     ): BenchRow => ({
       metric,
       value: rate(value),
       unit: 'MiB/s',
       baseline: { name: baseline, value: rate(against) },
-      target: 'informational: what the broker adds to the verified upload',
+      target: `informational: ${what}`,
     });
     const push = `broker push replacing a ${BIG_MB} MiB file`;
     if (ONLY.has('new'))
@@ -295,6 +320,23 @@ const bench: Bench = async () => {
           times.get,
           0.95,
           'careful GET',
+        ),
+        {
+          metric: 'floor: a relay that hashes, then the careful GET (no broker)',
+          value: rate(times.floor),
+          unit: 'MiB/s',
+          baseline: {
+            name: 'careful GET (sha256 while writing, fsync)',
+            value: rate(times.get),
+          },
+          target: 'informational: the most any relay that hashes reaches here',
+        },
+        infoRow(
+          `broker fetch ${BIG_MB} MiB`,
+          times.fetch,
+          'the floor above',
+          times.floor,
+          'what the broker adds to the floor',
         ),
       );
     if (ONLY.has('many'))
@@ -346,7 +388,7 @@ const bench: Bench = async () => {
       title: TITLE,
       rows,
       notes: [
-        `Nextcloud on ${new URL(s.url).host} (loopback; Apache + PHP on the same ${cpus().length} CPUs as the broker, the CLI and this process). ${BIG_MB} MiB file, medians of ${ROUNDS} interleaved rounds; every client is its own process and its time includes its start-up. MiB/s per round — PUT: ${per(times.put)}; PUT asking X-Hash: ${per(times.putVerified)}; push new: ${per(times.pushNew)}; chunked: ${per(times.chunked)}; chunked asking X-Hash on the MOVE: ${per(times.chunkedVerified)}; push replacing: ${per(times.pushReplace)}; careful GET: ${per(times.get)}; fetch: ${per(times.fetch)}.`,
+        `Nextcloud on ${new URL(s.url).host} (loopback; Apache + PHP on the same ${cpus().length} CPUs as the broker, the CLI and this process). ${BIG_MB} MiB file, medians of ${ROUNDS} interleaved rounds; every client is its own process and its time includes its start-up. MiB/s per round — PUT: ${per(times.put)}; PUT asking X-Hash: ${per(times.putVerified)}; push new: ${per(times.pushNew)}; chunked: ${per(times.chunked)}; chunked asking X-Hash on the MOVE: ${per(times.chunkedVerified)}; push replacing: ${per(times.pushReplace)}; careful GET: ${per(times.get)}; floor: ${per(times.floor)}; fetch: ${per(times.fetch)}.`,
         `The direct PUT and chunked clients (bench/lib/direct-transfer.mjs) neither hash nor fsync (the "asking X-Hash" ones make Nextcloud hash what it stores, as every broker upload does: its verification); the chunked one sends its chunks one after another on one keep-alive connection with the chunk size the broker uses (the server's announced largest chunk, else transfer.chunk_size). The careful GET hashes what it writes and fsyncs it, as any client that records a file's sha256 must.`,
         `CPU seconds per GiB moved (median; broker from /proc, CLI from its rusage; the measure other load disturbs least) — ${[
           ...cpu.brokerGiB.keys(),
@@ -367,6 +409,7 @@ const bench: Bench = async () => {
     };
   } finally {
     await agent.close().catch(() => undefined);
+    await floor?.stop();
     await broker.stop();
     await leaveServer(s, folder);
     rmSync(tmp, { recursive: true, force: true });
