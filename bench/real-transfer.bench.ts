@@ -20,6 +20,7 @@ import {
   writeSync,
   closeSync,
 } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Bench, BenchRow } from './harness.js';
@@ -54,6 +55,18 @@ const MANY_ROUNDS = 3;
 const EACH = process.env.BENCH_REAL_EACH !== '0';
 /** The broker's chunk size when the server announces none (transfer.chunk_size default). */
 const DEFAULT_CHUNK = 16 * 1024 * 1024;
+
+/**
+ * Runs one round's steps, each after the disk has taken what earlier ones wrote (`sync`,
+ * untimed), in their order on even rounds and reversed on odd ones: a step late in a
+ * round otherwise pays for the writeback of the 256 MiB files before it.
+ */
+async function inTurn(round: number, steps: readonly (() => Promise<void>)[]): Promise<void> {
+  for (const step of round % 2 === 0 ? steps : [...steps].reverse()) {
+    spawnSync('sync');
+    await step();
+  }
+}
 
 const ok = (m: MeasuredRun, what: string): number => {
   if (m.code !== 0) throw new Error(`${what} failed (${m.code}): ${m.stderr.slice(-500)}`);
@@ -153,64 +166,97 @@ const bench: Bench = async () => {
     writeSync(fd, Buffer.from('other'), 0, 5, 0);
     closeSync(fd);
     for (let r = 0; r < ROUNDS; r += 1) {
-      if (ONLY.has('new')) {
-        times.put.push((await direct('PUT', `${folder}/put-${r}.bin`, big)).ms);
-        times.putVerified.push(
-          (await direct('PUT', `${folder}/put-hashed-${r}.bin`, big, VERIFY_HASH)).ms,
-        );
-        const m = await cli(
-          ['push', `personal:${folder}/pushed-${r}.bin`, big],
-          `push-${r}`,
-          false,
-          'push new',
-        );
-        times.pushNew.push(m.ms);
-        cliPeak.push(m.peakMiB);
-        for (const w of (m.json.warnings as string[] | undefined) ?? []) warnings.add(w);
-      }
+      if (ONLY.has('new'))
+        await inTurn(r, [
+          async () => {
+            times.put.push((await direct('PUT', `${folder}/put-${r}.bin`, big)).ms);
+          },
+          async () => {
+            times.putVerified.push(
+              (await direct('PUT', `${folder}/put-hashed-${r}.bin`, big, VERIFY_HASH)).ms,
+            );
+          },
+          async () => {
+            const m = await cli(
+              ['push', `personal:${folder}/pushed-${r}.bin`, big],
+              `push-${r}`,
+              false,
+              'push new',
+            );
+            times.pushNew.push(m.ms);
+            cliPeak.push(m.peakMiB);
+            for (const w of (m.json.warnings as string[] | undefined) ?? []) warnings.add(w);
+          },
+        ]);
       if (ONLY.has('replace')) {
         if (r === 0) {
           await direct('PUT', `${folder}/chunked.bin`, big);
           await cli(['push', `personal:${folder}/replaced.bin`, big], 'replace', true);
         }
-        times.chunked.push(
-          (await direct('CHUNKED', `${folder}/chunked.bin`, r % 2 === 0 ? other : big)).ms,
-        );
-        times.chunkedVerified.push(
-          (await direct('CHUNKED', `${folder}/chunked.bin`, r % 2 === 0 ? big : other, VERIFY_HASH))
-            .ms,
-        );
-        const m = await cli(
-          ['push', `personal:${folder}/replaced.bin`, r % 2 === 0 ? other : big],
-          'replace',
-          true,
-          'push replacing',
-        );
-        times.pushReplace.push(m.ms);
-        cliPeak.push(m.peakMiB);
+        // Each upload replaces its file with the other content, so every one sends new bytes.
+        const next = r % 2 === 0 ? other : big;
+        await inTurn(r, [
+          async () => {
+            times.chunked.push((await direct('CHUNKED', `${folder}/chunked.bin`, next)).ms);
+          },
+          async () => {
+            times.chunkedVerified.push(
+              (
+                await direct(
+                  'CHUNKED',
+                  `${folder}/chunked.bin`,
+                  next === big ? other : big,
+                  VERIFY_HASH,
+                )
+              ).ms,
+            );
+          },
+          async () => {
+            const m = await cli(
+              ['push', `personal:${folder}/replaced.bin`, next],
+              'replace',
+              true,
+              'push replacing',
+            );
+            times.pushReplace.push(m.ms);
+            cliPeak.push(m.peakMiB);
+          },
+        ]);
         if (!ONLY.has('new'))
           times.put.push((await direct('PUT', `${folder}/put-${r}.bin`, big)).ms);
       }
       if (ONLY.has('fetch')) {
         if (r === 0) await direct('PUT', `${folder}/big.bin`, big);
-        times.get.push(
-          (await direct('GET-SHA256', `${folder}/big.bin`, join(local, 'got.bin'))).ms,
-        );
-        rmSync(join(local, 'got.bin'), { force: true });
-        if (floor !== undefined) {
-          const floored = await runDirectMeasured(
-            'GET-SHA256',
-            floor.url,
-            join(local, 'floor.bin'),
-            s.user,
-            s.password,
-          );
-          times.floor.push(ok(floored, 'the floor relay GET'));
-          rmSync(join(local, 'floor.bin'), { force: true });
-        }
-        const m = await cli(['fetch', `personal:${folder}/big.bin`], `fetch-${r}`, false, 'fetch');
-        times.fetch.push(m.ms);
-        cliPeak.push(m.peakMiB);
+        await inTurn(r, [
+          async () => {
+            times.get.push(
+              (await direct('GET-SHA256', `${folder}/big.bin`, join(local, 'got.bin'))).ms,
+            );
+            rmSync(join(local, 'got.bin'), { force: true });
+          },
+          async () => {
+            if (floor === undefined) return;
+            const floored = await runDirectMeasured(
+              'GET-SHA256',
+              floor.url,
+              join(local, 'floor.bin'),
+              s.user,
+              s.password,
+            );
+            times.floor.push(ok(floored, 'the floor relay GET'));
+            rmSync(join(local, 'floor.bin'), { force: true });
+          },
+          async () => {
+            const m = await cli(
+              ['fetch', `personal:${folder}/big.bin`],
+              `fetch-${r}`,
+              false,
+              'fetch',
+            );
+            times.fetch.push(m.ms);
+            cliPeak.push(m.peakMiB);
+          },
+        ]);
       }
     }
     if (ONLY.has('many')) {
@@ -388,7 +434,7 @@ const bench: Bench = async () => {
       title: TITLE,
       rows,
       notes: [
-        `Nextcloud on ${new URL(s.url).host} (loopback; Apache + PHP on the same ${cpus().length} CPUs as the broker, the CLI and this process). ${BIG_MB} MiB file, medians of ${ROUNDS} interleaved rounds; every client is its own process and its time includes its start-up. MiB/s per round — PUT: ${per(times.put)}; PUT asking X-Hash: ${per(times.putVerified)}; push new: ${per(times.pushNew)}; chunked: ${per(times.chunked)}; chunked asking X-Hash on the MOVE: ${per(times.chunkedVerified)}; push replacing: ${per(times.pushReplace)}; careful GET: ${per(times.get)}; floor: ${per(times.floor)}; fetch: ${per(times.fetch)}.`,
+        `Nextcloud on ${new URL(s.url).host} (loopback; Apache + PHP on the same ${cpus().length} CPUs as the broker, the CLI and this process). ${BIG_MB} MiB file, medians of ${ROUNDS} interleaved rounds (each step after a \`sync\`, the order reversed every other round); every client is its own process and its time includes its start-up. MiB/s per round — PUT: ${per(times.put)}; PUT asking X-Hash: ${per(times.putVerified)}; push new: ${per(times.pushNew)}; chunked: ${per(times.chunked)}; chunked asking X-Hash on the MOVE: ${per(times.chunkedVerified)}; push replacing: ${per(times.pushReplace)}; careful GET: ${per(times.get)}; floor: ${per(times.floor)}; fetch: ${per(times.fetch)}.`,
         `The direct PUT and chunked clients (bench/lib/direct-transfer.mjs) neither hash nor fsync (the "asking X-Hash" ones make Nextcloud hash what it stores, as every broker upload does: its verification); the chunked one sends its chunks one after another on one keep-alive connection with the chunk size the broker uses (the server's announced largest chunk, else transfer.chunk_size). The careful GET hashes what it writes and fsyncs it, as any client that records a file's sha256 must.`,
         `CPU seconds per GiB moved (median; broker from /proc, CLI from its rusage; the measure other load disturbs least) — ${[
           ...cpu.brokerGiB.keys(),
