@@ -5,6 +5,7 @@
 import { createHash, type Hash } from 'node:crypto';
 import { Transform, Writable, type TransformCallback, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { relayed } from '../base/relayed-memory.js';
 
 export class HashingStream extends Transform {
   readonly #hash: Hash = createHash('sha256');
@@ -22,6 +23,7 @@ export class HashingStream extends Transform {
     this.#hash.update(chunk);
     this.#sha1?.update(chunk);
     this.#bytes += chunk.length;
+    relayed(chunk.length);
     done(null, chunk);
   }
 
@@ -73,6 +75,7 @@ export function relayHashing(
     const onData = (chunk: Buffer): void => {
       hash.update(chunk);
       size += chunk.length;
+      relayed(chunk.length);
       if (!sink.write(chunk)) source.pause();
     };
     const onDrain = (): void => {

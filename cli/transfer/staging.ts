@@ -17,6 +17,7 @@ import { type CliError, usageError } from './errors.js';
 import { isWithin } from './env.js';
 import type { Digest } from './file-bytes.js';
 import type { LocalPlan } from './local-path.js';
+import { relayed } from '../../broker/base/relayed-memory.js';
 
 async function lstatOrUndefined(path: string): Promise<Stats | undefined> {
   try {
@@ -182,6 +183,7 @@ export function hashingSink(
     for (const chunk of chunks) {
       hash.update(chunk);
       size += chunk.length;
+      relayed(chunk.length);
       onBytes?.(chunk.length);
     }
     if (sink === undefined) done();
