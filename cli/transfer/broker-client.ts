@@ -10,7 +10,12 @@ import { CliError } from './errors.js';
 import { parseJson } from './json.js';
 import { asEnvelope, envelopeFailure, type Envelope } from './envelope.js';
 import type { ClientEnv } from './env.js';
-import { BLOB_SHA256_HEADER, BLOB_TRAILERS, type TicketView } from '../../broker/base/protocol.js';
+import {
+  BLOB_SHA256_HEADER,
+  BLOB_TRAILERS,
+  SHA256_HEX,
+  type TicketView,
+} from '../../broker/base/protocol.js';
 import { BROKER_VERSION } from '../../broker/base/version.js';
 import { McpCallError, McpHttpClient } from './mcp-http.js';
 
@@ -113,7 +118,7 @@ async function saveBlob(
   if (cut !== undefined) throw envelopeFailure(cut, 'transfer');
   const sha256 = res.trailers[BLOB_TRAILERS.sha256];
   const size = Number(res.trailers[BLOB_TRAILERS.size]);
-  if (typeof sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(sha256) || !Number.isSafeInteger(size)) {
+  if (typeof sha256 !== 'string' || !SHA256_HEX.test(sha256) || !Number.isSafeInteger(size)) {
     throw new CliError(
       'infrastructure',
       'the transfer ended without the broker confirming it (no checksum trailer)',

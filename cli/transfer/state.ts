@@ -15,6 +15,7 @@
 import { constants, promises as fs } from 'node:fs';
 import { createHash, randomBytes } from 'node:crypto';
 import { join } from 'node:path';
+import { SHA256_HEX } from '../../broker/base/protocol.js';
 import { usageError } from './errors.js';
 import { isObject, optionalString, parseJson } from './json.js';
 
@@ -63,7 +64,7 @@ function asRecord(value: unknown): StagedRecord | undefined {
     typeof local_path !== 'string' ||
     typeof fetched_at !== 'string' ||
     !(typeof size === 'number' && Number.isSafeInteger(size) && size >= 0) ||
-    !(typeof sha256 === 'string' && /^[0-9a-f]{64}$/.test(sha256)) ||
+    !(typeof sha256 === 'string' && SHA256_HEX.test(sha256)) ||
     !(etag === null || typeof etag === 'string') ||
     !optionalString(lock_token)
   ) {
