@@ -46,6 +46,8 @@ export function getBlob(
     headers?: Record<string, string>;
     /** On a connection of its own, never one an earlier (cut) exchange left in the pool. */
     fresh?: boolean;
+    /** Cuts the exchange (the client goes away) when it aborts. */
+    signal?: AbortSignal;
   } = {},
 ): Promise<BlobDownload> {
   return new Promise((resolve) => {
@@ -63,6 +65,7 @@ export function getBlob(
       {
         headers: { ...opts.headers, authorization: `Bearer ${token}` },
         ...(opts.fresh === true ? { agent: false } : {}),
+        ...(opts.signal === undefined ? {} : { signal: opts.signal }),
       },
       (res) => {
         const done = (): void =>

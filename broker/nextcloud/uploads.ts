@@ -19,6 +19,7 @@
  * Security decisions, each marked below: every write is conditional; an upload is never
  * retried; nothing reaches the destination before `beforeCommit` allowed it.
  */
+import { once } from 'node:events';
 import { pipeline, Transform, type Readable, type TransformCallback } from 'node:stream';
 import { NEXTCLOUD_MAX_UPLOAD_NAME_BYTES } from '../base/limits.js';
 import { ASSEMBLY_MS_PER_MIB, chunkedUpload } from './chunked.js';
@@ -151,8 +152,11 @@ async function createWithPut(
 
 /**
  * Passes a body through but holds back its last chunk until `check` has passed: until
- * then the server is missing bytes and commits nothing. A failed check fails the stream
- * (which cuts the request) and is kept in `refusal`.
+ * then the server is missing bytes and commits nothing. The check waits until the
+ * request has taken every byte before that chunk, so it is made as the last bytes leave:
+ * a request still waiting for Nextcloud's `100 Continue` (a busy server) is not yet
+ * committing, and a grant revoked or a client gone meanwhile is seen. A failed check
+ * fails the stream (which cuts the request) and is kept in `refusal`.
  */
 class CommitGate extends Transform {
   #held: Buffer | undefined;
@@ -174,7 +178,11 @@ class CommitGate extends Transform {
   /** Holds nothing back any more: the caller makes its own check before committing. */
   passThrough(): void {
     this.#passed = true;
+    this.#passedThrough();
   }
+
+  /** Ends a wait of _flush for the reader (see #drained) once the gate passes through. */
+  #passedThrough: () => void = () => undefined;
 
   /** Runs the check once; throws (and keeps) its refusal. */
   async pass(): Promise<void> {
@@ -194,10 +202,25 @@ class CommitGate extends Transform {
     done(null, previous);
   }
 
+  /**
+   * Resolves once the reader has taken every byte passed on before the held chunk (its
+   * `data` events leave nothing buffered here). Waits for a reader to start first:
+   * listening for `data` before one has would start the flow into nobody.
+   */
+  async #drained(): Promise<void> {
+    if (this.readableFlowing === null) await once(this, 'resume');
+    while (this.readableLength > 0) await once(this, 'data');
+  }
+
   override _flush(done: TransformCallback): void {
-    this.pass().then(
-      () => done(null, this.#held),
-      (error: unknown) => done(error instanceof Error ? error : new Error('upload refused')),
-    );
+    // Security: the commit point is when the last bytes leave, not when the body ended
+    // here: the check before it must see a revoke or a departed client up to then.
+    const through = new Promise<void>((resolve) => (this.#passedThrough = resolve));
+    (this.#passed ? Promise.resolve() : Promise.race([this.#drained(), through]))
+      .then(() => this.pass())
+      .then(
+        () => done(null, this.#held),
+        (error: unknown) => done(error instanceof Error ? error : new Error('upload refused')),
+      );
   }
 }

@@ -56,6 +56,8 @@ export interface UploadSource {
   readonly length: number | undefined;
   /** The whole body arrived. */
   readonly complete: boolean;
+  /** The client's connection closed: it can no longer hear the answer. */
+  readonly gone: boolean;
   /** The body's sha256 as the request's BLOB_SHA256_HEADER declares it, if it does. */
   readonly declaredSha256?: string | undefined;
 }

@@ -116,6 +116,11 @@ export function relayHashing(
       onAbort();
       return;
     }
+    // A sink closed before the relay began has no 'close' left to emit.
+    if (sink.destroyed) {
+      onSinkClose();
+      return;
+    }
     signal?.addEventListener('abort', onAbort, { once: true });
     for (const [emitter, event, listener] of listeners) emitter.on(event, listener);
     source.resume();

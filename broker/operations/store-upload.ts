@@ -29,6 +29,8 @@ export interface UploadBody {
   readonly body: Readable;
   /** The whole body arrived. */
   readonly complete: boolean;
+  /** The client's connection closed: it can no longer hear the answer. */
+  readonly gone: boolean;
 }
 
 export interface Stored {
@@ -123,7 +125,9 @@ export async function storeUpload(
   // Security: without a precondition the upload is create-only; never a silent overwrite.
   const condition = ticket.condition ?? { ifNoneMatch: '*' as const };
   const beforeCommit = (): void => {
-    if (hasher.bytes !== size) throw clientGone(path);
+    // Security: a client that can no longer hear the answer gets no commit: it could
+    // never learn that the file changed, and would be told nothing or a reset instead.
+    if (hasher.bytes !== size || source.gone) throw clientGone(path);
     const sha256 = hasher.sha256();
     // Security: a body other than the one the client hashed never becomes the file.
     if (ticket.sha256 !== undefined && sha256 !== ticket.sha256)

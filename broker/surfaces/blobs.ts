@@ -91,7 +91,9 @@ export class BlobEndpoint {
     // copy); the operation checks its form before it goes anywhere.
     const ifNoneMatch = req.headers['if-none-match'];
     const sink: DownloadSink = {
-      redeemed: () => this.#armIdleTimeout(res),
+      // A client is idle only while bytes wait for it to take them: one waiting for the
+      // broker (Nextcloud slow to answer, with its own timeout) is not.
+      redeemed: () => this.#armIdleTimeout(res, () => res.writableLength > 0),
       unchanged: ({ etag }) => {
         res.writeHead(304, { 'cache-control': 'no-store', etag });
         res.end();
@@ -144,12 +146,18 @@ export class BlobEndpoint {
 
   async upload(req: Request, res: Response, id: string): Promise<void> {
     const outcome = await this.#deps.transfers.upload(this.#ctx('blob_put'), id, {
-      redeemed: () => this.#armIdleTimeout(res),
+      // A client is idle only while its body is still coming: once it has all arrived,
+      // the client waits on the broker (whose Nextcloud calls have their own timeouts).
+      // Cutting it then lost the answer of an upload that still committed.
+      redeemed: () => this.#armIdleTimeout(res, () => !req.complete),
       body: req,
       length: contentLength(req),
       declaredSha256: declaredSha256(req),
       get complete() {
         return req.complete;
+      },
+      get gone() {
+        return res.destroyed;
       },
     });
     const envelope = answer(outcome, (v) =>
@@ -183,8 +191,15 @@ export class BlobEndpoint {
     return { surface: 'transfer', tool, correlationId: this.#deps.correlationId() };
   }
 
-  #armIdleTimeout(res: Response): void {
-    res.setTimeout(this.#deps.idleTimeoutMs, () => res.destroy());
+  /**
+   * Security: a client that stops sending or reading cannot hold a connection and a
+   * Nextcloud request open: after idleTimeoutMs with no byte either way, the exchange is
+   * cut, if `idle()` says the wait is the client's.
+   */
+  #armIdleTimeout(res: Response, idle: () => boolean): void {
+    res.setTimeout(this.#deps.idleTimeoutMs, () => {
+      if (idle()) res.destroy();
+    });
   }
 
   #send(res: Response, envelope: Envelope): void {

@@ -12,6 +12,9 @@
  * any failure. Bounded: finishes by itself (SOAK_OPS operations; a 4.5-minute guard).
  *
  *   SOAK_OPS (default 8000)  SOAK_AGENTS (64)  SOAK_FOLDERS (6)  SOAK_SEED (1)
+ *   SOAK_REQUEST_TIMEOUT_MS (5000): server.request_timeout_ms; shorter makes clients that
+ *   wait on a busy broker meet its idle timeout (the blob uploads' idle timeout once cut
+ *   uploads that still committed).
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -32,6 +35,7 @@ const OPS = Number(process.env.SOAK_OPS ?? 8000);
 const AGENTS = Number(process.env.SOAK_AGENTS ?? 64);
 const FOLDERS = Number(process.env.SOAK_FOLDERS ?? 6);
 const SEED = Number(process.env.SOAK_SEED ?? 1);
+const REQUEST_TIMEOUT_MS = Number(process.env.SOAK_REQUEST_TIMEOUT_MS ?? 5_000);
 const GUARD_MS = 270_000;
 
 function lcg(seed: number): () => number {
@@ -59,6 +63,7 @@ async function main(): Promise<number> {
   // is held by its own suites (test/surfaces/refusal-flood.test.ts).
   const broker = await startBroker({
     sweepIntervalMs: 250,
+    requestTimeoutMs: REQUEST_TIMEOUT_MS,
     refusalBudget: { burst: 1_000_000, perSecond: 1 },
   });
   const rand = lcg(SEED);
