@@ -196,7 +196,16 @@ export function createTransport(url: URL): Transport {
         });
         if (r.expectContinue) {
           req.once('continue', start);
-          fallback = setTimeout(start, CONTINUE_FALLBACK_MS);
+          // The server's silence counts from when the request reached it, not while it
+          // waited for a free connection of the pool: a body sent early fills buffers,
+          // and a gated body's commit check (uploads.ts) would pass before its time.
+          req.once('socket', (socket) => {
+            const arm = (): void => {
+              if (!started && !settled) fallback = setTimeout(start, CONTINUE_FALLBACK_MS);
+            };
+            if (socket.connecting) socket.once('connect', arm);
+            else arm();
+          });
           req.once('close', () => clearTimeout(fallback));
         } else start();
       }

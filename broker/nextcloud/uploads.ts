@@ -205,7 +205,8 @@ class CommitGate extends Transform {
   /**
    * Resolves once the reader has taken every byte passed on before the held chunk (its
    * `data` events leave nothing buffered here). Waits for a reader to start first:
-   * listening for `data` before one has would start the flow into nobody.
+   * listening for `data` before one has would start the flow into nobody. The reader is
+   * a `pipe` (whose start emits `resume`); any other reads only after passThrough().
    */
   async #drained(): Promise<void> {
     if (this.readableFlowing === null) await once(this, 'resume');

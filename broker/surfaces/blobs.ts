@@ -146,10 +146,11 @@ export class BlobEndpoint {
 
   async upload(req: Request, res: Response, id: string): Promise<void> {
     const outcome = await this.#deps.transfers.upload(this.#ctx('blob_put'), id, {
-      // A client is idle only while its body is still coming: once it has all arrived,
-      // the client waits on the broker (whose Nextcloud calls have their own timeouts).
-      // Cutting it then lost the answer of an upload that still committed.
-      redeemed: () => this.#armIdleTimeout(res, () => !req.complete),
+      // A client is idle only while the broker reads its body and none comes: once it
+      // has all arrived, or while Nextcloud does not take it yet (the broker stopped
+      // reading), the client waits on the broker, whose Nextcloud calls have their own
+      // timeouts. Cutting it then lost the answer of an upload that still committed.
+      redeemed: () => this.#armIdleTimeout(res, () => !req.complete && !req.isPaused()),
       body: req,
       length: contentLength(req),
       declaredSha256: declaredSha256(req),

@@ -190,6 +190,60 @@ describe('upload refused up front (Expect: 100-continue)', () => {
   });
 });
 
+describe("a single PUT's commit check waits for the server to ask for the body", () => {
+  it('not while the PUT waits for a free connection, nor on the fallback timer meanwhile', async () => {
+    const server = createServer();
+    const at = { released: 0, arrived: 0, asked: 0, checked: 0 };
+    server.on('checkContinue', (req, res) => {
+      at.arrived = performance.now();
+      setTimeout(() => {
+        at.asked = performance.now();
+        res.writeContinue();
+        req.resume();
+        req.on('end', () => {
+          res.writeHead(201, { etag: '"new"' });
+          res.end();
+        });
+      }, 200);
+    });
+    // Every connection of the pool (16) holds a download that has not finished.
+    const held: ServerResponse[] = [];
+    const url = await serve(
+      (req, res) => {
+        req.resume();
+        res.writeHead(200, { 'content-length': '2', etag: '"held"' });
+        res.write('x');
+        held.push(res);
+      },
+      2,
+      server,
+    );
+    const c = client(url, 5000);
+    const downloads = await Promise.all(
+      Array.from({ length: 16 }, (_, i) => c.readStream(`held-${i}.bin`)),
+    );
+    const upload = c.upload(
+      'f.bin',
+      Readable.from([Buffer.alloc(1000, 1)]),
+      { ifNoneMatch: '*' },
+      1000,
+      {
+        beforeCommit: () => {
+          at.checked = performance.now();
+        },
+      },
+    );
+    // Longer than the 1 s a server that never says 100 Continue is given.
+    await sleep(1500);
+    at.released = performance.now();
+    for (const res of held) res.end('x');
+    await Promise.all(downloads.map((d) => readAll(d.stream)));
+    expect(await upload).toMatchObject({ etag: '"new"', chunked: false });
+    expect(at.arrived).toBeGreaterThan(at.released);
+    expect(at.checked).toBeGreaterThanOrEqual(at.asked);
+  });
+});
+
 describe('one GET: its own answer says whether it carries the file', () => {
   /** A server that records each request and answers GET with `onGet`. */
   async function recording(onGet: Handler, folder = false) {

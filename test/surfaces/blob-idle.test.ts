@@ -97,6 +97,22 @@ describe('a client that sent its whole body and waits on a busy Nextcloud', () =
   });
 });
 
+describe('a client whose large body Nextcloud has yet to take', () => {
+  it('is not cut while the broker has stopped reading it: it gets its answer', async () => {
+    // Larger than every buffer between the client and a PUT that is not sending yet.
+    const body = Buffer.alloc(8 * 1024 * 1024, 5);
+    const { blob } = await ticketFor('Big', 'Big/a.bin', body);
+    const restore = holdThePut();
+    try {
+      const put = await putBlob(broker.url, blob, TRANSFER_TOKEN, body);
+      expect(put).toMatchObject({ status: 200, json: { status: 'ok', sha256: sha256(body) } });
+    } finally {
+      restore();
+    }
+    expect((await broker.fake.readFile('Big/a.bin'))?.equals(body)).toBe(true);
+  });
+});
+
 describe('a revoke before Nextcloud asks for the body', () => {
   it('is refused at the commit point: nothing stored, and the answer says so', async () => {
     const body = Buffer.from('revoked while queued');
