@@ -13,9 +13,9 @@ import { getBlob, putBlob, startPartialPut } from '../../support/blobs.js';
 import { startBroker, type Broker } from '../../support/daemon.js';
 import { call } from '../../support/mcp.js';
 import { TRANSFER_TOKEN } from '../../support/tokens.js';
+import { onRequest } from '../../support/fake-requests.js';
 import { until } from '../../support/until.js';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { RecordedRequest } from '../../fakes/nextcloud.js';
 
 /** The broker's idle timeout for a blob stream (server.request_timeout_ms). */
 const IDLE_MS = 300;
@@ -54,23 +54,21 @@ async function ticketFor(folder: string, path: string, body: Buffer) {
 }
 
 /**
- * When the upload's PUT (or the first request of `method`) reaches the fake, it is held for BUSY_MS before Nextcloud reads it
- * (so before it asks for the body), and `then` runs. Returns the undo.
+ * The first request of `method` (the upload's PUT unless said) is held for BUSY_MS as it
+ * reaches the fake, before Nextcloud reads it (so before it asks for a body), and `then`
+ * runs. Returns the undo.
  */
 function holdThePut(then: () => void = () => undefined, method = 'PUT'): () => void {
-  const requests = broker.fake.requests;
-  const push = requests.push.bind(requests);
-  let done = false;
-  requests.push = (...items: RecordedRequest[]) => {
-    if (!done && items.some((r) => r.method === method)) {
-      done = true;
+  const undo = onRequest(
+    broker.fake,
+    (r) => r.method === method,
+    () => {
       broker.fake.faults.slowMs = BUSY_MS;
       then();
-    } else broker.fake.faults.slowMs = 0;
-    return push(...items);
-  };
+    },
+  );
   return () => {
-    requests.push = push;
+    undo();
     broker.fake.faults.slowMs = 0;
   };
 }
@@ -82,26 +80,13 @@ function outcomeOf(path: string) {
     .find((l) => l.tool === 'blob_put' && l.event === 'outcome' && l.path === path);
 }
 
-describe('a client that sent its whole body and waits on a busy Nextcloud', () => {
-  it('gets its answer, however long past the idle timeout the broker takes', async () => {
-    const body = Buffer.from('sent at once, answered late');
-    const { blob } = await ticketFor('Wait', 'Wait/a.txt', body);
-    const restore = holdThePut();
-    try {
-      const put = await putBlob(broker.url, blob, TRANSFER_TOKEN, body);
-      expect(put).toMatchObject({ status: 200, json: { status: 'ok', sha256: sha256(body) } });
-    } finally {
-      restore();
-    }
-    expect((await broker.fake.readFile('Wait/a.txt'))?.toString()).toBe(body.toString());
-  });
-});
-
-describe('a client whose large body Nextcloud has yet to take', () => {
-  it('is not cut while the broker has stopped reading it: it gets its answer', async () => {
+describe('a client whose upload waits on a busy Nextcloud', () => {
+  it.each([
+    ['its whole body arrived', 'Wait', Buffer.from('sent at once, answered late')],
     // Larger than every buffer between the client and a PUT that is not sending yet.
-    const body = Buffer.alloc(8 * 1024 * 1024, 5);
-    const { blob } = await ticketFor('Big', 'Big/a.bin', body);
+    ['Nextcloud has yet to take its large body', 'Big', Buffer.alloc(8 * 1024 * 1024, 5)],
+  ])('gets its answer, however long past the idle timeout: %s', async (_, folder, body) => {
+    const { blob } = await ticketFor(folder, `${folder}/a.bin`, body);
     const restore = holdThePut();
     try {
       const put = await putBlob(broker.url, blob, TRANSFER_TOKEN, body);
@@ -109,7 +94,7 @@ describe('a client whose large body Nextcloud has yet to take', () => {
     } finally {
       restore();
     }
-    expect((await broker.fake.readFile('Big/a.bin'))?.equals(body)).toBe(true);
+    expect((await broker.fake.readFile(`${folder}/a.bin`))?.equals(body)).toBe(true);
   });
 });
 

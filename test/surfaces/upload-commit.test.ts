@@ -11,6 +11,7 @@ import { fetchedEtag, putBlob, startPartialPut } from '../../support/blobs.js';
 import { startBroker, type Broker } from '../../support/daemon.js';
 import { call } from '../../support/mcp.js';
 import { TRANSFER_TOKEN } from '../../support/tokens.js';
+import { onRequest } from '../../support/fake-requests.js';
 import { until } from '../../support/until.js';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { RecordedRequest } from '../../fakes/nextcloud.js';
@@ -52,23 +53,6 @@ async function replaceTicket(path: string, etag: string, body: Buffer, declared 
   return String(answer.blob_url);
 }
 
-/** Runs `fn` once, when the fake receives a request that matches. */
-function onRequest(matches: (r: RecordedRequest) => boolean, fn: () => void): () => void {
-  const requests = broker.fake.requests;
-  const push = requests.push.bind(requests);
-  let done = false;
-  requests.push = (...items) => {
-    if (!done && items.some(matches)) {
-      done = true;
-      fn();
-    }
-    return push(...items);
-  };
-  return () => {
-    requests.push = push;
-  };
-}
-
 describe('a revoke between the last chunk and the MOVE', () => {
   it('is refused at the commit point: no MOVE, the file unchanged, no upload folder', async () => {
     const { etag, id } = await existing('Rv/doc.bin', 'the owner version');
@@ -77,6 +61,7 @@ describe('a revoke between the last chunk and the MOVE', () => {
     // The revoke reaches the grant store while the last chunk is on its way, and not the
     // running upload's abort signal: only the check at the commit point can stop it.
     const restore = onRequest(
+      broker.fake,
       (r) => r.method === 'PUT' && r.path.endsWith('/3'),
       () => void broker.store.revokeRequest(id),
     );

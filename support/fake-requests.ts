@@ -1,0 +1,30 @@
+/**
+ * A hook on the fake Nextcloud's request log, for tests that must act at the moment a
+ * request arrives (before the fake answers it): a revoke between the last chunk and the
+ * MOVE, a slow server for exactly the PUT under test.
+ */
+import type { FakeNextcloud, RecordedRequest } from '../fakes/nextcloud.js';
+
+/**
+ * Runs `fn` once, when the fake receives the first request that `matches`, before it
+ * answers it (a fault set in `fn` applies to that request). Returns the undo.
+ */
+export function onRequest(
+  fake: FakeNextcloud,
+  matches: (r: RecordedRequest) => boolean,
+  fn: () => void,
+): () => void {
+  const requests = fake.requests;
+  const push = requests.push.bind(requests);
+  let done = false;
+  requests.push = (...items) => {
+    if (!done && items.some(matches)) {
+      done = true;
+      fn();
+    }
+    return push(...items);
+  };
+  return () => {
+    requests.push = push;
+  };
+}
