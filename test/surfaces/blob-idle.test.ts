@@ -54,11 +54,11 @@ async function ticketFor(folder: string, path: string, body: Buffer) {
 }
 
 /**
- * The first request of `method` (the upload's PUT unless said) is held for BUSY_MS as it
- * reaches the fake, before Nextcloud reads it (so before it asks for a body), and `then`
- * runs. Returns the undo.
+ * The first request of `method` is held for BUSY_MS as it reaches the fake, before
+ * Nextcloud reads it (so, for a PUT, before it asks for the body), and `then` runs.
+ * Returns the undo.
  */
-function holdThePut(then: () => void = () => undefined, method = 'PUT'): () => void {
+function holdFirst(method: 'PUT' | 'GET', then: () => void = () => undefined): () => void {
   const undo = onRequest(
     broker.fake,
     (r) => r.method === method,
@@ -87,7 +87,7 @@ describe('a client whose upload waits on a busy Nextcloud', () => {
     ['Nextcloud has yet to take its large body', 'Big', Buffer.alloc(8 * 1024 * 1024, 5)],
   ])('gets its answer, however long past the idle timeout: %s', async (_, folder, body) => {
     const { blob } = await ticketFor(folder, `${folder}/a.bin`, body);
-    const restore = holdThePut();
+    const restore = holdFirst('PUT');
     try {
       const put = await putBlob(broker.url, blob, TRANSFER_TOKEN, body);
       expect(put).toMatchObject({ status: 200, json: { status: 'ok', sha256: sha256(body) } });
@@ -104,7 +104,7 @@ describe('a revoke before Nextcloud asks for the body', () => {
     const { id, blob } = await ticketFor('Rq', 'Rq/a.txt', body);
     // The revoke reaches the grant store only, not the running upload's abort signal:
     // only a check made when the last bytes leave can stop it.
-    const restore = holdThePut(() => void broker.store.revokeRequest(id));
+    const restore = holdFirst('PUT', () => void broker.store.revokeRequest(id));
     try {
       const put = await putBlob(broker.url, blob, TRANSFER_TOKEN, body);
       expect(put.json).toMatchObject({ status: 'refused', code: 'grant_revoked' });
@@ -122,7 +122,7 @@ describe('a client that goes away after its whole body, before Nextcloud asks fo
     const body = Buffer.from('sent whole, then gone');
     const { blob } = await ticketFor('Gone', 'Gone/a.txt', body);
     let client: ReturnType<typeof startPartialPut> | undefined;
-    const restore = holdThePut(() => client?.destroy());
+    const restore = holdFirst('PUT', () => client?.destroy());
     try {
       client = startPartialPut(broker.url, blob, TRANSFER_TOKEN, body, body.length);
       await until('the upload to be answered in the audit log', () => !!outcomeOf('Gone/a.txt'));
@@ -145,7 +145,7 @@ describe('a client waiting for a download while Nextcloud is busy', () => {
     await broker.fake.writeFile('Dl/a.txt', 'worth the wait');
     await broker.grant([{ path: 'Dl', mode: 'read' }]);
     const blob = await readTicket('Dl/a.txt');
-    const restore = holdThePut(undefined, 'GET');
+    const restore = holdFirst('GET');
     try {
       const got = await getBlob(broker.url, blob, TRANSFER_TOKEN);
       expect(got).toMatchObject({ status: 200, complete: true });
@@ -164,7 +164,7 @@ describe('a client waiting for a download while Nextcloud is busy', () => {
         .auditLines()
         .some((l) => l.tool === 'blob_get' && l.event === 'outcome' && l.path === 'Dg/a.txt');
     const cut = new AbortController();
-    const restore = holdThePut(() => cut.abort(), 'GET');
+    const restore = holdFirst('GET', () => cut.abort());
     try {
       const got = await getBlob(broker.url, blob, TRANSFER_TOKEN, { signal: cut.signal });
       expect(got.status).toBe(0);

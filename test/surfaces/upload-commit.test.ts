@@ -188,6 +188,11 @@ describe('a sha256 declared on the PUT (x-broker-sha256)', () => {
       if_none_match: '*',
       ...(declared === undefined ? {} : { sha256: declared }),
     });
+  /** PUTs `body` on a new ticket for `path` (`called`: the call's sha256) with `header` declared. */
+  const putDeclaring = async (path: string, body: Buffer, header: string, called?: string) =>
+    putBlob(broker.url, String((await ticket(path, body, called)).blob_url), TRANSFER_TOKEN, body, {
+      headers: { 'x-broker-sha256': header },
+    });
 
   it('an upload ticket names the header; a download ticket does not', async () => {
     await broker.fake.writeFile('Dh/r.txt', 'read me');
@@ -202,10 +207,11 @@ describe('a sha256 declared on the PUT (x-broker-sha256)', () => {
     await broker.fake.mkdir('Dh1');
     await broker.grant([{ path: 'Dh1', mode: 'write' }]);
     const body = Buffer.from('the body that is sent');
-    const answer = await ticket('Dh1/a.txt', body);
-    const put = await putBlob(broker.url, String(answer.blob_url), TRANSFER_TOKEN, body, {
-      headers: { 'x-broker-sha256': sha256(Buffer.from('the body that was hashed')) },
-    });
+    const put = await putDeclaring(
+      'Dh1/a.txt',
+      body,
+      sha256(Buffer.from('the body that was hashed')),
+    );
     expect(put.json).toMatchObject({ status: 'error', code: 'verification_failed' });
     expect(await broker.fake.exists('Dh1/a.txt')).toBe(false);
   });
@@ -214,23 +220,11 @@ describe('a sha256 declared on the PUT (x-broker-sha256)', () => {
     await broker.fake.mkdir('Dh2');
     await broker.grant([{ path: 'Dh2', mode: 'write' }]);
     const body = Buffer.from('declared twice');
-    const malformed = await putBlob(
-      broker.url,
-      String((await ticket('Dh2/a.txt', body)).blob_url),
-      TRANSFER_TOKEN,
-      body,
-      { headers: { 'x-broker-sha256': sha256(body).toUpperCase() } },
-    );
+    const malformed = await putDeclaring('Dh2/a.txt', body, sha256(body).toUpperCase());
     expect(malformed.status).toBe(400);
     expect(malformed.json).toMatchObject({ status: 'refused', code: 'invalid_arguments' });
     const other = Buffer.from('declared once, the other way');
-    const twice = await putBlob(
-      broker.url,
-      String((await ticket('Dh2/b.txt', body, sha256(body))).blob_url),
-      TRANSFER_TOKEN,
-      body,
-      { headers: { 'x-broker-sha256': sha256(other) } },
-    );
+    const twice = await putDeclaring('Dh2/b.txt', body, sha256(other), sha256(body));
     expect(twice.status).toBe(400);
     expect(String(twice.json.message)).toContain('differs from the sha256 the tool call declared');
     expect(await broker.fake.exists('Dh2/a.txt')).toBe(false);
@@ -241,13 +235,7 @@ describe('a sha256 declared on the PUT (x-broker-sha256)', () => {
     await broker.fake.mkdir('Dh3');
     await broker.grant([{ path: 'Dh3', mode: 'write' }]);
     const body = Buffer.from('declared on the PUT');
-    const put = await putBlob(
-      broker.url,
-      String((await ticket('Dh3/a.txt', body)).blob_url),
-      TRANSFER_TOKEN,
-      body,
-      { headers: { 'x-broker-sha256': sha256(body) } },
-    );
+    const put = await putDeclaring('Dh3/a.txt', body, sha256(body));
     expect(put.json).toMatchObject({ status: 'ok', sha256: sha256(body) });
     const intent = broker
       .auditLines()
