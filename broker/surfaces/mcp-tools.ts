@@ -12,6 +12,7 @@ import { errorDetail } from '../base/errors.js';
 import type { Logger } from '../base/log.js';
 import type { MetricsPort } from '../base/metrics.js';
 import { scrubDeep } from '../base/scrub.js';
+import { portableSchema } from './portable-schema.js';
 import { secretField } from './secret-arguments.js';
 import type { ToolDefinition, ToolRegistry } from './tool.js';
 
@@ -63,12 +64,13 @@ export interface ListedTool {
 }
 
 /**
- * A tool's JSON Schema (draft 2020-12, zod's default target). The `$schema` key is left
- * out: MCP 2025-11-25 and 2026-07-28 both read a schema without one as 2020-12.
+ * A tool's JSON Schema (draft 2020-12, zod's default target), with one `type` per
+ * schema (portable-schema.ts). The `$schema` key is left out: MCP 2025-11-25 and
+ * 2026-07-28 both read a schema without one as 2020-12.
  */
 function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonObject {
   const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any' });
-  return rest as JsonObject;
+  return portableSchema(rest as JsonObject);
 }
 
 /** Zod issues as one short line: `items.0.mode: Invalid option …`. */

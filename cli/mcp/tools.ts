@@ -62,7 +62,8 @@ const OUTPUT_SCHEMA = {
     local_path: { type: 'string' },
     size: { type: 'integer' },
     sha256: { type: 'string' },
-    etag: { type: ['string', 'null'] },
+    // One type per schema (no `type: ["string", "null"]`): portable to every client.
+    etag: { anyOf: [{ type: 'string' }, { type: 'null' }] },
     warnings: { type: 'array', items: { type: 'string' } },
     error: { type: 'string' },
     next_step: { type: 'string' },
