@@ -98,7 +98,8 @@ describe('portableSchema', () => {
       fc.property(
         schema,
         fc.array(fc.jsonValue({ maxDepth: 3 }), { maxLength: 8 }),
-        (s, values) => {
+        (generated, values) => {
+          const s = generated as Record<string, unknown>;
           const rewritten = portableSchema(s);
           expect(typeArrays(rewritten)).toEqual([]);
           const before = ajv.compile(s);
