@@ -7,10 +7,10 @@ import {
   ModeArgSchema,
   PathArgSchema,
   envelopeSchema,
-  requestItemFields,
 } from '../schemas.js';
 import { ADDING_TOOL, type ToolRegistry } from '../tool.js';
 import type { AgentToolDeps } from './deps.js';
+import { newRequestStatus, requestStatusFields } from './request-status.js';
 
 export const RequestAccessInputSchema = z.strictObject({
   instance: InstanceNameSchema,
@@ -32,11 +32,15 @@ export const RequestAccessInputSchema = z.strictObject({
     ),
 });
 
+/**
+ * What request_access answers: the request it made, as check_access answers it (state
+ * `pending`); or, awaited as an MCP task, check_access's answer for the request once the
+ * owner decided (request-status.ts); or a refusal (too_many_pending lists the requests
+ * that already wait, by number).
+ */
 export const RequestAccessOutputSchema = envelopeSchema({
-  request: z.number().int().optional(),
-  /** too_many_pending: the requests that already wait for the owner. */
+  ...requestStatusFields,
   pending_requests: z.array(z.number().int()).optional(),
-  items: z.array(z.strictObject(requestItemFields)).optional(),
 });
 
 export function registerRequestAccess(registry: ToolRegistry, deps: AgentToolDeps): void {
@@ -57,13 +61,7 @@ export function registerRequestAccess(registry: ToolRegistry, deps: AgentToolDep
         pending(
           `request #${record.id} sent to the owner; call check_access with request ${record.id} to see the decision`,
           {
-            request: record.id,
-            items: record.items.map((it) => ({
-              n: it.n,
-              kind: it.kind,
-              path: it.path,
-              mode: it.mode,
-            })),
+            ...newRequestStatus(record),
             hint: 'approval is a human decision and may take a while; do not send the same request again',
           },
         ),
