@@ -15,8 +15,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { askOwner } from '../../broker/approval/owner/client.js';
 import { startFakeNextcloud, type FakeNextcloud } from '../../fakes/nextcloud.js';
+import { cliBundle } from '../../support/cli-bundle.js';
 import { ROOT, spawnBroker, writeBrokerConfig, type BrokerChild } from '../../support/processes.js';
-import { AGENT_TOKEN, APP_PASSWORD } from '../../support/tokens.js';
+import { AGENT_TOKEN, APP_PASSWORD, TRANSFER_TOKEN } from '../../support/tokens.js';
 
 const LAUNCHER = join(
   ROOT,
@@ -71,29 +72,28 @@ interface Run {
 
 type Era = 'legacy' | 'modern';
 
-/** `inspector --cli <broker>/mcp … --method M …` with the agent's bearer header. */
-function inspector(era: Era, args: string[], token: string | null = AGENT_TOKEN): Promise<Run> {
-  const child = spawn(
-    process.execPath,
-    [
-      LAUNCHER,
-      '--cli',
-      `${broker.url}/mcp`,
-      ...['--transport', 'http', '--protocol-era', era, '--format', 'json'],
-      ...(token === null ? [] : ['--header', `Authorization: Bearer ${token}`]),
-      ...args,
-    ],
-    {
-      cwd: home,
-      env: { PATH: process.env.PATH, HOME: home },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
+/** Runs Inspector's CLI with `args` to its end. */
+function launch(args: string[]): Promise<Run> {
+  const child = spawn(process.execPath, [LAUNCHER, '--cli', ...args], {
+    cwd: home,
+    env: { PATH: process.env.PATH, HOME: home },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
+}
+
+/** `inspector --cli <broker>/mcp … --method M …` with the agent's bearer header. */
+function inspector(era: Era, args: string[], token: string | null = AGENT_TOKEN): Promise<Run> {
+  return launch([
+    `${broker.url}/mcp`,
+    ...['--transport', 'http', '--protocol-era', era, '--format', 'json'],
+    ...(token === null ? [] : ['--header', `Authorization: Bearer ${token}`]),
+    ...args,
+  ]);
 }
 
 interface ToolCallResult {
@@ -209,4 +209,18 @@ describe('request_access through Inspector, decided by the owner', () => {
       state: 'denied',
     });
   }, 60_000);
+});
+
+describe('`broker mcp` (stdio) through Inspector', () => {
+  it('lists its four tools with no schema-portability finding', async () => {
+    const run = await launch([
+      ...['-e', `BROKER_URL=${broker.url}`, '-e', `BROKER_TRANSFER_TOKEN=${TRANSFER_TOKEN}`],
+      ...['--format', 'json', '--strict', '--method', 'tools/list'],
+      ...[process.execPath, await cliBundle(), 'mcp'],
+    ]);
+    expect(run.stderr).not.toMatch(/portability|Warning/);
+    expect(run.code).toBe(0);
+    const { tools } = parsed(run) as { tools: { name: string }[] };
+    expect(tools.map((t) => t.name)).toEqual(['fetch', 'push', 'checkout', 'checkin']);
+  });
 });
