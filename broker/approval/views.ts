@@ -47,7 +47,11 @@ export class Views {
   show(n: number): Reply {
     const request = this.#deps.store.getRequest(n);
     if (request === undefined) {
-      return say(`There is no request ${n}. Type "status" to see the pending requests.`);
+      // Refused, as an unknown request is for the other commands: `broker show 99` exits 3.
+      return {
+        ...say(`There is no request ${n}. Type "status" to see the pending requests.`),
+        refused: true,
+      };
     }
     const [first, ...rest] = renderShow(request, {
       now: this.#deps.now(),

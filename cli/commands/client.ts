@@ -28,6 +28,7 @@ export const OWNER_COMMAND_NAMES: readonly string[] = [
   'approve',
   'deny',
   'revoke',
+  'show',
   'status',
   'grants',
   'audit',

@@ -1,7 +1,7 @@
 /**
  * The owner's commands from any shell of the broker's user (docs/contracts.md §6):
  * `broker approve N [ITEMS] [DURATION]`, `deny N|all`, `revoke N|INSTANCE|all`,
- * `status`, `grants`. Each sends one request over the running broker's owner socket
+ * `show N`, `status`, `grants`. Each sends one request over the running broker's owner socket
  * (`<data_dir>/owner.sock`), where the approval console's parser and engine apply it,
  * audited with actor `socket`. `--json` prints one JSON object; else text for a person.
  */
@@ -84,6 +84,18 @@ Transfers using them stop and checkout locks are released. Audited with actor "s
     request: (p) => ({ op: 'command', text: ['revoke', ...p].join(' ') }),
   },
   {
+    name: 'show',
+    summary: 'request N in full on the running broker: its reason, every item, its state',
+    usage: 'broker show N [--config FILE] [--json]',
+    about: `Shows request N as typing "show N" on the approval console does: who asked, the
+reason, every item (numbered, for "approve N ITEMS"), and what was decided or granted.
+Read-only: it changes nothing and is not a decision.`,
+    example: 'broker show 3',
+    min: 1,
+    max: 1,
+    request: (p) => ({ op: 'command', text: ['show', ...p].join(' ') }),
+  },
+  {
     name: 'status',
     summary: 'active grants and pending requests of the running broker',
     usage: 'broker status [--config FILE] [--json]',
@@ -140,7 +152,7 @@ function ownerCommand(spec: Spec, io: OwnerIo): Command {
         io.env,
         typeof config === 'string' ? config : undefined,
       );
-      if (!found.ok) return fail(json, ExitCode.usage, found.error, usageNext);
+      if (!found.ok) return fail(json, ExitCode.usage, found.error, found.nextStep);
       const { askOwner } = await import('../../broker/approval/owner/client.js');
       const { OwnerSocketError } = await import('../../broker/approval/owner/safety.js');
       let response: OwnerResponse;
