@@ -6,13 +6,13 @@
  * anyway, the broker's user (the log is 0600 in a 0700 folder).
  */
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { LOG_FILE } from '../../broker/audit/log.js';
 import { readEvent } from '../../broker/audit/reading.js';
 import { describeProblem, parseCommandArgs } from '../args.js';
 import { ExitCode } from '../command.js';
 import { forTerminal } from '../transfer/output.js';
-import { ownerDataDir } from './owner-target.js';
+import { auditDataDir } from './owner-target.js';
 
 export interface AuditTailIo {
   stdout: (text: string) => void;
@@ -138,13 +138,9 @@ export async function runAuditTail(args: readonly string[], io: AuditTailIo): Pr
   };
   const parsed = parseTailArgs(args);
   if (!parsed.ok) return fail(ExitCode.usage, parsed.error, `usage: ${TAIL_USAGE}`);
-  let dir: string;
-  if (parsed.dataDir !== undefined) dir = resolve(io.cwd(), parsed.dataDir);
-  else {
-    const found = await ownerDataDir(io.cwd(), io.env, parsed.config);
-    if (!found.ok) return fail(ExitCode.usage, found.error, 'pass --config FILE or --data-dir DIR');
-    dir = found.dir;
-  }
+  const found = await auditDataDir(io.cwd(), io.env, parsed);
+  if (!found.ok) return fail(ExitCode.usage, found.error, `${found.nextStep}; or --data-dir DIR`);
+  const dir = found.dir;
   const file = join(dir, LOG_FILE);
   let size: number;
   try {

@@ -6,7 +6,7 @@
  * unreadable directory.
  */
 import { statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { type Anchor, anchorText, parseAnchor } from '../../broker/audit/anchor-text.js';
 import { CHECKPOINT_FILE } from '../../broker/audit/checkpoint.js';
 import { LOG_FILE } from '../../broker/audit/log.js';
@@ -15,7 +15,7 @@ import { describeProblem, parseCommandArgs } from '../args.js';
 import { type Command, ExitCode } from '../command.js';
 import { forTerminal } from '../transfer/output.js';
 import { runAuditTail, TAIL_USAGE } from './audit-tail.js';
-import { ownerDataDir } from './owner-target.js';
+import { auditDataDir } from './owner-target.js';
 
 export interface AuditCommandIo {
   stdout: (text: string) => void;
@@ -27,7 +27,7 @@ export interface AuditCommandIo {
   stopped?: () => Promise<void>;
 }
 
-const HELP = `Usage: broker audit verify [--data-dir DIR | --config FILE] [--anchor SEQ:HASH]…
+const HELP = `Usage: broker audit verify [--config FILE | --data-dir DIR] [--anchor SEQ:HASH]…
        ${TAIL_USAGE}
 
 Recomputes the hash chain of DIR/audit.log (every seq, prev and hash, and that each
@@ -40,9 +40,13 @@ match. The broker posts its head to the approval room ("audit anchor SEQ:HASH") 
 each decision and at least every audit.anchor_interval; pass those anchors to prove
 that record SEQ still has that hash, i.e. that nothing up to SEQ was rewritten or cut.
 
+DIR is --data-dir, else data_dir of the configuration \`broker serve\` uses (--config
+FILE, $BROKER_CONFIG, ./config.yaml, or the demo's ./data/demo/config.yaml), as for
+\`audit tail\` and the owner's commands.
+
 Options:
-  --data-dir DIR       the broker's data_dir (default: ./data)
-  --config FILE        or: the broker's configuration, whose data_dir is read (nothing else)
+  --config FILE        the broker's configuration, whose data_dir is read (nothing else)
+  --data-dir DIR       or: the broker's data_dir itself
   --anchor SEQ:HASH    an anchor from the room (repeatable; the full 64-digit hash)
 
 Output: one JSON object on stdout.
@@ -58,9 +62,8 @@ Exit codes: 0 intact · 1 usage error or no audit log in DIR · 4 corrupt
 \`audit tail\` prints the newest N records (default 20), one line each for a person
 (time, seq, event, the record's fields), or with --json the stored JSON lines;
 --follow keeps printing new records until Ctrl-C. It reads DIR/audit.log directly
-(works while the broker is stopped); DIR is --data-dir, else data_dir of the
-configuration \`broker serve\` uses (--config FILE, $BROKER_CONFIG, ./config.yaml, or
-the demo's ./data/demo/config.yaml). Exit codes: 0 shown · 1 usage error or no log.
+(works while the broker is stopped); DIR is found as for verify. Exit codes: 0 shown ·
+1 usage error or no log.
 
 Examples:
   broker audit verify --data-dir /var/lib/broker/data --anchor 1234:<hash from the room>
@@ -83,14 +86,9 @@ export function createAuditCommand(io: AuditCommandIo): Command {
   async function verify(args: readonly string[]): Promise<number> {
     const parsed = parseVerifyArgs(args);
     if (!parsed.ok) return usage(parsed.error, 'Run `broker audit --help`.');
-    let dir: string;
-    if (parsed.config === undefined) dir = resolve(io.cwd(), parsed.dataDir);
-    else {
-      const found = await ownerDataDir(io.cwd(), io.env ?? process.env, parsed.config);
-      if (!found.ok)
-        return usage(found.error, 'Pass the configuration `broker serve` uses, or --data-dir DIR.');
-      dir = found.dir;
-    }
+    const found = await auditDataDir(io.cwd(), io.env ?? process.env, parsed);
+    if (!found.ok) return usage(found.error, `${found.nextStep}; or --data-dir DIR.`);
+    const dir = found.dir;
     if (!isDirectory(dir)) {
       return usage(
         `data directory ${dir} does not exist`,
@@ -101,7 +99,7 @@ export function createAuditCommand(io: AuditCommandIo): Command {
     if (!isFile(join(dir, LOG_FILE)) && !isFile(join(dir, CHECKPOINT_FILE))) {
       return usage(
         `no ${LOG_FILE} in ${dir}`,
-        'Check --data-dir: it must be the data_dir of config.yaml, where the broker writes audit.log.',
+        'Check --config or --data-dir: it must be the data_dir of config.yaml, where the broker writes audit.log.',
       );
     }
     let result: ReturnType<typeof verifyAudit>;
@@ -164,7 +162,7 @@ export function createAuditCommand(io: AuditCommandIo): Command {
 }
 
 type VerifyArgs =
-  { ok: true; dataDir: string; config?: string; anchors: Anchor[] } | { ok: false; error: string };
+  { ok: true; dataDir?: string; config?: string; anchors: Anchor[] } | { ok: false; error: string };
 
 function parseVerifyArgs(args: readonly string[]): VerifyArgs {
   const [sub, ...rest] = args;
@@ -215,7 +213,7 @@ function parseVerifyArgs(args: readonly string[]): VerifyArgs {
   }
   return {
     ok: true,
-    dataDir: given[0] ?? 'data',
+    ...(given[0] === undefined ? {} : { dataDir: given[0] }),
     ...(config === undefined ? {} : { config }),
     anchors,
   };
