@@ -74,7 +74,7 @@ function parseBanner(text: string): Banner {
 async function startDemo(cwd: string): Promise<{ broker: BrokerProcess; banner: Banner }> {
   const broker = spawnBrokerCommand(['start'], { cwd, env: cleanEnv() });
   try {
-    await broker.waitFor(/Approval console: [^]*?\nbroker> /);
+    await broker.waitFor(/Approval console: [^\n]*\n[^\n]*\n/);
   } catch (error) {
     await broker.stop();
     throw error;
