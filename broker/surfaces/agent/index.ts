@@ -21,7 +21,8 @@ export const AGENT_INSTRUCTIONS =
   'need and a reason; the owner decides. Poll check_access with the request number. search finds files by ' +
   'name below a folder you may list. Calendars and address books are granted one by one: request ' +
   'items of kind "calendar" or "contacts" with the name collections lists. File content never ' +
-  "passes through this server: the owner's `broker` CLI stages files locally (fetch/push/checkout/checkin).";
+  "passes through this server: the `broker` CLI on your (the agent's) host stages files locally " +
+  '(fetch/push/checkout/checkin), or `broker mcp`, its tools over MCP.';
 
 export function agentTools(deps: AgentToolDeps): ToolRegistry {
   const registry = new ToolRegistry();
