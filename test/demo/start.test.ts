@@ -127,6 +127,19 @@ describe('broker start without a config: the demo', () => {
       expect(health.status).toBe(200);
       expect(await health.json()).toMatchObject({ status: 'ok' });
 
+      // The banner's metrics line works as printed: its token file, its URL.
+      const curl = /curl -s -H "Authorization: Bearer \$\(cat (\S+)\)" (\S+)\/metrics \| head/.exec(
+        out,
+      );
+      expect(curl?.[2]).toBe(banner.brokerUrl);
+      const metricsToken = readFileSync(join(cwd, curl?.[1] ?? 'missing'), 'utf8').trim();
+      expect(metricsToken).not.toBe(banner.agentToken);
+      const metrics = await fetch(`${banner.brokerUrl}/metrics`, {
+        headers: { authorization: `Bearer ${metricsToken}` },
+      });
+      expect(metrics.status).toBe(200);
+      expect(await metrics.text()).toContain('# HELP broker_requests_total');
+
       const cliEnv = {
         BROKER_URL: banner.brokerUrl,
         BROKER_TRANSFER_TOKEN: banner.transferToken,
