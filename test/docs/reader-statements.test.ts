@@ -12,6 +12,7 @@ import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { MIN_NODE_MAJOR, nodeProblem } from '../../bin/node-check.js';
+import { TRANSFER_TOOLS, toolListing } from '../../cli/mcp/tools.js';
 import { DEFAULT_OUTFILE } from '../../scripts/build-cli.js';
 import { NODE_RECORD } from '../../scripts/record-node.js';
 import { ROOT } from '../../support/processes.js';
@@ -200,4 +201,32 @@ describe('the secret files config.yaml.example suggests', () => {
     expect(ignored).toContain('config.yaml');
     for (const folder of new Set(suggested)) expect(ignored).toContain(`${folder}/`);
   });
+});
+
+describe('the `broker mcp` table in docs/clients.md', () => {
+  // It left out fetch's `recursive`: a reader could not know the tool takes a folder.
+  const text = read('docs/clients.md');
+  const start = text.indexOf('## The transfer tools over MCP');
+  // Up to the next heading: the annotations table below names the tools too.
+  const table = text.slice(start, text.indexOf('\n#', start + 1));
+  const rows = new Map(
+    [...table.matchAll(/^\| `(fetch|push|checkout|checkin)` +\| ([^|]*)\|/gm)].map((m) => [
+      m[1] ?? '',
+      [...(m[2] ?? '').matchAll(/`([a-z_]+)`(\?)?/g)].map((a) => `${a[1]}${a[2] ?? ''}`).sort(),
+    ]),
+  );
+
+  it.each(TRANSFER_TOOLS.map((t) => [t.transfer.name, t] as const))(
+    "%s: the arguments and their optionality are the tool's",
+    (name, tool) => {
+      const schema = toolListing(tool)['inputSchema'] as {
+        properties: Record<string, unknown>;
+        required: string[];
+      };
+      const expected = Object.keys(schema.properties)
+        .map((arg) => (schema.required.includes(arg) ? arg : `${arg}?`))
+        .sort();
+      expect(rows.get(name)).toEqual(expected);
+    },
+  );
 });
