@@ -140,6 +140,17 @@ describe.each<Era>(['legacy', 'modern'])('MCP Inspector CLI, protocol era %s', (
   });
 });
 
+/**
+ * Starts Inspector's request_access in 2026-07-28, which waits on the task, and resolves
+ * once the request is on the broker's console: its number, and Inspector's run.
+ */
+async function askModern(path: string): Promise<{ request: number; asking: Promise<Run> }> {
+  const from = broker.stdout().length;
+  const asking = inspector('modern', requestArgs(path));
+  const shown = await broker.waitConsole(/Request ([1-9][0-9]*) · instance personal/, from, 30_000);
+  return { request: Number(shown[1]), asking };
+}
+
 describe('request_access through Inspector, decided by the owner', () => {
   it('2025-11-25: pending at once; after `approve N` on the console check_access says approved', async () => {
     const asked = await inspector('legacy', requestArgs('Inspector/Legacy'));
@@ -165,14 +176,7 @@ describe('request_access through Inspector, decided by the owner', () => {
   });
 
   it('2026-07-28: awaited as a task until `approve N` over the owner socket, then the decided request', async () => {
-    const from = broker.stdout().length;
-    const asking = inspector('modern', requestArgs('Inspector/Modern'));
-    const shown = await broker.waitConsole(
-      /Request ([1-9][0-9]*) · instance personal/,
-      from,
-      30_000,
-    );
-    const request = Number(shown[1]);
+    const { request, asking } = await askModern('Inspector/Modern');
     const decided = await askOwner(join(dir, 'data'), {
       op: 'command',
       text: `approve ${request}`,
@@ -194,14 +198,8 @@ describe('request_access through Inspector, decided by the owner', () => {
   }, 60_000);
 
   it('2026-07-28: a denial completes the task too, with a valid result', async () => {
-    const from = broker.stdout().length;
-    const asking = inspector('modern', requestArgs('Inspector/Denied'));
-    const shown = await broker.waitConsole(
-      /Request ([1-9][0-9]*) · instance personal/,
-      from,
-      30_000,
-    );
-    broker.type(`deny ${shown[1]}`);
+    const { request, asking } = await askModern('Inspector/Denied');
+    broker.type(`deny ${request}`);
     const done = await asking;
     expect(done.code).toBe(0);
     expect((parsed(done) as ToolCallResult).structuredContent).toMatchObject({
