@@ -7,8 +7,8 @@
 // The client commands run the agent's file, so they behave and start as they do on an
 // agent's host: one file to load instead of a few dozen modules. Everything else (the
 // owner's commands, help, version) runs the full CLI, which loads the daemon only for
-// the commands that need it; before that, this shim refuses a Node that cannot load the
-// daemon's native SQLite module (node-check.js), which would otherwise crash.
+// the commands that need it; before that, this shim refuses a Node older than 22, on
+// which the daemon's native SQLite module would crash (node-check.js).
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { nodeProblem } from './node-check.js';
@@ -20,8 +20,7 @@ const CLIENT_COMMANDS = ['fetch', 'push', 'checkout', 'checkin', 'mcp'];
 function builtNode() {
   try {
     const built = JSON.parse(readFileSync(new URL('../dist/node.json', import.meta.url), 'utf8'));
-    const fields = [built.version, built.modules, built.path];
-    return fields.every((f) => typeof f === 'string') ? built : undefined;
+    return typeof built.version === 'string' && typeof built.path === 'string' ? built : undefined;
   } catch {
     return undefined;
   }
@@ -29,11 +28,7 @@ function builtNode() {
 
 const client = CLIENT_COMMANDS.includes(process.argv[2] ?? '');
 if (!client) {
-  const running = {
-    version: process.version,
-    modules: process.versions.modules,
-    execPath: process.execPath,
-  };
+  const running = { version: process.version, execPath: process.execPath };
   const problem = nodeProblem(running, builtNode());
   if (problem !== undefined) {
     process.stderr.write(`broker: ${problem.error}\n  next: ${problem.nextStep}\n`);

@@ -1,32 +1,48 @@
 /**
- * Records which Node built this install, for bin/broker.js to refuse another one before
- * the daemon's native SQLite module (built by `npm ci` for this Node's ABI) is loaded,
- * and for the runbook's systemd unit to start the same Node. Run by `npm run build` and
- * `npm ci` (the `prepare` script), under the Node that runs them.
+ * Records which Node built this install, so that bin/broker.js can name it when it
+ * refuses an older one and the runbook's systemd unit starts the same Node by its path.
+ * Run by `npm run build` and `npm ci` (the `prepare` script), under the Node that runs
+ * them.
  *
  *   tsx scripts/record-node.ts [OUTFILE]    (default dist/node.json)
  *
- * Writes `{"path": …, "version": …, "modules": …}`: the Node's absolute path, its
- * version and its ABI (`process.versions.modules`).
+ * Writes `{"path": …, "version": …}`: the Node's absolute path and its version. A Node
+ * that cannot run the broker (older than 22) is not recorded: the build fails with the
+ * same refusal as bin/broker.js, and a record already there stays. So `npm ci` under
+ * Node 20 stops with a reason instead of building an install that crashes, and an `npx
+ * broker` under Node 20 (whose first run builds the package again) cannot replace the
+ * install's Node with itself.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { BuiltNode } from '../bin/node-check.js';
+import { nodeProblem, USE_NODE, type BuiltNode } from '../bin/node-check.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const NODE_RECORD = resolve(ROOT, 'dist', 'node.json');
 
 export function thisNode(): BuiltNode {
-  return {
-    path: process.execPath,
-    version: process.version,
-    modules: process.versions.modules,
-  };
+  return { path: process.execPath, version: process.version };
+}
+
+/** Writes the record of `node` to `outfile`; the refusal, writing nothing, for an old Node. */
+export function recordNode(
+  outfile: string,
+  node: BuiltNode = thisNode(),
+): { ok: true } | { ok: false; error: string } {
+  const problem = nodeProblem({ version: node.version, execPath: node.path }, undefined);
+  if (problem !== undefined) return { ok: false, error: problem.error };
+  mkdirSync(dirname(outfile), { recursive: true });
+  writeFileSync(outfile, `${JSON.stringify(node, null, 2)}\n`);
+  return { ok: true };
 }
 
 if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const outfile = resolve(process.argv[2] ?? NODE_RECORD);
-  mkdirSync(dirname(outfile), { recursive: true });
-  writeFileSync(outfile, `${JSON.stringify(thisNode(), null, 2)}\n`);
+  const recorded = recordNode(resolve(process.argv[2] ?? NODE_RECORD));
+  if (!recorded.ok) {
+    process.stderr.write(
+      `npm run build: ${recorded.error}\n  next: run ${USE_NODE}, then npm ci again\n`,
+    );
+    process.exitCode = 1;
+  }
 }

@@ -151,10 +151,8 @@ describe("the runbook's first deployment, step by step", () => {
       step: 4,
       quote: `cannot run the broker: it needs Node.js 22, 24 or 26`,
       program: () =>
-        nodeProblem(
-          { version: `v${MIN_NODE_MAJOR - 2}.0.0`, modules: '115', execPath: '/usr/bin/node' },
-          undefined,
-        )?.error ?? '',
+        nodeProblem({ version: `v${MIN_NODE_MAJOR - 2}.0.0`, execPath: '/usr/bin/node' }, undefined)
+          ?.error ?? '',
     },
     { step: 4, quote: 'dist/ is missing; run npm ci', program: source('bin/broker.js') },
     {
@@ -169,7 +167,12 @@ describe("the runbook's first deployment, step by step", () => {
       program: source('broker/doctor/matrix-devices.ts'),
     },
     { step: 6, quote: 'All checks passed.', program: source('broker/doctor/checklist.ts') },
-    { step: 7, quote: 'built with Node.js', program: source('bin/node-check.js') },
+    {
+      step: 7,
+      quote: 'cannot run the broker: it needs Node.js 22, 24 or 26',
+      program: () =>
+        nodeProblem({ version: 'v20.0.0', execPath: '/usr/bin/node' }, undefined)?.error ?? '',
+    },
     { step: 7, quote: 'broker listening', program: source('broker/app.ts') },
     {
       step: 7,
