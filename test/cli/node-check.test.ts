@@ -175,7 +175,7 @@ describe('the build records only a Node that can run the broker', () => {
     expect(readFileSync(out, 'utf8')).toBe(before);
   });
 
-  it("as `npm run build` runs it under the machine's own Node: exit 1 with the way out", () => {
+  it("as `npm run build` runs it under the machine's own Node: says so, and does not fail the build", () => {
     const node = machineNode();
     const dir = mkdtempSync(join(tmpdir(), 'broker-node-record-'));
     folders.push(dir);
@@ -189,8 +189,10 @@ describe('the build records only a Node that can run the broker', () => {
       expect(r.status).toBe(0);
       expect(JSON.parse(readFileSync(out, 'utf8'))).toMatchObject({ path: node });
     } else {
-      expect(r.status).toBe(1);
+      // A failed build under `npx broker` would leave npx's cache for the folder broken.
+      expect(r.status).toBe(0);
       expect(r.stderr).toContain(`npm run build: Node.js ${versionOf(node).slice(1)} (${node})`);
+      expect(r.stderr).toContain("this Node is not recorded as the install's");
       expect(r.stderr).toContain('next: run `. scripts/use-node.sh`');
       expect(r.stderr).toContain('then npm ci again');
       expect(existsSync(out)).toBe(false);
