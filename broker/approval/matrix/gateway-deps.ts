@@ -2,7 +2,8 @@
 import type { Clock } from '../../base/domain.js';
 import type { Logger } from '../../base/log.js';
 import type { MatrixConfig } from '../../config.js';
-import type { ApprovalAudit, Reply } from '../decisions.js';
+import type { ApprovalAudit } from '../ports.js';
+import type { Reply } from '../reply.js';
 import type { ApprovalEngine } from '../engine.js';
 import type { Classified } from './classify.js';
 import type { MatrixGatewayOptions } from './options.js';

@@ -8,7 +8,8 @@
 import type { MatrixEvent } from 'matrix-js-sdk';
 import type { Logger } from '../../../base/log.js';
 import { escapeHtml } from '../../../base/text.js';
-import type { ApprovalAudit, Reply } from '../../decisions.js';
+import type { ApprovalAudit } from '../../ports.js';
+import type { Reply } from '../../reply.js';
 import { errorSummary } from '../client.js';
 import type { BotCrypto } from './bot-crypto.js';
 import type { SenderVerdict } from './sender-device.js';

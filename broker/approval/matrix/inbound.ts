@@ -1,0 +1,224 @@
+/**
+ * The approval room's events in, engine calls out: each live timeline event is handled
+ * once, one at a time in timeline order, and answered in the room. What it refuses to
+ * act on, and why:
+ * - anything before the first sync is PREPARED: after a restart the SDK re-delivers
+ *   old events as "live" during the initial sync (matrix-js-sdk 43); replaying an old
+ *   `revoke all` or 👍 would be a decision nobody made now;
+ * - an event id already handled (bounded memory);
+ * - other senders, other rooms, edits, notices, reactions on messages the bot did not
+ *   post as a request (see classify.ts);
+ * - with `matrix.encryption: required`, a typed command or a vote that did not come
+ *   from one of the approver's pinned devices (e2ee/device-gate.ts), and every
+ *   reaction (Matrix sends them unencrypted).
+ */
+import type { MatrixEvent } from 'matrix-js-sdk';
+import type { MatrixConfig } from '../../config.js';
+import { normaliseEmoji, REACTION_KEYS } from '../emoji.js';
+import { parseCommand } from '../parser.js';
+import type { Reply } from '../reply.js';
+import type { BoundedSet } from './bounded-set.js';
+import { classify, type Classified, type IncomingEvent } from './classify.js';
+import { errorSummary } from './client.js';
+import type { MatrixConnection, TimelineHandler } from './connection.js';
+import { reactionNotice, type DeviceGate } from './e2ee/device-gate.js';
+import type { HandledEvent, MatrixGatewayDeps } from './gateway-deps.js';
+import type { RequestIndex } from './request-index.js';
+import type { RoomSender } from './room-sender.js';
+import type { RoomWatch } from './room-watch.js';
+
+export interface InboundDeps {
+  readonly cfg: MatrixConfig;
+  readonly encrypted: boolean;
+  readonly connection: Pick<MatrixConnection, 'replaying' | 'crypto' | 'stopped'>;
+  readonly handled: BoundedSet;
+  readonly requests: RequestIndex;
+  readonly room: RoomWatch;
+  readonly gate: DeviceGate;
+  readonly sender: Pick<RoomSender, 'reply'>;
+  readonly gateway: Pick<MatrixGatewayDeps, 'engine' | 'logger' | 'audit' | 'onHandled'>;
+}
+
+export class Inbound {
+  #work: Promise<void> = Promise.resolve();
+  readonly #deps: InboundDeps;
+
+  constructor(deps: InboundDeps) {
+    this.#deps = deps;
+  }
+
+  /** Resolves when every event taken so far has been handled. */
+  drained(): Promise<void> {
+    return this.#work;
+  }
+
+  readonly onTimeline: TimelineHandler = (event, _room, toStartOfTimeline, removed, data): void => {
+    if (toStartOfTimeline === true || removed || data.liveEvent !== true) return;
+    const id = event.getId();
+    // Local echoes of the bot's own sends carry no server id yet.
+    if (id === undefined || event.status !== null) return;
+    // Security: no replay. Events delivered before the first sync is PREPARED are the
+    // re-delivered past (getSyncState() is null then); remember them, never act on them.
+    if (this.#deps.connection.replaying()) {
+      this.#deps.handled.add(id);
+      return;
+    }
+    // Security: each event acts at most once.
+    if (!this.#deps.handled.add(id)) return;
+    // One at a time, in timeline order: a 👍 and its withdrawal must not overtake each other.
+    this.#work = this.#work
+      .then(() => this.#handleSdkEvent(event, id))
+      .catch((err: unknown) => {
+        this.#deps.gateway.logger.error('handling a matrix event failed', {
+          error: errorSummary(err),
+        });
+      });
+  };
+
+  async #handleSdkEvent(event: MatrixEvent, id: string): Promise<void> {
+    const { cfg } = this.#deps;
+    if (this.#deps.encrypted && event.isEncrypted()) {
+      await this.#deps.connection.crypto()?.decrypt(event);
+      if (event.isDecryptionFailure()) {
+        if (event.getSender() !== cfg.bot_user) await this.#deps.gate.undecryptable(event);
+        this.#deps.gateway.onHandled?.({ eventId: id, kind: 'refused_device' });
+        return;
+      }
+    }
+    const raw = event.event;
+    await this.#handle(
+      {
+        eventId: id,
+        roomId: event.getRoomId(),
+        sender: event.getSender(),
+        type: event.getType(),
+        // The clear content of a decrypted event; the wire content otherwise.
+        content: event.isEncrypted() ? event.getContent() : raw.content,
+        redacts: typeof raw.redacts === 'string' ? raw.redacts : undefined,
+        stateKey: event.getStateKey(),
+      },
+      event,
+    );
+  }
+
+  async #handle(ev: IncomingEvent, event: MatrixEvent): Promise<void> {
+    if (this.#deps.connection.stopped) return;
+    const { cfg, encrypted, gateway, sender } = this.#deps;
+    const c = classify(ev, { roomId: cfg.room_id, approver: cfg.approver, bot: cfg.bot_user });
+    const done = (kind: HandledEvent['kind'], reply?: Reply): void =>
+      gateway.onHandled?.({ eventId: ev.eventId, kind, ...(reply ? { reply } : {}) });
+    const actor = cfg.approver;
+    switch (c.kind) {
+      case 'ignore':
+        return done('ignore');
+      case 'membership':
+        this.#deps.room.onMembership(c.userId, c.membership);
+        return done('membership');
+      case 'room_state':
+        this.#deps.room.onRoomState(c.stateType, c.content);
+        return done('room_state');
+      case 'stranger':
+        await this.#onStranger(ev, c);
+        return done('stranger');
+      case 'reaction': {
+        const requestId = await this.#deps.requests.requestOf(c.target);
+        if (requestId === undefined) return done('unknown_target');
+        if (encrypted) {
+          // Security: Matrix sends reactions unencrypted, so the homeserver or any
+          // session of the account could have made one; it decides nothing here.
+          if (!REACTION_KEYS.includes(normaliseEmoji(c.key))) return done('not_a_command');
+          const notice = reactionNotice(requestId);
+          await sender.reply(notice, c.target);
+          return done('reaction_refused', notice);
+        }
+        // The engine records a 👍 that granted something (in the grant store), so that
+        // withdrawing it undoes the approval, after a restart too (docs/architecture.md).
+        const reply = await gateway.engine.handleReaction(c.key, requestId, actor, {
+          eventId: ev.eventId,
+          roomId: cfg.room_id,
+        });
+        if (reply === null) return done('not_a_command');
+        await sender.reply(reply, c.target);
+        return done('reaction', reply);
+      }
+      case 'vote': {
+        const requestId = await this.#deps.requests.requestOf(c.poll);
+        // Clear-text rooms get no polls, so a vote there answers nothing of ours.
+        if (requestId === undefined || !encrypted) return done('unknown_target');
+        if (!(await this.#passesGate(event, 'vote', requestId))) return done('refused_device');
+        if (c.answer === undefined) return done('not_a_command');
+        const reply = await gateway.engine.handleText(`${c.answer} ${requestId}`, actor);
+        if (reply === null) return done('not_a_command');
+        await sender.reply(reply, ev.eventId);
+        return done('vote', reply);
+      }
+      case 'text': {
+        if (encrypted) {
+          const parsed = parseCommand(c.body);
+          if (parsed === null) return done('not_a_command');
+          const command = parsed.ok ? (parsed.command as { request?: unknown }) : {};
+          const requestId = typeof command.request === 'number' ? command.request : undefined;
+          if (!(await this.#passesGate(event, 'text', requestId))) return done('refused_device');
+        }
+        const reply = await gateway.engine.handleText(c.body, actor);
+        if (reply === null) return done('not_a_command');
+        await sender.reply(reply, ev.eventId);
+        return done('text', reply);
+      }
+      case 'redaction': {
+        // In an encrypted room no 👍 ever approved anything, so none can be withdrawn.
+        if (encrypted) return done('ignore');
+        // Security: classify() passes only the approver's own redactions in this room
+        // (a moderator removing the approver's 👍 is not the approver withdrawing it);
+        // the store also requires the redacting approver and room to be the 👍's own,
+        // and undoes each 👍 at most once.
+        const reply = await gateway.engine.undoApprovalReaction(
+          { eventId: c.target, roomId: cfg.room_id },
+          actor,
+        );
+        if (reply === null) return done('unknown_target');
+        await sender.reply(reply, undefined);
+        return done('redaction', reply);
+      }
+    }
+  }
+
+  /** Encrypted room: the event came from a pinned device; else audited (and reported). */
+  async #passesGate(
+    event: MatrixEvent,
+    what: 'text' | 'vote',
+    requestId: number | undefined,
+  ): Promise<boolean> {
+    const result = await this.#deps.gate.check(event, what, requestId);
+    if (!result.ok && result.notice !== undefined) {
+      await this.#deps.sender.reply(result.notice, event.getId());
+    }
+    return result.ok;
+  }
+
+  async #onStranger(
+    ev: IncomingEvent,
+    c: Extract<Classified, { kind: 'stranger' }>,
+  ): Promise<void> {
+    if (!c.commandLike) return;
+    const { logger, audit } = this.#deps.gateway;
+    // Security: the stranger is told nothing; the owner can see the attempt in the log
+    // and the audit trail.
+    logger.warn('ignored a command from someone who is not the approver', {
+      sender: c.sender,
+      what: c.what,
+    });
+    try {
+      await audit?.append({
+        event: 'refused',
+        surface: 'matrix',
+        actor: c.sender,
+        reason: 'not_approver',
+        what: c.what,
+        event_id: ev.eventId,
+      });
+    } catch (err) {
+      logger.error('audit append failed', { error: errorSummary(err) });
+    }
+  }
+}
