@@ -39,6 +39,23 @@ export const FAST: MatrixGatewayOptions = {
   reconnectNudgeMs: 100,
 };
 
+/** A Client-Server API call over plain HTTP, below any SDK (`token` null: none sent). */
+export async function hsCall(
+  baseUrl: string,
+  method: string,
+  path: string,
+  opts: { token: string | null; body?: unknown },
+): Promise<{ status: number; json: Record<string, unknown> }> {
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (opts.token !== null) headers['authorization'] = `Bearer ${opts.token}`;
+  const res = await fetch(`${baseUrl}${path}`, {
+    method,
+    headers,
+    ...(opts.body === undefined ? {} : { body: JSON.stringify(opts.body) }),
+  });
+  return { status: res.status, json: (await res.json()) as Record<string, unknown> };
+}
+
 export interface MatrixRig {
   hs: FakeHomeserver;
   core: Harness;
