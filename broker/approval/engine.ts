@@ -18,6 +18,7 @@ import { reactionCommand } from './emoji.js';
 import type { Command } from './command.js';
 import { helpText } from './help.js';
 import { parseCommand } from './parser.js';
+import type { GrantDatabase } from '../grants/index.js';
 import type { ApprovalAudit, ApprovalStore, LifecyclePolicy, ReactionRef } from './ports.js';
 import { MemoryReactionLinks, ReactionLinks, type ReactionLinkStore } from './reaction-links.js';
 import { reply, say, type Reply } from './reply.js';
@@ -58,6 +59,11 @@ export class ApprovalEngine {
    * message must also find this id there before acting on it.
    */
   readonly storeId: string | undefined;
+  /**
+   * The grant database, when the store has one: the Matrix gateway keeps its own tables
+   * there (the poll nonces and the counted messages of an encrypted room).
+   */
+  readonly database: GrantDatabase | undefined;
   readonly #decisions: Decisions;
   readonly #revocations: Revocations;
   readonly #views: Views;
@@ -69,6 +75,7 @@ export class ApprovalEngine {
 
   constructor(deps: ApprovalEngineDeps) {
     this.storeId = deps.store.storeId;
+    this.database = deps.store.database;
     this.#logger = deps.logger ?? silentLogger;
     this.#batch = deps.batch ?? ((command) => command());
     this.#reactions =

@@ -71,14 +71,19 @@ export class Lies {
   /**
    * Re-sends a stored event under a new event id: the same sender, type and content
    * (a ciphertext as it is), now. `relatesTo` replaces its clear `m.relates_to` (null
-   * removes it).
+   * removes it); `rewrite` changes any other clear field (say, base64 padding added to a
+   * ciphertext, which decodes to the same bytes).
    */
-  resend(eventId: string, opts: { relatesTo?: Json | null } = {}): string {
+  resend(
+    eventId: string,
+    opts: { relatesTo?: Json | null; rewrite?: (content: Json) => Json } = {},
+  ): string {
     const original = this.#mustExist(eventId);
-    const content = structuredClone(original.content);
+    let content = structuredClone(original.content);
     if (opts.relatesTo === null) delete content['m.relates_to'];
     else if (opts.relatesTo !== undefined)
       content['m.relates_to'] = structuredClone(opts.relatesTo);
+    if (opts.rewrite !== undefined) content = opts.rewrite(content);
     return this.#model.append({
       room_id: original.room_id,
       sender: original.sender,
@@ -86,6 +91,17 @@ export class Lies {
       content,
       ...(original.state_key === undefined ? {} : { state_key: original.state_key }),
     }).event_id;
+  }
+
+  /**
+   * Serves a made-up event under an existing id from now on (wherever that id is
+   * looked up or synced again): any sender, the bot's included, in clear text.
+   */
+  forge(eventId: string, made: { sender: string; type: string; content: Json }): void {
+    const event = this.#mustExist(eventId);
+    event.sender = made.sender;
+    event.type = made.type;
+    event.content = structuredClone(made.content);
   }
 
   /**

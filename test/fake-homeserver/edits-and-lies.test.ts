@@ -188,6 +188,17 @@ describe('hostile: what a homeserver can do to an encrypted room', () => {
     expect((await sync(later)).joined?.timeline.events.map((e) => e.event_id)).toEqual([b]);
   });
 
+  it('forges what an id serves, and rewrites a re-sent ciphertext (base64 padding)', async () => {
+    const real = hs.sayAs(A, ROOM, 'a real message');
+    hs.lie.forge(real, { sender: BOT, type: 'm.room.message', content: { body: 'made up' } });
+    expect((await event(real)).json).toMatchObject({ sender: BOT, content: { body: 'made up' } });
+    const cipher = hs.sendAs(A, ROOM, 'm.room.encrypted', { ciphertext: 'AwgA' });
+    const padded = hs.lie.resend(cipher, {
+      rewrite: (c) => ({ ...c, ciphertext: `${String(c['ciphertext'])}==` }),
+    });
+    expect((await event(padded)).json.content['ciphertext']).toBe('AwgA==');
+  });
+
   it("injects clear-text events in anyone's name, the bot's and a non-member's included", async () => {
     const asBot = hs.lie.inject(BOT, ROOM, 'm.room.message', { msgtype: 'm.text', body: 'hi' });
     const asStranger = hs.lie.inject('@nobody:evil.test', ROOM, 'm.room.message', {

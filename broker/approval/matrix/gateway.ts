@@ -19,6 +19,7 @@
  * `healthy()` is false and `postRequest` throws ApprovalUnavailableError; once running,
  * matrix-js-sdk reconnects by itself (keep-alive with backoff).
  */
+import { randomBytes } from 'node:crypto';
 import type { RequestRecord } from '../../base/domain.js';
 import { REACTION_KEYS } from '../emoji.js';
 import type { ApprovalGateway } from '../gateway.js';
@@ -26,12 +27,17 @@ import { renderRequest } from '../request-message.js';
 import { BoundedSet } from './bounded-set.js';
 import type { EventContent } from './client.js';
 import { MatrixConnection, UNAVAILABLE_MESSAGE } from './connection.js';
+import { CountedMessages, MemoryCountedMessages } from './counted-messages.js';
 import { DeviceGate } from './e2ee/device-gate.js';
+import { RefusedDecisions } from './e2ee/refused-decisions.js';
+import { EncryptedDecisions } from './encrypted-decisions.js';
 import { MatrixGatewayError } from './errors.js';
 import type { MatrixGatewayDeps } from './gateway-deps.js';
+import type { Reply } from '../reply.js';
 import { Inbound } from './inbound.js';
 import { resolveOptions, type ResolvedOptions } from './options.js';
-import { pollContent, POLL_START } from './poll.js';
+import { newNonce, pollContent, POLL_START } from './poll.js';
+import { MemoryPollNonces, PollNonces, type PollNonceStore } from './poll-nonces.js';
 import { encryptionRequired } from './preflight.js';
 import { REQUEST_ID_KEY, RequestIndex, STORE_ID_KEY } from './request-index.js';
 import { RoomSender } from './room-sender.js';
@@ -51,6 +57,7 @@ export class MatrixGateway implements ApprovalGateway {
   readonly #encrypted: boolean;
   readonly #sender: RoomSender;
   readonly #inbound: Inbound;
+  readonly #polls: PollNonceStore;
   readonly #deps: MatrixGatewayDeps;
 
   constructor(deps: MatrixGatewayDeps) {
@@ -84,6 +91,16 @@ export class MatrixGateway implements ApprovalGateway {
       logger: deps.logger,
       fetchEvent: (eventId) => this.#connection.fetchEvent(eventId),
     });
+    const database = deps.engine.database;
+    this.#polls = database === undefined ? new MemoryPollNonces() : new PollNonces(database);
+    const reply = (r: Reply, inReplyTo: string) => this.#sender.reply(r, inReplyTo);
+    const refusals = new RefusedDecisions({
+      approver: cfg.approver,
+      logger: deps.logger,
+      audit: deps.audit,
+      reply,
+      toldLimit: this.#opts.handledLimit,
+    });
     this.#inbound = new Inbound({
       cfg,
       encrypted: this.#encrypted,
@@ -91,12 +108,18 @@ export class MatrixGateway implements ApprovalGateway {
       handled: new BoundedSet(this.#opts.handledLimit),
       requests: this.#requests,
       room: this.#room,
-      gate: new DeviceGate({
-        crypto: () => this.#connection.crypto(),
+      encryptedDecisions: new EncryptedDecisions({
         approver: cfg.approver,
-        logger: deps.logger,
-        audit: deps.audit,
+        gate: new DeviceGate({ crypto: () => this.#connection.crypto(), logger: deps.logger }),
+        refusals,
+        counted:
+          database === undefined ? new MemoryCountedMessages() : new CountedMessages(database),
+        polls: this.#polls,
+        requests: this.#requests,
+        engine: deps.engine,
+        reply,
       }),
+      refusals,
       sender: this.#sender,
       gateway: deps,
     });
@@ -148,13 +171,7 @@ export class MatrixGateway implements ApprovalGateway {
     );
     this.#requests.posted(eventId, request.id);
     if (this.#encrypted) {
-      // Reactions travel unencrypted and decide nothing here; a poll is the one tap.
-      try {
-        const pollId = await this.#sender.send(POLL_START, pollContent(request.id), 'poll');
-        this.#requests.posted(pollId, request.id);
-      } catch {
-        // Already logged; typed commands work without the poll.
-      }
+      await this.#postPoll(request.id);
       return;
     }
     // The reactions are a convenience: typed commands work without them.
@@ -168,6 +185,30 @@ export class MatrixGateway implements ApprovalGateway {
       } catch {
         break;
       }
+    }
+  }
+
+  /**
+   * Encrypted room: reactions travel unencrypted and decide nothing, so a poll is the
+   * one tap. Its answers carry the request's nonce, kept before the poll is sent.
+   */
+  async #postPoll(requestId: number): Promise<void> {
+    const nonce = newNonce(this.#deps.randomBytes ?? randomBytes);
+    this.#polls.create(requestId, nonce);
+    let pollId: string;
+    try {
+      pollId = await this.#sender.send(POLL_START, pollContent(requestId, nonce), 'poll');
+    } catch {
+      // Already logged; typed commands work without the poll.
+      return;
+    }
+    if (!this.#polls.posted(requestId, pollId)) {
+      // Security: an id the homeserver gave before is not this poll's; a vote is bound
+      // by its answer anyway, and no relation naming that id counts for this request.
+      this.#deps.logger.error(
+        "the homeserver answered a poll's send with the event id of another; votes are bound by their answers",
+        { request: requestId },
+      );
     }
   }
 

@@ -8,21 +8,21 @@
  * - an event id already handled (bounded memory);
  * - other senders, other rooms, edits, notices, reactions on messages the bot did not
  *   post as a request (see classify.ts);
- * - with `matrix.encryption: required`, a typed command or a vote that did not come
- *   from one of the approver's pinned devices (e2ee/device-gate.ts), and every
- *   reaction (Matrix sends them unencrypted).
+ * - with `matrix.encryption: required`, whatever encrypted-decisions.ts refuses: a
+ *   command, vote or edit not from a pinned device, counted before, or (a vote) bound to
+ *   no poll of this request; every edit; every reaction.
+ * Words are always the event's own (own-content.ts), never those of an edit of it.
  */
 import type { MatrixEvent } from 'matrix-js-sdk';
 import type { MatrixConfig } from '../../config.js';
-import { normaliseEmoji, REACTION_KEYS } from '../emoji.js';
-import { parseCommand } from '../parser.js';
-import type { Reply } from '../reply.js';
 import type { BoundedSet } from './bounded-set.js';
 import { classify, type Classified, type IncomingEvent } from './classify.js';
 import { errorSummary } from './client.js';
 import type { MatrixConnection, TimelineHandler } from './connection.js';
-import { reactionNotice, type DeviceGate } from './e2ee/device-gate.js';
-import type { HandledEvent, MatrixGatewayDeps } from './gateway-deps.js';
+import type { RefusedDecisions } from './e2ee/refused-decisions.js';
+import type { EncryptedDecisions, Outcome } from './encrypted-decisions.js';
+import type { MatrixGatewayDeps } from './gateway-deps.js';
+import { ownContent } from './own-content.js';
 import type { RequestIndex } from './request-index.js';
 import type { RoomSender } from './room-sender.js';
 import type { RoomWatch } from './room-watch.js';
@@ -34,7 +34,9 @@ export interface InboundDeps {
   readonly handled: BoundedSet;
   readonly requests: RequestIndex;
   readonly room: RoomWatch;
-  readonly gate: DeviceGate;
+  /** The rules of an encrypted room (used with matrix.encryption: required). */
+  readonly encryptedDecisions: EncryptedDecisions;
+  readonly refusals: Pick<RefusedDecisions, 'undecryptable'>;
   readonly sender: Pick<RoomSender, 'reply'>;
   readonly gateway: Pick<MatrixGatewayDeps, 'engine' | 'logger' | 'audit' | 'onHandled'>;
 }
@@ -76,11 +78,13 @@ export class Inbound {
   };
 
   async #handleSdkEvent(event: MatrixEvent, id: string): Promise<void> {
-    const { cfg } = this.#deps;
-    if (this.#deps.encrypted && event.isEncrypted()) {
+    const { cfg, encrypted } = this.#deps;
+    if (encrypted && event.isEncrypted()) {
       await this.#deps.connection.crypto()?.decrypt(event);
       if (event.isDecryptionFailure()) {
-        if (event.getSender() !== cfg.bot_user) await this.#deps.gate.undecryptable(event);
+        if (event.getSender() !== cfg.bot_user) {
+          await this.#deps.refusals.undecryptable(id, event.getSender());
+        }
         this.#deps.gateway.onHandled?.({ eventId: id, kind: 'refused_device' });
         return;
       }
@@ -92,8 +96,9 @@ export class Inbound {
         roomId: event.getRoomId(),
         sender: event.getSender(),
         type: event.getType(),
-        // The clear content of a decrypted event; the wire content otherwise.
-        content: event.isEncrypted() ? event.getContent() : raw.content,
+        // Security: the event's own words (its decrypted payload, or its content as
+        // received), never an edit's that the SDK put in their place.
+        content: ownContent(event),
         redacts: typeof raw.redacts === 'string' ? raw.redacts : undefined,
         stateKey: event.getStateKey(),
       },
@@ -103,71 +108,67 @@ export class Inbound {
 
   async #handle(ev: IncomingEvent, event: MatrixEvent): Promise<void> {
     if (this.#deps.connection.stopped) return;
+    const { cfg, encrypted } = this.#deps;
+    const c = classify(ev, {
+      roomId: cfg.room_id,
+      approver: cfg.approver,
+      bot: cfg.bot_user,
+      relationsFromServer: encrypted,
+    });
+    const outcome = await this.#outcome(c, ev, event);
+    this.#deps.gateway.onHandled?.({
+      eventId: ev.eventId,
+      kind: outcome.kind,
+      ...(outcome.reply ? { reply: outcome.reply } : {}),
+    });
+  }
+
+  async #outcome(c: Classified, ev: IncomingEvent, event: MatrixEvent): Promise<Outcome> {
     const { cfg, encrypted, gateway, sender } = this.#deps;
-    const c = classify(ev, { roomId: cfg.room_id, approver: cfg.approver, bot: cfg.bot_user });
-    const done = (kind: HandledEvent['kind'], reply?: Reply): void =>
-      gateway.onHandled?.({ eventId: ev.eventId, kind, ...(reply ? { reply } : {}) });
+    const rules = this.#deps.encryptedDecisions;
     const actor = cfg.approver;
     switch (c.kind) {
       case 'ignore':
-        return done('ignore');
+        return { kind: 'ignore' };
       case 'membership':
         this.#deps.room.onMembership(c.userId, c.membership);
-        return done('membership');
+        return { kind: 'membership' };
       case 'room_state':
         this.#deps.room.onRoomState(c.stateType, c.content);
-        return done('room_state');
+        return { kind: 'room_state' };
       case 'stranger':
         await this.#onStranger(ev, c);
-        return done('stranger');
+        return { kind: 'stranger' };
+      case 'edit':
+        // In a clear-text room an edit is ignored like chatter (docs/contracts.md).
+        return encrypted ? rules.edit(event, ev.eventId, c) : { kind: 'ignore' };
       case 'reaction': {
+        if (encrypted) return rules.reaction(c.target, c.key);
         const requestId = await this.#deps.requests.requestOf(c.target);
-        if (requestId === undefined) return done('unknown_target');
-        if (encrypted) {
-          // Security: Matrix sends reactions unencrypted, so the homeserver or any
-          // session of the account could have made one; it decides nothing here.
-          if (!REACTION_KEYS.includes(normaliseEmoji(c.key))) return done('not_a_command');
-          const notice = reactionNotice(requestId);
-          await sender.reply(notice, c.target);
-          return done('reaction_refused', notice);
-        }
+        if (requestId === undefined) return { kind: 'unknown_target' };
         // The engine records a 👍 that granted something (in the grant store), so that
         // withdrawing it undoes the approval, after a restart too (docs/architecture.md).
         const reply = await gateway.engine.handleReaction(c.key, requestId, actor, {
           eventId: ev.eventId,
           roomId: cfg.room_id,
         });
-        if (reply === null) return done('not_a_command');
+        if (reply === null) return { kind: 'not_a_command' };
         await sender.reply(reply, c.target);
-        return done('reaction', reply);
+        return { kind: 'reaction', reply };
       }
-      case 'vote': {
-        const requestId = await this.#deps.requests.requestOf(c.poll);
+      case 'vote':
         // Clear-text rooms get no polls, so a vote there answers nothing of ours.
-        if (requestId === undefined || !encrypted) return done('unknown_target');
-        if (!(await this.#passesGate(event, 'vote', requestId))) return done('refused_device');
-        if (c.answer === undefined) return done('not_a_command');
-        const reply = await gateway.engine.handleText(`${c.answer} ${requestId}`, actor);
-        if (reply === null) return done('not_a_command');
-        await sender.reply(reply, ev.eventId);
-        return done('vote', reply);
-      }
+        return encrypted ? rules.vote(event, ev.eventId, c) : { kind: 'unknown_target' };
       case 'text': {
-        if (encrypted) {
-          const parsed = parseCommand(c.body);
-          if (parsed === null) return done('not_a_command');
-          const command = parsed.ok ? (parsed.command as { request?: unknown }) : {};
-          const requestId = typeof command.request === 'number' ? command.request : undefined;
-          if (!(await this.#passesGate(event, 'text', requestId))) return done('refused_device');
-        }
+        if (encrypted) return rules.text(event, ev.eventId, c.body);
         const reply = await gateway.engine.handleText(c.body, actor);
-        if (reply === null) return done('not_a_command');
+        if (reply === null) return { kind: 'not_a_command' };
         await sender.reply(reply, ev.eventId);
-        return done('text', reply);
+        return { kind: 'text', reply };
       }
       case 'redaction': {
         // In an encrypted room no 👍 ever approved anything, so none can be withdrawn.
-        if (encrypted) return done('ignore');
+        if (encrypted) return { kind: 'ignore' };
         // Security: classify() passes only the approver's own redactions in this room
         // (a moderator removing the approver's 👍 is not the approver withdrawing it);
         // the store also requires the redacting approver and room to be the 👍's own,
@@ -176,24 +177,11 @@ export class Inbound {
           { eventId: c.target, roomId: cfg.room_id },
           actor,
         );
-        if (reply === null) return done('unknown_target');
+        if (reply === null) return { kind: 'unknown_target' };
         await sender.reply(reply, undefined);
-        return done('redaction', reply);
+        return { kind: 'redaction', reply };
       }
     }
-  }
-
-  /** Encrypted room: the event came from a pinned device; else audited (and reported). */
-  async #passesGate(
-    event: MatrixEvent,
-    what: 'text' | 'vote',
-    requestId: number | undefined,
-  ): Promise<boolean> {
-    const result = await this.#deps.gate.check(event, what, requestId);
-    if (!result.ok && result.notice !== undefined) {
-      await this.#deps.sender.reply(result.notice, event.getId());
-    }
-    return result.ok;
   }
 
   async #onStranger(
