@@ -181,9 +181,9 @@ export interface E2eeRig {
   gw: MatrixGateway;
   config(over?: Partial<MatrixConfig>): MatrixConfig;
   /** A new gateway on the rig's store, engine and data folder (not started). */
-  gateway(over?: Partial<MatrixConfig>): MatrixGateway;
+  gateway(over?: Partial<MatrixConfig>, options?: MatrixGatewayOptions): MatrixGateway;
   /** Stops the running gateway and starts a new one (the same store and identity). */
-  restart(): Promise<void>;
+  restart(options?: MatrixGatewayOptions): Promise<void>;
   /**
    * Stops the running gateway, replaces the grant database (and audit log) with new
    * ones, where request numbers start at 1 again, and starts a gateway on them.
@@ -251,14 +251,17 @@ export async function e2eeRig(): Promise<E2eeRig> {
     bot_password: E2EE_BOT_PASSWORD,
     ...over,
   });
-  const gateway = (over: Partial<MatrixConfig> = {}): MatrixGateway =>
+  const gateway = (
+    over: Partial<MatrixConfig> = {},
+    options: MatrixGatewayOptions = {},
+  ): MatrixGateway =>
     new MatrixGateway({
       config: { matrix: config(over), lifecycle: LIFECYCLE },
       engine: core.engine,
       logger,
       now: () => core.clock.now,
       audit: core.audit,
-      options: { ...FAST, startWhileUnreachable: false },
+      options: { ...FAST, startWhileUnreachable: false, ...options },
       onHandled: (e) => handled.push(e),
       dataDir,
     });
@@ -284,9 +287,9 @@ export async function e2eeRig(): Promise<E2eeRig> {
     gw: gateway(),
     config,
     gateway,
-    restart: async () => {
+    restart: async (options) => {
       await rig.gw.stop();
-      rig.gw = gateway();
+      rig.gw = gateway({}, options);
       await rig.gw.start();
     },
     newDatabase: async () => {

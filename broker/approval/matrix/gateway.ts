@@ -34,6 +34,7 @@ import { EncryptedDecisions } from './encrypted-decisions.js';
 import { MatrixGatewayError } from './errors.js';
 import type { MatrixGatewayDeps } from './gateway-deps.js';
 import type { Reply } from '../reply.js';
+import { GapReader } from './gap-reader.js';
 import { Inbound } from './inbound.js';
 import { resolveOptions, type ResolvedOptions } from './options.js';
 import { newNonce, pollContent, POLL_START } from './poll.js';
@@ -76,6 +77,7 @@ export class MatrixGateway implements ApprovalGateway {
       logger: deps.logger,
       room: this.#room,
       onTimeline: (...args) => this.#inbound.onTimeline(...args),
+      onGap: (token) => this.#inbound.onGap(token),
       onRecovered: () => this.#sender.recovered(),
     });
     this.#sender = new RoomSender({
@@ -101,11 +103,12 @@ export class MatrixGateway implements ApprovalGateway {
       reply,
       toldLimit: this.#opts.handledLimit,
     });
+    const handled = new BoundedSet(this.#opts.handledLimit);
     this.#inbound = new Inbound({
       cfg,
       encrypted: this.#encrypted,
       connection: this.#connection,
-      handled: new BoundedSet(this.#opts.handledLimit),
+      handled,
       requests: this.#requests,
       room: this.#room,
       encryptedDecisions: new EncryptedDecisions({
@@ -121,6 +124,12 @@ export class MatrixGateway implements ApprovalGateway {
       }),
       refusals,
       sender: this.#sender,
+      gap: new GapReader({
+        page: (from, limit, dir) => this.#connection.page(from, limit, dir),
+        handled: (eventId) => handled.has(eventId),
+        limit: this.#opts.gapReadLimit,
+        logger: deps.logger,
+      }),
       gateway: deps,
     });
   }

@@ -6,6 +6,8 @@
  *   old events as "live" during the initial sync (matrix-js-sdk 43); replaying an old
  *   `revoke all` or 👍 would be a decision nobody made now;
  * - an event id already handled (bounded memory);
+ * A gap in the sync (a `limited` timeline) is read back first (gap-reader.ts), so no
+ * decision in it is lost; one that cannot be read back is reported to the owner.
  * - other senders, other rooms, edits, notices, reactions on messages the bot did not
  *   post as a request (see classify.ts);
  * - with `matrix.encryption: required`, whatever encrypted-decisions.ts refuses: a
@@ -18,9 +20,10 @@ import type { MatrixConfig } from '../../config.js';
 import type { BoundedSet } from './bounded-set.js';
 import { classify, type Classified, type IncomingEvent } from './classify.js';
 import { errorSummary } from './client.js';
-import type { MatrixConnection, TimelineHandler } from './connection.js';
+import type { GapHandler, MatrixConnection, TimelineHandler } from './connection.js';
 import type { RefusedDecisions } from './e2ee/refused-decisions.js';
 import type { EncryptedDecisions, Outcome } from './encrypted-decisions.js';
+import type { GapReader } from './gap-reader.js';
 import type { MatrixGatewayDeps } from './gateway-deps.js';
 import { ownContent } from './own-content.js';
 import type { RequestIndex } from './request-index.js';
@@ -37,9 +40,14 @@ export interface InboundDeps {
   /** The rules of an encrypted room (used with matrix.encryption: required). */
   readonly encryptedDecisions: EncryptedDecisions;
   readonly refusals: Pick<RefusedDecisions, 'undecryptable'>;
-  readonly sender: Pick<RoomSender, 'reply'>;
+  readonly sender: Pick<RoomSender, 'reply' | 'send'>;
+  readonly gap: GapReader;
   readonly gateway: Pick<MatrixGatewayDeps, 'engine' | 'logger' | 'audit' | 'onHandled'>;
 }
+
+/** What the owner is told when a gap in the sync could not be read back. */
+export const GAP_NOTICE =
+  'The bot missed part of this room (a gap in its sync it could not read back): decisions sent in the last minutes may not have reached it. Type "status", and send again any decision that did not take effect.';
 
 export class Inbound {
   #work: Promise<void> = Promise.resolve();
@@ -65,17 +73,49 @@ export class Inbound {
       this.#deps.handled.add(id);
       return;
     }
+    this.#take(event, id);
+  };
+
+  /**
+   * A gap: the events after it arrive next (and queue behind this), so read it back
+   * first, in order. Security: a decision lost to a gap is a decision nobody counted.
+   */
+  readonly onGap: GapHandler = (token): void => {
+    this.#queue(async () => {
+      const missed = token === null ? undefined : await this.#deps.gap.read(token);
+      if (missed === undefined) {
+        await this.#tellOwner(GAP_NOTICE);
+        return;
+      }
+      for (const event of missed) {
+        const id = event.getId();
+        if (id !== undefined && this.#deps.handled.add(id)) await this.#handleSdkEvent(event, id);
+      }
+    });
+  };
+
+  #take(event: MatrixEvent, id: string): void {
     // Security: each event acts at most once.
     if (!this.#deps.handled.add(id)) return;
-    // One at a time, in timeline order: a 👍 and its withdrawal must not overtake each other.
-    this.#work = this.#work
-      .then(() => this.#handleSdkEvent(event, id))
-      .catch((err: unknown) => {
-        this.#deps.gateway.logger.error('handling a matrix event failed', {
-          error: errorSummary(err),
-        });
+    this.#queue(() => this.#handleSdkEvent(event, id));
+  }
+
+  /** One at a time, in timeline order: a 👍 and its withdrawal must not overtake each other. */
+  #queue(task: () => Promise<void>): void {
+    this.#work = this.#work.then(task).catch((err: unknown) => {
+      this.#deps.gateway.logger.error('handling a matrix event failed', {
+        error: errorSummary(err),
       });
-  };
+    });
+  }
+
+  async #tellOwner(text: string): Promise<void> {
+    try {
+      await this.#deps.sender.send('m.room.message', { msgtype: 'm.notice', body: text }, 'gap');
+    } catch {
+      // Already logged.
+    }
+  }
 
   async #handleSdkEvent(event: MatrixEvent, id: string): Promise<void> {
     const { cfg, encrypted } = this.#deps;
