@@ -116,7 +116,7 @@ export async function startFakeHomeserver(opts: FakeHomeserverOptions): Promise<
   for (const u of users.values()) {
     e2ee.createSession(u.userId, { deviceId: u.deviceId, token: u.token });
   }
-  const lies = new Lies(model);
+  const lies = new Lies(model, e2ee);
   const heldSyncs = new Set<string>();
   const ctx: RouteContext = {
     model,

@@ -8,6 +8,7 @@
  *
  * Nothing here runs unless a test asks; without it the fake is an honest server.
  */
+import type { E2eeState } from './e2ee-state.js';
 import type { HomeserverModel, MatrixEvent } from './model.js';
 
 type Json = Record<string, unknown>;
@@ -29,12 +30,28 @@ interface PendingSendLie extends SendLie {
 
 export class Lies {
   readonly #model: HomeserverModel;
+  readonly #e2ee: E2eeState;
   /** Target event id → the edit served bundled in its `unsigned`. */
   readonly #bundled = new Map<string, MatrixEvent>();
   readonly #sendLies: PendingSendLie[] = [];
 
-  constructor(model: HomeserverModel) {
+  constructor(model: HomeserverModel, e2ee: E2eeState) {
     this.#model = model;
+    this.#e2ee = e2ee;
+  }
+
+  /**
+   * Gives `deviceId` of `userId` to a new session: its old keys are forgotten and its
+   * old access token no longer works, and whoever holds the new token uploads new keys
+   * under that device id. Returns the new session's token.
+   */
+  replaceDevice(userId: string, deviceId: string): { deviceId: string; token: string } {
+    const session = this.#e2ee.createSession(userId, { deviceId });
+    session.keys = undefined;
+    session.oneTimeKeys.clear();
+    session.fallbackKeys.clear();
+    this.#e2ee.changed(userId);
+    return { deviceId, token: session.token };
   }
 
   /**

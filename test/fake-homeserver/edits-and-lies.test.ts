@@ -209,6 +209,16 @@ describe('hostile: what a homeserver can do to an encrypted room', () => {
     expect((await event(asStranger)).json.sender).toBe('@nobody:evil.test');
   });
 
+  it('gives a device id to a new session: the old token stops working, the old keys are gone', async () => {
+    const taken = hs.lie.replaceDevice(A, 'DEV1');
+    expect(taken.deviceId).toBe('DEV1');
+    expect((await asA('GET', '/_matrix/client/v3/account/whoami')).status).toBe(401);
+    const whoami = await hsCall(hs.url, 'GET', '/_matrix/client/v3/account/whoami', {
+      token: taken.token,
+    });
+    expect(whoami.json).toMatchObject({ user_id: A, device_id: 'DEV1' });
+  });
+
   it('drops an event: never served again, anywhere', async () => {
     const { next } = await sync();
     const dropped = hs.sayAs(A, ROOM, 'approve 2');
