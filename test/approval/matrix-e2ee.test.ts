@@ -18,6 +18,7 @@ import {
   checkEncryption,
   CLEAR_TEXT_WARNING,
   OWNER_SOCKET_NOTE,
+  REQUIRED_MODE_NOTE,
 } from '../../broker/doctor/matrix-devices.js';
 
 const CLEAR_ROOM = '!clear:hs.test';
@@ -210,6 +211,12 @@ describe('broker doctor', () => {
     expect(laptopCheck?.status).toBe('warn');
     expect(laptopCheck?.fix).toContain(`- "${rig.laptop.deviceId} ${rig.laptop.ed25519}"`);
     expect(checks.some((c) => c.status === 'fail')).toBe(false);
+    // What the mode proves and what a homeserver can still do.
+    expect(checks).toContainEqual(
+      expect.objectContaining({ status: 'pass', label: REQUIRED_MODE_NOTE }),
+    );
+    expect(REQUIRED_MODE_NOTE).toContain('can no longer make');
+    expect(REQUIRED_MODE_NOTE).toContain('withhold or delay');
     // The pins bind the room, not the owner socket: doctor says who else decides.
     expect(checks.at(-1)).toMatchObject({ status: 'pass', label: OWNER_SOCKET_NOTE });
   });
