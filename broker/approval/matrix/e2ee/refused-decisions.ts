@@ -13,16 +13,33 @@ import { BoundedSet } from '../bounded-set.js';
 import { errorSummary } from '../client.js';
 import type { SenderVerdict } from './sender-device.js';
 
-export type RefusalReason =
-  | Extract<SenderVerdict, { ok: false }>['reason']
-  /** An edit: it decides nothing, and does not change what the edited message said. */
-  | 'edited'
-  /** A message already counted, served again (under any event id). */
-  | 'replay'
-  /** A vote whose relation names another request's poll than its answer does. */
-  | 'relation_mismatch'
-  /** A vote whose answer names no poll this grant database posted. */
-  | 'unknown_poll';
+/**
+ * Why a decision in the encrypted room did not count: the audit `reason`s, each a row of
+ * docs/contracts.md §4 (a test holds the two together).
+ */
+export const REFUSAL_REASONS = [
+  // From sender-device.ts: not a pinned device's encrypted message.
+  'not_encrypted',
+  'undecryptable',
+  'forwarded_key',
+  'unknown_device',
+  'unpinned_device',
+  'unauthenticated',
+  // An edit: it decides nothing, and does not change what the edited message said.
+  'edited',
+  // A message already counted, served again (under any event id).
+  'replay',
+  // A vote whose relation names another request's poll than its answer does.
+  'relation_mismatch',
+  // A vote whose answer names no poll this grant database posted.
+  'unknown_poll',
+] as const;
+
+export type RefusalReason = (typeof REFUSAL_REASONS)[number];
+
+// Every reason the device check gives is one of them (a compile-time check).
+type DeviceReason = Extract<SenderVerdict, { ok: false }>['reason'];
+const _everyDeviceReason: Exclude<DeviceReason, RefusalReason> extends never ? true : never = true;
 
 export interface Refusal {
   readonly reason: RefusalReason;
