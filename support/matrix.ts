@@ -207,6 +207,8 @@ export interface E2eeRig {
   /** `c` votes `answer` on the poll, with the answer id the phone reads in it. */
   vote(c: E2eeClient, pollId: string, answer: 'approve' | 'deny'): Promise<string>;
   active(requestId: number): GrantRecord[];
+  /** The request's state in the grant store (`pending`, `approved`, …). */
+  state(requestId: number): string | undefined;
   /** The audit's `refused` records for `eventId`. */
   refusals(eventId: string): AuditRecord[];
   /** The audit's `decision` records for request `requestId`. */
@@ -345,6 +347,7 @@ export async function e2eeRig(): Promise<E2eeRig> {
         voteContent(pollId, await rig.answerId(pollId, answer)),
       ),
     active: (requestId) => core.store.activeGrants().filter((g) => g.requestId === requestId),
+    state: (requestId) => core.store.getRequest(requestId)?.state,
     refusals: (eventId) => records('refused').filter((r) => r['event_id'] === eventId),
     decisions: (requestId) => records('decision').filter((r) => r['request'] === requestId),
     noticesSeenBy: async (c) =>

@@ -39,7 +39,7 @@ describe('attack: the homeserver bundles an edit "approve N" into unsigned of th
     );
     await rig.handledOf(eventId);
     expect(rig.active(id)).toEqual([]);
-    expect(rig.core.store.getRequest(id)?.state).toBe(state);
+    expect(rig.state(id)).toBe(state);
   });
 
   it('onto a deny vote: the vote denies', async () => {
@@ -59,7 +59,7 @@ describe('attack: the homeserver bundles an edit "approve N" into unsigned of th
         }),
     );
     await rig.handledOf(voteId);
-    expect(rig.core.store.getRequest(id)?.state).toBe('denied');
+    expect(rig.state(id)).toBe('denied');
     expect(rig.active(id)).toEqual([]);
   });
 });
@@ -72,7 +72,7 @@ describe("attack: the agent's session of the owner's account edits the owner's d
     const edit = await rig.send(rig.laptop, 'm.room.message', textEdit(approve, `revoke ${id}`));
     await rig.handledOf(edit);
     expect(rig.active(id)).toHaveLength(1);
-    expect(rig.core.store.getRequest(id)?.state).toBe('approved');
+    expect(rig.state(id)).toBe('approved');
   });
 
   it('an edit the bot sees before the message does not change what the message said', async () => {
@@ -86,7 +86,7 @@ describe("attack: the agent's session of the owner's account edits the owner's d
     await rig.handledOf(edit);
     rig.hs.lie.release(approve);
     await rig.handledOf(approve);
-    expect(rig.core.store.getRequest(id)?.state).toBe('approved');
+    expect(rig.state(id)).toBe('approved');
     expect(rig.active(id)).toHaveLength(1);
   });
 
@@ -99,7 +99,7 @@ describe("attack: the agent's session of the owner's account edits the owner's d
     release();
     await rig.handledOf(edit);
     await rig.handledOf(deny);
-    expect(rig.core.store.getRequest(id)?.state).toBe('denied');
+    expect(rig.state(id)).toBe('denied');
     expect(rig.active(id)).toEqual([]);
   });
 });
@@ -118,7 +118,7 @@ describe('an edit decides nothing', () => {
         expect.objectContaining({ reason: 'edited', request: id, actor: OWNER }),
       ]);
     }
-    expect(rig.core.store.getRequest(id)?.state).toBe('pending');
+    expect(rig.state(id)).toBe('pending');
     await rig.settled();
     const told = (await rig.noticesSeenBy(rig.phone)).filter(
       (t) => t.includes(`request ${id}`) && t.startsWith('Edits decide nothing'),
@@ -132,7 +132,7 @@ describe('an edit decides nothing', () => {
     await rig.handledOf(approve);
     const edit = await rig.send(rig.phone, 'm.room.message', textEdit(approve, `deny ${id}`));
     await rig.handledOf(edit);
-    expect(rig.core.store.getRequest(id)?.state).toBe('approved');
+    expect(rig.state(id)).toBe('approved');
     expect(rig.refusals(edit)).toEqual([expect.objectContaining({ reason: 'edited' })]);
   });
 });

@@ -18,8 +18,6 @@ afterAll(async () => {
   await rig.close();
 });
 
-const state = (id: number) => rig.core.store.getRequest(id)?.state;
-
 describe("attack: clear-text decisions the homeserver makes up in the owner's name", () => {
   it('a typed approve and a vote grant nothing, are audited not_encrypted, and the owner is told once', async () => {
     const { id, pollId } = await rig.post();
@@ -43,7 +41,7 @@ describe("attack: clear-text decisions the homeserver makes up in the owner's na
       expect((await rig.handledOf(eventId)).kind).toBe('refused_device');
       expect(rig.refusals(eventId)).toEqual([expect.objectContaining({ reason: 'not_encrypted' })]);
     }
-    expect(state(id)).toBe('pending');
+    expect(rig.state(id)).toBe('pending');
     await rig.settled();
     const told = (await rig.noticesSeenBy(rig.phone)).filter((t) =>
       t.startsWith(`a decision for request ${id} arrived unencrypted`),
@@ -60,7 +58,7 @@ describe("attack: the bot's own account", () => {
       body: `approve ${id}`,
     });
     expect((await rig.handledOf(forged)).kind).toBe('ignore');
-    expect(state(id)).toBe('pending');
+    expect(rig.state(id)).toBe('pending');
   });
 
   it("an encrypted approve from another session of the bot's account decides nothing", async () => {
@@ -69,7 +67,7 @@ describe("attack: the bot's own account", () => {
     try {
       const sent = await rig.say(botSession, `approve ${id}`);
       expect((await rig.handledOf(sent)).kind).toBe('ignore');
-      expect(state(id)).toBe('pending');
+      expect(rig.state(id)).toBe('pending');
     } finally {
       botSession.stop();
     }
@@ -87,7 +85,7 @@ describe('a deny and an approve of the phone that race', () => {
     const decided = rig.decisions(id).filter((d) => d['outcome'] !== 'refused');
     expect(decided).toHaveLength(1);
     expect(answers.filter((h) => h.reply?.text.includes('already decided'))).toHaveLength(1);
-    const final = state(id);
+    const final = rig.state(id);
     expect(final === 'denied' || final === 'approved').toBe(true);
     expect(rig.active(id)).toHaveLength(final === 'approved' ? 1 : 0);
   });
@@ -108,7 +106,7 @@ describe("attack: a new key under the pinned device's id", () => {
       expect(rig.refusals(sent)).toEqual([
         expect.objectContaining({ reason: 'unpinned_device', device_id: rig.phone.deviceId }),
       ]);
-      expect(state(id)).toBe('pending');
+      expect(rig.state(id)).toBe('pending');
       const request = await eventSeenBy(impostor, ROOM, messageId);
       expect(request.isDecryptionFailure()).toBe(true);
     } finally {

@@ -17,8 +17,6 @@ afterAll(async () => {
   await rig.close();
 });
 
-const state = (id: number) => rig.core.store.getRequest(id)?.state;
-
 /** Holds the bot's sync while `during` runs, then lets it catch up. */
 async function whileBotLags(during: () => Promise<void>): Promise<void> {
   const release = rig.hs.holdSync(BOT);
@@ -42,8 +40,8 @@ describe("the bot's sync has a gap (an honest, Synapse-like server)", () => {
     });
     expect((await rig.handledOf(approve)).kind).toBe('text');
     expect((await rig.handledOf(vote)).kind).toBe('vote');
-    expect(state(a.id)).toBe('approved');
-    expect(state(b.id)).toBe('denied');
+    expect(rig.state(a.id)).toBe('approved');
+    expect(rig.state(b.id)).toBe('denied');
     expect(rig.decisions(a.id)).toHaveLength(1);
     expect(rig.handled.filter((h) => h.eventId === approve)).toHaveLength(1);
   });
@@ -57,7 +55,7 @@ describe("the bot's sync has a gap (an honest, Synapse-like server)", () => {
       await rig.say(rig.phone, `approve ${id}`);
     });
     await rig.handledOf(deny);
-    expect(state(id)).toBe('denied');
+    expect(rig.state(id)).toBe('denied');
     expect(rig.active(id)).toEqual([]);
   });
 });
@@ -74,7 +72,7 @@ describe('a gap the bot cannot read back', () => {
     });
     await rig.settled();
     expect(rig.handled.some((h) => h.eventId === approve)).toBe(false);
-    expect(state(id)).toBe('pending');
+    expect(rig.state(id)).toBe('pending');
     expect(await rig.noticesSeenBy(rig.phone)).toContain(GAP_NOTICE);
   }, 30_000);
 
@@ -92,7 +90,7 @@ describe('a gap the bot cannot read back', () => {
     } finally {
       rig.hs.failRoute(undefined);
     }
-    expect(state(id)).toBe('pending');
+    expect(rig.state(id)).toBe('pending');
     const told = (await rig.noticesSeenBy(rig.phone)).filter((t) => t === GAP_NOTICE);
     expect(told.length).toBe(toldBefore.length + 1);
   }, 30_000);

@@ -17,7 +17,6 @@ afterAll(async () => {
   await rig.close();
 });
 
-const state = (id: number) => rig.core.store.getRequest(id)?.state;
 const ciphertextOf = (eventId: string) => String(rig.hs.event(eventId)?.content['ciphertext']);
 
 describe('attack: one old ciphertext of the phone re-sent under new event ids, each with an edit', () => {
@@ -34,9 +33,9 @@ describe('attack: one old ciphertext of the phone re-sent under new event ids, e
         content: textEdit(again, `approve ${later.id}`),
       });
       expect((await rig.handledOf(again)).kind).toBe('refused_replay');
-      expect(state(later.id)).toBe('pending');
+      expect(rig.state(later.id)).toBe('pending');
     }
-    expect(state(first.id)).toBe('pending');
+    expect(rig.state(first.id)).toBe('pending');
   });
 });
 
@@ -45,7 +44,7 @@ describe('attack: a decision of the phone replayed', () => {
     const { id } = await rig.post();
     const approve = await rig.say(rig.phone, `approve ${id}`);
     await rig.handledOf(approve);
-    expect(state(id)).toBe('approved');
+    expect(rig.state(id)).toBe('approved');
     const repeats = [
       rig.hs.lie.resend(approve),
       rig.hs.lie.resend(approve, {
@@ -71,7 +70,7 @@ describe('attack: a decision of the phone replayed', () => {
     const { id, pollId } = await rig.post();
     const vote = await rig.vote(rig.phone, pollId, 'deny');
     await rig.handledOf(vote);
-    expect(state(id)).toBe('denied');
+    expect(rig.state(id)).toBe('denied');
     const again = rig.hs.lie.resend(vote);
     expect((await rig.handledOf(again)).kind).toBe('refused_replay');
     expect(rig.decisions(id)).toHaveLength(1);
@@ -108,7 +107,7 @@ describe('attack: a decision of the phone replayed', () => {
     expect((await rig.handledOf(second)).kind).toBe('text');
     const status = [await rig.say(rig.phone, 'status'), await rig.say(rig.phone, 'status')];
     for (const s of status) expect((await rig.handledOf(s)).kind).toBe('text');
-    expect(state(a.id)).toBe('denied');
-    expect(state(b.id)).toBe('denied');
+    expect(rig.state(a.id)).toBe('denied');
+    expect(rig.state(b.id)).toBe('denied');
   });
 });

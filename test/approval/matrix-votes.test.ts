@@ -19,8 +19,6 @@ afterAll(async () => {
   await rig.close();
 });
 
-const state = (id: number) => rig.core.store.getRequest(id)?.state;
-
 /** Posts a request whose poll's send the homeserver answers with `answerWith`, never showing it. */
 async function postWithLyingPollId(answerWith: string): Promise<number> {
   void rig.hs.lie.nextSend(BOT, {}); // the request message: honest
@@ -35,8 +33,8 @@ describe("attack: the homeserver answers the bot's send of request B's poll with
     const b = await postWithLyingPollId(a.pollId);
     const vote = await rig.vote(rig.phone, a.pollId, 'approve');
     expect((await rig.handledOf(vote)).kind).toBe('vote');
-    expect(state(a.id)).toBe('approved');
-    expect(state(b)).toBe('pending');
+    expect(rig.state(a.id)).toBe('approved');
+    expect(rig.state(b)).toBe('pending');
     expect(rig.active(b)).toEqual([]);
   });
 
@@ -44,11 +42,11 @@ describe("attack: the homeserver answers the bot's send of request B's poll with
     const a = await rig.post();
     const vote = await rig.vote(rig.phone, a.pollId, 'approve');
     await rig.handledOf(vote);
-    expect(state(a.id)).toBe('approved');
+    expect(rig.state(a.id)).toBe('approved');
     const b = await postWithLyingPollId(a.pollId);
     const again = rig.hs.lie.resend(vote);
     await rig.handledOf(again);
-    expect(state(b)).toBe('pending');
+    expect(rig.state(b)).toBe('pending');
     expect(rig.active(b)).toEqual([]);
   });
 });
@@ -67,7 +65,7 @@ describe('attack: a relation the homeserver added or rewrote in clear', () => {
     );
     const h = await rig.handledOf(vote);
     expect(h.kind).toBe('refused_vote');
-    expect(state(b.id)).toBe('pending');
+    expect(rig.state(b.id)).toBe('pending');
     expect(rig.refusals(vote)).toEqual([
       expect.objectContaining({ reason: 'relation_mismatch', request: a.id }),
     ]);
@@ -81,8 +79,8 @@ describe('attack: a relation the homeserver added or rewrote in clear', () => {
       (id) => rig.hs.lie.rewriteRelation(id, { rel_type: 'm.reference', event_id: b.pollId }),
     );
     expect((await rig.handledOf(vote)).kind).toBe('refused_vote');
-    expect(state(a.id)).toBe('pending');
-    expect(state(b.id)).toBe('pending');
+    expect(rig.state(a.id)).toBe('pending');
+    expect(rig.state(b.id)).toBe('pending');
   });
 });
 
@@ -104,7 +102,7 @@ describe('attack: a vote on a poll the bot did not post with that nonce', () => 
       voteContent(forged, `approve-${id}-${'0'.repeat(32)}`),
     );
     expect((await rig.handledOf(vote)).kind).toBe('refused_vote');
-    expect(state(id)).toBe('pending');
+    expect(rig.state(id)).toBe('pending');
     expect(rig.refusals(vote)).toEqual([expect.objectContaining({ reason: 'unknown_poll' })]);
   });
 });
@@ -123,7 +121,7 @@ describe('attack: a vote on a poll of a previous grant database', () => {
       voteContent(old.pollId, approveOld),
     );
     expect((await rig.handledOf(vote)).kind).toBe('refused_vote');
-    expect(state(fresh.id)).toBe('pending');
+    expect(rig.state(fresh.id)).toBe('pending');
     expect(rig.refusals(vote)).toEqual([expect.objectContaining({ reason: 'unknown_poll' })]);
   }, 30_000);
 });
@@ -133,7 +131,7 @@ describe('attack: after a restart, a forged look-up of an old poll', () => {
     const old = await rig.post();
     const approveOld = await rig.answerId(old.pollId, 'approve');
     await rig.vote(rig.phone, old.pollId, 'deny').then((v) => rig.handledOf(v));
-    expect(state(old.id)).toBe('denied');
+    expect(rig.state(old.id)).toBe('denied');
     await rig.restart();
     const fresh = await rig.post();
     // The homeserver serves the old poll's id as a clear-text request message of the
@@ -155,9 +153,9 @@ describe('attack: after a restart, a forged look-up of an old poll', () => {
       voteContent(old.pollId, approveOld),
     );
     const h = await rig.handledOf(vote);
-    expect(state(fresh.id)).toBe('pending');
+    expect(rig.state(fresh.id)).toBe('pending');
     expect(rig.active(fresh.id)).toEqual([]);
-    expect(state(old.id)).toBe('denied');
+    expect(rig.state(old.id)).toBe('denied');
     expect(h.reply?.text).toContain(`Request ${old.id} was already decided`);
   }, 30_000);
 });

@@ -9,8 +9,10 @@
  */
 import type Database from 'better-sqlite3';
 import { z } from 'zod';
+import type { Clock } from '../../base/domain.js';
 import type { GrantDatabase } from '../../grants/index.js';
 import type { MegolmKey } from './megolm-key.js';
+import { ownTables } from './own-tables.js';
 
 export type CountResult = { first: true } | { first: false; firstEventId: string };
 
@@ -37,12 +39,10 @@ const FirstSeenSchema = z.object({ event_id: z.string().min(1) });
 
 export class CountedMessages implements CountedMessageStore {
   readonly #db: Database.Database;
-  readonly #now: () => number;
+  readonly #now: Clock;
 
   constructor(database: GrantDatabase) {
-    this.#db = database.db;
-    this.#now = database.now;
-    this.#db.exec(SCHEMA);
+    ({ db: this.#db, now: this.#now } = ownTables(database, SCHEMA));
   }
 
   count(key: MegolmKey, eventId: string): CountResult {

@@ -7,13 +7,15 @@
  * points at (docs/matrix-behaviour.md).
  *
  * Kept in the grant database, in the table this module owns (approval_polls, created
- * here), so a vote after a restart is still checked; in memory for a store without a
+ * here, own-tables.ts), so a vote after a restart is still checked; in memory for a store without a
  * database. The event id the homeserver answered the poll's send with is kept too, only
  * to notice a vote whose relation names another request's poll.
  */
 import type Database from 'better-sqlite3';
 import { z } from 'zod';
+import type { Clock } from '../../base/domain.js';
 import type { GrantDatabase } from '../../grants/index.js';
+import { ownTables } from './own-tables.js';
 
 const NONCE = /^[0-9a-f]{32}$/;
 
@@ -57,12 +59,10 @@ const SCHEMA = `
 
 export class PollNonces implements PollNonceStore {
   readonly #db: Database.Database;
-  readonly #now: () => number;
+  readonly #now: Clock;
 
   constructor(database: GrantDatabase) {
-    this.#db = database.db;
-    this.#now = database.now;
-    this.#db.exec(SCHEMA);
+    ({ db: this.#db, now: this.#now } = ownTables(database, SCHEMA));
   }
 
   create(requestId: number, nonce: string): void {
