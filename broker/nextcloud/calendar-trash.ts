@@ -14,6 +14,7 @@ import { groupwareUrl } from './groupware-url.js';
 import { calendarRestoreUrl, calendarTrashUrl } from './history-url.js';
 import { discard } from './http.js';
 import { parseMultistatus, textProp } from './multistatus.js';
+import { restoreMove } from './restore-move.js';
 import type { Session } from './session.js';
 import { strictDecodeSegment } from './url.js';
 
@@ -99,28 +100,21 @@ export async function restoreCalendarEvent(
   signal?: AbortSignal,
 ): Promise<void> {
   const { url: base, username } = conn.instance;
-  const res = await conn.call(
-    {
-      method: 'MOVE',
-      url: calendarTrashUrl(base, username, item),
-      headers: { destination: calendarRestoreUrl(base, username, item).href },
-    },
-    {
-      idempotent: false,
-      ok: [201, 204, 403, 404],
-      ctx: { verb: 'MOVE', instance: conn.name, path: '' },
-      deadline: true,
-      signal,
-    },
+  const status = await restoreMove(
+    conn,
+    calendarTrashUrl(base, username, item),
+    calendarRestoreUrl(base, username, item),
+    [403, 404],
+    '',
+    signal,
   );
-  discard(res);
-  if (res.status === 403)
+  if (status === 403)
     throw new NextcloudError(
       'destination_exists',
       `calendar trash bin item '${item}' was not restored on instance '${conn.name}': an event of its name is in its calendar now; it stays in the trash bin`,
       { status: 403 },
     );
-  if (res.status === 404)
+  if (status === 404)
     throw new NextcloudError(
       'not_found',
       `calendar trash bin item '${item}' is gone on instance '${conn.name}' (restored, or emptied)`,

@@ -7,7 +7,7 @@
  * not one is refused before anything is sent.
  */
 import { NextcloudError } from './errors.js';
-import { decodePathname, parseBaseUrl } from './url.js';
+import { parseBaseUrl, urlUnder } from './url.js';
 
 function invalid(what: string): NextcloudError {
   return new NextcloudError('invalid_argument', `invalid ${what}: nothing was sent`);
@@ -34,24 +34,12 @@ function checkSegment(segment: string, what: string): void {
     throw invalid(what);
 }
 
-/** `<base>/<fixed…>/<segments…>`, each segment encoded, re-parsed to exactly those segments. */
+/** `<base>/<fixed…>/<segments…>`, each segment encoded, naming exactly those segments. */
 function under(base: string, fixed: readonly string[], segments: readonly string[], slash = false) {
-  const url = parseBaseUrl(base);
-  const prefix = url.pathname.replace(/\/+$/, '');
-  const all = [...fixed, ...segments];
-  const path = `${prefix}/${all.map(encodeURIComponent).join('/')}${slash ? '/' : ''}`;
-  const built = new URL(`${url.origin}${path}`);
-  const decoded = decodePathname(built.pathname);
-  const expected = [...(decodePathname(prefix) ?? []), ...all, ...(slash ? [''] : [])];
+  const url = urlUnder(parseBaseUrl(base), [...fixed, ...segments], slash);
   // Security: the URL parser must not have rewritten any segment (dot segments, `%2e`).
-  if (
-    built.pathname !== path ||
-    decoded === undefined ||
-    decoded.length !== expected.length ||
-    decoded.some((s, i) => s !== expected[i])
-  )
-    throw invalid('URL');
-  return built;
+  if (url === undefined) throw invalid('URL');
+  return url;
 }
 
 function user(username: string): string {

@@ -7,9 +7,9 @@
  */
 import { MAX_SMALL_REPLY_BYTES } from './connection.js';
 import { NextcloudError } from './errors.js';
-import { discard } from './http.js';
 import { FILE_ID, trashRestoreUrl, trashUrl } from './history-url.js';
 import { parseMultistatus, textProp } from './multistatus.js';
+import { restoreMove } from './restore-move.js';
 import { pathComponents, strictDecodeSegment } from './url.js';
 import type { Session } from './session.js';
 import { MAX_TRASH_LISTING_BYTES } from './space.js';
@@ -163,23 +163,16 @@ export async function restoreTrash(
       `'${item.item}' was not restored on instance '${conn.name}': something is at '${place}' now; it stays in the trash bin`,
       { status: 412 },
     );
-  const res = await conn.call(
-    {
-      method: 'MOVE',
-      url: trashUrl(base, username, item.item),
-      // No `Overwrite: F` (always 412 here); the place was checked just now.
-      headers: { destination: trashRestoreUrl(base, username, item.item).href },
-    },
-    {
-      idempotent: false,
-      ok: [201, 204, 404],
-      ctx: { verb: 'MOVE', instance: conn.name, path: place },
-      deadline: true,
-      signal,
-    },
+  // No `Overwrite: F` (always 412 here); the place was checked just now.
+  const status = await restoreMove(
+    conn,
+    trashUrl(base, username, item.item),
+    trashRestoreUrl(base, username, item.item),
+    [404],
+    place,
+    signal,
   );
-  discard(res);
-  if (res.status === 404)
+  if (status === 404)
     throw new NextcloudError(
       'not_found',
       `'${item.item}' is no longer in the trash bin of instance '${conn.name}' (restored, or expired)`,

@@ -7,9 +7,9 @@
  */
 import { MAX_SMALL_REPLY_BYTES } from './connection.js';
 import { NextcloudError } from './errors.js';
-import { discard } from './http.js';
 import { versionRestoreUrl, versionsUrl, VERSION_NAME } from './history-url.js';
 import { parseMultistatus, textProp } from './multistatus.js';
+import { restoreMove } from './restore-move.js';
 import { strictDecodeSegment } from './url.js';
 import type { Session } from './session.js';
 
@@ -83,23 +83,15 @@ export async function restoreVersion(
   signal?: AbortSignal,
 ): Promise<void> {
   const { url: base, username } = conn.instance;
-  const res = await conn.call(
-    {
-      method: 'MOVE',
-      url: versionsUrl(base, username, fileId, name),
-      // No `Overwrite: F`: the restore target always counts as existing, so it is 412.
-      headers: { destination: versionRestoreUrl(base, username).href },
-    },
-    {
-      idempotent: false,
-      ok: [201, 204, 404],
-      ctx: { verb: 'MOVE', instance: conn.name, path: '' },
-      deadline: true,
-      signal,
-    },
+  const status = await restoreMove(
+    conn,
+    versionsUrl(base, username, fileId, name),
+    versionRestoreUrl(base, username),
+    [404],
+    '',
+    signal,
   );
-  discard(res);
-  if (res.status === 404)
+  if (status === 404)
     throw new NextcloudError(
       'not_found',
       `version ${name} of file id ${fileId} is gone on instance '${conn.name}' (expired, or the file was deleted): nothing was restored`,

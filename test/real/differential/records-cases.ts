@@ -51,11 +51,15 @@ const activity = (name: string, query: string, extra: Partial<Step> = {}): Step 
 });
 
 /**
- * The newest activity row now: where a case's own changes start. Two changes come
- * before it, so that both servers have more than that one row (and a `Link`).
+ * The folder `at` made, then the newest activity row read: where a case's own changes
+ * start (`{activity:start}`). Two changes come before the read, so that both servers have
+ * more than that one row (and a `Link`).
  */
-const mark = (as: string): Step =>
-  activity('the newest activity (a mark)', 'limit=1&sort=desc', { activity: as });
+const markAfter = (at: string): Step[] => [
+  mkcol('MKCOL', `~/${at}`),
+  mkcol('MKCOL (the mark)', `~/${at}0`),
+  activity('the newest activity (a mark)', 'limit=1&sort=desc', { activity: 'start' }),
+];
 
 /** listVersions's request. */
 const versions = (name: string, fileid: string, depth = '1'): Step => ({
@@ -130,9 +134,7 @@ export const RECORDS_CASES: readonly Case[] = [
   {
     name: 'the Activity app records each change (not reads), merged as Nextcloud merges them',
     steps: [
-      mkcol('MKCOL', '~/A'),
-      mkcol('MKCOL (the mark)', '~/A0'),
-      mark('start'),
+      ...markAfter('A'),
       write('PUT a new file', '~/A/a.txt', 'aaa', 0),
       write('PUT another', '~/A/b.txt', 'bbb', 0),
       read('GET (a read records nothing)', '~/A/a.txt'),
@@ -168,9 +170,7 @@ export const RECORDS_CASES: readonly Case[] = [
     name: 'the Activity app: changes in a received share, and its trash bin item',
     received: ['Shared'],
     steps: [
-      mkcol('MKCOL', '~/M'),
-      mkcol('MKCOL (the mark)', '~/M0'),
-      mark('start'),
+      ...markAfter('M'),
       write('PUT into the share', '~/Shared/mine.txt', 'mine', 0),
       write('PUT a change of the sharer’s file', '~/Shared/inner.txt', 'changed', 10),
       del('DELETE the sharer’s file', '~/Shared/inner.txt'),
@@ -247,9 +247,7 @@ export const RECORDS_CASES: readonly Case[] = [
     name: 'the calendar trash bin: DELETE moves, REPORT lists, MOVE restores',
     calendars: [CAL],
     steps: [
-      mkcol('MKCOL', '~/C'),
-      mkcol('MKCOL (the mark)', '~/C0'),
-      mark('start'),
+      ...markAfter('C'),
       putEvent('PUT an event', 'e1.ics', ev('diff-1', 'First')),
       putEvent('PUT a change', 'e1.ics', ev('diff-1', 'Second')),
       del('DELETE it', `~cal/${CAL}/e1.ics`),
