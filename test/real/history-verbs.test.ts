@@ -145,12 +145,10 @@ describe('the trash bin (real server)', () => {
     expect(await owner.read('Tr/t.txt')).toBe('second');
     expect(await client.restoreTrash(g)).toEqual({ path: 'g.txt' });
     expect(await owner.read('g.txt')).toBe('g');
-    await client.trash('Tr/t.txt');
-    const again = (await client.trashbin()).find(
-      (i) => i.original === 'Tr/t.txt' && i.fileId === t.fileId,
-    );
-    if (again === undefined) throw new Error('the first t.txt left the trash bin');
-    expect(await client.restoreTrash(again)).toEqual({ path: 'Tr/t.txt' });
+    // The place freed (moved away, not trashed: two trashes of one name in one second
+    // leave one item), the first t.txt goes back there.
+    await client.move('Tr/t.txt', 'Tr/second.txt');
+    expect(await client.restoreTrash(t)).toEqual({ path: 'Tr/t.txt' });
     expect(await owner.read('Tr/t.txt')).toBe('first');
   });
 
