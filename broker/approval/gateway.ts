@@ -4,7 +4,7 @@
  * unhealthy (no new grants); existing grants keep working.
  */
 import type { RequestRecord } from '../base/domain.js';
-import type { Reply } from './decisions.js';
+import type { Reply } from './reply.js';
 import type { ApprovalEngine } from './engine.js';
 import { CodedError } from '../base/coded-error.js';
 

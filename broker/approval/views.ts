@@ -3,7 +3,9 @@
  * Nothing here changes a grant or a request, so nothing here is audited.
  */
 import type { Clock } from '../base/domain.js';
-import { pendingTooLong, say, type ApprovalStore, type Reply } from './decisions.js';
+import { pendingTooLong } from './decisions.js';
+import type { ApprovalStore } from './ports.js';
+import { say, type Reply } from './reply.js';
 import { renderShow } from './show-message.js';
 import { renderStatus } from './status.js';
 

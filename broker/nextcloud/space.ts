@@ -29,7 +29,7 @@ export interface Space {
 }
 
 /** A trash bin listing larger than this is refused rather than held in memory. */
-const MAX_TRASH_LISTING_BYTES = 32 * 1024 * 1024;
+export const MAX_TRASH_LISTING_BYTES = 32 * 1024 * 1024;
 
 const SIZE_BODY =
   '<?xml version="1.0" encoding="utf-8"?>' +

@@ -8,6 +8,9 @@ import { scrubDeep } from '../base/scrub.js';
 import type { AuditEvent } from '../audit/events.js';
 import type { AuditPort } from './ports.js';
 
+// What an outcome line records of Nextcloud's answers, written with the trail.
+export { OutcomeAnswers } from './outcome-answers.js';
+
 export interface AuditTrailDeps {
   readonly audit: AuditPort;
   readonly scrub: (text: string) => string;

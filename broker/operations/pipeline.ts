@@ -5,7 +5,7 @@
  *   audit.append('intent')                        fails ⇒ refused, Nextcloud never touched
  *   re-check the grants                           revoked/expired meanwhile ⇒ refused
  *   step(client, canonical paths)                 the exact paths the wall returned
- *   audit.append('outcome')                       ⇒ the verb's value, for a surface to word
+ *   audit.append('outcome', nc_request_ids)       ⇒ the verb's value, for a surface to word
  *
  * The Nextcloud clients live only in here: a step receives the client of the decided
  * instance and the wall's canonical paths, never the agent's spelling. The verbs in
@@ -13,8 +13,7 @@
  * This is also the error boundary of every operation: Nextcloud errors map to vetted
  * envelopes, anything else becomes a generic error with a correlation id.
  *
- * Public: `check` (the wall alone), `refuse` (an audited refusal before the wall), `run`
- * and `runSystem`. Everything else is the pipeline's own.
+ * Public: `check` (the wall alone), `refuse` (an audited refusal), `run` and `runSystem`.
  */
 import type { CallContext } from '../base/call.js';
 import type { Clock } from '../base/domain.js';
@@ -24,7 +23,7 @@ import type { Logger } from '../base/log.js';
 import { scrubDeep } from '../base/scrub.js';
 import { decide, type GrantEnding, type WallDecision, type WallOp } from '../wall.js';
 import type { CallFields } from '../audit/events.js';
-import { AuditTrail } from './audit-trail.js';
+import { AuditTrail, OutcomeAnswers } from './audit-trail.js';
 import { decidedPathFields, pathFields } from './audit-fields.js';
 import { earliestExpiry, grantsLive } from './grant-checks.js';
 import {
@@ -206,12 +205,13 @@ export class Pipeline {
         throw new GrantEndedError(relied, ending ?? { state: 'revoked', at: this.#deps.now() });
       },
     };
+    const answers = new OutcomeAnswers(); // Nextcloud's answers to the step's requests
     try {
       // A step that returned has completed on Nextcloud: report it as done even if a
       // revoke arrived in the meantime (an abort only stops what is still running).
-      const value = await step(client, allowed);
+      const value = await client.recording(answers.add, () => step(client, allowed));
       const warnings: string[] = [];
-      const described = options.describe?.(value) ?? {};
+      const described = answers.outcome(options.describe?.(value) ?? {});
       if (
         !(await this.#trail.bestEffort({
           event: 'outcome',
@@ -240,8 +240,8 @@ export class Pipeline {
         outcome: envelope.status,
         code: envelope.code,
         reason: envelope.message,
-        // Which way the grant ended under the operation: `revoked` or `expired`.
-        ...(ended === undefined ? {} : { cause: ended }),
+        // Which way the grant ended under the operation (`revoked`, `expired`); the answers.
+        ...answers.outcome(ended === undefined ? {} : { cause: ended }),
       });
       return { ok: false, envelope };
     } finally {
@@ -293,13 +293,14 @@ export class Pipeline {
         envelope: refused('audit_unavailable', AUDIT_UNAVAILABLE, { retry: false }),
       };
     }
+    const answers = new OutcomeAnswers();
     try {
-      const value = await step(client);
+      const value = await client.recording(answers.add, () => step(client));
       const ok = await this.#trail.bestEffort({
         event: 'outcome',
         ...fields,
         outcome: 'ok',
-        ...describe?.(value),
+        ...answers.outcome(describe?.(value) ?? {}),
       });
       return { ok: true, value, warnings: ok ? [] : ['outcome not audited'] };
     } catch (error) {
@@ -309,7 +310,7 @@ export class Pipeline {
         ...fields,
         outcome: envelope.status,
         code: envelope.code,
-        reason: envelope.message,
+        ...answers.outcome({ reason: envelope.message }),
       });
       return { ok: false, envelope };
     }
