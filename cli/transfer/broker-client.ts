@@ -16,6 +16,11 @@ import {
   SHA256_HEX,
   type TicketView,
 } from '../../broker/base/protocol.js';
+import type {
+  ReceivedAnswer,
+  TransferArgs,
+  TransferToolName,
+} from '../../broker/base/transfer-tools.js';
 import { BROKER_VERSION } from '../../broker/base/version.js';
 import { McpCallError, McpHttpClient } from './mcp-http.js';
 
@@ -43,9 +48,19 @@ function trailerEnvelope(value: string | undefined): Envelope | undefined {
     : { status: 'error', message: 'the broker stopped the transfer and gave no readable reason' };
 }
 
+/**
+ * A transfer tool's `ok` answer: the envelope, and the fields the tool declares
+ * (broker/base/transfer-tools.ts) by name, each still to be checked where it is read.
+ */
+export type ToolAnswer<N extends TransferToolName> = Pick<
+  Envelope,
+  'status' | 'message' | 'code' | 'retry' | 'hint' | 'warnings' | 'next'
+> &
+  ReceivedAnswer<N>;
+
 /** The blob URL of a ticket answer; its absence means the CLI and broker disagree. */
-export function blobUrlOf(ticket: Readonly<Record<string, unknown>>): string {
-  const url = ticket['blob_url' satisfies keyof TicketView];
+export function blobUrlOf(ticket: { readonly [K in keyof TicketView]?: unknown }): string {
+  const url = ticket.blob_url;
   if (typeof url === 'string') return url;
   throw new CliError(
     'infrastructure',
@@ -170,7 +185,7 @@ export class TransferClient {
   }
 
   /** Calls a transfer tool; resolves only for an `ok` envelope. */
-  async call(tool: string, args: Record<string, unknown>): Promise<Envelope> {
+  async call<N extends TransferToolName>(tool: N, args: TransferArgs<N>): Promise<ToolAnswer<N>> {
     let raw: unknown;
     try {
       raw = await this.#mcp.callTool(tool, args);

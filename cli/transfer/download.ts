@@ -2,7 +2,12 @@
  * `fetch` and `checkout`: stage a remote file locally, verified against what the broker
  * streamed, and record it in the CLI's state.
  */
-import { blobUrlOf, type BlobStream, type TransferClient } from './broker-client.js';
+import {
+  blobUrlOf,
+  type BlobStream,
+  type ToolAnswer,
+  type TransferClient,
+} from './broker-client.js';
 import { CliError } from './errors.js';
 import type { Outcome } from './output.js';
 import { progressFor, type Progress, type ProgressFactory } from './progress.js';
@@ -70,10 +75,11 @@ export async function download(opts: DownloadOptions): Promise<Outcome> {
     );
   }
 
-  const ticket =
+  const where = { instance: target.instance, path: target.path };
+  const ticket: ToolAnswer<'checkout' | 'read'> =
     opts.mode === 'checkout'
-      ? await client.call('checkout', { instance: target.instance, path: target.path })
-      : await client.call('read', { instance: target.instance, path: target.path });
+      ? await client.call('checkout', where)
+      : await client.call('read', where);
   // A broker before the one-request fetch answers the etag here; a newer one answers null
   // and the etag comes with the bytes (the blob GET's ETag).
   const remoteEtag = str(ticket.etag);

@@ -2,15 +2,20 @@
  * The broker's answers as the CLI reads them: a result envelope (docs/contracts.md §5)
  * and how a non-ok one maps to the CLI's exit codes (§6).
  */
-import {
-  STATUSES as ENVELOPE_STATUSES,
-  type ReceivedEnvelope,
-} from '../../broker/base/protocol.js';
+import { STATUSES as ENVELOPE_STATUSES, type EnvelopeOf } from '../../broker/base/protocol.js';
+import type { TransferProtocolCode } from '../../broker/base/transfer-tools.js';
 import { CliError, type CliErrorCode } from './errors.js';
 import { isObject, optionalString } from './json.js';
 
-/** A result envelope (docs/contracts.md §5) as the CLI reads it: any code may come. */
-export type Envelope = ReceivedEnvelope;
+/**
+ * A result envelope (docs/contracts.md §5) as the CLI reads it: a code of the transfer
+ * protocol (broker/base/transfer-tools.ts), or any other a newer broker may send.
+ */
+export type Envelope = Readonly<EnvelopeOf<TransferProtocolCode | (string & {})>>;
+
+/** Whether the envelope's code is one of `codes`: only codes the protocol answers with compile. */
+const hasCode = (env: Envelope, ...codes: readonly TransferProtocolCode[]): boolean =>
+  env.code !== undefined && (codes as readonly string[]).includes(env.code);
 
 const STATUSES: ReadonlySet<unknown> = new Set(ENVELOPE_STATUSES);
 
@@ -28,23 +33,13 @@ export function asEnvelope(value: unknown): Envelope | undefined {
 }
 
 /**
- * Refusals that a grant would change: the next step is to request access. By prefix, so
- * every grant code (`grant_ended`, `grant_revoked`, `grant_expired`, any later one) is one.
+ * Refusals that a grant would change: the next step is to request access. Grant codes by
+ * prefix, so one an older broker sent (`grant_ended`) or a later one is one too.
  */
-const needsAccess = (code: string | undefined): boolean =>
-  code === undefined ||
-  code === 'no_grant' ||
-  code === 'unknown_instance' ||
-  code.startsWith('grant_');
-
-/** Envelope codes that mean "this would overwrite something": exit 5. */
-const CLOBBER_CODES = new Set([
-  'conflict',
-  'precondition_failed',
-  'exists',
-  'destination_exists',
-  'changed',
-]);
+const needsAccess = (env: Envelope): boolean =>
+  env.code === undefined ||
+  hasCode(env, 'no_grant', 'unknown_instance') ||
+  env.code.startsWith('grant_');
 
 interface FailureRule {
   readonly matches: (env: Envelope) => boolean;
@@ -64,7 +59,8 @@ const INFRASTRUCTURE_RULE: FailureRule = {
 /** How a non-ok envelope maps to the exit codes (docs/contracts.md §6); the first rule wins. */
 const FAILURE_RULES: readonly FailureRule[] = [
   {
-    matches: (e) => e.status === 'refused' && e.code !== undefined && CLOBBER_CODES.has(e.code),
+    // "This would overwrite something": the file exists, or changed since it was fetched.
+    matches: (e) => e.status === 'refused' && hasCode(e, 'conflict'),
     code: 'clobber',
     prefix: 'clobber refused: ',
     nextStep: () => 'fetch the current version, merge your change, then push again',
@@ -72,21 +68,21 @@ const FAILURE_RULES: readonly FailureRule[] = [
   {
     // Someone else holds a lock on the file: nothing was overwritten, and the same upload
     // will meet the same lock (never exit 2, "retry later").
-    matches: (e) => e.status === 'refused' && e.code === 'locked',
+    matches: (e) => e.status === 'refused' && hasCode(e, 'locked'),
     code: 'clobber',
     prefix: 'clobber refused: ',
     nextStep: () =>
       'someone else holds a lock on the file: ask the owner to release it, then fetch it again and reapply your change',
   },
   {
-    matches: (e) => e.code === 'verification_failed',
+    matches: (e) => hasCode(e, 'verification_failed'),
     code: 'verification',
     prefix: 'verification failed: ',
     nextStep: () => 'treat the remote copy as corrupt: fetch it to inspect, then try again',
   },
   {
     // The broker could not record the operation: an infrastructure failure, not a verdict.
-    matches: (e) => e.code === 'audit_unavailable',
+    matches: (e) => hasCode(e, 'audit_unavailable'),
     code: 'infrastructure',
     prefix: '',
     nextStep: () => 'retry later; the broker owner must fix its audit log',
@@ -97,7 +93,7 @@ const FAILURE_RULES: readonly FailureRule[] = [
     code: 'refused',
     prefix: 'refused: ',
     nextStep: (e) =>
-      needsAccess(e.code)
+      needsAccess(e)
         ? 'ask for access with request_access (and wait for the owner); do not retry as is'
         : 'change what the message names; do not retry as is',
   },

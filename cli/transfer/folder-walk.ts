@@ -7,6 +7,7 @@
  */
 import { promises as fs } from 'node:fs';
 import { join, resolve } from 'node:path';
+import type { ListedEntry as Entry } from '../../broker/base/transfer-tools.js';
 import type { TransferClient } from './broker-client.js';
 import { CliError, usageError } from './errors.js';
 import { parseTarget, type RemoteTarget } from './target.js';
@@ -22,15 +23,11 @@ export interface FoundFile {
   readonly size: number | null;
 }
 
-interface ListedEntry {
-  readonly name: string;
-  readonly kind: 'file' | 'folder';
-  readonly path?: string;
-  readonly size?: number | null;
-}
+/** What the walk reads of an entry `list` answered (broker/base/transfer-tools.ts). */
+type ListedEntry = Readonly<Pick<Entry, 'name' | 'kind' | 'path' | 'size'>>;
 
 const isEntry = (v: unknown): v is ListedEntry => {
-  const e = v as Partial<ListedEntry> | null;
+  const e = v as { readonly [K in keyof ListedEntry]?: unknown } | null;
   return (
     typeof e === 'object' &&
     e !== null &&
@@ -50,14 +47,14 @@ async function listPage(
     path: folder.path,
     ...(cursor === undefined ? {} : { cursor }),
   });
-  const entries = page['entries'];
+  const entries = page.entries;
   if (!Array.isArray(entries) || !entries.every(isEntry))
     throw new CliError(
       'infrastructure',
       `the broker's list answer for ${folder.instance}:${folder.path} was not understood`,
       'check that the CLI and broker versions match (a broker without the list tool cannot fetch --recursive)',
     );
-  const next = page['next'];
+  const next = page.next;
   return { entries, next: typeof next === 'string' ? next : undefined };
 }
 

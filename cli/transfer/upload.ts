@@ -2,9 +2,8 @@
  * `push` and `checkin`: upload a local file without ever clobbering, verify what the
  * broker stored, and update the CLI's record of it.
  */
-import { blobUrlOf, type TransferClient } from './broker-client.js';
+import { blobUrlOf, type ToolAnswer, type TransferClient } from './broker-client.js';
 import { BLOB_SHA256_HEADER } from '../../broker/base/protocol.js';
-import type { Envelope } from './envelope.js';
 import { CliError, usageError } from './errors.js';
 import type { Outcome } from './output.js';
 import { progressFor, type ProgressFactory } from './progress.js';
@@ -84,19 +83,22 @@ export async function upload(opts: UploadOptions): Promise<Outcome> {
   }
   // Security (of the owner's data): never overwrite silently. A file we never fetched is
   // created only if absent; a fetched one is replaced only if unchanged since (its etag).
-  const condition =
-    opts.mode === 'checkin'
-      ? { lock_token: entry?.lock_token }
-      : entry?.etag !== undefined && entry.etag !== null
-        ? { if_match: entry.etag }
-        : { if_none_match: '*' };
-  const ask = (body: { size: number; sha256?: string }): Promise<Envelope> =>
-    client.call(opts.mode === 'checkin' ? 'checkin' : 'write', {
-      instance: target.instance,
-      path: target.path,
-      ...body,
-      ...condition,
-    });
+  const where = { instance: target.instance, path: target.path };
+  const ask = (body: {
+    size: number;
+    sha256?: string;
+  }): Promise<ToolAnswer<'write' | 'checkin'>> => {
+    if (opts.mode === 'push') {
+      const etag = entry?.etag;
+      const condition =
+        etag !== undefined && etag !== null ? { if_match: etag } : { if_none_match: '*' as const };
+      return client.call('write', { ...where, ...body, ...condition });
+    }
+    const lockToken = entry?.lock_token;
+    // Unreachable: a checkin without a recorded checkout stopped above.
+    if (lockToken === undefined) throw new Error('upload: checkin without a lock token');
+    return client.call('checkin', { ...where, ...body, lock_token: lockToken });
+  };
   // A file with no record at this size cannot be the copy last recorded, so the ticket
   // call need not wait for its hash: both run at once, and the hash is declared on the
   // blob PUT instead (BLOB_SHA256_HEADER). Otherwise the hash decides first whether

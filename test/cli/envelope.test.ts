@@ -36,7 +36,7 @@ describe('a failure envelope maps to the exit code of its kind', () => {
   it.each([
     [{ status: 'refused', code: 'no_grant' }, ExitCode.refused, 'request_access'],
     [{ status: 'refused', code: 'grant_revoked' }, ExitCode.refused, 'request_access'],
-    [{ status: 'refused', code: 'precondition_failed' }, ExitCode.clobber, 'merge'],
+    [{ status: 'refused', code: 'conflict' }, ExitCode.clobber, 'merge'],
     [{ status: 'refused', code: 'locked' }, ExitCode.clobber, 'lock'],
     [{ status: 'refused', code: 'insufficient_storage' }, ExitCode.refused, 'do not retry'],
     [{ status: 'error', code: 'verification_failed' }, ExitCode.verification, 'corrupt'],
