@@ -11,6 +11,7 @@
  * refuses it: requests to that name reach only one of the two, and the owner may have
  * approved the other.
  */
+import { collectionWord } from '../base/kinds.js';
 import type { NextcloudConnection } from './connection.js';
 import { NextcloudError } from './errors.js';
 import { groupwareUrl, type CollectionKind } from './groupware-url.js';
@@ -71,9 +72,10 @@ function components(v: unknown): string[] {
   });
 }
 
-export const KIND_WORDS: Record<CollectionKind, { one: string; type: string }> = {
-  calendar: { one: 'calendar', type: 'calendar' },
-  contacts: { one: 'address book', type: 'addressbook' },
+/** The resource type (`cal:calendar`, `card:addressbook`) that marks a collection of each kind. */
+const RESOURCE_TYPE: Record<CollectionKind, string> = {
+  calendar: 'calendar',
+  contacts: 'addressbook',
 };
 
 /**
@@ -97,7 +99,7 @@ export function collectionsOf(
       );
     const type = record(response.props.get('resourcetype'));
     // Security: only live collections of the asked kind; see the module comment.
-    if (type === undefined || !(KIND_WORDS[kind].type in type)) continue;
+    if (type === undefined || !(RESOURCE_TYPE[kind] in type)) continue;
     const name = (segments[segments.length - 1] as string).normalize('NFC');
     found.push({
       name,
@@ -112,7 +114,7 @@ export function collectionsOf(
     if (found.length > MAX_COLLECTIONS)
       throw new NextcloudError(
         'bad_response',
-        `Nextcloud listed more than ${MAX_COLLECTIONS} ${KIND_WORDS[kind].one}s: not retried; report this to the owner`,
+        `Nextcloud listed more than ${MAX_COLLECTIONS} ${collectionWord(kind)}s: not retried; report this to the owner`,
       );
   }
   const counts = new Map<string, number>();
@@ -136,7 +138,7 @@ export async function listCollections(
   const xml = await conn.propfind(
     url,
     '1',
-    `${KIND_WORDS[kind].one}s`,
+    `${collectionWord(kind)}s`,
     MAX_HOME_BYTES,
     signal,
     collectionsBody(kind),
@@ -154,7 +156,7 @@ export async function resolveCollection(
   name: string,
   signal?: AbortSignal,
 ): Promise<Collection> {
-  const { one } = KIND_WORDS[kind];
+  const one = collectionWord(kind);
   const matching = (await listCollections({ conn }, kind, signal)).filter((c) => c.name === name);
   const found = matching[0];
   if (found === undefined)

@@ -4,6 +4,7 @@
  * commands (`broker approve`, `deny`, `revoke`, `status`, `grants`) are its only client.
  */
 import type { GrantRecord, RequestRecord } from '../../base/domain.js';
+import { DEFAULT_KIND } from '../../base/kinds.js';
 import { iso } from '../../base/time.js';
 
 /** The socket's file name in data_dir. */
@@ -79,7 +80,7 @@ export function grantJson(
     id: g.id,
     request: g.requestId,
     instance: g.instance,
-    kind: g.kind ?? 'files',
+    kind: g.kind ?? DEFAULT_KIND,
     path: g.path,
     mode: g.mode,
     expires_at: iso(g.expiresAt),
