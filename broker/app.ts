@@ -16,6 +16,7 @@ import express, {
   type Response,
 } from 'express';
 import type { CallContext } from './base/call.js';
+import type { ApprovalGateway } from './approval/gateway.js';
 import type { Clock } from './base/domain.js';
 import type { Envelope } from './base/envelope.js';
 import { errorDetail } from './base/errors.js';
@@ -25,7 +26,6 @@ import type { BrokerConfig } from './config.js';
 import type { Operations } from './operations/index.js';
 import type { InFlight } from './operations/in-flight.js';
 import type { Lifecycle } from './operations/lifecycle.js';
-import type { GatewayPort } from './operations/ports.js';
 import type { AccessRequests } from './operations/requests.js';
 import { AGENT_INSTRUCTIONS, agentTools } from './surfaces/agent/index.js';
 import { BlobEndpoint } from './surfaces/blobs.js';
@@ -43,17 +43,12 @@ import { createMcpSurface, type McpSurface } from './surfaces/mcp-endpoint.js';
 import { metricsHandler, type BrokerMetrics } from './surfaces/metrics.js';
 import { TRANSFER_INSTRUCTIONS, transferTools } from './surfaces/transfer/index.js';
 
-export interface ApprovalGatewayPort extends GatewayPort {
-  start(): Promise<void>;
-  stop(): Promise<void>;
-}
-
 export interface ServerDeps {
   readonly config: BrokerConfig;
   readonly operations: Operations;
   readonly requests: AccessRequests;
   readonly lifecycle: Lifecycle;
-  readonly gateway: ApprovalGatewayPort;
+  readonly gateway: ApprovalGateway;
   readonly logger: Logger;
   /** Removes every configured secret from a text (createSecretGuard over configSecrets). */
   readonly scrub: (text: string) => string;

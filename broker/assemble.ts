@@ -8,8 +8,9 @@
  */
 import { join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
-import { createServer, type ApprovalGatewayPort, type BrokerServer } from './app.js';
+import { createServer, type BrokerServer } from './app.js';
 import { ConsoleGateway } from './approval/console.js';
+import type { ApprovalGateway } from './approval/gateway.js';
 import { ApprovalEngine } from './approval/engine.js';
 import { CLEAR_TEXT_NOTICE } from './approval/views.js';
 import { GrantUse } from './approval/owner/grant-use.js';
@@ -58,7 +59,7 @@ export interface AssembleOptions {
   /** The approval console's terminal (approval: console). */
   readonly console?: ConsoleTerminal;
   /** Another approval gateway than config.approval's (tests speak as the owner). */
-  readonly gateway?: (engine: ApprovalEngine, parts: GatewayParts) => ApprovalGatewayPort;
+  readonly gateway?: (engine: ApprovalEngine, parts: GatewayParts) => ApprovalGateway;
   readonly correlationId?: () => string;
   readonly randomBytes?: (n: number) => Buffer;
   readonly timers?: Timers;
@@ -88,7 +89,7 @@ export interface Daemon {
   readonly audit: AuditLog;
   readonly store: GrantStore;
   readonly engine: ApprovalEngine;
-  readonly gateway: ApprovalGatewayPort;
+  readonly gateway: ApprovalGateway;
   readonly operations: Operations;
   readonly server: BrokerServer;
   /** The owner socket (`broker approve N` and the other owner commands). */
@@ -105,7 +106,7 @@ async function defaultGateway(
   engine: ApprovalEngine,
   { config, logger, audit, now }: GatewayParts,
   terminal: AssembleOptions['console'],
-): Promise<ApprovalGatewayPort> {
+): Promise<ApprovalGateway> {
   if (config.approval === 'console') {
     if (terminal === undefined) throw new Error('approval: console needs a terminal');
     return new ConsoleGateway({

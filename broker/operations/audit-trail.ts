@@ -5,11 +5,10 @@
 import { errorDetail } from '../base/errors.js';
 import type { Logger } from '../base/log.js';
 import { scrubDeep } from '../base/scrub.js';
-import type { AuditEvent } from '../audit/events.js';
-import type { AuditPort } from './ports.js';
+import type { AuditEvent, AuditSink } from '../audit/events.js';
 
 export interface AuditTrailDeps {
-  readonly audit: AuditPort;
+  readonly audit: AuditSink;
   readonly scrub: (text: string) => string;
   readonly logger: Logger;
 }

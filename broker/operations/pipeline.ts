@@ -23,7 +23,13 @@ import { errorDetail } from '../base/errors.js';
 import type { Logger } from '../base/log.js';
 import { scrubDeep } from '../base/scrub.js';
 import { decide, type GrantEnding, type WallDecision, type WallOp } from '../wall.js';
-import type { CallFields } from '../audit/events.js';
+import type {
+  AuditSink,
+  CallFields,
+  IntentDetail,
+  OutcomeDetail,
+  RefusalFields,
+} from '../audit/events.js';
 import { AuditTrail } from './audit-trail.js';
 import { decidedPathFields, pathFields } from './audit-fields.js';
 import { earliestExpiry, grantsLive } from './grant-checks.js';
@@ -47,16 +53,19 @@ import {
 } from './wall-answers.js';
 import { GrantEndedError, type InFlight } from './in-flight.js';
 import { envelopeForNextcloudError, isNextcloudError } from './nextcloud-errors.js';
-import type { AuditPort, GrantsPort, NextcloudPort } from './ports.js';
+import type { GrantsPort, NextcloudPort } from './ports.js';
 import type { Refusals } from './refusals.js';
 
 // The verbs' vocabulary, declared in step.ts, reached through the pipeline.
 export { AUDIT_UNAVAILABLE, OperationRefusal } from './step.js';
 export type { Allowed, Checked, Outcome, RunOptions, Step } from './step.js';
 
+/** What a refused line says of the call besides where it came from and why. */
+type RefusedTarget = Omit<RefusalFields, 'surface' | 'tool' | 'code' | 'correlation_id'>;
+
 export interface PipelineDeps {
   readonly grants: Pick<GrantsPort, 'grantSnapshot'>;
-  readonly audit: AuditPort;
+  readonly audit: AuditSink;
   /** Per-instance policy from the owner's config (a Map: agent input is the key). */
   readonly instances: ReadonlyMap<string, { readonly discovery: boolean }>;
   readonly clients: ReadonlyMap<string, NextcloudPort>;
@@ -90,7 +99,7 @@ export class Pipeline {
     ctx: CallContext,
     code: EnvelopeCode,
     message: string,
-    fields: Record<string, unknown> = {},
+    fields: RefusedTarget = {},
     hint?: string,
   ): Promise<Envelope> {
     return this.#refused(ctx, fields, refused(code, message, hint === undefined ? {} : { hint }));
@@ -264,17 +273,17 @@ export class Pipeline {
       grantIds: readonly number[];
       reason: string;
       /** Extra fields for both lines (never content, never a secret). */
-      fields?: Record<string, unknown>;
+      fields?: Pick<IntentDetail, 'lock' | 'attempt'>;
     },
     step: (client: NextcloudPort) => Promise<T>,
-    describe?: (value: T) => Record<string, unknown>,
+    describe?: (value: T) => OutcomeDetail,
   ): Promise<Outcome<T>> {
     const fields = {
       surface: ctx.surface,
       tool: ctx.tool,
       instance: target.instance,
       path: target.path,
-      grants: target.grantIds,
+      grants: [...target.grantIds],
       reason: target.reason,
       ...target.fields,
       correlation_id: ctx.correlationId,
@@ -319,11 +328,7 @@ export class Pipeline {
    * Audits a refusal (its code, reason and any ended grant's facts), then answers it.
    * Security: through the surface's refusal budget: past it, `rate_limited` (refusals.ts).
    */
-  #refused(
-    ctx: CallContext,
-    fields: Record<string, unknown>,
-    envelope: Envelope,
-  ): Promise<Envelope> {
+  #refused(ctx: CallContext, fields: RefusedTarget, envelope: Envelope): Promise<Envelope> {
     return this.#deps.refusals.answer(
       {
         ...refusalFields(envelope),

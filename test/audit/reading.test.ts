@@ -22,7 +22,7 @@ const CALL = { surface: 'agent', tool: 'read', correlation_id: 'c-1', instance: 
 async function logWithFindings(): Promise<string> {
   const dir = tempDir();
   const log = await AuditLog.open(dir, { now: tickingClock() });
-  await log.append({ event: 'intent', ...CALL, path: 'Docs/a.txt' });
+  await log.append({ event: 'intent', ...CALL, path: 'Docs/a.txt', grants: [1] });
   await appendLine(log, 'intnet' as AuditEventName, { ...CALL, path: 'Docs/b.txt' });
   await appendLine(log, 'outcome', { ...CALL, code: 'not_found' });
   await log.append({ event: 'stop' });
