@@ -15,7 +15,7 @@ import { collectionWord } from '../base/kinds.js';
 import type { NextcloudConnection } from './connection.js';
 import { NextcloudError } from './errors.js';
 import { groupwareUrl, type CollectionKind } from './groupware-url.js';
-import { decodeHref, parseMultistatus } from './multistatus.js';
+import { asRecord, decodeHref, parseMultistatus } from './multistatus.js';
 import type { Session } from './session.js';
 
 export interface Collection {
@@ -53,21 +53,15 @@ const PROPS = {
 const MAX_HOME_BYTES = 4 * 1024 * 1024;
 const MAX_COLLECTIONS = 1000;
 
-function record(v: unknown): Record<string, unknown> | undefined {
-  return typeof v === 'object' && v !== null && !Array.isArray(v)
-    ? (v as Record<string, unknown>)
-    : undefined;
-}
-
 function text(v: unknown): string | null {
   return typeof v === 'string' && v !== '' ? v : null;
 }
 
 function components(v: unknown): string[] {
-  const comps = record(v)?.['comp'];
+  const comps = asRecord(v)?.['comp'];
   if (!Array.isArray(comps)) return [];
   return comps.flatMap((c) => {
-    const name = record(c)?.['@name'];
+    const name = asRecord(c)?.['@name'];
     return typeof name === 'string' ? [name.toUpperCase()] : [];
   });
 }
@@ -97,7 +91,7 @@ export function collectionsOf(
         'bad_response',
         'Nextcloud listed a collection outside the home: not retried; report this to the owner',
       );
-    const type = record(response.props.get('resourcetype'));
+    const type = asRecord(response.props.get('resourcetype'));
     // Security: only live collections of the asked kind; see the module comment.
     if (type === undefined || !(RESOURCE_TYPE[kind] in type)) continue;
     const name = (segments[segments.length - 1] as string).normalize('NFC');

@@ -13,6 +13,7 @@ import { describeProblem, parseCommandArgs } from '../args.js';
 import { ExitCode } from '../command.js';
 import { forTerminal } from '../transfer/output.js';
 import { ownerDataDir } from './owner-target.js';
+import type { JsonObject } from '../../broker/base/protocol.js';
 
 export interface AuditTailIo {
   stdout: (text: string) => void;
@@ -66,7 +67,7 @@ function shownValue(value: unknown): string {
  * The event's name, marked when this version does not read it as written: `[unknown
  * event]` (misspelt, or from a newer broker), or the field its schema misses.
  */
-function shownEvent(record: Record<string, unknown>): string {
+function shownEvent(record: JsonObject): string {
   const reading = readEvent(record);
   if (reading.kind === 'known') return reading.event.event;
   const name = reading.name === '' ? '?' : reading.name;
@@ -85,7 +86,7 @@ export function humanRecord(line: string): string {
   }
   if (typeof record !== 'object' || record === null || Array.isArray(record))
     return forTerminal(line);
-  const r = record as Record<string, unknown>;
+  const r = record as JsonObject;
   const when =
     typeof r['ts'] === 'string' ? r['ts'].replace('T', ' ').replace(/\.\d+Z$/, 'Z') : '?';
   const fields = Object.entries(r)

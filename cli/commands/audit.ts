@@ -16,6 +16,7 @@ import { type Command, ExitCode } from '../command.js';
 import { forTerminal } from '../transfer/output.js';
 import { runAuditTail, TAIL_USAGE } from './audit-tail.js';
 import { ownerDataDir } from './owner-target.js';
+import type { JsonObject } from '../../broker/base/protocol.js';
 
 export interface AuditCommandIo {
   stdout: (text: string) => void;
@@ -74,7 +75,7 @@ const ANCHOR_NEXT_STEP =
   'The log on this host no longer holds what the approval room saw: it was rewritten or cut on the host, checkpoint included. Treat the whole log as untrustworthy and the broker host as compromised; keep audit.log and audit.checkpoint as evidence, and compare them with a backup that verifies with this anchor.';
 
 export function createAuditCommand(io: AuditCommandIo): Command {
-  const emit = (obj: Record<string, unknown>): void => io.stdout(`${JSON.stringify(obj)}\n`);
+  const emit = (obj: JsonObject): void => io.stdout(`${JSON.stringify(obj)}\n`);
   const usage = (error: string, nextStep: string): number => {
     emit({ status: 'error', error, next_step: nextStep });
     io.stderr(`broker audit: ${error}\n`);

@@ -26,6 +26,7 @@ import { jsonLine } from '../transfer/output.js';
 import { settleClientTransfer } from '../transfer/run.js';
 import { progressNotifier, type ProgressSink } from './progress.js';
 import { commandArgs, toolListing, TRANSFER_TOOLS } from './tools.js';
+import type { JsonObject } from '../../broker/base/protocol.js';
 
 /** Newest first: the first is answered to a client asking for one not listed. */
 const SUPPORTED_VERSIONS: readonly string[] = [
@@ -74,7 +75,7 @@ export interface McpServeOptions {
 }
 
 /** A command's answer as a tool result: its JSON line as text, the object as structured content. */
-export function toolResult(answer: Record<string, unknown>, exitCode: number) {
+export function toolResult(answer: JsonObject, exitCode: number) {
   const structured = { ...answer, exit_code: exitCode };
   return {
     content: [{ type: 'text', text: jsonLine(structured).trimEnd() }],
@@ -83,7 +84,7 @@ export function toolResult(answer: Record<string, unknown>, exitCode: number) {
   };
 }
 
-function initialize(params: Record<string, unknown>): Record<string, unknown> {
+function initialize(params: JsonObject): JsonObject {
   const asked = params.protocolVersion;
   return {
     protocolVersion:
@@ -101,10 +102,10 @@ function initialize(params: Record<string, unknown>): Record<string, unknown> {
 }
 
 async function callTool(
-  params: Record<string, unknown>,
-  notify: (message: Record<string, unknown>) => void,
+  params: JsonObject,
+  notify: (message: JsonObject) => void,
   opts: McpServeOptions,
-): Promise<Record<string, unknown>> {
+): Promise<JsonObject> {
   const tool = TRANSFER_TOOLS.find((t) => t.transfer.name === params.name);
   if (tool === undefined) {
     throw new RpcError('invalid_params', `unknown tool ${JSON.stringify(params.name)}`);
@@ -150,10 +151,10 @@ async function callTool(
 /** The answer to one request, or an RpcError. */
 function answer(
   method: string,
-  params: Record<string, unknown>,
-  notify: (message: Record<string, unknown>) => void,
+  params: JsonObject,
+  notify: (message: JsonObject) => void,
   opts: McpServeOptions,
-): Promise<Record<string, unknown>> {
+): Promise<JsonObject> {
   switch (method) {
     case 'initialize':
       return Promise.resolve(initialize(params));
@@ -173,7 +174,7 @@ function answer(
  * the exit code.
  */
 export async function serveMcp(opts: McpServeOptions): Promise<number> {
-  const write = (message: Record<string, unknown>): void =>
+  const write = (message: JsonObject): void =>
     opts.send(`${JSON.stringify({ jsonrpc: '2.0', ...message })}\n`);
   const inFlight = new Set<Promise<void>>();
 

@@ -168,7 +168,7 @@ export const TRANSFER_TOOLS: readonly TransferTool[] = [
 ];
 
 /** The tool as tools/list shows it. */
-export function toolListing(tool: TransferTool): Record<string, unknown> {
+export function toolListing(tool: TransferTool) {
   return {
     name: tool.transfer.name,
     title: tool.title,

@@ -4,6 +4,16 @@ import { ExitCode } from '../command.js';
 /** Why a client command failed, named as its exit code is (docs/contracts.md §6). */
 export type CliErrorCode = Exclude<keyof typeof ExitCode, 'ok'>;
 
+/** What a failure adds to the command's answer besides `error` and `next_step`. */
+export interface CliErrorFields {
+  /** The broker's envelope code behind it. */
+  readonly code?: string;
+  /** The local file it concerns. */
+  readonly local_path?: string;
+  /** Several files fetched at once: each one's result. */
+  readonly files?: readonly object[];
+}
+
 /**
  * A failure a client command reports: its code (which gives the exit code), a one-line
  * cause and the next step for whoever (person or agent) runs the command.
@@ -14,7 +24,7 @@ export class CliError extends CodedError<CliErrorCode> {
     code: CliErrorCode,
     message: string,
     readonly nextStep: string,
-    readonly fields: Record<string, unknown> = {},
+    readonly fields: CliErrorFields = {},
   ) {
     super(code, message);
   }

@@ -3,6 +3,7 @@
  * without a schema library: the client commands load nothing but node and cli/, so a
  * call's start-up stays small (zod alone took ~150 ms to load; docs/clients.md).
  */
+import type { JsonObject } from '../../broker/base/protocol.js';
 
 /** `text` as JSON, or undefined when it is not JSON (a bad shape, to the caller). */
 export function parseJson(text: string): unknown {
@@ -14,7 +15,7 @@ export function parseJson(text: string): unknown {
 }
 
 /** A plain JSON object (not an array, not null). */
-export const isObject = (v: unknown): v is Record<string, unknown> =>
+export const isObject = (v: unknown): v is JsonObject =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Absent, or a string. */

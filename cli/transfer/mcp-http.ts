@@ -19,6 +19,7 @@ import { request as httpsRequest } from 'node:https';
 import { StringDecoder } from 'node:string_decoder';
 import { CodedError } from '../../broker/base/coded-error.js';
 import { isObject } from './json.js';
+import type { JsonObject } from '../../broker/base/protocol.js';
 
 /** The version this client asks for; the broker's SDK server speaks it. */
 export const MCP_PROTOCOL_VERSION = '2025-06-18';
@@ -173,7 +174,7 @@ export class McpHttpClient {
   async #post(message: {
     readonly id?: number;
     readonly method: string;
-    readonly params?: Record<string, unknown>;
+    readonly params?: JsonObject;
   }): Promise<JsonRpcAnswer | undefined> {
     const send = this.#endpoint.protocol === 'https:' ? httpsRequest : httpRequest;
     const signal = AbortSignal.timeout(this.#timeoutMs);
@@ -230,7 +231,7 @@ export class McpHttpClient {
     }
   }
 
-  async #request(method: string, params: Record<string, unknown>): Promise<unknown> {
+  async #request(method: string, params: JsonObject): Promise<unknown> {
     const id = this.#nextId;
     this.#nextId += 1;
     const answer = await this.#post({ id, method, params });
@@ -259,7 +260,7 @@ export class McpHttpClient {
    * Calls a tool; resolves with its structured result (or the JSON of its first text
    * content, for a server that sends no structured content).
    */
-  async callTool(name: string, args: Record<string, unknown>): Promise<unknown> {
+  async callTool(name: string, args: JsonObject): Promise<unknown> {
     const params = { name, arguments: args };
     if (this.#protocolVersion === undefined && !this.#needsHandshake) {
       try {

@@ -1,6 +1,7 @@
 import { escapeJsonLine, escapeMatching, UNSAFE_ON_TERMINAL } from '../../broker/base/text.js';
 import { ExitCode } from '../command.js';
 import { CliError } from './errors.js';
+import type { JsonObject } from '../../broker/base/protocol.js';
 
 /** The one JSON object a client command prints on stdout (docs/contracts.md §6). */
 export interface Outcome {
@@ -55,7 +56,7 @@ export function asCliError(err: unknown): CliError {
 
 /** What a client command answers: the one JSON object, and the exit code that goes with it. */
 export interface Settled {
-  readonly answer: Record<string, unknown>;
+  readonly answer: JsonObject;
   readonly exitCode: ExitCode;
 }
 
@@ -70,7 +71,7 @@ export async function settle(
   body: (warn: (note: string) => void) => Promise<Outcome>,
 ): Promise<Settled> {
   const warnings: string[] = [];
-  const noted = (): Record<string, unknown> => (warnings.length > 0 ? { warnings } : {});
+  const noted = (): JsonObject => (warnings.length > 0 ? { warnings } : {});
   const warn = (note: string): void => {
     warnings.push(note);
     stderr(`broker: note: ${forTerminal(note)}\n`);

@@ -6,6 +6,7 @@
 import type { GrantRecord, RequestRecord } from '../../base/domain.js';
 import { DEFAULT_KIND } from '../../base/kinds.js';
 import { iso } from '../../base/time.js';
+import type { JsonObject } from '../../base/protocol.js';
 
 /** The socket's file name in data_dir. */
 export const OWNER_SOCKET_FILE = 'owner.sock';
@@ -63,7 +64,7 @@ export function parseOwnerRequest(line: string): OwnerRequest | undefined {
     return undefined;
   }
   if (typeof value !== 'object' || value === null) return undefined;
-  const v = value as Record<string, unknown>;
+  const v = value as JsonObject;
   if (v['op'] === 'grants' || v['op'] === 'status') return { op: v['op'] };
   if (v['op'] === 'command' && typeof v['text'] === 'string')
     return { op: 'command', text: v['text'] };
