@@ -1,5 +1,5 @@
 import { pathToFileURL } from 'node:url';
-import { commands } from './commands/index.js';
+import { commands } from './owner/index.js';
 import { BUILTINS_USAGE, commandList, dispatch } from './dispatch.js';
 import { processUsageIo, type UsageIo } from './usage.js';
 

@@ -11,8 +11,8 @@ import { dirname, join, parse } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Metafile } from 'esbuild';
 import { ExitCode } from '../../cli/command.js';
-import { clientCommands, OWNER_COMMAND_NAMES } from '../../cli/commands/client.js';
-import { commands, ownerCommands } from '../../cli/commands/index.js';
+import { clientCommands, OWNER_COMMAND_NAMES } from '../../cli/client/commands/index.js';
+import { commands, ownerCommands } from '../../cli/owner/index.js';
 import { buildClientBundle } from '../../scripts/build-cli.js';
 import { cliBundle } from '../../support/cli-bundle.js';
 import { ROOT } from '../../support/processes.js';
@@ -53,11 +53,11 @@ describe('what the agent file is made of', () => {
 
   it('holds no daemon code and no package: only cli/, broker/base/ and the canonical-path rule', () => {
     const inputs = Object.keys(meta.inputs);
-    expect(inputs).toContain('cli/client-entry.ts');
+    expect(inputs).toContain('cli/client/entry.ts');
     for (const input of inputs) {
       expect(input).toMatch(/^(cli\/|broker\/base\/|broker\/wall\/canonical\.ts$)/);
     }
-    const ownerModules = ['cli/main.ts', ...OWNER_COMMAND_NAMES.map((n) => `cli/commands/${n}.ts`)];
+    const ownerModules = ['cli/main.ts', ...OWNER_COMMAND_NAMES.map((n) => `cli/owner/${n}.ts`)];
     expect(inputs.filter((i) => ownerModules.includes(i))).toEqual([]);
   });
 

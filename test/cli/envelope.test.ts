@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ExitCode } from '../../cli/command.js';
-import { asEnvelope, envelopeFailure } from '../../cli/transfer/envelope.js';
+import { asEnvelope, envelopeFailure } from '../../cli/client/transfer/envelope.js';
 
 describe('an answer is an envelope only in its documented shape', () => {
   it('keeps the fields a command reads on, and defaults a missing message to ""', () => {

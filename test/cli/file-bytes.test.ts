@@ -14,7 +14,7 @@ import {
   FileChangedError,
   READ_BYTES,
   sendFile,
-} from '../../cli/transfer/file-bytes.js';
+} from '../../cli/client/transfer/file-bytes.js';
 import { tempStage } from '../../support/processes.js';
 
 /** A file of `size` random bytes. */

@@ -16,7 +16,11 @@ import {
   McpError,
   ErrorCode,
 } from '@modelcontextprotocol/sdk/types.js';
-import { McpCallError, McpHttpClient, type McpFailure } from '../../cli/transfer/mcp-http.js';
+import {
+  McpCallError,
+  McpHttpClient,
+  type McpFailure,
+} from '../../cli/client/transfer/mcp-http.js';
 
 const TOKEN = 'Bearer test-transfer-token-0123456789abcdef';
 const servers: Server[] = [];

@@ -7,8 +7,8 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { ExitCode } from '../../cli/command.js';
-import { progressNotifier } from '../../cli/mcp/progress.js';
-import { serveMcp } from '../../cli/mcp/server.js';
+import { progressNotifier } from '../../cli/client/mcp/progress.js';
+import { serveMcp } from '../../cli/client/mcp/server.js';
 
 let stderr = '';
 
