@@ -4,7 +4,7 @@
  * it can answer with. Both programs read these: the broker's zod schemas
  * (broker/surfaces/transfer/) are checked against them both ways
  * (test/surfaces/transfer-protocol.test.ts), and the CLI calls a tool by its name
- * (cli/transfer/broker-client.ts), so an argument or answer field renamed here does not
+ * (cli/client/transfer/broker-client.ts), so an argument or answer field renamed here does not
  * compile there, and a code no tool answers cannot be handled.
  *
  * Types only: the agent's CLI bundle carries none of it (protocol.ts holds the

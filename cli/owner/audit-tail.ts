@@ -11,7 +11,7 @@ import { LOG_FILE } from '../../broker/audit/log.js';
 import { readEvent } from '../../broker/audit/reading.js';
 import { describeProblem, parseCommandArgs } from '../args.js';
 import { ExitCode } from '../command.js';
-import { forTerminal } from '../client/transfer/output.js';
+import { forTerminal } from '../terminal.js';
 import { ownerDataDir } from './owner-target.js';
 import type { JsonObject } from '../../broker/base/protocol.js';
 

@@ -13,7 +13,7 @@ import { LOG_FILE } from '../../broker/audit/log.js';
 import { verifyAudit } from '../../broker/audit/verify.js';
 import { describeProblem, parseCommandArgs } from '../args.js';
 import { type Command, ExitCode } from '../command.js';
-import { forTerminal } from '../client/transfer/output.js';
+import { forTerminal } from '../terminal.js';
 import { runAuditTail, TAIL_USAGE } from './audit-tail.js';
 import { ownerDataDir } from './owner-target.js';
 import type { JsonObject } from '../../broker/base/protocol.js';

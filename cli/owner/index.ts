@@ -1,6 +1,5 @@
 import type { Command } from '../command.js';
 import { auditCommand } from './audit.js';
-import { clientCommands } from '../client/commands/index.js';
 import { doctorCommand } from './doctor.js';
 import { ownerSocketCommands } from './owner.js';
 import { serveCommand } from './serve.js';
@@ -15,12 +14,4 @@ export const ownerCommands: readonly Command[] = [
   doctorCommand,
 ];
 
-/** Every `broker` sub-command, in the order `broker --help` lists them. */
-export const commands: readonly Command[] = [
-  startCommand,
-  serveCommand,
-  ...clientCommands,
-  ...ownerSocketCommands,
-  auditCommand,
-  doctorCommand,
-];
+export { auditCommand, doctorCommand, ownerSocketCommands, serveCommand, startCommand };

@@ -5,7 +5,7 @@
  */
 import type { GrantJson } from '../../broker/approval/owner/protocol.js';
 import { formatTimeLeft } from '../../broker/approval/format.js';
-import { forTerminal } from '../client/transfer/output.js';
+import { forTerminal } from '../terminal.js';
 
 const COLUMNS = [
   { title: 'REQ', width: 5 },

@@ -8,7 +8,7 @@
 import type { OwnerRequest, OwnerResponse } from '../../broker/approval/owner/protocol.js';
 import { describeProblem, parseCommandArgs } from '../args.js';
 import { type Command, ExitCode } from '../command.js';
-import { forTerminal, jsonLine } from '../client/transfer/output.js';
+import { forTerminal, jsonLine } from '../terminal.js';
 import { grantsTable } from './owner-table.js';
 import { ownerDataDir } from './owner-target.js';
 

@@ -1,5 +1,5 @@
 /**
- * Attacks on the CLI's staging (cli/transfer/*), run in-process against the real daemon
+ * Attacks on the CLI's staging (cli/client/transfer/*), run in-process against the real daemon
  * and the fake Nextcloud: symlink races, planted manifests (in the staging folder, where
  * they are never read, and records in the state folder), hard links, a staging root
  * that is a symlink, special files, and names that collide with the CLI's own files.
@@ -56,7 +56,7 @@ function clientFor(ctx: Ctx, stageRoot: string): TransferClient {
   });
 }
 
-/** The CLI's default state folder for a staging folder (cli/transfer/env.ts). */
+/** The CLI's default state folder for a staging folder (cli/client/transfer/env.ts). */
 const stateDirOf = (stage: string): string => `${stage}.state`;
 
 /** `exit N` for a CLI failure; the outcome's status otherwise. */

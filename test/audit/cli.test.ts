@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { createAuditCommand } from '../../cli/owner/audit.js';
-import { commands } from '../../cli/owner/index.js';
+import { commands } from '../../cli/main.js';
 import { CLI_MAIN } from '../../support/processes.js';
 import { checkpointPath, logPath, readLog, tempDir, writeLog } from './helpers.js';
 

@@ -1,5 +1,5 @@
 /**
- * How the CLI reads a broker answer (cli/transfer/broker-client.ts): an envelope only
+ * How the CLI reads a broker answer (cli/client/transfer/broker-client.ts): an envelope only
  * when it has a known status and its fields are of the types the CLI reads, and which
  * exit code each failure maps to (docs/contracts.md §6).
  */

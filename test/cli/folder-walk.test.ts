@@ -1,5 +1,5 @@
 /**
- * The walk behind `broker fetch --recursive` (cli/transfer/folder-walk.ts), against a
+ * The walk behind `broker fetch --recursive` (cli/client/transfer/folder-walk.ts), against a
  * stand-in for the broker's `list` tool: every page and subfolder is followed, and a
  * tree that cannot be mirrored locally is refused whole, naming each problem.
  */

@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { ExitCode, type Command } from '../../cli/command.js';
 import { clientCommands } from '../../cli/client/commands/index.js';
-import { commands } from '../../cli/owner/index.js';
+import { commands } from '../../cli/main.js';
 import { BUILTIN_WORDS, optionsOf } from '../../cli/completion.js';
 import { clientMain } from '../../cli/client/main.js';
 import { main } from '../../cli/main.js';

@@ -1,5 +1,5 @@
 /**
- * The CLI's own MCP client (cli/transfer/mcp-http.ts) against the SDK's real
+ * The CLI's own MCP client (cli/client/transfer/mcp-http.ts) against the SDK's real
  * Streamable HTTP server (stateless, answering as JSON and as an event stream), and
  * against servers that answer wrongly: each wrong answer must become a named failure,
  * never a hang or a misread result.

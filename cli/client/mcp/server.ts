@@ -1,7 +1,7 @@
 /**
  * `broker mcp`: the client commands as an MCP server on stdio, for an agent whose MCP
  * client starts it (docs/clients.md). Each tool call runs the command's own body
- * (cli/transfer/run.ts) and answers its JSON object and exit code as the tool result.
+ * (cli/client/transfer/run.ts) and answers its JSON object and exit code as the tool result.
  *
  * The protocol as a tools-only server speaks it: newline-delimited JSON-RPC 2.0 on
  * stdin/stdout; `initialize` (version negotiation), `ping`, `tools/list`, `tools/call`
@@ -12,7 +12,7 @@
  * Why not the SDK's McpServer: measured, it grew the agent's file from 69 KB to 1.56 MB
  * (the SDK, zod, ajv) and added ~0.1 s of CPU to every `broker fetch` although loaded
  * only for this command (node parses the whole file), the start-up the client commands
- * are kept small for (cli/transfer/mcp-http.ts). The SDK's own client drives this server
+ * are kept small for (cli/client/transfer/mcp-http.ts). The SDK's own client drives this server
  * in test/cli/mcp-stdio.test.ts.
  */
 import type { Readable } from 'node:stream';
@@ -22,7 +22,7 @@ import { errorLine } from '../../../broker/base/errors.js';
 import { BROKER_VERSION } from '../../../broker/base/version.js';
 import { ExitCode } from '../../command.js';
 import { isObject } from '../transfer/json.js';
-import { jsonLine } from '../transfer/output.js';
+import { jsonLine } from '../../terminal.js';
 import { settleClientTransfer } from '../transfer/run.js';
 import { progressNotifier, type ProgressSink } from './progress.js';
 import { commandArgs, toolListing, TRANSFER_TOOLS } from './tools.js';

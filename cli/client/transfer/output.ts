@@ -1,5 +1,5 @@
-import { escapeJsonLine, escapeMatching, UNSAFE_ON_TERMINAL } from '../../../broker/base/text.js';
 import { ExitCode } from '../../command.js';
+import { forTerminal } from '../../terminal.js';
 import { CliError } from './errors.js';
 import type { JsonObject } from '../../../broker/base/protocol.js';
 
@@ -11,34 +11,6 @@ export interface Outcome {
   size?: number;
   etag?: string | null;
   [key: string]: unknown;
-}
-
-export interface Io {
-  stdout: (text: string) => void;
-  stderr: (text: string) => void;
-}
-
-export const processIo: Io = {
-  stdout: (t) => process.stdout.write(t),
-  stderr: (t) => process.stderr.write(t),
-};
-
-/**
- * Text for a terminal: control characters (escape sequences, carriage returns,
- * newlines), format characters (bidi overrides, zero-width) and line separators become a
- * visible `\u{XXXX}`; everything else, non-ASCII names included, stays as it is.
- */
-export function forTerminal(text: string): string {
-  return escapeMatching(text, UNSAFE_ON_TERMINAL, 1);
-}
-
-/**
- * One JSON line for stdout. JSON.stringify escapes only U+0000–U+001F; DEL, C1 controls,
- * format characters and line separators are escaped here too (`\uXXXX` per UTF-16 code
- * unit, so the line parses to the same value) for a person reading it in a terminal.
- */
-export function jsonLine(value: unknown): string {
-  return `${escapeJsonLine(JSON.stringify(value))}\n`;
 }
 
 /** A failure as the CLI reports it; anything but a CliError is a bug in the CLI. */

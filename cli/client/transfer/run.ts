@@ -1,7 +1,8 @@
 import { looksLikeTarget, parseClientArgs } from './args.js';
 import { TransferClient } from './broker-client.js';
 import { readClientEnv } from './env.js';
-import { jsonLine, processIo, settle, type Io, type Outcome, type Settled } from './output.js';
+import { jsonLine, processIo, type Io } from '../../terminal.js';
+import { settle, type Outcome, type Settled } from './output.js';
 import { progressFor, type ProgressFactory } from './progress.js';
 import { StateStore } from './state.js';
 import { parseTarget, type RemoteTarget } from './target.js';
