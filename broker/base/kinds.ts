@@ -21,6 +21,8 @@ interface TreeKind {
   readonly modes: readonly Mode[];
   /** What one item of it is, for the agent. */
   readonly item: string;
+  /** What a write item allows, said to the owner in the request message. */
+  readonly writeMeans?: string;
 }
 
 /**
@@ -38,6 +40,8 @@ interface CollectionKindRow {
   readonly access: string;
   /** Why a mode it is not granted in is refused: one sentence every reader says. */
   readonly refuses?: string;
+  /** What a write item allows, said to the owner in the request message. */
+  readonly writeMeans?: string;
   /** Names Nextcloud gives some of them, with what they hold (shown to the owner). */
   readonly known?: Readonly<Record<string, string>>;
 }
@@ -45,13 +49,20 @@ interface CollectionKindRow {
 export type KindRow = TreeKind | CollectionKindRow;
 
 export const KINDS = {
-  files: { paths: 'tree', modes: ['read', 'write'], item: 'a file or folder path' },
+  files: {
+    paths: 'tree',
+    modes: ['read', 'write'],
+    item: 'a file or folder path',
+    writeMeans:
+      'Write on a folder lets the agent create, overwrite, move and trash anything inside it.',
+  },
   calendar: {
     paths: 'one',
     modes: ['read', 'write'],
     one: 'calendar',
     argument: 'calendar',
     access: 'read, or write = create events',
+    writeMeans: 'Write on a calendar lets the agent add events to it, never change or delete one.',
   },
   contacts: {
     paths: 'one',
@@ -109,6 +120,8 @@ export function kindRules<K extends string, C extends K>(table: Readonly<Record<
     isCollectionKind,
     /** Whether `kind` can be granted `mode`. */
     kindGrants: (kind: K, mode: Mode): boolean => row(kind).modes.includes(mode),
+    /** What a write item of `kind` allows, for the owner (undefined: nothing to add). */
+    kindWriteMeans: (kind: K): string | undefined => row(kind).writeMeans,
     /** The modes `kind` can be granted, as the agent writes them: `"read"`. */
     kindModes: (kind: K): string => either(row(kind).modes.map((m) => `"${m}"`)),
     /** Why `kind` is not granted `mode`: the row's own sentence. */
@@ -146,6 +159,7 @@ export const {
   isCollectionKind,
   kindGrants,
   kindModes,
+  kindWriteMeans,
   modeRefusal,
   collectionWord,
   collectionArgument,
