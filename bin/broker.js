@@ -10,7 +10,7 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-// The names in cli/commands/client.ts (test/cli/bundle.test.ts keeps them equal).
+// The names in cli/client/commands/index.ts (test/cli/bundle.test.ts keeps them equal).
 const CLIENT_COMMANDS = ['fetch', 'push', 'checkout', 'checkin', 'mcp'];
 
 const client = CLIENT_COMMANDS.includes(process.argv[2] ?? '');
