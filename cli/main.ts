@@ -1,7 +1,25 @@
 import { pathToFileURL } from 'node:url';
-import { commands } from './commands/index.js';
+import type { Command } from './command.js';
+import { clientCommands } from './client/commands/index.js';
+import {
+  auditCommand,
+  doctorCommand,
+  ownerSocketCommands,
+  serveCommand,
+  startCommand,
+} from './owner/index.js';
 import { BUILTINS_USAGE, commandList, dispatch } from './dispatch.js';
 import { processUsageIo, type UsageIo } from './usage.js';
+
+/** Every `broker` sub-command (the owner's and the client's), in the order `broker --help` lists them. */
+export const commands: readonly Command[] = [
+  startCommand,
+  serveCommand,
+  ...clientCommands,
+  ...ownerSocketCommands,
+  auditCommand,
+  doctorCommand,
+];
 
 const USAGE = `broker: the Nextcloud Access Broker
 

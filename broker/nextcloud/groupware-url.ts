@@ -8,11 +8,11 @@
  * component is `encodeURIComponent`-ed, and the finished URL must re-parse to exactly
  * the components it was built from, or nothing is sent.
  */
+import type { CollectionKind } from '../base/kinds.js';
 import { NextcloudError } from './errors.js';
 import { parseBaseUrl, pathComponents, urlUnder } from './url.js';
 
-/** The two kinds of collections beyond files. */
-export type CollectionKind = 'calendar' | 'contacts';
+export type { CollectionKind } from '../base/kinds.js';
 
 function invalid(reason: string): NextcloudError {
   return new NextcloudError(

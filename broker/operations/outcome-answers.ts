@@ -5,6 +5,7 @@
  * answers that carried them. Nextcloud logs every request under that id (admin_audit),
  * so a request of the broker's can be told from one it did not send.
  */
+import type { OutcomeDetail } from '../audit/events.js';
 import type { NextcloudAnswer } from '../nextcloud/client.js';
 
 /** More answers than this in one operation are counted, not listed (`nc_requests_unlisted`). */
@@ -26,7 +27,7 @@ export class OutcomeAnswers {
   }
 
   /** The outcome's fields; none when no answer showed an id (nothing reached Nextcloud). */
-  fields(): Record<string, unknown> {
+  fields(): Pick<OutcomeDetail, 'nc_request_ids' | 'nc_files' | 'nc_requests_unlisted'> {
     if (this.#answers.length === 0) return {};
     const files = this.#answers.flatMap((a) =>
       a.fileId === undefined && a.etag === undefined

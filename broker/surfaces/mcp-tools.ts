@@ -14,7 +14,8 @@ import type { MetricsPort } from '../base/metrics.js';
 import { scrubDeep } from '../base/scrub.js';
 import { portableSchema } from './portable-schema.js';
 import { secretField } from './secret-arguments.js';
-import type { ToolDefinition, ToolRegistry } from './tool.js';
+import type { ToolAnnotations, ToolDefinition, ToolRegistry } from './tool.js';
+import type { JsonObject } from '../base/protocol.js';
 
 export interface SurfaceDeps {
   readonly logger: Logger;
@@ -42,12 +43,10 @@ export interface SurfaceDeps {
   readonly metrics?: MetricsPort;
 }
 
-type JsonObject = Record<string, unknown>;
-
 /** The MCP CallToolResult of an envelope. */
 export interface ToolResult {
   content: { type: 'text'; text: string }[];
-  structuredContent: Record<string, unknown>;
+  structuredContent: Envelope;
   isError: boolean;
   [key: string]: unknown;
 }
@@ -59,7 +58,7 @@ export interface ListedTool {
   description: string;
   inputSchema: { type: 'object'; [k: string]: unknown };
   outputSchema: { type: 'object'; [k: string]: unknown };
-  annotations: JsonObject;
+  annotations: ToolAnnotations & { title: string };
   [key: string]: unknown;
 }
 
@@ -91,7 +90,7 @@ export function toToolResult(envelope: Envelope): ToolResult {
   const body = compact(envelope);
   return {
     content: [{ type: 'text' as const, text: JSON.stringify(body) }],
-    structuredContent: body as Record<string, unknown>,
+    structuredContent: body,
     isError: envelope.status === 'refused' || envelope.status === 'error',
   };
 }

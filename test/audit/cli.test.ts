@@ -5,8 +5,8 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { createAuditCommand } from '../../cli/commands/audit.js';
-import { commands } from '../../cli/commands/index.js';
+import { createAuditCommand } from '../../cli/owner/audit.js';
+import { commands } from '../../cli/main.js';
 import { CLI_MAIN } from '../../support/processes.js';
 import { checkpointPath, logPath, readLog, tempDir, writeLog } from './helpers.js';
 

@@ -20,7 +20,7 @@ import {
 import { demoLogSink } from '../../broker/demo/log-sink.js';
 import { choosePort, portIsFree } from '../../broker/demo/ports.js';
 import { DEMO_FILES, seedDemoCloud } from '../../broker/demo/seed.js';
-import { hasConfig, stopOnSignal } from '../../cli/commands/start.js';
+import { hasConfig, stopOnSignal } from '../../cli/owner/start.js';
 
 let dir: string;
 beforeEach(() => {

@@ -12,7 +12,7 @@ import { parse } from 'yaml';
 import { z } from 'zod';
 import { CHECKPOINT_FILE, LOCK_FILE, LOG_FILE } from '../../broker/audit/index.js';
 import { agentTools, type AgentToolDeps } from '../../broker/surfaces/agent/index.js';
-import { commands } from '../../cli/commands/index.js';
+import { commands } from '../../cli/main.js';
 import { schemaKeys } from './schema-keys.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');

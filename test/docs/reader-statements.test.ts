@@ -12,7 +12,7 @@ import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { MIN_NODE_MAJOR, nodeProblem } from '../../bin/node-check.js';
-import { TRANSFER_TOOLS, toolListing } from '../../cli/mcp/tools.js';
+import { TRANSFER_TOOLS, toolListing } from '../../cli/client/mcp/tools.js';
 import { DEFAULT_OUTFILE } from '../../scripts/build-cli.js';
 import { NODE_RECORD } from '../../scripts/record-node.js';
 import { ROOT } from '../../support/processes.js';

@@ -9,7 +9,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { portableSchema } from '../../broker/surfaces/portable-schema.js';
-import { TRANSFER_TOOLS, toolListing } from '../../cli/mcp/tools.js';
+import { TRANSFER_TOOLS, toolListing } from '../../cli/client/mcp/tools.js';
 import { startBroker, type Broker } from '../../support/daemon.js';
 
 let broker: Broker;

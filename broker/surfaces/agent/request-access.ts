@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { pending } from '../../base/envelope.js';
+import { collectionAccess, COLLECTION_KINDS, collectionWord } from '../../base/kinds.js';
 import { answer } from '../answer.js';
 import {
   InstanceNameSchema,
@@ -28,7 +29,7 @@ export const RequestAccessInputSchema = z.strictObject({
     .min(1)
     .max(50)
     .describe(
-      '1-50 items; each becomes its own grant if approved. A calendar item names one calendar (read, or write = create events); a contacts item one address book (read only)',
+      `1-50 items; each becomes its own grant if approved. ${COLLECTION_KINDS.map((k) => `A ${k} item names one ${collectionWord(k)} (${collectionAccess(k)})`).join('; ')}`,
     ),
 });
 
