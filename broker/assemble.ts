@@ -6,6 +6,7 @@
  * gateway, and the HTTP server, in that order: each part is built after everything it
  * needs, so nothing is wired late. `start()` listens; `stop()` is the one teardown.
  */
+import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { createServer, type ApprovalGatewayPort, type BrokerServer } from './app.js';
@@ -15,6 +16,7 @@ import { CLEAR_TEXT_NOTICE } from './approval/views.js';
 import { GrantUse } from './approval/owner/grant-use.js';
 import { OWNER_SOCKET_FILE } from './approval/owner/protocol.js';
 import { OwnerSocket } from './approval/owner/server.js';
+import { createPairing, type Pairing } from './approval/pairing/index.js';
 import { renderGrantsEnded, renderRequestsEnded } from './approval/format.js';
 import { AuditAnchor, type AnchorTimers } from './audit/anchor.js';
 import { AuditLog, type AuditFs } from './audit/index.js';
@@ -105,6 +107,7 @@ async function defaultGateway(
   engine: ApprovalEngine,
   { config, logger, audit, now }: GatewayParts,
   terminal: AssembleOptions['console'],
+  pairing: Pairing | undefined,
 ): Promise<ApprovalGatewayPort> {
   if (config.approval === 'console') {
     if (terminal === undefined) throw new Error('approval: console needs a terminal');
@@ -122,7 +125,15 @@ async function defaultGateway(
   }
   // Loaded only when used: matrix-js-sdk is a third of the idle memory.
   const { MatrixGateway } = await import('./approval/matrix/gateway.js');
-  return new MatrixGateway({ config, engine, logger, now, audit, dataDir: config.data_dir });
+  return new MatrixGateway({
+    config,
+    engine,
+    logger,
+    now,
+    audit,
+    dataDir: config.data_dir,
+    ...(pairing === undefined ? {} : { pairing }),
+  });
 }
 
 export async function assemble(config: BrokerConfig, options: AssembleOptions): Promise<Daemon> {
@@ -220,6 +231,7 @@ export async function assemble(config: BrokerConfig, options: AssembleOptions): 
       logger,
       onRevoked: (grants) => operations.endGrants(grants, 'revoked'),
       channel: config.approval,
+      encrypted: config.approval === 'matrix' && config.matrix?.encryption === 'required',
       // Security: in a clear-text room every `status` reminds the owner that a decision
       // there proves only that the homeserver passed an event on as the approver's.
       ...(config.approval === 'matrix' && (config.matrix?.encryption ?? 'off') === 'off'
@@ -227,8 +239,17 @@ export async function assemble(config: BrokerConfig, options: AssembleOptions): 
         : {}),
     });
     const parts: GatewayParts = { config, logger, audit, now };
+    // The approver's pins and `broker pair`, with an encrypted room.
+    const pairing = createPairing(config, {
+      audit,
+      now,
+      logger,
+      randomBytes: options.randomBytes ?? randomBytes,
+      timers,
+    });
     const gateway =
-      options.gateway?.(engine, parts) ?? (await defaultGateway(engine, parts, options.console));
+      options.gateway?.(engine, parts) ??
+      (await defaultGateway(engine, parts, options.console, pairing));
     if (gateway instanceof ConsoleGateway) aroundLog = (write) => gateway.aroundLog(write);
     const ownerSocket = new OwnerSocket({
       dir: config.data_dir,
@@ -238,6 +259,8 @@ export async function assemble(config: BrokerConfig, options: AssembleOptions): 
       pendingTimeout: config.lifecycle.pending_timeout,
       logger,
       lastUsed: (id) => grantUse.lastUsed(id),
+      pins: pairing?.pins,
+      pairing: pairing?.desk,
     });
     const requests = new AccessRequests({
       pipeline: operations.pipeline,

@@ -3,6 +3,8 @@ import { auditCommand } from './audit.js';
 import { clientCommands } from './client.js';
 import { doctorCommand } from './doctor.js';
 import { ownerSocketCommands } from './owner.js';
+import { pairCommand } from './pair.js';
+import { pinCommands } from './pins.js';
 import { serveCommand } from './serve.js';
 import { startCommand } from './start.js';
 
@@ -11,6 +13,8 @@ export const ownerCommands: readonly Command[] = [
   startCommand,
   serveCommand,
   ...ownerSocketCommands,
+  pairCommand,
+  ...pinCommands,
   auditCommand,
   doctorCommand,
 ];
@@ -21,6 +25,8 @@ export const commands: readonly Command[] = [
   serveCommand,
   ...clientCommands,
   ...ownerSocketCommands,
+  pairCommand,
+  ...pinCommands,
   auditCommand,
   doctorCommand,
 ];
