@@ -259,6 +259,8 @@ export async function assemble(config: BrokerConfig, options: AssembleOptions): 
       pendingTimeout: config.lifecycle.pending_timeout,
       logger,
       lastUsed: (id) => grantUse.lastUsed(id),
+      // Security: a decision made in a shell is shown where the owner watches.
+      show: (text, html) => gateway.announce(text, html),
       pins: pairing?.pins,
       pairing: pairing?.desk,
     });

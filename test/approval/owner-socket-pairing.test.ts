@@ -2,7 +2,8 @@
  * The owner socket's pairing side (docs/contracts.md §6): `pins`, `unpin`, and `broker
  * pair`'s conversation, on a real socket with the real desk, pins, engine and audit log;
  * what a device sends is played through the desk's `claim` (the Matrix side is
- * matrix-pairing*.test.ts).
+ * matrix-pairing*.test.ts). And a decision made over the socket shown where the owner
+ * watches.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -26,6 +27,7 @@ let h: Harness;
 let dataDir: string;
 let pairing: Pairing | undefined;
 let socket: OwnerSocket;
+const shown: string[] = [];
 
 function start(withPairing: boolean): Promise<void> {
   pairing = withPairing
@@ -59,6 +61,7 @@ function start(withPairing: boolean): Promise<void> {
     now: () => h.clock.now,
     pendingTimeout: LIFECYCLE.pending_timeout,
     logger: memoryLogger(),
+    show: async (text) => void shown.push(text),
     pins: pairing?.pins,
     pairing: pairing?.desk,
   });
@@ -68,6 +71,7 @@ function start(withPairing: boolean): Promise<void> {
 beforeEach(async () => {
   h = await harness({ channel: 'console' });
   dataDir = mkdtempSync(join(tmpdir(), 'owner-pairing-'));
+  shown.length = 0;
 });
 afterEach(async () => {
   await socket.stop();
@@ -179,5 +183,27 @@ describe('broker pair over the socket', () => {
     const { lines, done } = pair(true, 'PHONEDEVICE');
     await pairing?.desk.claim(await codeOf(lines), LAPTOP, '$1');
     expect(await done).toMatchObject({ outcome: 'not_expected' });
+  });
+});
+
+describe("a decision from the owner's shell is shown where the owner watches", () => {
+  it('approve, deny and revoke are shown naming the shell; status is not', async () => {
+    await start(false);
+    const n = h.request([['Docs', 'read']]);
+    const m = h.request([['Photos', 'read']]);
+    await askOwner(h.dir, { op: 'command', text: `approve ${n} 2h` });
+    await askOwner(h.dir, { op: 'command', text: `deny ${m}` });
+    await askOwner(h.dir, { op: 'command', text: `deny ${m}` });
+    await askOwner(h.dir, { op: 'command', text: 'status' });
+    await askOwner(h.dir, { op: 'command', text: 'revoke all' });
+    await until('all shown', () => shown.length === 4);
+    expect(shown.map((t) => t.split('\n')[0])).toEqual([
+      `From a shell on the broker's host (owner socket): broker approve ${n} 2h`,
+      `From a shell on the broker's host (owner socket): broker deny ${m}`,
+      `From a shell on the broker's host (owner socket): broker deny ${m}`,
+      "From a shell on the broker's host (owner socket): broker revoke all",
+    ]);
+    expect(shown[0]).toContain(`Approved request ${n}`);
+    expect(shown[2]).toContain('already decided');
   });
 });

@@ -2,7 +2,8 @@
  * The owner socket (`<data_dir>/owner.sock`): the approval console's commands from any
  * shell of the broker's user (`broker approve 3`, `broker grants`, …). It is one more
  * channel into the same approval engine: a command is parsed by parser.ts and applied
- * by engine.ts, audited as the console's are, with actor `socket`. It also
+ * by engine.ts, audited as the console's are, with actor `socket`, and shown where the
+ * owner watches (the console, or the room) naming the shell as its source. It also
  * lists and removes pinned devices and runs `broker pair` (pair-conversation.ts).
  *
  * Start-up: a socket file left by a crashed broker (connecting is refused) is replaced;
@@ -31,10 +32,12 @@ import {
   type OwnerResponse,
 } from './protocol.js';
 import { checkSocketFolder, OwnerSocketError } from './safety.js';
+import type { Command } from '../command.js';
 import type { PairingDesk } from '../pairing/desk.js';
 import type { ApproverPins } from '../pairing/pins.js';
 import { pairOverSocket } from './pair-conversation.js';
 import { pinsAnswer, unpinAnswer } from './pin-answers.js';
+import { shellDecision } from './shell-decisions.js';
 
 /** The actor (and channel) the audit records for a decision made over the socket. */
 export const SOCKET_ACTOR = 'socket';
@@ -45,6 +48,11 @@ const REQUEST_TIMEOUT_MS = 10_000;
 export interface OwnerSocketDeps {
   readonly dir: string;
   readonly engine: Pick<ApprovalEngine, 'apply'>;
+  /**
+   * Shows a decision made here where the owner watches (the console, or the room), so
+   * none is made unseen. Failures are logged, never the command's.
+   */
+  readonly show?: (text: string, html: string) => Promise<void>;
   /** The approver's pins and the pairing desk (an encrypted room only). */
   readonly pins?: Pick<ApproverPins, 'entries' | 'unpin'> | undefined;
   readonly pairing?: Pick<PairingDesk, 'open'> | undefined;
@@ -226,7 +234,23 @@ export class OwnerSocket {
         next_step: 'run `broker approve --help`',
       };
     }
-    return this.#replied(await this.#deps.engine.apply(parsed.command, SOCKET_ACTOR));
+    const answer = await this.#deps.engine.apply(parsed.command, SOCKET_ACTOR);
+    this.#show(parsed.command, answer);
+    return this.#replied(answer);
+  }
+
+  /**
+   * A decision made here, shown where the owner watches (the console, or the room); the
+   * shell's answer does not wait for the room.
+   */
+  #show(command: Command, answer: Reply): void {
+    const shown = shellDecision(command, answer);
+    if (shown === undefined || this.#deps.show === undefined) return;
+    this.#deps.show(shown.text, shown.html).catch((err: unknown) => {
+      this.#deps.logger.warn('could not show a decision made in the shell', {
+        error: errorLine(err),
+      });
+    });
   }
 
   #replied(reply: Reply): OwnerResponse {
