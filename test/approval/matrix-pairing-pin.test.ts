@@ -9,6 +9,8 @@
 import { statSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pinFilePath, readPinFile } from '../../broker/approval/pairing/pin-file.js';
+import { fetchPreflightClient } from '../../broker/doctor/matrix-client.js';
+import { checkEncryption } from '../../broker/doctor/matrix-devices.js';
 import { eventSeenBy } from '../../support/e2ee-client.js';
 import { ROOM } from '../../support/matrix.js';
 import { pairingRig, type PairingRig } from '../../support/pairing.js';
@@ -77,6 +79,16 @@ describe('the phone, confirmed on the host', () => {
     );
   });
 
+  it('broker doctor counts it pinned, read from the data folder', async () => {
+    const cfg = p.rig.config();
+    expect(cfg.approver_devices).toEqual([]);
+    const checks = await checkEncryption(cfg, fetchPreflightClient(cfg, 2_000), p.rig.dataDir);
+    expect(checks.find((c) => c.label.includes(`session ${p.rig.phone.deviceId}`))).toMatchObject({
+      status: 'pass',
+    });
+    expect(checks.some((c) => c.status === 'fail')).toBe(false);
+  });
+
   it("then the phone's typed approval decides", async () => {
     await phoneApproves('typed');
   });
@@ -126,6 +138,18 @@ describe('broker unpin', () => {
     await p.rig.handledOf(sent);
     expect(p.rig.refusals(sent)).toEqual([expect.objectContaining({ reason: 'unpinned_device' })]);
     expect(p.rig.state(id)).toBe('pending');
+  });
+
+  it('leaves broker doctor failing with the way to pair', async () => {
+    const cfg = p.rig.config();
+    const checks = await checkEncryption(cfg, fetchPreflightClient(cfg, 2_000), p.rig.dataDir);
+    expect(checks).toContainEqual(
+      expect.objectContaining({
+        status: 'fail',
+        label: 'no pinned device of the approver is known to the homeserver',
+        fix: expect.stringContaining('broker pair'),
+      }),
+    );
   });
 });
 
