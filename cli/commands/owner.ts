@@ -179,10 +179,13 @@ export function createOwnerCommands(io: OwnerIo): Command[] {
   return SPECS.map((spec) => ownerCommand(spec, io));
 }
 
-export const ownerSocketCommands: readonly Command[] = createOwnerCommands({
+/** The owner commands' io in a real process. */
+export const processOwnerIo: OwnerIo = {
   env: process.env,
   cwd: () => process.cwd(),
   stdout: (text) => process.stdout.write(text),
   stderr: (text) => process.stderr.write(text),
   now: Date.now,
-});
+};
+
+export const ownerSocketCommands: readonly Command[] = createOwnerCommands(processOwnerIo);

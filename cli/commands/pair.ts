@@ -13,12 +13,12 @@ import { groupedKey } from '../../broker/approval/pairing/code.js';
 import { describeProblem, parseCommandArgs } from '../args.js';
 import { type Command, ExitCode } from '../command.js';
 import { forTerminal } from '../transfer/output.js';
-import { FINDING, type OwnerIo } from './owner.js';
+import { FINDING, processOwnerIo, type OwnerIo } from './owner.js';
 import { ownerDataDir } from './owner-target.js';
 
 export interface PairIo extends OwnerIo {
-  /** Where the owner's "yes" comes from. */
-  stdin: Readable;
+  /** Where the owner's "yes" comes from (opened only when `broker pair` runs). */
+  stdin: () => Readable;
 }
 
 const HELP = `Usage: broker pair [--expect DEVICE_ID] [--config FILE]
@@ -178,7 +178,7 @@ export function createPairCommand(io: PairIo): Command {
       if (!found.ok) return fail(ExitCode.usage, found.error, 'run `broker pair --help`');
       const { pairOwner } = await import('../../broker/approval/owner/client.js');
       const { OwnerSocketError } = await import('../../broker/approval/owner/safety.js');
-      const typed = answers(io.stdin);
+      const typed = answers(io.stdin());
       let last: PairLine;
       try {
         last = await pairOwner(found.dir, typeof expect === 'string' ? expect : undefined, (line) =>
@@ -224,10 +224,6 @@ ${expecting}Waiting for it… (Ctrl-C cancels; the code then stops working)
 }
 
 export const pairCommand: Command = createPairCommand({
-  env: process.env,
-  cwd: () => process.cwd(),
-  stdout: (text) => process.stdout.write(text),
-  stderr: (text) => process.stderr.write(text),
-  now: Date.now,
-  stdin: process.stdin,
+  ...processOwnerIo,
+  stdin: () => process.stdin,
 });

@@ -5,7 +5,7 @@
  * over the owner socket.
  */
 import type { Command } from '../command.js';
-import { ownerCommand, type OwnerIo, type Spec } from './owner.js';
+import { ownerCommand, processOwnerIo, type OwnerIo, type Spec } from './owner.js';
 
 const SPECS: readonly Spec[] = [
   {
@@ -47,10 +47,4 @@ export function createPinCommands(io: OwnerIo): Command[] {
   return SPECS.map((spec) => ownerCommand(spec, io));
 }
 
-export const pinCommands: readonly Command[] = createPinCommands({
-  env: process.env,
-  cwd: () => process.cwd(),
-  stdout: (text) => process.stdout.write(text),
-  stderr: (text) => process.stderr.write(text),
-  now: Date.now,
-});
+export const pinCommands: readonly Command[] = createPinCommands(processOwnerIo);
