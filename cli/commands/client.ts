@@ -30,6 +30,9 @@ export const OWNER_COMMAND_NAMES: readonly string[] = [
   'revoke',
   'status',
   'grants',
+  'pair',
+  'pins',
+  'unpin',
   'audit',
   'doctor',
 ];
