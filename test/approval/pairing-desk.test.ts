@@ -122,6 +122,21 @@ describe('the desk', () => {
   });
 });
 
+describe("attack: the agent's session floods the room with wrong codes", () => {
+  it('each is audited; the room is told once per session and pairing', async () => {
+    const { desk: d } = desk();
+    const { session } = await open(d);
+    const answers = [];
+    for (let i = 0; i < 5; i += 1) answers.push(await d.claim('zzzzz-zzzzz', LAPTOP, `$${i}`));
+    expect(answers.map((a) => a.outcome)).toEqual(Array(5).fill('wrong_code'));
+    expect(answers.map((a) => a.reply !== undefined)).toEqual([true, false, false, false, false]);
+    expect((await d.claim('zzzzz-zzzzz', PHONE, '$p')).reply).toBeDefined();
+    const claims = h.records().filter((r) => r.event === 'pin' && r['action'] === 'claim');
+    expect(claims).toHaveLength(6);
+    await session.cancel();
+  });
+});
+
 describe('attack: the audit log cannot record the pin', () => {
   it('the pin is undone: nothing in the file, nothing in force, the host told it failed', async () => {
     const { desk: d, pins } = desk();

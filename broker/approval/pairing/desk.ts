@@ -23,6 +23,7 @@ import type { PairingOutcome as ProtocolOutcome } from '../owner/protocol.js';
 import type { ApprovalAudit } from '../ports.js';
 import type { Reply } from '../reply.js';
 import { isPairCode, newPairCode, PAIR_CODE_VALID_MS, PAIR_CONFIRM_MS } from './code.js';
+import { BoundedSet } from '../matrix/bounded-set.js';
 import type { ApproverPins } from './pins.js';
 import { claimReply, type ClaimOutcome } from './texts.js';
 
@@ -81,10 +82,20 @@ interface Active {
 
 /** Codes of ended pairings, kept to answer a late use as "used" (the newest few). */
 const SPENT_KEPT = 8;
+/** Outcomes a session can cause again and again; the room hears of each once. */
+const REPEATABLE: ReadonlySet<ClaimOutcome> = new Set([
+  'wrong_code',
+  'no_pairing',
+  'used',
+  'repeated',
+]);
+/** How many such notices are remembered (the oldest forgotten first). */
+const TOLD_KEPT = 1000;
 
 export class PairingDesk {
   #active: Active | undefined;
   readonly #spent: { code: string; pinned: string | undefined }[] = [];
+  readonly #told = new BoundedSet(TOLD_KEPT);
   #queue: Promise<unknown> = Promise.resolve();
   readonly #deps: PairingDeskDeps;
 
@@ -151,7 +162,12 @@ export class PairingDesk {
         event_id: eventId,
         ...(pairing === undefined ? {} : { pairing }),
       });
-      return { outcome, reply: claimReply(outcome, device.deviceId, other) };
+      // Security: what an agent's session can repeat at will is told once per pairing
+      // and session, as refusals are (e2ee/refused-decisions.ts); each is audited.
+      const repeatable = REPEATABLE.has(outcome);
+      const told =
+        repeatable && !this.#told.add([outcome, device.deviceId, pairing ?? '-'].join('\u0000'));
+      return { outcome, reply: told ? undefined : claimReply(outcome, device.deviceId, other) };
     });
   }
 

@@ -1,7 +1,7 @@
 /**
- * What the room is told about pairing and pins. A device id and a display name are a
- * session's (and the homeserver's) to choose, so they are shown as code spans, escaped
- * like agent text (format.ts). No text here ever holds a pairing code.
+ * What the room is told about pairing and pins. A device id is a session's (and the
+ * homeserver's) to choose, so it is shown as a code span, escaped like agent text
+ * (format.ts). No text here ever holds a pairing code.
  */
 import { reply, type Reply } from '../reply.js';
 import { groupedKey } from './code.js';
