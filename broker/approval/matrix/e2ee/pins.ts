@@ -57,9 +57,11 @@ export class PinnedDeviceTrust {
   };
 
   /**
-   * `deviceId` is pinned no more: not verified, so no room key goes to it, and the room's
-   * outgoing session, which it holds, is discarded so that the next message starts one
-   * it does not get.
+   * `deviceId` is pinned no more: not verified, so no room key goes to it. Security: it
+   * holds the room's current outgoing session, which would decrypt what follows; Rust
+   * crypto starts a new one when a recipient drops out, and discarding it here makes
+   * that so whatever the SDK's rule (test/approval/matrix-pairing-pin.test.ts: after an
+   * unpin the phone cannot read a new request).
    */
   async unpin(deviceId: string, roomId: string): Promise<void> {
     const crypto = this.#client.getCrypto();
