@@ -8,7 +8,9 @@
  * lifecycle, and the HTTP server. Each part is built after everything it needs, so
  * nothing is wired late. `start()` listens; `stop()` is the one teardown.
  */
+import { randomBytes } from 'node:crypto';
 import { ConsoleGateway } from './approval/console.js';
+import { createPairing } from './approval/pairing/index.js';
 import { GrantUse } from './approval/owner/grant-use.js';
 import { AuditLog, type AuditFs } from './audit/index.js';
 import type { Clock } from './base/domain.js';
@@ -128,10 +130,27 @@ export async function assemble(config: BrokerConfig, options: AssembleOptions): 
       now,
     });
     const parts: GatewayParts = { config, logger, audit, now };
+    // The approver's pins and `broker pair`, with an encrypted room.
+    const pairing = createPairing(config, {
+      audit,
+      now,
+      logger,
+      randomBytes: options.randomBytes ?? randomBytes,
+      timers,
+    });
     const gateway =
-      options.gateway?.(engine, parts) ?? (await defaultGateway(engine, parts, options.console));
+      options.gateway?.(engine, parts) ??
+      (await defaultGateway(engine, parts, options.console, pairing));
     if (gateway instanceof ConsoleGateway) log.around((write) => gateway.aroundLog(write));
-    const ownerSocket = ownerSocketOf(config, { engine, store, logger, now, grantUse });
+    const ownerSocket = ownerSocketOf(config, {
+      engine,
+      store,
+      logger,
+      now,
+      grantUse,
+      gateway,
+      pairing,
+    });
     const requests = accessRequests(config, { operations, store, gateway, logger, now });
     const lifecycle = sweeping(config, options.sweepIntervalMs, {
       store,

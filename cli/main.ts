@@ -5,6 +5,8 @@ import {
   auditCommand,
   doctorCommand,
   ownerSocketCommands,
+  pairCommand,
+  pinCommands,
   serveCommand,
   startCommand,
 } from './owner/index.js';
@@ -17,6 +19,8 @@ export const commands: readonly Command[] = [
   serveCommand,
   ...clientCommands,
   ...ownerSocketCommands,
+  pairCommand,
+  ...pinCommands,
   auditCommand,
   doctorCommand,
 ];
@@ -30,8 +34,9 @@ ${commandList(commands)}
 
 Run \`broker <command> --help\` for a command's options and an example.
 Client commands read $BROKER_URL and $BROKER_TRANSFER_TOKEN.
-approve, deny, revoke, show, status and grants talk to the running broker over
-<data_dir>/owner.sock (found through --config FILE, $BROKER_CONFIG or ./config.yaml).
+approve, deny, revoke, show, status, grants, pair, pins and unpin talk to the running
+broker over <data_dir>/owner.sock (found through --config FILE, $BROKER_CONFIG or ./config.yaml).
+With an encrypted Matrix room, \`broker pair\` pins the device you decide from.
 
 ${BUILTINS_USAGE}
 `;

@@ -46,6 +46,8 @@ export async function harness(
     onRevokedFails?: boolean;
     instances?: string[];
     channel?: 'matrix' | 'console';
+    /** The Matrix room is encrypted (help offers the poll and pairing). */
+    encrypted?: boolean;
     lifecycle?: Partial<LifecyclePolicy>;
   } = {},
 ): Promise<Harness> {
@@ -64,6 +66,7 @@ export async function harness(
     lifecycle: { ...LIFECYCLE, ...opts.lifecycle },
     instances: new Set(opts.instances ?? ['personal', 'work']),
     ...(opts.channel === undefined ? {} : { channel: opts.channel }),
+    ...(opts.encrypted === undefined ? {} : { encrypted: opts.encrypted }),
     logger,
     onRevoked: async (grants) => {
       revokedCalls.push(grants);

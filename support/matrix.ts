@@ -17,6 +17,7 @@ import {
   REQUEST_ID_KEY,
   type HandledEvent,
   type MatrixGatewayOptions,
+  type MatrixPairing,
 } from '../broker/approval/matrix/gateway.js';
 import { harness, LIFECYCLE, type Harness } from './approval.js';
 import { startFakeHomeserver, type FakeHomeserver, type RoomSpec } from '../fakes/homeserver.js';
@@ -228,7 +229,14 @@ export const E2EE_CRYPTO_SECRET = 'crypto-secret-0123456789abcdef0123456789';
 
 const POLL_START_TYPE = 'org.matrix.msc3381.poll.start';
 
-export async function e2eeRig(): Promise<E2eeRig> {
+export interface E2eeRigOptions {
+  /** Pin the phone in matrix.approver_devices (default true). */
+  readonly pinPhone?: boolean;
+  /** Pairing for the gateway (support/pairing.ts), built on the rig's store and data folder. */
+  readonly pairing?: (core: Harness, dataDir: string) => MatrixPairing;
+}
+
+export async function e2eeRig(opts: E2eeRigOptions = {}): Promise<E2eeRig> {
   const hs = await startFakeHomeserver({
     users: { ...TOKENS, [BOT]: { token: TOKENS[BOT], password: E2EE_BOT_PASSWORD } },
   });
@@ -241,6 +249,7 @@ export async function e2eeRig(): Promise<E2eeRig> {
   ]);
   const logger = memoryLogger();
   const handled: HandledEvent[] = [];
+  const pairing = opts.pairing?.(core, dataDir);
   const config = (over: Partial<MatrixConfig> = {}): MatrixConfig => ({
     homeserver: hs.url,
     bot_user: BOT,
@@ -248,7 +257,8 @@ export async function e2eeRig(): Promise<E2eeRig> {
     room_id: ROOM,
     approver: OWNER,
     encryption: 'required',
-    approver_devices: [{ deviceId: phone.deviceId, ed25519: phone.ed25519 }],
+    approver_devices:
+      opts.pinPhone === false ? [] : [{ deviceId: phone.deviceId, ed25519: phone.ed25519 }],
     crypto_secret: E2EE_CRYPTO_SECRET,
     bot_password: E2EE_BOT_PASSWORD,
     ...over,
@@ -266,6 +276,7 @@ export async function e2eeRig(): Promise<E2eeRig> {
       options: { ...FAST, startWhileUnreachable: false, ...options },
       onHandled: (e) => handled.push(e),
       dataDir,
+      ...(pairing === undefined ? {} : { pairing }),
     });
   const send = async (c: E2eeClient, type: string, content: object): Promise<string> => {
     const sendEvent = c.client.sendEvent.bind(c.client) as unknown as (

@@ -43,6 +43,8 @@ export type ApprovalEngineDeps = PolicyDeps & {
    * does not, and `help` says only what works there.
    */
   channel?: 'matrix' | 'console';
+  /** The Matrix room is encrypted: `help` offers the poll and pairing, not reactions. */
+  encrypted?: boolean;
   /**
    * Wraps each owner command (the audit anchor's `batch`: one post of the head per
    * command, however many records it wrote). Default: runs it as is.
@@ -109,6 +111,7 @@ export class ApprovalEngine {
     // One line each, so Matrix's HTML body breaks where the plain text does.
     this.#help = helpText({
       reactions: (deps.channel ?? 'matrix') === 'matrix',
+      encrypted: deps.encrypted === true,
       lifecycle: policy.lifecycle,
     }).split('\n');
   }

@@ -1,8 +1,9 @@
 /**
  * The answer to `help`, for the channel it is asked in: the typed commands everywhere,
- * the reactions only where there are reactions (Matrix, not the console), and the
- * limits that shape what the owner sees (the default and longest expiry, how many
- * requests may wait at once).
+ * the reactions only where they decide (a clear-text Matrix room), the poll and pairing
+ * in an encrypted one, the owner's shell commands on the console, and the limits that
+ * shape what the owner sees (the default and longest expiry, how many requests may wait
+ * at once).
  */
 import { formatDuration } from '../config.js';
 import { WRITE_MEANS } from './request-message.js';
@@ -10,6 +11,8 @@ import { WRITE_MEANS } from './request-message.js';
 export interface HelpContext {
   /** True in Matrix (reactions on request messages); false on the console. */
   readonly reactions: boolean;
+  /** An encrypted Matrix room: polls instead of reactions, and `pair CODE`. */
+  readonly encrypted?: boolean | undefined;
   readonly lifecycle: {
     readonly default_grant: number;
     readonly max_grant: number;
@@ -41,7 +44,18 @@ export function helpText(ctx: HelpContext): string {
       `At most ${max_pending} requests wait for you at once (lifecycle.max_pending); the agent's next one is refused until you decide, e.g. with "deny all".`,
     );
   }
-  if (ctx.reactions)
+  if (ctx.encrypted === true) {
+    lines.push(
+      '  pair CODE           pin the device you type this from; CODE is what "broker pair" shows on the broker\'s host',
+      'Under each request a poll: Approve all or Deny. Reactions decide nothing in this encrypted room.',
+      'On the broker\'s host: "broker pins" lists the pinned devices, "broker unpin DEVICE_ID" removes a paired one.',
+    );
+  } else if (ctx.reactions) {
     lines.push('Reactions on a request: 👍 approve all · 👎 deny · 🛇 revoke · 📋 status');
+  } else {
+    lines.push(
+      'From another shell on this host: broker approve N, deny N, revoke N, status, grants (and, with an encrypted Matrix room, broker pair, pins, unpin).',
+    );
+  }
   return lines.join('\n');
 }

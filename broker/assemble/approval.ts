@@ -8,6 +8,7 @@ import { ConsoleGateway } from '../approval/console.js';
 import { ApprovalEngine } from '../approval/engine.js';
 import type { ApprovalGateway } from '../approval/gateway.js';
 import { OWNER_SOCKET_FILE } from '../approval/owner/protocol.js';
+import type { Pairing } from '../approval/pairing/index.js';
 import { CLEAR_TEXT_NOTICE } from '../approval/views.js';
 import { AuditAnchor, type AnchorTimers } from '../audit/anchor.js';
 import type { AuditLog } from '../audit/index.js';
@@ -40,6 +41,7 @@ export async function defaultGateway(
   engine: ApprovalEngine,
   { config, logger, audit, now }: GatewayParts,
   terminal: ConsoleTerminal | undefined,
+  pairing: Pairing | undefined,
 ): Promise<ApprovalGateway> {
   if (config.approval === 'console') {
     if (terminal === undefined) throw new Error('approval: console needs a terminal');
@@ -57,7 +59,15 @@ export async function defaultGateway(
   }
   // Loaded only when used: matrix-js-sdk is a third of the idle memory.
   const { MatrixGateway } = await import('../approval/matrix/gateway.js');
-  return new MatrixGateway({ config, engine, logger, now, audit, dataDir: config.data_dir });
+  return new MatrixGateway({
+    config,
+    engine,
+    logger,
+    now,
+    audit,
+    dataDir: config.data_dir,
+    ...(pairing === undefined ? {} : { pairing }),
+  });
 }
 
 /** The head goes to the room after each owner decision and on the interval. */
@@ -100,6 +110,7 @@ export function approvalEngine(parts: {
     logger: parts.logger,
     onRevoked: (grants) => operations.endGrants(grants, 'revoked'),
     channel: config.approval,
+    encrypted: config.approval === 'matrix' && config.matrix?.encryption === 'required',
     // Security: in a clear-text room every `status` reminds the owner that a decision
     // there proves only that the homeserver passed an event on as the approver's.
     ...(config.approval === 'matrix' && (config.matrix?.encryption ?? 'off') === 'off'

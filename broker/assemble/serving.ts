@@ -9,6 +9,7 @@ import type { ApprovalGateway } from '../approval/gateway.js';
 import { renderGrantsEnded, renderRequestsEnded } from '../approval/format.js';
 import type { GrantUse } from '../approval/owner/grant-use.js';
 import { OwnerSocket } from '../approval/owner/server.js';
+import type { Pairing } from '../approval/pairing/index.js';
 import type { AuditSink } from '../audit/events.js';
 import type { Clock } from '../base/domain.js';
 import type { Logger } from '../base/log.js';
@@ -92,9 +93,11 @@ export function ownerSocketOf(
     logger: Logger;
     now: Clock;
     grantUse: GrantUse;
+    gateway: ApprovalGateway;
+    pairing: Pairing | undefined;
   },
 ): OwnerSocket {
-  const { grantUse } = parts;
+  const { grantUse, gateway, pairing } = parts;
   return new OwnerSocket({
     dir: config.data_dir,
     engine: parts.engine,
@@ -103,6 +106,10 @@ export function ownerSocketOf(
     pendingTimeout: config.lifecycle.pending_timeout,
     logger: parts.logger,
     lastUsed: (id) => grantUse.lastUsed(id),
+    // Security: a decision made in a shell is shown where the owner watches.
+    show: (text, html) => gateway.announce(text, html),
+    pins: pairing?.pins,
+    pairing: pairing?.desk,
   });
 }
 

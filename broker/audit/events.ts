@@ -272,6 +272,18 @@ export const AuthFailedEventSchema = z.looseObject({
   remote: z.string().nullable(),
 });
 
+/**
+ * The approver's pinned devices in an encrypted room (docs/contracts.md §4): a pairing
+ * begun on the host (`started`), a `pair CODE` message judged (`claim`, with its
+ * `outcome`), a device `pinned` or `unpinned`, and a pairing that ended without a pin
+ * (`ended`, with its `outcome`). The code itself is never recorded.
+ */
+export const PinEventSchema = z.looseObject({
+  event: z.literal('pin'),
+  action: z.enum(['started', 'claim', 'pinned', 'unpinned', 'ended']),
+  actor: z.string(),
+});
+
 /** Written by the log itself: a torn tail left in place (`torn`) or a full disk's `outage`. */
 export const RecoveryEventSchema = z.looseObject({ event: z.literal('recovery') });
 
@@ -289,6 +301,7 @@ export const AuditEventSchema = z.discriminatedUnion('event', [
   RefusedSummaryEventSchema,
   AuthFailedEventSchema,
   RecoveryEventSchema,
+  PinEventSchema,
 ]);
 
 /** An event as a reader parses it (reading.ts): what every line of it carries, and the rest. */

@@ -263,14 +263,10 @@ function resolveMatrixEncryption(
     // The clear-text warning is the gateway's (at start), status's and doctor's to give.
     return { encryption: 'off', approver_devices: [], bot_password };
   }
+  // Empty is allowed: devices are then paired from the broker's host (`broker pair`), and
+  // the broker says at start that none is pinned yet.
   const pins: PinnedDevice[] = [];
   const lines = m.approver_devices ?? [];
-  if (lines.length === 0) {
-    out.issue(
-      'matrix.approver_devices',
-      'is required with matrix.encryption: required: list the approver\'s devices as "DEVICE_ID ED25519_KEY" (broker doctor prints them)',
-    );
-  }
   lines.forEach((line, i) => {
     const pin = parsePin(line);
     if (pin === undefined) {

@@ -1,11 +1,14 @@
 /**
  * The doctor's encryption checks (matrix.encryption, §11.1 of the design): in clear
  * text, the warning of what a decision there proves; with `required`, the approver's
- * devices and their ed25519 keys as the homeserver reports them, which ones are pinned,
- * the config line that pins another, and sessions the bot has left behind.
+ * devices and their ed25519 keys as the homeserver reports them, which ones are pinned
+ * (in the configuration, or paired with `broker pair`), how to pin another, and sessions
+ * the bot has left behind.
  */
 import { z } from 'zod';
-import type { MatrixConfig } from '../config.js';
+import { readPinFile } from '../approval/pairing/pin-file.js';
+import { errorLine } from '../base/errors.js';
+import type { MatrixConfig, PinnedDevice } from '../config.js';
 import { loadIdentity } from '../approval/matrix/e2ee/identity-store.js';
 import { type Check, fail, pass, warn } from './checklist.js';
 import type { DoctorMatrixClient } from './matrix-client.js';
@@ -59,7 +62,13 @@ export async function checkEncryption(
     ];
   }
   const checks: Check[] = [];
-  const pins = cfg.approver_devices ?? [];
+  let paired: readonly PinnedDevice[];
+  try {
+    paired = readPinFile(dataDir);
+  } catch (error) {
+    return [fail('the paired devices cannot be read', errorLine(error))];
+  }
+  const pins = [...(cfg.approver_devices ?? []), ...paired];
   let answer: unknown;
   try {
     answer = await client.queryKeys?.(cfg.approver);
@@ -79,7 +88,7 @@ export async function checkEncryption(
           `${label}: not pinned (its decisions are ignored; it cannot read requests)`,
           d.ed25519 === undefined
             ? undefined
-            : `if this is your device, compare the key with Element (Settings → Sessions) and add under matrix.approver_devices: ${pinLine(d.deviceId, d.ed25519)}`,
+            : `if this is your device, pin it with \`broker pair\` while the broker runs; or compare the key with Element (Settings → Sessions) and add under matrix.approver_devices: ${pinLine(d.deviceId, d.ed25519)}`,
         ),
       );
     } else if (pin.ed25519 !== d.ed25519) {
@@ -99,7 +108,7 @@ export async function checkEncryption(
     checks.push(
       fail(
         'no pinned device of the approver is known to the homeserver',
-        'pin a device the homeserver lists above (matrix.approver_devices)',
+        'start the broker and run `broker pair` on this host to pin the device you decide from (or add it under matrix.approver_devices)',
       ),
     );
   }

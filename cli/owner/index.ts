@@ -2,6 +2,8 @@ import type { Command } from '../command.js';
 import { auditCommand } from './audit.js';
 import { doctorCommand } from './doctor.js';
 import { ownerSocketCommands } from './owner.js';
+import { pairCommand } from './pair.js';
+import { pinCommands } from './pins.js';
 import { serveCommand } from './serve.js';
 import { startCommand } from './start.js';
 
@@ -10,8 +12,18 @@ export const ownerCommands: readonly Command[] = [
   startCommand,
   serveCommand,
   ...ownerSocketCommands,
+  pairCommand,
+  ...pinCommands,
   auditCommand,
   doctorCommand,
 ];
 
-export { auditCommand, doctorCommand, ownerSocketCommands, serveCommand, startCommand };
+export {
+  auditCommand,
+  doctorCommand,
+  ownerSocketCommands,
+  pairCommand,
+  pinCommands,
+  serveCommand,
+  startCommand,
+};

@@ -20,7 +20,7 @@ export interface OwnerIo {
   now: () => number;
 }
 
-const FINDING = `The broker is found through the configuration \`broker serve\` uses: --config FILE,
+export const FINDING = `The broker is found through the configuration \`broker serve\` uses: --config FILE,
 else $BROKER_CONFIG, else ./config.yaml, else the demo's ./data/demo/config.yaml. Only
 data_dir is read from it (no secrets needed): the command talks to <data_dir>/owner.sock,
 which only the broker's own OS user can open.`;
@@ -32,7 +32,7 @@ const COMMON_OPTIONS = `Options:
 const EXITS = `Exit codes: 0 done · 1 bad usage or configuration · 2 no broker running, or the
             owner socket is not safe to use · 3 refused (nothing changed; the text says why)`;
 
-interface Spec {
+export interface Spec {
   readonly name: string;
   readonly summary: string;
   readonly usage: string;
@@ -41,12 +41,14 @@ interface Spec {
   readonly min: number;
   readonly max: number;
   readonly request: (positionals: readonly string[]) => OwnerRequest;
+  /** The exit codes, when they differ from the decisions'. */
+  readonly exits?: string;
   /** The text for a person (default: the broker's answer as the console shows it). */
   readonly human?: (response: OwnerResponse & { ok: true }, now: number) => string;
 }
 
 const helpOf = (s: Spec): string =>
-  `Usage: ${s.usage}\n\n${s.about}\n\n${FINDING}\n\n${COMMON_OPTIONS}\n\n${EXITS}\n\nExample:\n  ${s.example}\n`;
+  `Usage: ${s.usage}\n\n${s.about}\n\n${FINDING}\n\n${COMMON_OPTIONS}\n\n${s.exits ?? EXITS}\n\nExample:\n  ${s.example}\n`;
 
 const SPECS: readonly Spec[] = [
   {
@@ -119,7 +121,7 @@ an operation last relied on it (since the broker started; "–": not yet).`,
   },
 ];
 
-function ownerCommand(spec: Spec, io: OwnerIo): Command {
+export function ownerCommand(spec: Spec, io: OwnerIo): Command {
   const who = `broker ${spec.name}`;
   const fail = (json: boolean, code: number, error: string, nextStep: string): number => {
     if (json) io.stdout(jsonLine({ status: 'failed', error, next_step: nextStep }));
@@ -189,10 +191,13 @@ export function createOwnerCommands(io: OwnerIo): Command[] {
   return SPECS.map((spec) => ownerCommand(spec, io));
 }
 
-export const ownerSocketCommands: readonly Command[] = createOwnerCommands({
+/** The owner commands' io in a real process. */
+export const processOwnerIo: OwnerIo = {
   env: process.env,
   cwd: () => process.cwd(),
   stdout: (text) => process.stdout.write(text),
   stderr: (text) => process.stderr.write(text),
   now: Date.now,
-});
+};
+
+export const ownerSocketCommands: readonly Command[] = createOwnerCommands(processOwnerIo);

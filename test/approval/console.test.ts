@@ -203,14 +203,25 @@ describe('ConsoleGateway', () => {
     expect(help).toContain('At most 10 requests wait for you at once (lifecycle.max_pending)');
     expect(help).toContain('create, overwrite, move and trash anything inside it');
     expect(help).not.toMatch(/👍|👎|🛇|📋|[Rr]eaction/);
+    // The owner's shell commands, pairing included.
+    expect(help).toContain('From another shell on this host: broker approve N');
+    expect(help).toContain('broker pair, pins, unpin');
     // The Matrix engine (the default) does list them.
     const matrix = await harness({ lifecycle: { max_pending: 10 } });
+    // An encrypted room: the poll and pair CODE; reactions decide nothing there.
+    const encrypted = await harness({ encrypted: true });
     try {
       expect((await matrix.engine.handleText('help', 'x'))?.text).toContain(
         'Reactions on a request: 👍',
       );
+      const inEncrypted = (await encrypted.engine.handleText('help', 'x'))?.text ?? '';
+      expect(inEncrypted).toContain('pair CODE');
+      expect(inEncrypted).toContain('broker pins');
+      expect(inEncrypted).toContain('a poll');
+      expect(inEncrypted).not.toContain('Reactions on a request: 👍');
     } finally {
       await matrix.close();
+      await encrypted.close();
     }
   });
 

@@ -120,7 +120,8 @@ describe('config.yaml.example', () => {
       env.NEXTCLOUD_PERSONAL_APP_PASSWORD,
     );
     expect(config.matrix?.encryption).toBe('required');
-    expect(config.matrix?.approver_devices).toHaveLength(1);
+    // The example pins nothing: the owner pairs the phone with `broker pair`.
+    expect(config.matrix?.approver_devices).toEqual([]);
     expect(configSecrets(config)).toHaveLength(6);
     expect(config.data_dir).toBe(join(dir, 'data'));
   });
@@ -139,7 +140,6 @@ describe('config.yaml.example', () => {
           room_id: '!abcdefghijklmnop:example.org',
           approver: '@you:example.org',
           encryption: 'required',
-          approver_devices: ['PHONEDEVICE 3sbpG34KF2+42DHWuubqkFUbSzrHuCawDWjFmSc5g5k'],
           crypto_secret: 'c'.repeat(64),
           bot_password: 'the-bot-password-123',
         },

@@ -44,12 +44,17 @@ describe('matrix.encryption: required', () => {
     expect(parsePin(`PHONEDEVICE ${grouped}`)).toEqual({ deviceId: 'PHONEDEVICE', ed25519: KEY });
   });
 
-  it('refuses a missing or empty approver_devices, naming the key', () => {
+  it('takes a missing or empty approver_devices: devices are then paired with broker pair', () => {
     for (const devices of [undefined, []]) {
-      const e = configError(encrypted({ approver_devices: devices }), ctx({ env }));
-      expect(e.message).toContain('matrix.approver_devices');
-      expect(e.message).toContain('DEVICE_ID ED25519_KEY');
+      const { config } = parseRaw(encrypted({ approver_devices: devices }), ctx({ env }));
+      expect(config.matrix?.encryption).toBe('required');
+      expect(config.matrix?.approver_devices).toEqual([]);
     }
+  });
+
+  it('still refuses approver_devices that is not a list, naming the key', () => {
+    const e = configError(encrypted({ approver_devices: 'PHONEDEVICE' }), ctx({ env }));
+    expect(e.message).toContain('matrix.approver_devices');
   });
 
   it('refuses a pin without a key, or with a key that is not 32 bytes of base64, naming the entry', () => {

@@ -24,7 +24,7 @@ const RUNBOOK = read('docs/runbook.md');
 const ARCHITECTURE = read('docs/architecture.md');
 const EXAMPLE = parse(read('config.yaml.example')) as {
   approval: string;
-  matrix: { encryption: string; approver_devices: string[] };
+  matrix: { encryption: string; approver_devices?: string[] };
 };
 
 /** The runbook's "First deployment" steps: `### N. Title` and the text up to the next. */
@@ -47,11 +47,11 @@ const step = (n: number): string => {
 };
 
 describe('the approval mode the README and the runbook describe is the one the example ships', () => {
-  it('config.yaml.example ships approval: matrix in an encrypted room, with a pin', () => {
+  it('config.yaml.example ships approval: matrix in an encrypted room, pinned by pairing', () => {
     // The checks below are written for this mode; a change here must change the docs.
     expect(EXAMPLE.approval).toBe('matrix');
     expect(EXAMPLE.matrix.encryption).toBe('required');
-    expect(EXAMPLE.matrix.approver_devices.length).toBeGreaterThan(0);
+    expect(EXAMPLE.matrix.approver_devices ?? []).toEqual([]);
   });
 
   it.each([
@@ -96,7 +96,10 @@ describe("the runbook's first deployment, step by step", () => {
 
   it('sets up what encryption: required needs: the crypto secret and the pins', () => {
     expect(step(5)).toContain('> secrets/matrix-crypto-secret');
-    expect(STEPS.find((s) => /pin/.test(s.title))?.text).toContain('approver_devices:');
+    const pairing = STEPS.find((s) => /pair/.test(s.title))?.text ?? '';
+    expect(pairing).toContain('/bin/broker.js pair');
+    // The scripted alternative: a pin in the configuration.
+    expect(pairing).toContain('matrix.approver_devices');
   });
 
   it('names only configuration keys that exist, in every YAML block', () => {
@@ -160,29 +163,33 @@ describe("the runbook's first deployment, step by step", () => {
       quote: 'no pinned device of the approver is known to the homeserver',
       program: source('broker/doctor/matrix-devices.ts'),
     },
-    { step: 6, quote: ': not pinned', program: source('broker/doctor/matrix-devices.ts') },
     {
       step: 6,
-      quote: 'pinned with another key',
-      program: source('broker/doctor/matrix-devices.ts'),
-    },
-    { step: 6, quote: 'All checks passed.', program: source('broker/doctor/checklist.ts') },
-    {
-      step: 7,
       quote: 'cannot run the broker: it needs Node.js 22, 24 or 26',
       program: () =>
         nodeProblem({ version: 'v20.0.0', execPath: '/usr/bin/node' }, undefined)?.error ?? '',
     },
-    { step: 7, quote: 'broker listening', program: source('broker/app.ts') },
+    { step: 6, quote: 'broker listening', program: source('broker/app.ts') },
     {
-      step: 7,
+      step: 6,
       quote: 'matrix approval gateway started',
       program: source('broker/approval/matrix/connection.ts'),
     },
     {
-      step: 7,
+      step: 6,
+      quote: 'no device is pinned, so nobody can read or decide in the encrypted approval room',
+      program: source('broker/approval/matrix/gateway.ts'),
+    },
+    {
+      step: 6,
       quote: 'approval gateway refused to start; fix the configuration and restart',
       program: source('broker/app.ts'),
+    },
+    { step: 7, quote: 'Pairing code:', program: source('cli/owner/pair.ts') },
+    {
+      step: 7,
+      quote: 'Nothing pinned: two sessions sent the code',
+      program: source('cli/owner/pair.ts'),
     },
     { step: 8, quote: 'host not allowed', program: source('broker/surfaces/http/host.ts') },
     { step: 10, quote: 'Approved request', program: source('broker/approval/decisions.ts') },

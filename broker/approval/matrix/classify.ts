@@ -13,6 +13,7 @@
  */
 import { z } from 'zod';
 import { normaliseEmoji, REACTION_KEYS } from '../emoji.js';
+import { pairMessageCode } from '../pairing/code.js';
 import { parseCommand } from '../parser.js';
 import { parseVote, POLL_RESPONSE_TYPES } from './poll.js';
 
@@ -46,8 +47,11 @@ export type Classified =
   | { kind: 'reaction'; target: string; key: string }
   | { kind: 'text'; body: string }
   | { kind: 'vote'; poll: string; answerId: string | undefined }
-  /** An edit by the approver. `commandLike`: its new text (or a vote) would decide. */
-  | { kind: 'edit'; commandLike: boolean; request: number | undefined }
+  /**
+   * An edit by the approver. `commandLike`: its new text (or a vote) would decide;
+   * `pairing`: its new text is `pair CODE`.
+   */
+  | { kind: 'edit'; commandLike: boolean; request: number | undefined; pairing?: boolean }
   | { kind: 'redaction'; target: string }
   | { kind: 'membership'; userId: string; membership: string }
   | { kind: 'room_state'; stateType: 'm.room.encryption' | 'm.room.join_rules'; content: unknown }
@@ -133,10 +137,12 @@ function classifyEdit(type: string, content: unknown): Extract<Classified, { kin
     : '';
   const parsed = parseCommand(text);
   const command = parsed?.ok === true ? (parsed.command as { request?: unknown }) : {};
+  const pairing = pairMessageCode(text) !== undefined;
   return {
     kind: 'edit',
-    commandLike: parsed !== null,
+    commandLike: parsed !== null || pairing,
     request: typeof command.request === 'number' ? command.request : undefined,
+    ...(pairing ? { pairing } : {}),
   };
 }
 
@@ -196,7 +202,7 @@ export function classify(ev: IncomingEvent, ctx: ClassifyContext): Classified {
       if (parsed.data.msgtype !== 'm.text') return { kind: 'ignore', why: 'not_text' };
       const body = stripReplyFallback(parsed.data.body);
       if (!fromApprover) {
-        const commandLike = parseCommand(body) !== null;
+        const commandLike = parseCommand(body) !== null || pairMessageCode(body) !== undefined;
         return { kind: 'stranger', sender: ev.sender, what: 'text', commandLike };
       }
       return { kind: 'text', body };

@@ -24,6 +24,7 @@ import { createBotClient } from './client.js';
 import { MatrixGatewayError } from './errors.js';
 import type { ResolvedOptions } from './options.js';
 import { BotCrypto } from './e2ee/bot-crypto.js';
+import type { PinSource } from './e2ee/pins.js';
 import { checkSyncedRoom, encryptionRequired, preflight } from './preflight.js';
 import type { RoomWatch } from './room-watch.js';
 
@@ -55,6 +56,8 @@ export interface ConnectionDeps {
   readonly onRecovered: () => void;
   /** Where the bot keeps its identity (needed with matrix.encryption: required). */
   readonly dataDir?: string | undefined;
+  /** The approver's pinned devices (default: matrix.approver_devices alone). */
+  readonly pins?: PinSource | undefined;
 }
 
 export class MatrixConnection {
@@ -78,9 +81,11 @@ export class MatrixConnection {
   readonly #onGap: GapHandler;
   readonly #onRecovered: () => void;
   readonly #dataDir: string | undefined;
+  readonly #pins: PinSource | undefined;
 
   constructor(deps: ConnectionDeps) {
     this.#dataDir = deps.dataDir;
+    this.#pins = deps.pins;
     this.#cfg = deps.cfg;
     this.#opts = deps.opts;
     this.#logger = deps.logger;
@@ -186,7 +191,7 @@ export class MatrixConnection {
   async #connect(): Promise<void> {
     const logger = this.#logger;
     const e2ee = encryptionRequired(this.#cfg)
-      ? await BotCrypto.open(this.#cfg, this.#dataDir, logger)
+      ? await BotCrypto.open(this.#cfg, this.#dataDir, logger, this.#pins)
       : undefined;
     this.#e2ee = e2ee;
     const client = createBotClient(

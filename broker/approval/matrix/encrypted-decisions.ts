@@ -13,10 +13,13 @@
  *   request's poll carried (poll.ts, poll-nonces.ts), and no relation of it names
  *   another request's poll.
  * Reactions travel unencrypted and decide nothing. Every refusal is audited and told
- * once per cause (e2ee/refused-decisions.ts).
+ * once per cause (e2ee/refused-decisions.ts). A `pair CODE` message passes the same
+ * checks but the pin, and goes to the pairing desk (pairing/desk.ts).
  */
 import type { MatrixEvent } from 'matrix-js-sdk';
 import { normaliseEmoji, REACTION_KEYS } from '../emoji.js';
+import { pairMessageCode } from '../pairing/code.js';
+import type { PairingDesk, PairingDevice } from '../pairing/desk.js';
 import { parseCommand } from '../parser.js';
 import type { Reply } from '../reply.js';
 import type { Classified } from './classify.js';
@@ -44,9 +47,14 @@ export interface EncryptedDecisionsDeps {
   readonly requests: Pick<RequestIndex, 'known'>;
   readonly engine: Pick<MatrixEngine, 'handleText'>;
   readonly reply: (reply: Reply, inReplyTo: string) => Promise<void>;
+  /** Judges `pair CODE` messages; without it they are not commands. */
+  readonly pairing?: Pick<PairingDesk, 'claim'> | undefined;
 }
 
 type Vote = Extract<Classified, { kind: 'vote' }>;
+type Identified = { ok: true; device: PairingDevice } | { ok: false; refused: Outcome };
+
+const refusedOf = (i: Identified): Outcome | undefined => (i.ok ? undefined : i.refused);
 type Edit = Extract<Classified, { kind: 'edit' }>;
 
 export class EncryptedDecisions {
@@ -58,6 +66,10 @@ export class EncryptedDecisions {
 
   /** A typed message of the approver (its own decrypted words, reply fallback stripped). */
   async text(event: MatrixEvent, eventId: string, body: string): Promise<Outcome> {
+    const code = pairMessageCode(body);
+    if (code !== undefined && this.#deps.pairing !== undefined) {
+      return this.#pair(event, eventId, code, this.#deps.pairing);
+    }
     const parsed = parseCommand(body);
     if (parsed === null) return { kind: 'not_a_command' };
     const command = parsed.ok ? (parsed.command as { request?: unknown }) : {};
@@ -101,7 +113,13 @@ export class EncryptedDecisions {
   async edit(event: MatrixEvent, eventId: string, edit: Edit): Promise<Outcome> {
     // Edited chatter is nobody's business.
     if (!edit.commandLike) return { kind: 'ignore' };
-    const refused = await this.#admit(event, eventId, { what: 'edit', request: edit.request });
+    const what = { what: 'edit', request: edit.request } as const;
+    // An edit into `pair CODE` is judged as that message would be: its device need not
+    // be pinned (and it is refused as an edit all the same).
+    const refused =
+      edit.pairing === true && this.#deps.pairing !== undefined
+        ? refusedOf(await this.#identified(event, eventId, what))
+        : await this.#admit(event, eventId, what);
     if (refused !== undefined) return refused;
     // Security: any session of the owner's account can read the room and send edits, and
     // the SDK lets an edit replace the words of the message it edits: an edit decides
@@ -123,6 +141,46 @@ export class EncryptedDecisions {
     return { kind: 'reaction_refused', reply: notice };
   }
 
+  /**
+   * `pair CODE`: judged as a decision is (encrypted, the approver's own words, not an
+   * edit, counted once), except that its device is the one to pin, so it need not be
+   * pinned; the desk decides what it does (pairing/desk.ts).
+   */
+  async #pair(
+    event: MatrixEvent,
+    eventId: string,
+    code: string,
+    desk: Pick<PairingDesk, 'claim'>,
+  ): Promise<Outcome> {
+    const admitted = await this.#identified(event, eventId, { what: 'text', request: undefined });
+    if (!admitted.ok) return admitted.refused;
+    const answer = await desk.claim(code, admitted.device, eventId);
+    if (answer.reply === undefined) return { kind: 'pair' };
+    await this.#deps.reply(answer.reply, eventId);
+    return { kind: 'pair', reply: answer.reply };
+  }
+
+  /** As #admit, for `pair CODE`: a session of the approver's, pinned or not, then count. */
+  async #identified(
+    event: MatrixEvent,
+    eventId: string,
+    what: Pick<Refusal, 'what' | 'request'>,
+  ): Promise<Identified> {
+    const verdict = await this.#deps.gate.identify(event);
+    if (!verdict.ok) {
+      const refused = await this.#refuse(
+        eventId,
+        { ...what, reason: verdict.reason, device: verdict.deviceId },
+        'refused_device',
+      );
+      return { ok: false, refused };
+    }
+    const repeated = await this.#count(event, eventId, what);
+    return repeated === undefined
+      ? { ok: true, device: verdict.device }
+      : { ok: false, refused: repeated };
+  }
+
   /** Device, then count: undefined when the message may act, else how it was refused. */
   async #admit(
     event: MatrixEvent,
@@ -137,6 +195,15 @@ export class EncryptedDecisions {
         'refused_device',
       );
     }
+    return this.#count(event, eventId, what);
+  }
+
+  /** Counts the message once: undefined the first time, else its refusal. */
+  async #count(
+    event: MatrixEvent,
+    eventId: string,
+    what: Pick<Refusal, 'what' | 'request'>,
+  ): Promise<Outcome | undefined> {
     // It decrypted, so its session and index are the ones the sender's key signed.
     const key = megolmKey(event.getWireContent());
     if (key === undefined) {

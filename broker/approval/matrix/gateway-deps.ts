@@ -7,6 +7,8 @@ import type { Reply } from '../reply.js';
 import type { ApprovalEngine } from '../engine.js';
 import type { Classified } from './classify.js';
 import type { MatrixGatewayOptions } from './options.js';
+import type { PairingDesk } from '../pairing/desk.js';
+import type { ApproverPins } from '../pairing/pins.js';
 
 /** What the gateway uses of the engine. */
 export type MatrixEngine = Pick<
@@ -30,7 +32,9 @@ export interface HandledEvent {
     /** Encrypted room: a vote bound to no poll of ours, or to another request's. */
     | 'refused_vote'
     /** Encrypted room: a reaction, answered with how to decide. */
-    | 'reaction_refused';
+    | 'reaction_refused'
+    /** Encrypted room: a `pair CODE` message, judged by the pairing desk. */
+    | 'pair';
   readonly reply?: Reply;
 }
 
@@ -50,4 +54,16 @@ export interface MatrixGatewayDeps {
   dataDir?: string;
   /** Randomness for the poll nonces (default: node:crypto's randomBytes). */
   randomBytes?: (size: number) => Uint8Array;
+  /**
+   * Pairing (matrix.encryption: required): the pins in force (the configuration's and
+   * the paired ones), and the desk that judges `pair CODE` messages. Without it only
+   * matrix.approver_devices count and `pair CODE` is not a command.
+   */
+  pairing?: MatrixPairing;
+}
+
+/** What the gateway uses of pairing (pairing/pins.ts, pairing/desk.ts). */
+export interface MatrixPairing {
+  readonly pins: Pick<ApproverPins, 'source' | 'subscribe'>;
+  readonly desk: Pick<PairingDesk, 'claim'>;
 }

@@ -38,6 +38,8 @@ import { GapReader } from './gap-reader.js';
 import { Inbound } from './inbound.js';
 import { resolveOptions, type ResolvedOptions } from './options.js';
 import { newNonce, pollContent, POLL_START } from './poll.js';
+import type { PinChange } from '../pairing/pins.js';
+import { pinChangeReply } from '../pairing/texts.js';
 import { MemoryPollNonces, PollNonces, type PollNonceStore } from './poll-nonces.js';
 import { encryptionRequired } from './preflight.js';
 import { REQUEST_ID_KEY, RequestIndex, STORE_ID_KEY } from './request-index.js';
@@ -46,9 +48,18 @@ import { RoomWatch } from './room-watch.js';
 import { routeSdkGlobalLogs } from './sdk-log.js';
 
 export { REQUEST_ID_KEY, STORE_ID_KEY, UNAVAILABLE_MESSAGE };
+
+/** Said at start when the encrypted room has no pinned device yet. */
+export const NO_PINS_WARNING =
+  'no device is pinned, so nobody can read or decide in the encrypted approval room: run "broker pair" on this host to pin the device you decide from (decisions from this host\'s shell work meanwhile: broker approve N)';
 export type { MatrixGatewayOptions } from './options.js';
 
-export type { HandledEvent, MatrixEngine, MatrixGatewayDeps } from './gateway-deps.js';
+export type {
+  HandledEvent,
+  MatrixEngine,
+  MatrixGatewayDeps,
+  MatrixPairing,
+} from './gateway-deps.js';
 
 export class MatrixGateway implements ApprovalGateway {
   readonly #opts: ResolvedOptions;
@@ -60,6 +71,7 @@ export class MatrixGateway implements ApprovalGateway {
   readonly #inbound: Inbound;
   readonly #polls: PollNonceStore;
   readonly #deps: MatrixGatewayDeps;
+  #unsubscribe: (() => void) | undefined;
 
   constructor(deps: MatrixGatewayDeps) {
     this.#deps = deps;
@@ -79,6 +91,7 @@ export class MatrixGateway implements ApprovalGateway {
       onTimeline: (...args) => this.#inbound.onTimeline(...args),
       onGap: (token) => this.#inbound.onGap(token),
       onRecovered: () => this.#sender.recovered(),
+      pins: deps.pairing?.pins.source,
     });
     this.#sender = new RoomSender({
       roomId: cfg.room_id,
@@ -121,6 +134,7 @@ export class MatrixGateway implements ApprovalGateway {
         requests: this.#requests,
         engine: deps.engine,
         reply,
+        pairing: deps.pairing?.desk,
       }),
       refusals,
       sender: this.#sender,
@@ -138,13 +152,29 @@ export class MatrixGateway implements ApprovalGateway {
 
   async start(): Promise<void> {
     routeSdkGlobalLogs(this.#deps.logger);
+    const pins = this.#deps.pairing?.pins.source() ?? this.#deps.config.matrix?.approver_devices;
+    if (this.#encrypted && (pins ?? []).length === 0) this.#deps.logger.warn(NO_PINS_WARNING);
     await this.#connection.start();
+    this.#unsubscribe = this.#deps.pairing?.pins.subscribe((change) => this.#pinsChanged(change));
   }
 
   async stop(): Promise<void> {
     if (this.#connection.stopped) return;
+    this.#unsubscribe?.();
     this.#connection.stop();
     await this.#inbound.drained();
+  }
+
+  /**
+   * A device was pinned or unpinned on the broker's host: room keys follow (a new pin
+   * gets them from the next message, an unpinned device no more), then the room is told.
+   */
+  async #pinsChanged(change: PinChange): Promise<void> {
+    await this.#connection
+      .crypto()
+      ?.pinsChanged(change.kind === 'unpinned' ? change.pin.deviceId : undefined);
+    const told = pinChangeReply(change);
+    await this.announce(told.text, told.html);
   }
 
   // --- health ----------------------------------------------------------------------

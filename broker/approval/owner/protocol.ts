@@ -1,8 +1,12 @@
 /**
  * The owner socket's protocol (`<data_dir>/owner.sock`, docs/contracts.md §6): one JSON
  * line in, one JSON line out, then the broker closes the connection. The owner's
- * commands (`broker approve`, `deny`, `revoke`, `status`, `grants`) are its only client.
+ * commands (`broker approve`, `deny`, `revoke`, `status`, `grants`, `pins`, `unpin`) are
+ * its only clients; `broker pair` holds a conversation instead: its request, then lines
+ * from the broker as the pairing goes (`PairLine`), one answer of the owner's
+ * (`PairAnswer`), and the last line, after which the broker closes.
  */
+import { z } from 'zod';
 import type { GrantRecord, RequestRecord } from '../../base/domain.js';
 import { DEFAULT_KIND } from '../../base/kinds.js';
 import { iso } from '../../base/time.js';
@@ -14,11 +18,83 @@ export const OWNER_SOCKET_FILE = 'owner.sock';
 /** Longest request line the broker reads; a command is at most 200 characters. */
 export const MAX_REQUEST_BYTES = 4096;
 
-/** A typed command (the approval language), or one of the two read-only listings. */
-export type OwnerRequest =
-  | { readonly op: 'command'; readonly text: string }
-  | { readonly op: 'grants' }
-  | { readonly op: 'status' };
+const DeviceIdSchema = z.string().min(1).max(255);
+
+/**
+ * A typed command (the approval language), a read-only listing, an unpin, or the start
+ * of a pairing (`expect`: the one device this pairing may pin).
+ */
+export const OwnerRequestSchema = z.discriminatedUnion('op', [
+  z.object({ op: z.literal('command'), text: z.string() }),
+  z.object({ op: z.literal('grants') }),
+  z.object({ op: z.literal('status') }),
+  z.object({ op: z.literal('pins') }),
+  z.object({ op: z.literal('unpin'), device: DeviceIdSchema }),
+  z.object({ op: z.literal('pair'), expect: DeviceIdSchema.optional() }),
+]);
+export type OwnerRequest = z.infer<typeof OwnerRequestSchema>;
+
+/** The owner's answer at `broker pair`'s prompt: pin the device shown, or not. */
+export const PairAnswerSchema = z.object({ op: z.literal('confirm'), pin: z.boolean() });
+export type PairAnswer = z.infer<typeof PairAnswerSchema>;
+
+/** A session of the approver's account, as the crypto layer identified it. */
+const DeviceJsonSchema = z.object({
+  device_id: z.string(),
+  ed25519: z.string(),
+  /** The display name its session chose: anyone's to set, shown as a hint only. */
+  name: z.string().nullable(),
+});
+export type DeviceJson = z.infer<typeof DeviceJsonSchema>;
+
+/**
+ * How a pairing ended: a device `pinned`, or nothing pinned because the owner said no,
+ * two devices sent the code, `--expect` named another, the device was pinned already,
+ * time ran out, `broker pair` went away, the pin could not be saved or audited, or
+ * another pairing was running.
+ */
+export const PAIRING_OUTCOMES = [
+  'pinned',
+  'declined',
+  'several_devices',
+  'not_expected',
+  'already_pinned',
+  'expired',
+  'cancelled',
+  'failed',
+  'busy',
+] as const;
+export type PairingOutcome = (typeof PAIRING_OUTCOMES)[number];
+
+/** What `broker pair` hears: the code, then how the pairing goes, then how it ended. */
+export const PairLineSchema = z.discriminatedUnion('stage', [
+  z.object({
+    stage: z.literal('code'),
+    code: z.string(),
+    expires_at: z.string(),
+    valid_ms: z.number(),
+    expect: z.string().nullable(),
+  }),
+  z.object({ stage: z.literal('wrong_code'), device: DeviceJsonSchema }),
+  z.object({ stage: z.literal('claimed'), device: DeviceJsonSchema, confirm_by: z.string() }),
+  z.object({
+    stage: z.literal('ended'),
+    outcome: z.enum(PAIRING_OUTCOMES),
+    devices: z.array(DeviceJsonSchema),
+    message: z.string().nullable(),
+  }),
+  z.object({ stage: z.literal('failed'), error: z.string(), next_step: z.string() }),
+]);
+export type PairLine = z.infer<typeof PairLineSchema>;
+
+/** A pinned device as `broker pins --json` prints it. */
+export interface PinJson {
+  device_id: string;
+  ed25519: string;
+  /** `config`: matrix.approver_devices; `paired`: with `broker pair`. */
+  origin: 'config' | 'paired';
+  paired_at: string | null;
+}
 
 /** An active grant as `broker grants --json` prints it. */
 export interface GrantJson {
@@ -52,23 +128,26 @@ export type OwnerResponse =
       revoked?: GrantJson[];
       grants?: GrantJson[];
       pending?: PendingJson[];
+      pins?: PinJson[];
+      unpinned?: PinJson;
     }
   | { ok: false; error: string; next_step: string };
 
 /** Reads a request line; undefined for anything else. */
 export function parseOwnerRequest(line: string): OwnerRequest | undefined {
+  return parseLine(line, OwnerRequestSchema);
+}
+
+/** Reads one JSON line with `schema`; undefined for anything else. */
+export function parseLine<T>(line: string, schema: z.ZodType<T>): T | undefined {
   let value: unknown;
   try {
     value = JSON.parse(line);
   } catch {
     return undefined;
   }
-  if (typeof value !== 'object' || value === null) return undefined;
-  const v = value as JsonObject;
-  if (v['op'] === 'grants' || v['op'] === 'status') return { op: v['op'] };
-  if (v['op'] === 'command' && typeof v['text'] === 'string')
-    return { op: 'command', text: v['text'] };
-  return undefined;
+  const parsed = schema.safeParse(value);
+  return parsed.success ? parsed.data : undefined;
 }
 
 export function grantJson(

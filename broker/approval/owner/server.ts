@@ -2,7 +2,9 @@
  * The owner socket (`<data_dir>/owner.sock`): the approval console's commands from any
  * shell of the broker's user (`broker approve 3`, `broker grants`, …). It is one more
  * channel into the same approval engine: a command is parsed by parser.ts and applied
- * by engine.ts, audited as the console's are, with actor `socket`.
+ * by engine.ts, audited as the console's are, with actor `socket`, and shown where the
+ * owner watches (the console, or the room) naming the shell as its source. It also
+ * lists and removes pinned devices and runs `broker pair` (pair-conversation.ts).
  *
  * Start-up: a socket file left by a crashed broker (connecting is refused) is replaced;
  * one a live broker answers on is left alone and this start fails. (The audit log's
@@ -30,6 +32,12 @@ import {
   type OwnerResponse,
 } from './protocol.js';
 import { checkSocketFolder, OwnerSocketError } from './safety.js';
+import type { Command } from '../command.js';
+import type { PairingDesk } from '../pairing/desk.js';
+import type { ApproverPins } from '../pairing/pins.js';
+import { pairOverSocket } from './pair-conversation.js';
+import { pinsAnswer, unpinAnswer } from './pin-answers.js';
+import { shellDecision } from './shell-decisions.js';
 
 /** The actor (and channel) the audit records for a decision made over the socket. */
 export const SOCKET_ACTOR = 'socket';
@@ -40,6 +48,14 @@ const REQUEST_TIMEOUT_MS = 10_000;
 export interface OwnerSocketDeps {
   readonly dir: string;
   readonly engine: Pick<ApprovalEngine, 'apply'>;
+  /**
+   * Shows a decision made here where the owner watches (the console, or the room), so
+   * none is made unseen. Failures are logged, never the command's.
+   */
+  readonly show?: (text: string, html: string) => Promise<void>;
+  /** The approver's pins and the pairing desk (an encrypted room only). */
+  readonly pins?: Pick<ApproverPins, 'entries' | 'unpin'> | undefined;
+  readonly pairing?: Pick<PairingDesk, 'open'> | undefined;
   readonly store: Pick<ApprovalStore, 'activeGrants' | 'pendingRequests'>;
   readonly now: Clock;
   readonly pendingTimeout: number;
@@ -64,6 +80,8 @@ function answers(path: string): Promise<boolean> {
 export class OwnerSocket {
   readonly path: string;
   #server: Server | undefined;
+  /** `broker pair` conversations, which wait on the owner and end with the broker. */
+  readonly #pairings = new Set<Socket>();
 
   readonly #deps: OwnerSocketDeps;
 
@@ -99,7 +117,10 @@ export class OwnerSocket {
     this.#server = undefined;
     if (server === undefined) return;
     // close() removes the socket file; connections in flight finish their one answer.
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    // A pairing would wait for its owner; it ends here (its code stops working).
+    for (const socket of this.#pairings) socket.destroy();
+    await closed;
   }
 
   async #replaceStale(): Promise<void> {
@@ -139,20 +160,28 @@ export class OwnerSocket {
     socket.on('error', (err) =>
       this.#deps.logger.debug('owner socket client', { error: errorLine(err) }),
     );
-    socket.on('data', (chunk: string) => {
+    const onData = (chunk: string): void => {
       if (answered) return;
       buffered += chunk;
       const end = buffered.indexOf('\n');
       if (end < 0 && buffered.length <= MAX_REQUEST_BYTES) return;
       answered = true;
       const line = end < 0 ? '' : buffered.slice(0, end);
-      void this.#answer(line).then((response) => socket.end(`${JSON.stringify(response)}\n`));
-    });
+      const request = line.length > MAX_REQUEST_BYTES ? undefined : parseOwnerRequest(line);
+      if (request?.op === 'pair') {
+        socket.off('data', onData);
+        this.#pairings.add(socket);
+        socket.once('close', () => this.#pairings.delete(socket));
+        void pairOverSocket(socket, buffered.slice(end + 1), request.expect, this.#deps.pairing);
+        return;
+      }
+      void this.#answer(request).then((response) => socket.end(`${JSON.stringify(response)}\n`));
+    };
+    socket.on('data', onData);
   }
 
-  async #answer(line: string): Promise<OwnerResponse> {
-    const request = line.length > MAX_REQUEST_BYTES ? undefined : parseOwnerRequest(line);
-    if (request === undefined) {
+  async #answer(request: OwnerRequest | undefined): Promise<OwnerResponse> {
+    if (request === undefined || request.op === 'pair') {
       return {
         ok: false,
         error: 'the owner socket did not understand the request',
@@ -180,8 +209,10 @@ export class OwnerSocket {
     };
   }
 
-  async #handle(request: OwnerRequest): Promise<OwnerResponse> {
+  async #handle(request: Exclude<OwnerRequest, { op: 'pair' }>): Promise<OwnerResponse> {
     if (request.op === 'grants') return this.#grants();
+    if (request.op === 'pins') return pinsAnswer(this.#deps.pins);
+    if (request.op === 'unpin') return unpinAnswer(this.#deps.pins, request.device, SOCKET_ACTOR);
     if (request.op === 'status') {
       const reply = await this.#deps.engine.apply({ kind: 'status' }, SOCKET_ACTOR);
       const now = this.#deps.now();
@@ -203,7 +234,23 @@ export class OwnerSocket {
         next_step: 'run `broker approve --help`',
       };
     }
-    return this.#replied(await this.#deps.engine.apply(parsed.command, SOCKET_ACTOR));
+    const answer = await this.#deps.engine.apply(parsed.command, SOCKET_ACTOR);
+    this.#show(parsed.command, answer);
+    return this.#replied(answer);
+  }
+
+  /**
+   * A decision made here, shown where the owner watches (the console, or the room); the
+   * shell's answer does not wait for the room.
+   */
+  #show(command: Command, answer: Reply): void {
+    const shown = shellDecision(command, answer);
+    if (shown === undefined || this.#deps.show === undefined) return;
+    this.#deps.show(shown.text, shown.html).catch((err: unknown) => {
+      this.#deps.logger.warn('could not show a decision made in the shell', {
+        error: errorLine(err),
+      });
+    });
   }
 
   #replied(reply: Reply): OwnerResponse {

@@ -31,6 +31,9 @@ export const OWNER_COMMAND_NAMES: readonly string[] = [
   'show',
   'status',
   'grants',
+  'pair',
+  'pins',
+  'unpin',
   'audit',
   'doctor',
 ];

@@ -13,7 +13,12 @@ import { openBotSession, type BotSession } from './bot-session.js';
 import { deleteSupersededSessions, establishIdentity } from './identity.js';
 import { loadIdentity, type BotIdentity } from './identity-store.js';
 import { configPins, PinnedDeviceTrust, type PinSource } from './pins.js';
-import { pinnedSender, type SenderVerdict } from './sender-device.js';
+import {
+  pairingSender,
+  pinnedSender,
+  type PairingVerdict,
+  type SenderVerdict,
+} from './sender-device.js';
 
 /** A failed login or whoami: refused credentials stop the start; the rest is retried. */
 function sessionError(err: unknown, cfg: MatrixConfig): MatrixGatewayError {
@@ -53,19 +58,22 @@ export class BotCrypto {
     stored: BotIdentity | undefined,
     readonly session: BotSession,
     logger: Logger,
+    pins: PinSource,
   ) {
     this.#cfg = cfg;
     this.#dataDir = dataDir;
     this.#secret = secret;
     this.#stored = stored;
     this.#logger = logger;
-    this.#pins = configPins(cfg);
+    this.#pins = pins;
   }
 
+  /** `pins`: the approver's pinned devices (default: the configuration's alone). */
   static async open(
     cfg: MatrixConfig,
     dataDir: string | undefined,
     logger: Logger,
+    pins: PinSource = configPins(cfg),
   ): Promise<BotCrypto> {
     const secret = cfg.crypto_secret;
     if (dataDir === undefined || secret === undefined || secret === '') {
@@ -81,7 +89,7 @@ export class BotCrypto {
     } catch (err) {
       throw sessionError(err, cfg);
     }
-    return new BotCrypto(cfg, dataDir, secret, stored, session, logger);
+    return new BotCrypto(cfg, dataDir, secret, stored, session, logger, pins);
   }
 
   /** Before startClient: Rust crypto in memory, room keys only for verified devices. */
@@ -125,6 +133,26 @@ export class BotCrypto {
     if (crypto === undefined) return { ok: false, reason: 'undecryptable' };
     await this.#client?.decryptEventIfNeeded(event);
     return pinnedSender(crypto, event, this.#cfg.approver, this.#pins());
+  }
+
+  /** The approver's session that sent `event`, pinned or not (for `pair CODE`). */
+  async pairingSender(event: MatrixEvent): Promise<PairingVerdict> {
+    const crypto = this.#client?.getCrypto();
+    if (crypto === undefined) return { ok: false, reason: 'undecryptable' };
+    await this.#client?.decryptEventIfNeeded(event);
+    return pairingSender(crypto, event, this.#cfg.approver);
+  }
+
+  /**
+   * A device was pinned or unpinned while the bot runs: a new pin gets room keys from the
+   * next message on; an unpinned device is no longer verified, and the room's outgoing
+   * session is replaced so that it cannot read what follows.
+   */
+  async pinsChanged(unpinned: string | undefined): Promise<void> {
+    const trust = this.#trust;
+    if (trust === undefined) return;
+    if (unpinned !== undefined) await trust.unpin(unpinned, this.#cfg.room_id);
+    await trust.refresh();
   }
 
   stop(): void {

@@ -2,14 +2,15 @@
  * Which device a decision came from, in an encrypted approval room
  * (`matrix.encryption: required`): a typed command or a poll vote counts only when it
  * arrived encrypted, decrypted, and came from one of the approver's pinned devices
- * (sender-device.ts). What happens to one that did not is refused-decisions.ts's.
+ * (sender-device.ts). A `pair CODE` message is identified the same way, but its device
+ * is the one to pin. What happens to one that did not pass is refused-decisions.ts's.
  */
 import type { MatrixEvent } from 'matrix-js-sdk';
 import type { Logger } from '../../../base/log.js';
 import { escapeHtml } from '../../../base/text.js';
 import type { Reply } from '../../reply.js';
 import type { BotCrypto } from './bot-crypto.js';
-import type { SenderVerdict } from './sender-device.js';
+import type { PairingVerdict, SenderVerdict } from './sender-device.js';
 
 export interface DeviceGateDeps {
   readonly crypto: () => BotCrypto | undefined;
@@ -49,6 +50,22 @@ export class DeviceGate {
         reason: verdict.reason,
         ...(verdict.deviceId === undefined ? {} : { device: verdict.deviceId }),
         what,
+      });
+    }
+    return verdict;
+  }
+
+  /** The approver's session that sent a `pair CODE` message (it is not pinned yet). */
+  async identify(event: MatrixEvent): Promise<PairingVerdict> {
+    const crypto = this.#deps.crypto();
+    const verdict: PairingVerdict =
+      crypto === undefined
+        ? { ok: false, reason: 'undecryptable' }
+        : await crypto.pairingSender(event);
+    if (!verdict.ok) {
+      this.#deps.logger.warn('ignored a pairing code that could not be tied to a session', {
+        reason: verdict.reason,
+        ...(verdict.deviceId === undefined ? {} : { device: verdict.deviceId }),
       });
     }
     return verdict;

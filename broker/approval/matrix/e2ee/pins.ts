@@ -4,9 +4,9 @@
  * other session (not even one of the approver's own account, cross-signed or not) can
  * read a request.
  *
- * Where pins come from is a `PinSource`, read afresh at each check: today the
- * configuration (`matrix.approver_devices`); another source (devices paired from the
- * broker's host, kept in the data folder) joins it without changing the checks.
+ * Where pins come from is a `PinSource`, read afresh at each check: the configuration
+ * (`matrix.approver_devices`) and the devices paired from the broker's host
+ * (pairing/pins.ts), which can change while the bot runs.
  */
 import type { MatrixClient } from 'matrix-js-sdk';
 import { CryptoEvent } from 'matrix-js-sdk/lib/crypto-api/index.js';
@@ -55,6 +55,20 @@ export class PinnedDeviceTrust {
         this.#logger.warn("could not check the approver's devices", { error: errorSummary(err) });
       });
   };
+
+  /**
+   * `deviceId` is pinned no more: not verified, so no room key goes to it. Security: it
+   * holds the room's current outgoing session, which would decrypt what follows; Rust
+   * crypto starts a new one when a recipient drops out, and discarding it here makes
+   * that so whatever the SDK's rule (test/approval/matrix-pairing-pin.test.ts: after an
+   * unpin the phone cannot read a new request).
+   */
+  async unpin(deviceId: string, roomId: string): Promise<void> {
+    const crypto = this.#client.getCrypto();
+    if (crypto === undefined) return;
+    await crypto.setDeviceVerified(this.#approver, deviceId, false);
+    await crypto.forceDiscardSession(roomId);
+  }
 
   async refresh(): Promise<void> {
     const crypto = this.#client.getCrypto();
