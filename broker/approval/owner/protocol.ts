@@ -10,7 +10,6 @@ import { z } from 'zod';
 import type { GrantRecord, RequestRecord } from '../../base/domain.js';
 import { DEFAULT_KIND } from '../../base/kinds.js';
 import { iso } from '../../base/time.js';
-import type { JsonObject } from '../../base/protocol.js';
 
 /** The socket's file name in data_dir. */
 export const OWNER_SOCKET_FILE = 'owner.sock';
