@@ -2,11 +2,11 @@
  * Talks to the broker's transfer surface: MCP tool calls on `POST /transfer`, and
  * byte streams on `/transfer/blobs/<ticket>` (see docs/transfer-protocol.md).
  */
-import { request as httpRequest, type IncomingMessage } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import type { IncomingMessage } from 'node:http';
 import type { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { CliError } from './errors.js';
+import { requestFor } from './http-request.js';
 import { parseJson } from './json.js';
 import { asEnvelope, envelopeFailure, type Envelope } from './envelope.js';
 import type { ClientEnv } from './env.js';
@@ -214,7 +214,7 @@ export class TransferClient {
         'report this; do not retry',
       );
     }
-    const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+    const send = requestFor(url);
     return send(url, {
       method,
       headers: { ...headers, authorization: `Bearer ${this.#env.token}` },
