@@ -321,6 +321,12 @@ export type AuditEvent =
 export interface AuditSink<Written = unknown> {
   /** Resolves only once the line is durable; rejects when it cannot be written. */
   append(event: AuditEvent): Promise<Written>;
+  /**
+   * Resolves once the line is written, in its place in the chain, before its fsync
+   * follows (AuditLog.appendWritten): for a line no decision waits on. A sink without
+   * it is asked append() instead.
+   */
+  appendWritten?(event: AuditEvent): Promise<Written>;
 }
 export type AuditEventName = AuditEvent['event'];
 

@@ -42,6 +42,7 @@ import {
   AUDIT_UNAVAILABLE,
   endOf,
   OperationRefusal,
+  readOnly,
   type Allowed,
   type Checked,
   type Outcome,
@@ -187,7 +188,7 @@ export class Pipeline {
       });
       return { ok: false, envelope: internalError(ctx.correlationId) };
     }
-    return this.#step(ctx, { op, decision, decided, relied, client }, step, options.describe);
+    return this.#step(ctx, { op, decision, decided, relied, client }, step, options);
   }
 
   /** A broker-initiated clean-up call (system-calls.ts): past no wall, audited all the same. */
@@ -245,9 +246,12 @@ export class Pipeline {
       client: NextcloudPort;
     },
     step: Step<T>,
-    describe: RunOptions<T>['describe'],
+    { describe, changesNothing = readOnly(call.op) }: RunOptions<T>,
   ): Promise<Outcome<T>> {
     const { op, decision, decided, relied, client } = call;
+    // The intent above was durable before the step began; an outcome of a step that
+    // changed nothing is answered once written (its fsync follows: writer.ts).
+    const outcomeDurability = changesNothing ? 'written' : 'durable';
     // Security: the operation is stopped at the earliest expiry of every grant it relies
     // on (the ticket's too), not at the next sweep.
     const handle = this.#deps.inFlight.start(relied, this.#grants.earliestExpiry(relied));
@@ -273,12 +277,10 @@ export class Pipeline {
       const warnings: string[] = [];
       const described = answers.outcome(describe?.(value) ?? {});
       if (
-        !(await this.#trail.bestEffort({
-          event: 'outcome',
-          ...decided,
-          outcome: 'ok',
-          ...described,
-        }))
+        !(await this.#trail.bestEffort(
+          { event: 'outcome', ...decided, outcome: 'ok', ...described },
+          outcomeDurability,
+        ))
       ) {
         warnings.push('the operation ran, but its outcome could not be written to the audit log');
       }
@@ -294,15 +296,18 @@ export class Pipeline {
         : error instanceof OperationRefusal
           ? error.ended
           : endOf(error);
-      await this.#trail.bestEffort({
-        event: 'outcome',
-        ...decided,
-        outcome: envelope.status,
-        code: envelope.code,
-        reason: envelope.message,
-        // Which way the grant ended under the operation (`revoked`, `expired`); the answers.
-        ...answers.outcome(ended === undefined ? {} : { cause: ended }),
-      });
+      await this.#trail.bestEffort(
+        {
+          event: 'outcome',
+          ...decided,
+          outcome: envelope.status,
+          code: envelope.code,
+          reason: envelope.message,
+          // Which way the grant ended under the operation (`revoked`, `expired`); the answers.
+          ...answers.outcome(ended === undefined ? {} : { cause: ended }),
+        },
+        outcomeDurability,
+      );
       return { ok: false, envelope };
     } finally {
       handle.done();

@@ -203,7 +203,11 @@ export class TransferService {
           ...(args.sha256 === undefined ? {} : { sha256: args.sha256 }),
         });
       },
-      { intent: { size: args.size, condition: conditionName(condition) } },
+      {
+        intent: { size: args.size, condition: conditionName(condition) },
+        // It reads (a stat, the space) and issues a ticket; the blob PUT is the write.
+        changesNothing: true,
+      },
     );
     if (!outcome.ok) return outcome;
     const ticket = outcome.value;
