@@ -105,6 +105,8 @@ const IntentFields = {
   size: CountSchema.optional(),
   condition: z.enum(['create', 'replace', 'locked']).optional(),
   declared_sha256: z.string().optional(),
+  /** An upload whose client declares its sha256 after the file's bytes (BLOB_SHA256_AT_END_HEADER). */
+  declared_at_end: z.boolean().optional(),
   abandon: z.boolean().optional(),
   /** A download's If-None-Match (the etag the client holds). */
   if_none_match: z.string().optional(),

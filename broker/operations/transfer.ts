@@ -11,7 +11,12 @@ import type { CallContext } from '../base/call.js';
 import type { Clock } from '../base/domain.js';
 import { refused } from '../base/envelope.js';
 import type { Logger } from '../base/log.js';
-import { BLOB_PATH, BLOB_SHA256_HEADER, type TicketView } from '../base/protocol.js';
+import {
+  BLOB_PATH,
+  BLOB_SHA256_AT_END_HEADER,
+  BLOB_SHA256_HEADER,
+  type TicketView,
+} from '../base/protocol.js';
 import type { TransferAnswer, TransferArgs } from '../base/transfer-tools.js';
 import { iso } from '../base/time.js';
 import type { Checkouts } from './checkouts.js';
@@ -60,7 +65,9 @@ function ticketView(ticket: Ticket, now: number): TicketView {
     blob_url: `${BLOB_PATH}${ticket.id}`,
     expires_at: iso(ticket.expiresAt),
     expires_in_s: Math.max(0, Math.floor((ticket.expiresAt - now) / 1000)),
-    ...(ticket.kind === 'read' ? {} : { sha256_header: BLOB_SHA256_HEADER }),
+    ...(ticket.kind === 'read'
+      ? {}
+      : { sha256_header: BLOB_SHA256_HEADER, sha256_at_end: BLOB_SHA256_AT_END_HEADER }),
   };
 }
 
