@@ -288,6 +288,7 @@ function resolveInstances(
       username: inst.username,
       app_password: resolveSecret(inst, 'app_password', prefix, 'password', ctx, out),
       discovery: inst.discovery,
+      ...(inst.retention === undefined ? {} : { retention: inst.retention }),
     });
   }
   return instances;

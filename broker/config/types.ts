@@ -1,3 +1,4 @@
+import type { Retention } from './retention.js';
 import type { LogLevel } from '../base/log.js';
 
 /** One Nextcloud account the broker may use (`instances.<name>` in config.yaml). */
@@ -11,6 +12,11 @@ export interface InstanceConfig {
   app_password: string;
   /** Whether the agent may list folders it has no grant for (names only). Default false. */
   discovery: boolean;
+  /**
+   * What the owner declares of the server's retention settings (config/retention.ts);
+   * absent: nothing declared, so the broker assumes Nextcloud's default, `auto`.
+   */
+  retention?: Retention | undefined;
 }
 
 export interface MatrixConfig {

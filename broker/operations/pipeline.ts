@@ -242,6 +242,8 @@ export class Pipeline {
         reason: envelope.message,
         // Which way the grant ended under the operation: `revoked` or `expired`.
         ...(ended === undefined ? {} : { cause: ended }),
+        // What the step changed before it failed (a trash's renamed item, say).
+        ...(error instanceof OperationRefusal ? error.audit : {}),
       });
       return { ok: false, envelope };
     } finally {

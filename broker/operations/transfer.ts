@@ -16,7 +16,7 @@ import { iso } from '../base/time.js';
 import type { Checkouts } from './checkouts.js';
 import { isNotFound } from './nextcloud-errors.js';
 import { OperationRefusal, type Outcome, type Pipeline } from './pipeline.js';
-import { guardSpace } from './space-guard.js';
+import type { SpaceGuard } from './space-guard.js';
 import { wallRefusal } from './wall-answers.js';
 import type { WriteCondition } from '../nextcloud/client.js';
 import type { Ticket, TicketBook } from './tickets.js';
@@ -30,6 +30,8 @@ export interface TransferDeps {
   readonly checkouts: Checkouts;
   readonly logger: Logger;
   readonly now: Clock;
+  /** Weighs each write ticket against the account's space and the writes in flight. */
+  readonly space: SpaceGuard;
 }
 
 export interface FileTicket {
@@ -215,7 +217,12 @@ export class TransferService {
         }
         // Security: an early answer (the blob upload checks again) for a write that would
         // let Nextcloud's space-driven expiry delete the trash bin or old versions.
-        await guardSpace(client, allowed, { kind: 'upload', bytes: args.size });
+        await this.#deps.space.check(client, allowed, {
+          kind: 'upload',
+          path,
+          bytes: args.size,
+          replaces: !('ifNoneMatch' in condition),
+        });
         return tickets.issue({
           instance: allowed.instance,
           path,
@@ -333,7 +340,12 @@ export class TransferService {
         const entry = await client.stat(path, allowed.signal);
         if (entry.kind !== 'file') throw notAFile(path);
         // Security: as for a write: a checkin must not push the account into expiry.
-        await guardSpace(client, allowed, { kind: 'upload', bytes: args.size ?? 0 });
+        await this.#deps.space.check(client, allowed, {
+          kind: 'upload',
+          path,
+          bytes: args.size ?? 0,
+          replaces: true,
+        });
         const ticket = tickets.issue({
           instance: allowed.instance,
           path,
