@@ -19,7 +19,7 @@
  * checks of mounts.ts run and nothing is changed by a failure.
  */
 import { NextcloudError } from './errors.js';
-import { inspect } from './inspect.js';
+import { inspect, type Inspection } from './inspect.js';
 import { refuseMountRoot, refuseUntrashable } from './mounts.js';
 import { decodeHref, parseMultistatus, textProp } from './multistatus.js';
 import type { Session } from './session.js';
@@ -125,6 +125,12 @@ async function trashNow(
       `the trash bin is off on instance '${conn.name}', so a delete would be permanent: nothing was deleted; ask the owner to enable files_trashbin`,
     );
   const checked = await refuseUntrashable(conn, path, signal);
+  // Security: the walk takes a while and the broker serialises only its own changes; the
+  // owner's other clients can still move a share in meanwhile. A folder's etag changes
+  // when anything below it does (observed on 34), so the item is read again before it is
+  // renamed, and once more right before its DELETE (a rename keeps the etag: observed
+  // on 34 and 29): it must be exactly as it was when the walk began, both times.
+  unchanged(path, checked, await inspect({ conn }, path, signal));
   const renamed = trashedName(path, tag);
   // Security: `Overwrite: F`, as every move; nothing has changed if this fails.
   await conn.exchange(
@@ -141,17 +147,7 @@ async function trashNow(
     },
   );
   try {
-    // Security: the walk of mounts.ts takes a while and the broker serialises only its
-    // own changes; the owner's other clients can still move a share in meanwhile. A
-    // folder's etag changes when anything below it does (a rename does not change it:
-    // observed on 34 and 29), so the item must be exactly as it was when the walk began.
-    const again = await inspect({ conn }, renamed, signal);
-    refuseMountRoot(path, again);
-    if (checked.entry.etag === null || again.entry.etag !== checked.entry.etag)
-      throw new NextcloudError(
-        'not_trashable',
-        `'${path}' changed while the broker checked it for shares and mounts that a delete would remove for good: nothing was deleted; trash it again`,
-      );
+    unchanged(path, checked, await inspect({ conn }, renamed, signal));
     await conn.exchange(
       { method: 'DELETE', url: conn.url(renamed), headers: {} },
       {
@@ -166,6 +162,16 @@ async function trashNow(
     return afterFailedDelete(conn, path, renamed, error);
   }
   return { state: 'trashed', original: path, renamed, ...(await entryOf(conn, renamed)) };
+}
+
+/** Refuses (`not_trashable`) an item that is not as it was when the check began. */
+function unchanged(path: string, checked: Inspection, again: Inspection): void {
+  refuseMountRoot(path, again);
+  if (checked.entry.etag === null || again.entry.etag !== checked.entry.etag)
+    throw new NextcloudError(
+      'not_trashable',
+      `'${path}' changed while the broker checked it for shares and mounts that a delete would remove for good: nothing was deleted; trash it again`,
+    );
 }
 
 /** Whether a failed request may still have been carried out (its answer never came). */
