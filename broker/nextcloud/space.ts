@@ -67,7 +67,8 @@ const SIZE_BODY =
   '<oc:size/><d:getcontentlength/>' +
   '</d:prop></d:propfind>';
 
-const OWNER_BODY =
+/** What the guard reads of the path a write lands at (its owner, their free space, its size). */
+export const SPACE_TARGET_BODY =
   '<?xml version="1.0" encoding="utf-8"?>' +
   '<d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:prop>' +
   '<oc:owner-id/><d:quota-available-bytes/><oc:size/><d:getcontentlength/>' +
@@ -138,7 +139,7 @@ async function readTarget(
   signal: AbortSignal | undefined,
 ): Promise<ReadonlyMap<string, unknown> | undefined> {
   const body = await conn
-    .propfind(conn.url(path), '0', path, MAX_SMALL_REPLY_BYTES, signal, OWNER_BODY)
+    .propfind(conn.url(path), '0', path, MAX_SMALL_REPLY_BYTES, signal, SPACE_TARGET_BODY)
     .catch((error: unknown) => {
       if (error instanceof NextcloudError && error.code === 'not_found') return undefined;
       throw error;

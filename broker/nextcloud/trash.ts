@@ -48,7 +48,8 @@ export type TrashOutcome =
       readonly cause: NextcloudError;
     };
 
-const TRASH_LISTING_BODY =
+/** What the broker reads of the trash bin to find an item it deleted. */
+export const TRASH_LISTING_BODY =
   '<?xml version="1.0" encoding="utf-8"?>' +
   '<d:propfind xmlns:d="DAV:" xmlns:nc="http://nextcloud.org/ns"><d:prop>' +
   '<nc:trashbin-filename/><nc:trashbin-original-location/><nc:trashbin-deletion-time/>' +

@@ -11,6 +11,7 @@ import { PROPFIND_BODY } from '../../../broker/nextcloud/multistatus.js';
 import { searchBody } from '../../../broker/nextcloud/search-query.js';
 import { GROUPWARE_CASES } from './groupware-cases.js';
 import { QUOTA_CASES } from './quota-cases.js';
+import { SPACE_CASES } from './space-cases.js';
 import { NEXT_SECOND, type Case, type Step } from './steps.js';
 
 const XML = 'application/xml; charset=utf-8';
@@ -996,4 +997,5 @@ export const CASES: readonly Case[] = [
   },
   ...GROUPWARE_CASES,
   ...QUOTA_CASES,
+  ...SPACE_CASES,
 ];

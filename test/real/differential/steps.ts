@@ -67,6 +67,12 @@ export interface Case {
    */
   quota?: { occ: string; bytes: number };
   /**
+   * The second user's quota (whose folders `received` are), set before they share:
+   * `occ user:setting <other> files quota <occ>` on the real server (none after), the
+   * sharer's quota on the fake.
+   */
+  sharerQuota?: { occ: string; bytes: number };
+  /**
    * The steps after each pause must all be answered within that second (Nextcloud keeps
    * an etag when a write lands in the same second). A loaded machine can miss it; the run
    * then throws `SecondMissed` and the case is run again from empty homes.
