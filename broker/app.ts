@@ -75,6 +75,11 @@ export interface BrokerServer {
   close(): Promise<void>;
   /** One lifecycle pass now (tests, and the timer). */
   sweep(): Promise<void>;
+  /**
+   * Writes the failed logins counted but not yet written (a `summary` line). close() does
+   * it once no request can come any more; the daemon's stop then writes its own counts.
+   */
+  flushAuthFailures(): Promise<void>;
   /** Operations currently running (aborted by grant ends). */
   readonly inFlight: InFlight;
 }
@@ -148,7 +153,7 @@ export function createServer(deps: ServerDeps): BrokerServer {
   const onAuthFailure = authFailureRecorder({
     now: deps.now,
     log: (fields) => logger.warn('authentication failed', fields),
-    audit: (fields) => void trail.bestEffort({ event: 'auth_failed', ...fields }),
+    audit: (fields) => trail.bestEffort({ event: 'auth_failed', ...fields }),
   });
   const agentAuth = requireBearer('agent', config.tokens.agent, onAuthFailure);
   const transferAuth = requireBearer('transfer', config.tokens.transfer, onAuthFailure);
@@ -247,6 +252,7 @@ export function createServer(deps: ServerDeps): BrokerServer {
     app,
     inFlight: operations.inFlight,
     sweep: () => lifecycle.sweep(),
+    flushAuthFailures: () => onAuthFailure.flush(),
     async start() {
       // Security: a gateway that cannot start safely (wrong bot token or user, the room
       // encrypted, joinable by anyone, or without the approver) refuses the daemon's
@@ -296,6 +302,9 @@ export function createServer(deps: ServerDeps): BrokerServer {
         await closed;
         clearTimeout(timer);
       }
+      // Security (of the record): no login can fail any more; the counted ones are
+      // written before the daemon writes `stop` and closes the log.
+      await onAuthFailure.flush();
       try {
         await deps.gateway.stop();
       } catch (error) {
