@@ -17,7 +17,6 @@ import type { Checkouts } from './checkouts.js';
 import { isNotFound } from './nextcloud-errors.js';
 import { OperationRefusal, type Outcome, type Pipeline } from './pipeline.js';
 import type { SpaceGuard } from './space-guard.js';
-import { wallRefusal } from './wall-answers.js';
 import type { WriteCondition } from '../nextcloud/client.js';
 import type { Ticket, TicketBook } from './tickets.js';
 
@@ -111,28 +110,27 @@ export class TransferService {
   }
 
   /** The wall alone: whether `mode` is allowed on the path now, and until when. */
-  checkAccess(args: {
-    instance: string;
-    path: string;
-    mode: Mode;
-  }): Outcome<{ path: string; mode: Mode; expires_at?: string }> {
-    const decision = this.#deps.pipeline.check({
-      op: args.mode,
-      instance: args.instance,
-      path: args.path,
-    });
-    if (!decision.ok) return { ok: false, envelope: wallRefusal(decision) };
-    const path = decision.paths[0] ?? '';
-    const expiry = decision.expiresAt;
-    return {
-      ok: true,
-      value: {
-        path,
-        mode: args.mode,
-        ...(expiry === undefined ? {} : { expires_at: iso(expiry) }),
-      },
-      warnings: [],
-    };
+  /**
+   * Whether a grant allows `mode` on the path now. Touches nothing on Nextcloud, but is
+   * audited as a check (the pipeline's intent and outcome, `check_only`): the CLI asks it
+   * before it answers `unchanged` for a push it need not send, and that answer is a
+   * statement about the grant.
+   */
+  checkAccess(
+    ctx: CallContext,
+    args: { instance: string; path: string; mode: Mode },
+  ): Promise<Outcome<{ path: string; mode: Mode; expires_at?: string }>> {
+    return this.#deps.pipeline.run(
+      ctx,
+      { op: args.mode, instance: args.instance, path: args.path },
+      (_client, allowed) =>
+        Promise.resolve({
+          path: allowed.paths[0] ?? '',
+          mode: args.mode,
+          ...(allowed.expiresAt === undefined ? {} : { expires_at: iso(allowed.expiresAt) }),
+        }),
+      { intent: { check_only: true } },
+    );
   }
 
   /**
