@@ -204,6 +204,10 @@ describe('Nextcloud problems (exit 2, ✗ with the fix)', () => {
     const [warning] = only(report, 'warn').filter((c) => c.label.includes('quota'));
     expect(warning?.label).toContain('has a quota of 120.0 MB');
     expect(warning?.label).toContain('insufficient_space');
+    // The versions' size is invisible to the broker: the one setting that keeps them.
+    expect(warning?.label).toContain(
+      "cannot see the versions' size, so only versions_retention_obligation 'disabled' keeps them",
+    );
     expect(warning?.fix).toContain("'trashbin_retention_obligation' => '30, 30'");
     expect(warning?.fix).toContain("'versions_retention_obligation' => 'disabled'");
   });
