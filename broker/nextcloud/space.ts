@@ -139,7 +139,15 @@ async function readTarget(
   signal: AbortSignal | undefined,
 ): Promise<ReadonlyMap<string, unknown> | undefined> {
   const body = await conn
-    .propfind(conn.url(path), '0', path, MAX_SMALL_REPLY_BYTES, signal, SPACE_TARGET_BODY)
+    // '' is the home: a new file at the top of the account lands there.
+    .propfind(
+      path === '' ? conn.davUrl('') : conn.url(path),
+      '0',
+      path,
+      MAX_SMALL_REPLY_BYTES,
+      signal,
+      SPACE_TARGET_BODY,
+    )
     .catch((error: unknown) => {
       if (error instanceof NextcloudError && error.code === 'not_found') return undefined;
       throw error;

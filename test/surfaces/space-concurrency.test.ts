@@ -127,6 +127,22 @@ describe('attack: four pushes at once pass the space guard together', () => {
   });
 });
 
+describe('where a new file lands decides whose space it is', () => {
+  it('a new file at the top of the account: its folder is the home, the account’s own', async () => {
+    broker.fake.setQuota(60 * U);
+    await broker.grant([{ path: 'top.bin', mode: 'write' }]);
+    const stage = mkdtempSync(join(tmpdir(), 'broker-top-'));
+    writeFileSync(join(stage, 'top.bin'), Buffer.alloc(U, 1));
+    const pushed = await runCli(['push', 'personal:top.bin', join(stage, 'top.bin')], {
+      BROKER_URL: broker.url,
+      BROKER_TRANSFER_TOKEN: TRANSFER_TOKEN,
+      BROKER_STAGE_DIR: stage,
+    });
+    expect(pushed.code).toBe(ExitCode.ok);
+    expect((await broker.fake.readFile('top.bin'))?.length).toBe(U);
+  });
+});
+
 describe('attack: pushes into a folder another user shared (their space)', () => {
   async function bobShares(ownerQuota: number | null): Promise<void> {
     await broker.fake.writeFile('BobShared/inner.txt', 'from bob');
