@@ -352,6 +352,7 @@ describe('attack: a local path leads out of the folders broker mcp may use', () 
       local: join(viaLink, 'docs', 'a.txt'),
     });
     expect(isError).toBe(false);
+    expect(answer).toMatchObject({ status: 'fetched', exit_code: ExitCode.ok });
     expect(readFileSync(join(real, 'docs', 'a.txt'), 'utf8')).toBe('remote');
   });
 });
