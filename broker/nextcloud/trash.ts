@@ -133,20 +133,8 @@ async function trashNow(
   // on 34 and 29): it must be exactly as it was when the walk began, both times.
   unchanged(path, checked, await inspect({ conn }, path, signal));
   const renamed = trashedName(path, tag);
-  // Security: `Overwrite: F`, as every move; nothing has changed if this fails.
-  await conn.exchange(
-    {
-      method: 'MOVE',
-      url: conn.url(path),
-      headers: { destination: conn.url(renamed).href, overwrite: 'F' },
-    },
-    {
-      idempotent: false,
-      ok: [201, 204],
-      ctx: { verb: 'MOVE', instance: conn.name, path, to: renamed },
-      signal,
-    },
-  );
+  // Nothing has changed if this fails.
+  await rename(conn, path, renamed, signal);
   try {
     unchanged(path, checked, await inspect({ conn }, renamed, signal));
     await conn.exchange(
@@ -173,6 +161,28 @@ function unchanged(path: string, checked: Inspection, again: Inspection): void {
       'not_trashable',
       `'${path}' changed while the broker checked it for shares and mounts that a delete would remove for good: nothing was deleted; trash it again`,
     );
+}
+
+/** A rename in place, never over anything (`Overwrite: F`, as every move); not retried. */
+async function rename(
+  conn: Session['conn'],
+  from: string,
+  to: string,
+  signal?: AbortSignal,
+): Promise<void> {
+  await conn.exchange(
+    {
+      method: 'MOVE',
+      url: conn.url(from),
+      headers: { destination: conn.url(to).href, overwrite: 'F' },
+    },
+    {
+      idempotent: false,
+      ok: [201, 204],
+      ctx: { verb: 'MOVE', instance: conn.name, path: from, to },
+      signal,
+    },
+  );
 }
 
 /** Whether a failed request may still have been carried out (its answer never came). */
@@ -207,18 +217,7 @@ async function afterFailedDelete(
     }
   }
   try {
-    await conn.exchange(
-      {
-        method: 'MOVE',
-        url: conn.url(renamed),
-        headers: { destination: conn.url(original).href, overwrite: 'F' },
-      },
-      {
-        idempotent: false,
-        ok: [201, 204],
-        ctx: { verb: 'MOVE', instance: conn.name, path: renamed, to: original },
-      },
-    );
+    await rename(conn, renamed, original);
     return { state: 'renamed_back', ...failed };
   } catch {
     return { state: 'left_renamed', ...failed };

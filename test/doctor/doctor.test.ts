@@ -213,31 +213,26 @@ describe('Nextcloud problems (exit 2, ✗ with the fix)', () => {
   });
 
   it('the retention declaration: unset, one that keeps young trash and versions, and one that does not', async () => {
-    const declaration = (report: DoctorReport): Check | undefined =>
-      report.sections
+    /** The doctor's check of the declaration, with `retention` as inline YAML (or none). */
+    const declaration = async (retention?: string): Promise<Check | undefined> =>
+      (
+        await doctor({ approval: 'console', ...(retention === undefined ? {} : { retention }) })
+      ).sections
         .flatMap((s) => s.checks)
         .find((c) => c.label.includes('instances.personal.retention'));
-    const unset = declaration(await doctor({ approval: 'console' }));
+    const unset = await declaration();
     expect(unset?.status).toBe('pass');
     expect(unset?.label).toContain('refuses every write into a folder another user shared');
     expect(unset?.label).toContain("'versions_retention_obligation' => 'disabled'");
-    const keeps = declaration(
-      await doctor({
-        approval: 'console',
-        retention:
-          '{ trashbin_retention_obligation: "30, 60", versions_retention_obligation: disabled }',
-      }),
+    const keeps = await declaration(
+      '{ trashbin_retention_obligation: "30, 60", versions_retention_obligation: disabled }',
     );
     expect(keeps?.status).toBe('pass');
     expect(keeps?.label).toContain(
       'writes into folders other users shared even when they have a quota',
     );
-    const auto = declaration(
-      await doctor({
-        approval: 'console',
-        retention:
-          '{ trashbin_retention_obligation: "30, auto", versions_retention_obligation: "30, 60" }',
-      }),
+    const auto = await declaration(
+      '{ trashbin_retention_obligation: "30, auto", versions_retention_obligation: "30, 60" }',
     );
     expect(auto?.status).toBe('warn');
     expect(auto?.label).toContain(

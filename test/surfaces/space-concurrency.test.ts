@@ -16,6 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ExitCode } from '../../cli/command.js';
+import { ownerDeletes } from '../../support/fake-requests.js';
 import { startBroker, type Broker, type BrokerOptions } from '../../support/daemon.js';
 import { runCli, type CliRun } from '../../support/processes.js';
 import { APP_PASSWORD, TRANSFER_TOKEN } from '../../support/tokens.js';
@@ -40,14 +41,7 @@ afterEach(async () => {
 
 /** The owner deletes a file of their own (outside any grant) into the trash bin. */
 async function ownerTrashes(path: string): Promise<void> {
-  const { fake } = broker;
-  const res = await fetch(`${fake.url}/remote.php/dav/files/${fake.user}/${path}`, {
-    method: 'DELETE',
-    headers: {
-      authorization: `Basic ${Buffer.from(`${fake.user}:${APP_PASSWORD}`).toString('base64')}`,
-    },
-  });
-  expect(res.status).toBe(204);
+  expect(await ownerDeletes(broker.fake, APP_PASSWORD, path)).toBe(204);
 }
 
 /**

@@ -16,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExitCode } from '../../cli/command.js';
 import fc from 'fast-check';
 import { headroomOf, spaceAfter } from '../../broker/operations/space-guard.js';
+import { ownerDeletes } from '../../support/fake-requests.js';
 import { startBroker, type Broker } from '../../support/daemon.js';
 import { call } from '../../support/mcp.js';
 import { runCli } from '../../support/processes.js';
@@ -29,14 +30,7 @@ let agent: Client;
 
 /** The owner deletes a file of their own (outside any grant) into the trash bin. */
 async function ownerTrashes(path: string): Promise<void> {
-  const { fake } = broker;
-  const res = await fetch(`${fake.url}/remote.php/dav/files/${fake.user}/${path}`, {
-    method: 'DELETE',
-    headers: {
-      authorization: `Basic ${Buffer.from(`${fake.user}:${APP_PASSWORD}`).toString('base64')}`,
-    },
-  });
-  expect(res.status).toBe(204);
+  expect(await ownerDeletes(broker.fake, APP_PASSWORD, path)).toBe(204);
 }
 
 beforeAll(async () => {

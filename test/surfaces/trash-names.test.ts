@@ -13,7 +13,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startBroker, type Broker } from '../../support/daemon.js';
-import { onRequest } from '../../support/fake-requests.js';
+import { ownerDeletes as ownerDelete, onRequest } from '../../support/fake-requests.js';
 import { call } from '../../support/mcp.js';
 import { APP_PASSWORD } from '../../support/tokens.js';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -40,16 +40,8 @@ afterEach(async () => {
 });
 
 /** The owner's own client deletes a file (outside the broker). */
-async function ownerDeletes(path: string): Promise<number> {
-  const { fake } = broker;
-  const res = await fetch(`${fake.url}/remote.php/dav/files/${fake.user}/${path}`, {
-    method: 'DELETE',
-    headers: {
-      authorization: `Basic ${Buffer.from(`${fake.user}:${APP_PASSWORD}`).toString('base64')}`,
-    },
-  });
-  return res.status;
-}
+const ownerDeletes = (path: string): Promise<number> =>
+  ownerDelete(broker.fake, APP_PASSWORD, path);
 
 /** The trash outcome lines, newest last. */
 const trashOutcomes = (): Record<string, unknown>[] =>
