@@ -14,7 +14,7 @@ const LAYERS = [
   { name: 'approval, surfaces', path: '^broker/(approval|surfaces)/' },
   {
     name: 'app, assemble, main, data folder, doctor',
-    path: '^broker/(app\\.ts|assemble\\.ts|main\\.ts|data-folder\\.ts|doctor/)',
+    path: '^broker/(app\\.ts|assemble\\.ts|assemble/|main\\.ts|data-folder\\.ts|doctor/)',
   },
   { name: 'cli, demo, scripts', path: '^(cli/|broker/demo/|scripts/)' },
 ];
@@ -57,6 +57,20 @@ const peerRules = PEERS.flatMap((group) =>
     },
   })),
 );
+
+/**
+ * The shared protocol: what the agent host's client takes of broker/ (and the agent's
+ * file, dist/broker-cli.mjs, carries). What the two programs say to each other
+ * (protocol.ts, transfer-tools.ts), and the rules both apply to it: the wall's canonical
+ * path and its limits, the etag form, the text escaping, the coded-error base and its
+ * one-line form, the version, the relay's memory bound. Each imports only others of
+ * this list and node's own modules (test/cli/bundle.test.ts checks the packages).
+ */
+const SHARED =
+  '^broker/(base/(protocol|transfer-tools|coded-error|errors|etag|limits|relayed-memory|text|version)\\.ts|wall/canonical\\.ts)$';
+
+/** The agent host's client and the command frame it shares with the owner's commands. */
+const CLIENT_SIDE = '^cli/(client/|(args|command|completion|dispatch|terminal|usage)\\.ts$)';
 
 /** The Nextcloud client and its verbs: what a pipeline step holds. */
 const CLIENT = '^broker/nextcloud/(client|files|search|transfers|locks|index)\\.ts$';
@@ -108,13 +122,44 @@ module.exports = {
       to: { path: '^(bench|review)/', pathNot: '^$1/' },
     },
     {
+      name: 'client-imports-only-the-shared-protocol',
+      comment:
+        "the agent host's client (cli/client/ and the command frame) takes nothing of broker/ but the shared protocol",
+      severity: 'error',
+      from: { path: CLIENT_SIDE },
+      to: { path: '^broker/', pathNot: SHARED },
+    },
+    {
+      name: 'client-apart-from-owner',
+      comment:
+        "the agent host's client and the frame import none of the owner's commands (cli/owner/), which load the daemon",
+      severity: 'error',
+      from: { path: CLIENT_SIDE },
+      to: { path: '^cli/(owner/|main\\.ts$)' },
+    },
+    {
+      name: 'frame-below-both-programs',
+      comment: 'the command frame (cli/*.ts but main.ts) imports neither program',
+      severity: 'error',
+      from: { path: '^cli/[^/]+\\.ts$', pathNot: '^cli/main\\.ts$' },
+      to: { path: '^cli/(client|owner)/' },
+    },
+    {
+      name: 'shared-protocol-stands-alone',
+      comment:
+        "the shared protocol imports nothing else of broker/ or cli/: the agent's file carries no daemon code (test/cli/bundle.test.ts also keeps packages out)",
+      severity: 'error',
+      from: { path: SHARED },
+      to: { path: '^(broker|cli)/', pathNot: SHARED },
+    },
+    {
       name: 'nextcloud-client-only-in-the-pipeline',
       comment:
-        'only operations (the pipeline steps) and the wiring (broker/assemble.ts) hold the Nextcloud client',
+        'only operations (the pipeline steps) and the wiring (broker/assemble.ts, broker/assemble/) hold the Nextcloud client',
       severity: 'error',
       from: {
         path: '^(broker|cli|scripts|fakes|support|bench|review)/',
-        pathNot: '^broker/(operations/|nextcloud/|assemble\\.ts$)',
+        pathNot: '^broker/(operations/|nextcloud/|assemble\\.ts$|assemble/)',
       },
       to: { path: CLIENT },
     },

@@ -19,6 +19,8 @@ const OLDEST_SUBSET = [
   'test/real/agent-tools.test.ts',
   'test/real/search.test.ts',
   'test/real/groupware-client.test.ts',
+  // What Nextcloud keeps beside the files (versions, trash bins, Activity), per series.
+  'test/real/history-verbs.test.ts',
   // Nothing lost (issue 24): Nextcloud's own expiry and its refusals are its behaviour, per series.
   'test/real/space-expiry.test.ts',
   'test/real/trash-race.test.ts',

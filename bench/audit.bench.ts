@@ -16,7 +16,7 @@ const FIELDS = {
   tool: 'read',
   instance: 'personal',
   path: 'Documents/report.odt',
-  grant_ids: [7],
+  grants: [7],
   correlation_id: 'c0ffee00',
 };
 

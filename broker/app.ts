@@ -1,5 +1,7 @@
 /**
- * createServer(deps): the broker's HTTP daemon, assembled from injected parts.
+ * createServer(deps): the broker's HTTP daemon, assembled from injected parts in named
+ * steps (createServer lists them): the MCP surfaces, the blob endpoint, the bearer
+ * checks, the routes, and the server that starts and stops them.
  *
  * Every request passes, in order: the Host allow-list (403), then per route the surface's
  * bearer token (401), a body deadline, a JSON body of bounded size (413), one JSON-RPC
@@ -7,15 +9,17 @@
  * no token. Nothing here decides on paths: that is the wall, inside the pipeline.
  */
 import { randomUUID } from 'node:crypto';
-import { createServer as createHttpServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express, {
   type ErrorRequestHandler,
   type Express,
   type Request,
+  type RequestHandler,
   type Response,
 } from 'express';
 import type { CallContext } from './base/call.js';
+import type { ApprovalGateway } from './approval/gateway.js';
 import type { Clock } from './base/domain.js';
 import type { Envelope } from './base/envelope.js';
 import { errorDetail } from './base/errors.js';
@@ -25,7 +29,6 @@ import type { BrokerConfig } from './config.js';
 import type { Operations } from './operations/index.js';
 import type { InFlight } from './operations/in-flight.js';
 import type { Lifecycle } from './operations/lifecycle.js';
-import type { GatewayPort } from './operations/ports.js';
 import type { AccessRequests } from './operations/requests.js';
 import { AGENT_INSTRUCTIONS, agentTools } from './surfaces/agent/index.js';
 import { BlobEndpoint } from './surfaces/blobs.js';
@@ -39,21 +42,18 @@ import {
   singleJsonRpcMessage,
 } from './surfaces/http/body.js';
 import { hostCheck } from './surfaces/http/host.js';
+import { drain, listen } from './surfaces/http/listen.js';
+import { BLOB_ROUTE, requestLog } from './surfaces/http/request-log.js';
 import { createMcpSurface, type McpSurface } from './surfaces/mcp-endpoint.js';
 import { metricsHandler, type BrokerMetrics } from './surfaces/metrics.js';
 import { TRANSFER_INSTRUCTIONS, transferTools } from './surfaces/transfer/index.js';
-
-export interface ApprovalGatewayPort extends GatewayPort {
-  start(): Promise<void>;
-  stop(): Promise<void>;
-}
 
 export interface ServerDeps {
   readonly config: BrokerConfig;
   readonly operations: Operations;
   readonly requests: AccessRequests;
   readonly lifecycle: Lifecycle;
-  readonly gateway: ApprovalGatewayPort;
+  readonly gateway: ApprovalGateway;
   readonly logger: Logger;
   /** Removes every configured secret from a text (createSecretGuard over configSecrets). */
   readonly scrub: (text: string) => string;
@@ -84,15 +84,35 @@ export interface BrokerServer {
   readonly inFlight: InFlight;
 }
 
-const BLOB_ROUTE = '/transfer/blobs/:ticket';
-
 export function createServer(deps: ServerDeps): BrokerServer {
-  const { config, logger, operations, lifecycle } = deps;
-  const { trail } = operations;
   const correlationId = deps.correlationId ?? randomUUID;
+  const surfaces = mcpSurfaces(deps, correlationId);
+  const blobs = blobEndpoint(deps, correlationId);
+  const auth = bearerChecks(deps);
+  const app = express();
+  app.disable('x-powered-by');
+  app.disable('etag');
+  app.use(requestLog(deps));
+  app.use(
+    hostCheck(deps.config.server.allowed_hosts, (host) =>
+      deps.logger.warn('host not allowed', { host: (host ?? '(none)').slice(0, 100) }),
+    ),
+  );
+  routeHealthAndMetrics(app, deps, auth.metrics);
+  routeMcp(app, deps, { surfaces, auth, correlationId });
+  routeBlobs(app, blobs, auth.transfer);
+  routeNotFoundAndErrors(app, deps, correlationId);
+  return brokerServer(deps, app, auth.flush);
+}
 
+/** The two MCP surfaces (agent and transfer) over the operations. */
+function mcpSurfaces(
+  deps: ServerDeps,
+  correlationId: () => string,
+): { agent: McpSurface; transfer: McpSurface } {
+  const { config, operations, requests } = deps;
   const surfaceDeps = {
-    logger,
+    logger: deps.logger,
     correlationId,
     scrub: deps.scrub,
     holdsSecret: deps.holdsSecret,
@@ -123,53 +143,102 @@ export function createServer(deps: ServerDeps): BrokerServer {
         envelope,
       ),
   };
-  const agent = createMcpSurface(
-    'agent',
-    agentTools({
-      files: operations.files,
-      collections: operations.collections,
-      requests: deps.requests,
-      instances: config.instances,
+  const agentDeps = {
+    files: operations.files,
+    collections: operations.collections,
+    requests,
+    instances: config.instances,
+  };
+  return {
+    agent: createMcpSurface('agent', agentTools(agentDeps), surfaceDeps, AGENT_INSTRUCTIONS, {
+      requestTimes: (id) => requests.times(id),
     }),
-    surfaceDeps,
-    AGENT_INSTRUCTIONS,
-    { requestTimes: (id) => deps.requests.times(id) },
-  );
-  const transfer = createMcpSurface(
-    'transfer',
-    transferTools({ transfer: operations.transfer, files: operations.files }),
-    surfaceDeps,
-    TRANSFER_INSTRUCTIONS,
-  );
-  const blobs = new BlobEndpoint({
-    transfers: operations.blobs,
+    transfer: createMcpSurface(
+      'transfer',
+      transferTools({ transfer: operations.transfer, files: operations.files }),
+      surfaceDeps,
+      TRANSFER_INSTRUCTIONS,
+    ),
+  };
+}
+
+/** The blob endpoint, where a ticket's bytes stream. */
+function blobEndpoint(deps: ServerDeps, correlationId: () => string): BlobEndpoint {
+  return new BlobEndpoint({
+    transfers: deps.operations.blobs,
     scrub: deps.scrub,
     correlationId,
-    idleTimeoutMs: config.server.request_timeout_ms,
+    idleTimeoutMs: deps.config.server.request_timeout_ms,
     ...(deps.metrics === undefined ? {} : { metrics: deps.metrics }),
   });
+}
 
+/** Each route's bearer check (the metrics one only with tokens.metrics and metrics). */
+function bearerChecks(deps: ServerDeps): {
+  agent: RequestHandler;
+  transfer: RequestHandler;
+  metrics: RequestHandler | undefined;
+  /** Writes the failed logins counted but not yet written (auth-failures.ts). */
+  flush: () => Promise<void>;
+} {
+  const { config, logger } = deps;
   // Security: audited without the presented token (only why it failed), rate-limited.
   const onAuthFailure = authFailureRecorder({
     now: deps.now,
     log: (fields) => logger.warn('authentication failed', fields),
-    audit: (fields) => trail.bestEffort({ event: 'auth_failed', ...fields }),
+    audit: (fields) => deps.operations.trail.bestEffort({ event: 'auth_failed', ...fields }),
   });
-  const agentAuth = requireBearer('agent', config.tokens.agent, onAuthFailure);
-  const transferAuth = requireBearer('transfer', config.tokens.transfer, onAuthFailure);
+  const metrics = config.tokens.metrics;
+  return {
+    agent: requireBearer('agent', config.tokens.agent, onAuthFailure),
+    transfer: requireBearer('transfer', config.tokens.transfer, onAuthFailure),
+    metrics:
+      metrics === undefined || deps.metrics === undefined
+        ? undefined
+        : requireBearer('metrics', metrics, onAuthFailure),
+    flush: () => onAuthFailure.flush(),
+  };
+}
+
+/** GET /health (no token), and GET /metrics with its own token. */
+function routeHealthAndMetrics(
+  app: Express,
+  deps: ServerDeps,
+  metricsAuth: RequestHandler | undefined,
+): void {
+  app.get('/health', (_req, res) => {
+    res.json({ status: 'ok', version: BROKER_VERSION });
+  });
+  // Security: off unless tokens.metrics is set (then 404, like any unknown route); its own
+  // token, so a scraper holds neither the agent's nor the transfer client's.
+  if (metricsAuth !== undefined && deps.metrics !== undefined) {
+    app.get('/metrics', metricsAuth, metricsHandler(deps.metrics.registry));
+  }
+}
+
+/** POST /mcp and POST /transfer: the bearer, the body's checks, then the surface. */
+function routeMcp(
+  app: Express,
+  deps: ServerDeps,
+  parts: {
+    surfaces: { agent: McpSurface; transfer: McpSurface };
+    auth: { agent: RequestHandler; transfer: RequestHandler };
+    correlationId: () => string;
+  },
+): void {
+  const { server } = deps.config;
   const mcpBody = [
-    bodyDeadline(config.server.request_timeout_ms),
-    jsonBody(config.server.max_body_bytes),
+    bodyDeadline(server.request_timeout_ms),
+    jsonBody(server.max_body_bytes),
     bodyErrors,
     singleJsonRpcMessage,
   ];
-
-  const serveMcp = (surface: McpSurface) => async (req: Request, res: Response) => {
+  const serve = (surface: McpSurface) => async (req: Request, res: Response) => {
     try {
       await surface.handle(req, res, req.body);
     } catch (error) {
-      const id = correlationId();
-      logger.error('MCP request failed', { correlation_id: id, error: errorDetail(error) });
+      const id = parts.correlationId();
+      deps.logger.error('MCP request failed', { correlation_id: id, error: errorDetail(error) });
       if (!res.headersSent) {
         res.status(500).json({
           jsonrpc: '2.0',
@@ -179,42 +248,14 @@ export function createServer(deps: ServerDeps): BrokerServer {
       }
     }
   };
-
-  const app = express();
-  app.disable('x-powered-by');
-  app.disable('etag');
-  app.use((req, res, next) => {
-    const started = deps.now();
-    res.once('finish', () => {
-      // Security: blob URLs carry a ticket; log the route, never the URL.
-      const route = req.path.startsWith('/transfer/blobs/') ? BLOB_ROUTE : req.path.slice(0, 64);
-      logger.debug('request', {
-        method: req.method,
-        route,
-        status: res.statusCode,
-        ms: deps.now() - started,
-      });
-    });
-    next();
-  });
-  app.use(
-    hostCheck(config.server.allowed_hosts, (host) =>
-      logger.warn('host not allowed', { host: (host ?? '(none)').slice(0, 100) }),
-    ),
-  );
-  app.get('/health', (_req, res) => {
-    res.json({ status: 'ok', version: BROKER_VERSION });
-  });
-  // Security: off unless tokens.metrics is set (then 404, like any unknown route); its own
-  // token, so a scraper holds neither the agent's nor the transfer client's.
-  if (config.tokens.metrics !== undefined && deps.metrics !== undefined) {
-    const metricsAuth = requireBearer('metrics', config.tokens.metrics, onAuthFailure);
-    app.get('/metrics', metricsAuth, metricsHandler(deps.metrics.registry));
-  }
-  app.post('/mcp', agentAuth, ...mcpBody, serveMcp(agent));
+  app.post('/mcp', parts.auth.agent, ...mcpBody, serve(parts.surfaces.agent));
   app.all('/mcp', methodNotAllowed);
-  app.post('/transfer', transferAuth, ...mcpBody, serveMcp(transfer));
+  app.post('/transfer', parts.auth.transfer, ...mcpBody, serve(parts.surfaces.transfer));
   app.all('/transfer', methodNotAllowed);
+}
+
+/** GET and PUT /transfer/blobs/<ticket>, with the transfer token; nothing else there. */
+function routeBlobs(app: Express, blobs: BlobEndpoint, transferAuth: RequestHandler): void {
   // HEAD would spend the ticket without streaming; it is not part of the protocol.
   app.head(BLOB_ROUTE, (_req, res) => {
     res.status(405).set('Allow', 'GET, PUT').end();
@@ -228,6 +269,10 @@ export function createServer(deps: ServerDeps): BrokerServer {
   app.all(BLOB_ROUTE, (_req, res) => {
     res.status(405).set('Allow', 'GET, PUT').json({ status: 'refused', message: 'use GET or PUT' });
   });
+}
+
+/** 404 for every other route, and the last error handler (no detail crosses the wire). */
+function routeNotFoundAndErrors(app: Express, deps: ServerDeps, correlationId: () => string): void {
   app.use((_req, res) => {
     res.status(404).json({
       status: 'refused',
@@ -236,7 +281,7 @@ export function createServer(deps: ServerDeps): BrokerServer {
   });
   const finalErrors: ErrorRequestHandler = (error: unknown, _req, res, _next) => {
     const id = correlationId();
-    logger.error('request failed', { correlation_id: id, error: errorDetail(error) });
+    deps.logger.error('request failed', { correlation_id: id, error: errorDetail(error) });
     if (res.headersSent) {
       res.destroy();
       return;
@@ -246,46 +291,27 @@ export function createServer(deps: ServerDeps): BrokerServer {
       .json({ status: 'error', message: `internal error (correlation id ${id})`, retry: true });
   };
   app.use(finalErrors);
+}
 
+/** The daemon around the app: the gateway, the lifecycle and the listening socket. */
+function brokerServer(
+  deps: ServerDeps,
+  app: Express,
+  flushAuthFailures: () => Promise<void>,
+): BrokerServer {
+  const { lifecycle, logger } = deps;
   let server: Server | undefined;
   return {
     app,
-    inFlight: operations.inFlight,
+    inFlight: deps.operations.inFlight,
     sweep: () => lifecycle.sweep(),
-    flushAuthFailures: () => onAuthFailure.flush(),
+    flushAuthFailures,
     async start() {
-      // Security: a gateway that cannot start safely (wrong bot token or user, the room
-      // encrypted, joinable by anyone, or without the approver) refuses the daemon's
-      // start: the owner must see the problem, not find out later that nobody can
-      // approve. An unreachable homeserver is not such a problem; the gateway starts
-      // unhealthy and reconnects (existing grants keep working, request_access says so).
-      try {
-        await deps.gateway.start();
-      } catch (error) {
-        logger.error('approval gateway refused to start; fix the configuration and restart', {
-          error: errorDetail(error),
-        });
-        throw error;
-      }
+      await startGateway(deps);
       await lifecycle.onStart();
-      const http = createHttpServer(app);
-      // Security: headers must arrive promptly; bodies are bounded per route (deadline on
-      // MCP posts, idle timeout on blob streams), so the whole-request timer is off.
-      http.headersTimeout = config.server.request_timeout_ms;
-      http.requestTimeout = 0;
-      http.timeout = 0;
-      http.keepAliveTimeout = 5_000;
-      http.maxHeadersCount = 100;
-      await new Promise<void>((resolve, reject) => {
-        http.once('error', reject);
-        http.listen(config.server.port, config.server.host, () => {
-          http.off('error', reject);
-          resolve();
-        });
-      });
-      server = http;
+      server = await listen(app, deps.config.server);
       lifecycle.start();
-      const { address, port } = http.address() as AddressInfo;
+      const { address, port } = server.address() as AddressInfo;
       const host = address.includes(':') ? `[${address}]` : address;
       logger.info('broker listening', { host: address, port, version: BROKER_VERSION });
       return { host: address, port, url: `http://${host}:${port}` };
@@ -294,17 +320,10 @@ export function createServer(deps: ServerDeps): BrokerServer {
       await lifecycle.stop();
       const http = server;
       server = undefined;
-      if (http !== undefined) {
-        const closed = new Promise<void>((resolve) => http.close(() => resolve()));
-        http.closeIdleConnections();
-        const timer = setTimeout(() => http.closeAllConnections(), deps.drainTimeoutMs ?? 10_000);
-        timer.unref();
-        await closed;
-        clearTimeout(timer);
-      }
+      if (http !== undefined) await drain(http, deps.drainTimeoutMs ?? 10_000);
       // Security (of the record): no login can fail any more; the counted ones are
       // written before the daemon writes `stop` and closes the log.
-      await onAuthFailure.flush();
+      await flushAuthFailures();
       try {
         await deps.gateway.stop();
       } catch (error) {
@@ -313,4 +332,22 @@ export function createServer(deps: ServerDeps): BrokerServer {
       logger.info('broker stopped');
     },
   };
+}
+
+/**
+ * Security: a gateway that cannot start safely (wrong bot token or user, the room
+ * encrypted, joinable by anyone, or without the approver) refuses the daemon's start:
+ * the owner must see the problem, not find out later that nobody can approve. An
+ * unreachable homeserver is not such a problem; the gateway starts unhealthy and
+ * reconnects (existing grants keep working, request_access says so).
+ */
+async function startGateway(deps: ServerDeps): Promise<void> {
+  try {
+    await deps.gateway.start();
+  } catch (error) {
+    deps.logger.error('approval gateway refused to start; fix the configuration and restart', {
+      error: errorDetail(error),
+    });
+    throw error;
+  }
 }

@@ -1,47 +1,47 @@
 /**
  * `assemble(config, options)`: builds the whole daemon from a validated configuration,
  * the one place that does (broker/main.ts, the test daemon, the benchmarks and the
- * review all call it). It opens the audit log and the grant store, makes one Nextcloud
- * client per instance, the operations around one pipeline, the approval engine and its
- * gateway, and the HTTP server, in that order: each part is built after everything it
- * needs, so nothing is wired late. `start()` listens; `stop()` is the one teardown.
+ * review all call it). `assemble` is the list of its steps, in order: the secret guard
+ * and the logger, the data folder and the metrics, the audit log, the grant store, one
+ * Nextcloud client per instance, the operations around one pipeline, the audit anchor,
+ * the approval engine and its gateway, the owner socket, the access requests and the
+ * lifecycle, and the HTTP server. Each part is built after everything it needs, so
+ * nothing is wired late. `start()` listens; `stop()` is the one teardown.
  */
-import { join } from 'node:path';
-import type { Readable, Writable } from 'node:stream';
-import { createServer, type ApprovalGatewayPort, type BrokerServer } from './app.js';
 import { ConsoleGateway } from './approval/console.js';
-import { ApprovalEngine } from './approval/engine.js';
-import { CLEAR_TEXT_NOTICE } from './approval/views.js';
 import { GrantUse } from './approval/owner/grant-use.js';
-import { OWNER_SOCKET_FILE } from './approval/owner/protocol.js';
-import { OwnerSocket } from './approval/owner/server.js';
-import { renderGrantsEnded, renderRequestsEnded } from './approval/format.js';
-import { AuditAnchor, type AnchorTimers } from './audit/anchor.js';
 import { AuditLog, type AuditFs } from './audit/index.js';
 import type { Clock } from './base/domain.js';
-import { errorDetail } from './base/errors.js';
-import { createLogger, type Logger } from './base/log.js';
 import { createSecretGuard } from './base/scrub.js';
 import { configSecrets, type BrokerConfig } from './config.js';
-import { GRANTS_FILE, prepareDataFolder } from './data-folder.js';
-import { GrantStore } from './grants/index.js';
-import { NextcloudClient, type NextcloudClientDeps } from './nextcloud/index.js';
-import { createOperations, type Operations } from './operations/index.js';
-import { Lifecycle } from './operations/lifecycle.js';
-import { createMetrics, timingDecisions, type BrokerMetrics } from './surfaces/metrics.js';
-import { AccessRequests } from './operations/requests.js';
+import { prepareDataFolder } from './data-folder.js';
+import type { NextcloudClientDeps } from './nextcloud/index.js';
 import type { RefusalBudgetOptions } from './operations/refusal-budget.js';
 import { nodeTimers, type Timers } from './operations/timers.js';
+import { createMetrics } from './surfaces/metrics.js';
+import type { AnchorTimers } from './audit/anchor.js';
+import type { ApprovalEngine } from './approval/engine.js';
+import type { ApprovalGateway } from './approval/gateway.js';
+import {
+  approvalEngine,
+  auditAnchor,
+  defaultGateway,
+  type ConsoleTerminal,
+  type GatewayParts,
+} from './assemble/approval.js';
+import { runningDaemon, type Daemon } from './assemble/daemon.js';
+import {
+  accessRequests,
+  operationsOf,
+  ownerSocketOf,
+  serverOf,
+  sweeping,
+} from './assemble/serving.js';
+import { daemonLogger, nextcloudClients, OpenParts, openGrantStore } from './assemble/parts.js';
 
 export { GRANTS_FILE } from './data-folder.js';
-
-/** What a gateway factory gets besides the engine. */
-export interface GatewayParts {
-  readonly config: BrokerConfig;
-  readonly logger: Logger;
-  readonly audit: AuditLog;
-  readonly now: Clock;
-}
+export type { ConsoleTerminal, GatewayParts } from './assemble/approval.js';
+export type { Daemon } from './assemble/daemon.js';
 
 export interface AssembleOptions {
   /** Receives each log line, already scrubbed (stderr in production). */
@@ -58,7 +58,7 @@ export interface AssembleOptions {
   /** The approval console's terminal (approval: console). */
   readonly console?: ConsoleTerminal;
   /** Another approval gateway than config.approval's (tests speak as the owner). */
-  readonly gateway?: (engine: ApprovalEngine, parts: GatewayParts) => ApprovalGatewayPort;
+  readonly gateway?: (engine: ApprovalEngine, parts: GatewayParts) => ApprovalGateway;
   readonly correlationId?: () => string;
   readonly randomBytes?: (n: number) => Buffer;
   readonly timers?: Timers;
@@ -72,59 +72,6 @@ export interface AssembleOptions {
   readonly refusalBudget?: RefusalBudgetOptions;
 }
 
-/** Where the approval console runs (approval: console). */
-export interface ConsoleTerminal {
-  readonly input: Readable;
-  readonly output: Writable;
-  /** Both are a terminal (default true); if not, the console runs headless. */
-  readonly interactive?: boolean;
-  /** `quit`, or Ctrl-D on a terminal: the owner asks the broker to stop. */
-  readonly onQuit?: (why: string) => void;
-}
-
-export interface Daemon {
-  readonly config: BrokerConfig;
-  readonly logger: Logger;
-  readonly audit: AuditLog;
-  readonly store: GrantStore;
-  readonly engine: ApprovalEngine;
-  readonly gateway: ApprovalGatewayPort;
-  readonly operations: Operations;
-  readonly server: BrokerServer;
-  /** The owner socket (`broker approve N` and the other owner commands). */
-  readonly ownerSocket: OwnerSocket;
-  /** This daemon's own metrics registry (served on GET /metrics with tokens.metrics). */
-  readonly metrics: BrokerMetrics;
-  /** Starts the gateway, audits `start`, listens. On failure everything is closed again. */
-  start(): Promise<{ url: string; host: string; port: number }>;
-  /** Stops accepting, drains, stops the gateway, audits `stop`, closes the log and the store. */
-  stop(): Promise<void>;
-}
-
-async function defaultGateway(
-  engine: ApprovalEngine,
-  { config, logger, audit, now }: GatewayParts,
-  terminal: AssembleOptions['console'],
-): Promise<ApprovalGatewayPort> {
-  if (config.approval === 'console') {
-    if (terminal === undefined) throw new Error('approval: console needs a terminal');
-    return new ConsoleGateway({
-      input: terminal.input,
-      output: terminal.output,
-      engine,
-      now,
-      lifecycle: config.lifecycle,
-      logger,
-      ownerSocket: join(config.data_dir, OWNER_SOCKET_FILE),
-      ...(terminal.interactive === undefined ? {} : { interactive: terminal.interactive }),
-      ...(terminal.onQuit === undefined ? {} : { onQuit: terminal.onQuit }),
-    });
-  }
-  // Loaded only when used: matrix-js-sdk is a third of the idle memory.
-  const { MatrixGateway } = await import('./approval/matrix/gateway.js');
-  return new MatrixGateway({ config, engine, logger, now, audit, dataDir: config.data_dir });
-}
-
 export async function assemble(config: BrokerConfig, options: AssembleOptions): Promise<Daemon> {
   const now = options.now ?? Date.now;
   // One list of secrets for both: what is scrubbed from every output is exactly what is
@@ -133,12 +80,8 @@ export async function assemble(config: BrokerConfig, options: AssembleOptions): 
     configSecrets(config),
     [...config.instances.values()].map((i) => [i.username, i.app_password] as const),
   );
-  const { scrub } = guard;
-  // A log line waits for the console to clear its prompt (set once the console exists).
-  let aroundLog = (write: () => void): void => write();
-  const writeLog = (line: string): void => aroundLog(() => options.writeLog(line));
-  const logger = createLogger({ level: config.logging.level, scrub, write: writeLog, now });
-  for (const warning of options.configWarnings ?? []) logger.warn('config', { warning });
+  const log = daemonLogger(config, options, guard.scrub, now);
+  const { logger } = log;
   // Security: the grants, decisions and audit trail are for the broker's user alone.
   prepareDataFolder(config.data_dir, logger);
   const metrics = createMetrics([...config.instances.keys()]);
@@ -148,177 +91,69 @@ export async function assemble(config: BrokerConfig, options: AssembleOptions): 
     metrics,
     ...(options.auditFs === undefined ? {} : { fs: options.auditFs }),
   });
-  let store: GrantStore | undefined;
-  const clients = new Map<string, NextcloudClient>();
-  const closeParts = async (): Promise<void> => {
-    for (const client of clients.values()) client.close();
-    try {
-      await audit.close();
-    } catch (error) {
-      logger.warn('audit log close failed', { error: errorDetail(error) });
-    }
-    store?.close();
-  };
+  const open = new OpenParts(audit, logger);
   try {
-    store = GrantStore.open(options.grantsFile ?? join(config.data_dir, GRANTS_FILE), {
-      now,
-      pendingTimeoutMs: config.lifecycle.pending_timeout,
-    });
-    const grants = store;
+    const store = open.store(openGrantStore(config, options.grantsFile, now));
     metrics.watch({
-      pendingRequests: () => grants.pendingRequests().length,
-      activeGrants: () => grants.activeGrants().length,
-      heldLocks: () => grants.openCheckoutLocks().length,
+      pendingRequests: () => store.pendingRequests().length,
+      activeGrants: () => store.activeGrants().length,
+      heldLocks: () => store.openCheckoutLocks().length,
     });
-    for (const [name, instance] of config.instances) {
-      clients.set(
-        name,
-        new NextcloudClient(instance, {
-          logger,
-          now,
-          timeoutMs: 30_000,
-          metrics,
-          ...(config.transfer.chunk_size === undefined
-            ? {}
-            : { chunkSize: config.transfer.chunk_size }),
-          ...(config.transfer.put_limit === undefined
-            ? {}
-            : { putLimit: config.transfer.put_limit }),
-          ...options.nextcloud,
-        }),
-      );
-    }
+    const clients = nextcloudClients(
+      config,
+      options.nextcloud,
+      { logger, metrics, now },
+      open.clients,
+    );
     const timers = options.timers ?? nodeTimers;
     const grantUse = new GrantUse(now);
-    const operations = createOperations({
-      grants: store,
-      checkoutLocks: store.checkoutLocks,
+    const operations = operationsOf(config, options, {
+      store,
       audit: grantUse.watching(audit),
-      instances: config.instances,
       clients,
       logger,
-      scrub,
+      scrub: guard.scrub,
       now,
       timers,
-      ...(options.correlationId ? { correlationId: options.correlationId } : {}),
-      ...(options.randomBytes ? { randomBytes: options.randomBytes } : {}),
-      ...(options.refusalBudget ? { refusalBudget: options.refusalBudget } : {}),
     });
-    // The head goes to the room after each owner decision and on the interval.
-    const anchor = new AuditAnchor({
-      head: () => audit.head,
-      intervalMs: config.audit.anchor_interval,
-      logger,
-      ...(options.anchorTimers === undefined ? {} : { timers: options.anchorTimers }),
-    });
-    const engine = new ApprovalEngine({
+    const anchor = auditAnchor(config, options.anchorTimers, audit, logger);
+    const engine = approvalEngine({
       config,
       store,
-      audit: timingDecisions(anchor.postingAfter(audit), (id) => grants.getRequest(id), metrics),
-      batch: (command) => anchor.batch(command),
-      now,
+      audit,
+      anchor,
+      metrics,
+      operations,
       logger,
-      onRevoked: (grants) => operations.endGrants(grants, 'revoked'),
-      channel: config.approval,
-      // Security: in a clear-text room every `status` reminds the owner that a decision
-      // there proves only that the homeserver passed an event on as the approver's.
-      ...(config.approval === 'matrix' && (config.matrix?.encryption ?? 'off') === 'off'
-        ? { statusNotice: CLEAR_TEXT_NOTICE }
-        : {}),
+      now,
     });
     const parts: GatewayParts = { config, logger, audit, now };
     const gateway =
       options.gateway?.(engine, parts) ?? (await defaultGateway(engine, parts, options.console));
-    if (gateway instanceof ConsoleGateway) aroundLog = (write) => gateway.aroundLog(write);
-    const ownerSocket = new OwnerSocket({
-      dir: config.data_dir,
-      engine,
+    if (gateway instanceof ConsoleGateway) log.around((write) => gateway.aroundLog(write));
+    const ownerSocket = ownerSocketOf(config, { engine, store, logger, now, grantUse });
+    const requests = accessRequests(config, { operations, store, gateway, logger, now });
+    const lifecycle = sweeping(config, options.sweepIntervalMs, {
       store,
-      now,
-      pendingTimeout: config.lifecycle.pending_timeout,
-      logger,
-      lastUsed: (id) => grantUse.lastUsed(id),
-    });
-    const requests = new AccessRequests({
-      pipeline: operations.pipeline,
-      trail: operations.trail,
-      refusals: operations.refusals,
-      grants: store,
       gateway,
-      instances: config.instances,
-      maxPending: config.lifecycle.max_pending,
+      operations,
       logger,
-      now,
-    });
-    const lifecycle = new Lifecycle({
-      grants: store,
-      gateway,
-      notices: { grantsEnded: renderGrantsEnded, requestsEnded: renderRequestsEnded },
-      trail: operations.trail,
-      logger,
-      pendingTimeoutMs: config.lifecycle.pending_timeout,
-      onGrantsEnded: (grants, reason) => operations.endGrants(grants, reason),
-      releaseLocks: () => operations.releaseDueLocks(),
-      summarise: () => operations.refusals.flushDue(),
       timers,
-      intervalMs: options.sweepIntervalMs ?? 5_000,
     });
-    const server = createServer({
-      config,
+    const server = serverOf(config, options, {
       operations,
       requests,
       lifecycle,
       gateway,
       logger,
-      scrub,
-      holdsSecret: guard.holds,
+      guard,
       now,
       metrics,
-      ...(options.correlationId ? { correlationId: options.correlationId } : {}),
-      ...(options.drainTimeoutMs === undefined ? {} : { drainTimeoutMs: options.drainTimeoutMs }),
     });
-    const openStore = store;
-    return {
-      config,
-      logger,
-      audit,
-      store: openStore,
-      engine,
-      gateway,
-      operations,
-      server,
-      ownerSocket,
-      metrics,
-      async start() {
-        try {
-          const listening = await server.start();
-          await ownerSocket.start();
-          anchor.start((line) => gateway.announce(line));
-          return listening;
-        } catch (error) {
-          await ownerSocket.stop();
-          await server.close();
-          await closeParts();
-          throw error;
-        }
-      },
-      async stop() {
-        anchor.stop();
-        await ownerSocket.stop();
-        await server.close();
-        // Security: the counted refusals are written before the log closes, so none is
-        // unrecorded at a clean stop.
-        await operations.refusals.flushAll();
-        try {
-          await audit.append({ event: 'stop' });
-        } catch (error) {
-          logger.error('could not audit the stop', { error: errorDetail(error) });
-        }
-        await closeParts();
-      },
-    };
+    const daemon = { config, logger, audit, store, engine, gateway, operations, server };
+    return runningDaemon({ ...daemon, ownerSocket, metrics }, anchor, open);
   } catch (error) {
-    await closeParts();
+    await open.close();
     throw error;
   }
 }

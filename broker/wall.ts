@@ -30,6 +30,14 @@
  * No I/O, no clock, no state: the caller passes the grants and `now`.
  */
 import type { CollectionKind, EndedGrantView, GrantView, Kind } from './base/domain.js';
+import {
+  collectionArgument,
+  collectionWord,
+  COLLECTION_WORDS,
+  isCollectionKind,
+  kindGrants,
+  modeRefusal,
+} from './base/kinds.js';
 import { escapeForReason } from './base/text.js';
 import { iso } from './base/time.js';
 import { canonicalPath } from './wall/canonical.js';
@@ -123,9 +131,7 @@ interface Lookup {
 /** How a refusal names what was asked for: `"a/b"`, `calendar "personal"`. */
 function named(kind: Kind, path: string): string {
   const quoted = `"${escapeForReason(path)}"`;
-  return kind === 'files'
-    ? quoted
-    : `${kind === 'calendar' ? 'calendar' : 'address book'} ${quoted}`;
+  return isCollectionKind(kind) ? `${collectionWord(kind)} ${quoted}` : quoted;
 }
 
 function noGrant(
@@ -142,7 +148,7 @@ function noGrant(
   };
 }
 
-/** The one component a calendar or address book is named by, or why not. */
+/** The one component a collection (a calendar, an address book) is named by, or why not. */
 export function collectionName(
   value: unknown,
 ): { ok: true; name: string } | { ok: false; reason: string } {
@@ -153,8 +159,7 @@ export function collectionName(
   if (c.path.includes('/'))
     return {
       ok: false,
-      reason:
-        'a calendar or address book is named by one component (its name as listed by collections), without "/"',
+      reason: `a ${COLLECTION_WORDS} is named by one component (its name as listed by collections), without "/"`,
     };
   return { ok: true, name: c.path };
 }
@@ -251,21 +256,16 @@ export function decide(
       };
     }
     case 'collection': {
-      if (op.kind !== 'calendar' && op.kind !== 'contacts')
+      if (!isCollectionKind(op.kind))
         return { ok: false, code: 'no_grant', reason: 'unknown kind of collection' };
       const target = collectionName(op.name);
-      if (!target.ok)
-        return invalidPath(op.kind === 'calendar' ? 'calendar' : 'addressbook', target.reason);
-      // Security: `create` needs write (creating events, never changing existing ones);
-      // an address book is never written (contacts grants are read only).
-      if (op.access === 'create' && op.kind !== 'calendar')
-        return {
-          ok: false,
-          code: 'no_grant',
-          reason: 'address books are read only through the broker',
-        };
+      if (!target.ok) return invalidPath(collectionArgument(op.kind), target.reason);
       const needWrite = op.access === 'create';
       const mode = needWrite ? 'write' : 'read';
+      // Security: `create` needs write (creating events, never changing existing ones);
+      // a kind never granted write (contacts) is never written.
+      if (!kindGrants(op.kind, mode))
+        return { ok: false, code: 'no_grant', reason: modeRefusal(op.kind, mode) };
       const grant = findGrant(grants, op.kind, instance, target.name, needWrite, now);
       if (grant === undefined)
         return refuseUncovered(
@@ -278,7 +278,7 @@ export function decide(
       return { ok: true, paths: [target.name], grantIds: [grant.id], discovery: false };
     }
     case 'collections': {
-      if (op.kind !== 'calendar' && op.kind !== 'contacts')
+      if (!isCollectionKind(op.kind))
         return { ok: false, code: 'no_grant', reason: 'unknown kind of collection' };
       // Security: discovery shows every name (never contents); without it, only the
       // names the owner granted, each still checked as a live grant here.

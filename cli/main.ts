@@ -1,7 +1,25 @@
 import { pathToFileURL } from 'node:url';
-import { commands } from './commands/index.js';
+import type { Command } from './command.js';
+import { clientCommands } from './client/commands/index.js';
+import {
+  auditCommand,
+  doctorCommand,
+  ownerSocketCommands,
+  serveCommand,
+  startCommand,
+} from './owner/index.js';
 import { BUILTINS_USAGE, commandList, dispatch } from './dispatch.js';
 import { processUsageIo, type UsageIo } from './usage.js';
+
+/** Every `broker` sub-command (the owner's and the client's), in the order `broker --help` lists them. */
+export const commands: readonly Command[] = [
+  startCommand,
+  serveCommand,
+  ...clientCommands,
+  ...ownerSocketCommands,
+  auditCommand,
+  doctorCommand,
+];
 
 const USAGE = `broker: the Nextcloud Access Broker
 
@@ -12,7 +30,7 @@ ${commandList(commands)}
 
 Run \`broker <command> --help\` for a command's options and an example.
 Client commands read $BROKER_URL and $BROKER_TRANSFER_TOKEN.
-approve, deny, revoke, status and grants talk to the running broker over
+approve, deny, revoke, show, status and grants talk to the running broker over
 <data_dir>/owner.sock (found through --config FILE, $BROKER_CONFIG or ./config.yaml).
 
 ${BUILTINS_USAGE}

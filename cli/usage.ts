@@ -3,10 +3,10 @@
  * "failed", `error`, `next_step`), the same words on stderr for a person, exit 1.
  */
 import { ExitCode } from './command.js';
-import { forTerminal, jsonLine, type Io } from './transfer/output.js';
+import { forTerminal, jsonLine, type Io } from './terminal.js';
 
 export type UsageIo = Io;
-export { processIo as processUsageIo } from './transfer/output.js';
+export { processIo as processUsageIo } from './terminal.js';
 
 /** Reports a usage error (`who` is e.g. `broker serve`); returns exit code 1. */
 export function usageFailure(io: UsageIo, who: string, error: string, nextStep: string): number {

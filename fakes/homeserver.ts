@@ -1,19 +1,23 @@
 /**
  * A fake Matrix homeserver on 127.0.0.1 (port 0 by default): the Client-Server API
- * subset matrix-js-sdk@43 needs, answered as the Matrix spec says, plus an injection
- * API for tests to act as other users and to simulate an outage.
+ * subset matrix-js-sdk@43 needs, answered as the Matrix spec says and Synapse does, plus
+ * an injection API for tests to act as other users and to simulate an outage, and a
+ * hostile mode (`lie`, homeserver/lies.ts) in which it does what a homeserver can do to
+ * an encrypted room.
  */
 import { createServer } from 'node:http';
 import type { Server, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { E2eeState } from './homeserver/e2ee-state.js';
+import { Lies } from './homeserver/lies.js';
 import { HomeserverModel } from './homeserver/model.js';
 import type { MatrixEvent, RoomSpec } from './homeserver/model.js';
 import { dispatch } from './homeserver/routes.js';
+import { serveEvent } from './homeserver/serve.js';
 import type { FakeUser, RecordedRequest, RouteContext } from './homeserver/routes.js';
 import type { SyncFilter } from './homeserver/sync.js';
 
-export type { MatrixEvent, RoomSpec, RecordedRequest };
+export type { Lies, MatrixEvent, RoomSpec, RecordedRequest };
 
 export interface FakeUserSpec {
   token: string;
@@ -68,6 +72,14 @@ export interface FakeHomeserver {
   outage(on: boolean, mode?: OutageMode): Promise<void>;
   /** Answers `status` to every request whose path matches `pattern` (undefined: stop). */
   failRoute(pattern: RegExp | undefined, status?: number): void;
+  /**
+   * Holds every /sync of `userId` (a slow link to that client): none is answered until
+   * the returned function is called, then the next carries everything since, limited
+   * to the filter's timeline limit as any server does.
+   */
+  holdSync(userId: string): () => void;
+  /** The hostile mode: what a homeserver can do to an encrypted room (lies.ts). */
+  readonly lie: Lies;
   close(): Promise<void>;
 }
 
@@ -104,6 +116,8 @@ export async function startFakeHomeserver(opts: FakeHomeserverOptions): Promise<
   for (const u of users.values()) {
     e2ee.createSession(u.userId, { deviceId: u.deviceId, token: u.token });
   }
+  const lies = new Lies(model, e2ee);
+  const heldSyncs = new Set<string>();
   const ctx: RouteContext = {
     model,
     e2ee,
@@ -112,6 +126,9 @@ export async function startFakeHomeserver(opts: FakeHomeserverOptions): Promise<
     waitForChange,
     filters: new Map<string, SyncFilter>(),
     txns: new Map<string, string>(),
+    lies,
+    serve: (event, opts) => serveEvent(model, lies, event, now(), opts),
+    heldSyncs,
   };
   const requests: RecordedRequest[] = [];
   let outageMode: OutageMode | null = null;
@@ -155,6 +172,7 @@ export async function startFakeHomeserver(opts: FakeHomeserverOptions): Promise<
       });
     });
   const dropEverything = (): void => {
+    heldSyncs.clear();
     // Wake long-polls so their timers end, then cut every connection.
     for (const wake of [...waiters]) wake();
     for (const socket of sockets) socket.destroy();
@@ -274,6 +292,14 @@ export async function startFakeHomeserver(opts: FakeHomeserverOptions): Promise<
     failRoute: (pattern, status = 502) => {
       failing = pattern === undefined ? undefined : { pattern, status };
     },
+    holdSync: (userId) => {
+      heldSyncs.add(userId);
+      return () => {
+        heldSyncs.delete(userId);
+        for (const wake of [...waiters]) wake();
+      };
+    },
+    lie: lies,
     close: async () => {
       if (outageMode === 'refuse') {
         outageMode = null;

@@ -1,5 +1,5 @@
 /**
- * Builds the agent's file: cli/client-entry.ts and everything it imports bundled by
+ * Builds the agent's file: cli/client/entry.ts and everything it imports bundled by
  * esbuild into one ES module that needs node (20, 22 or 24) and nothing else
  * (docs/clients.md). Run by `npm run build` and `npm ci` (the `prepare` script); the
  * tests build their own copy (support/cli-bundle.ts).
@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { build, type Metafile, type Plugin } from 'esbuild';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-export const CLIENT_ENTRY = resolve(ROOT, 'cli', 'client-entry.ts');
+export const CLIENT_ENTRY = resolve(ROOT, 'cli', 'client', 'entry.ts');
 export const DEFAULT_OUTFILE = resolve(ROOT, 'dist', 'broker-cli.mjs');
 
 /**

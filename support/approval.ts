@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AuditLog, type AuditRecord } from '../broker/audit/index.js';
 import { GrantStore } from '../broker/grants/index.js';
-import type { LifecyclePolicy } from '../broker/approval/decisions.js';
+import type { LifecyclePolicy } from '../broker/approval/ports.js';
 import { ApprovalEngine } from '../broker/approval/engine.js';
 import type { GrantRecord, Mode } from '../broker/base/domain.js';
 import { memoryLogger } from '../broker/base/log.js';

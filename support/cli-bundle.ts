@@ -10,7 +10,7 @@ import { lstatSync, mkdirSync, readFileSync, renameSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildClientBundle } from '../scripts/build-cli.js';
-import { clientCommands } from '../cli/commands/client.js';
+import { clientCommands } from '../cli/client/commands/index.js';
 
 let built: Promise<string> | undefined;
 

@@ -24,6 +24,7 @@ import {
 import { assemble, type AssembleOptions } from '../broker/assemble.js';
 import type { AnchorTimers } from '../broker/audit/anchor.js';
 import type { AuditFs, AuditLog } from '../broker/audit/index.js';
+import type { Kind } from '../broker/base/kinds.js';
 import type { LogLevel, Logger } from '../broker/base/log.js';
 import type { BrokerConfig, InstanceConfig, MatrixConfig } from '../broker/config.js';
 import type { GrantStore } from '../broker/grants/index.js';
@@ -101,7 +102,7 @@ export interface NextcloudTarget {
 
 /** One request_access item (kind absent: files). */
 export interface RequestedItem {
-  kind?: 'files' | 'calendar' | 'contacts';
+  kind?: Kind;
   path: string;
   mode: 'read' | 'write';
 }

@@ -32,8 +32,10 @@ export async function e2eeClient(
   hs: FakeHomeserver,
   userId: string,
   deviceId?: string,
+  /** A session made otherwise (say, by a lying homeserver); default: a new login. */
+  given?: { deviceId: string; token: string },
 ): Promise<E2eeClient> {
-  const session = hs.login(userId, deviceId);
+  const session = given ?? hs.login(userId, deviceId);
   const client = createClient({
     baseUrl: hs.url,
     accessToken: session.token,

@@ -6,10 +6,14 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-/** The `--…` arguments between `node` and `bin/broker.js` in a command line. */
+/**
+ * The `--…` arguments between node and `bin/broker.js` in a command line. Node is
+ * `node`, a path ending in `/node`, or `$NODE` (the runbook's name for the Node the
+ * install was built with).
+ */
 export function nodeFlagsOf(commandLine: string): string[] {
   const words = commandLine.split(/\s+/);
-  const node = words.findIndex((w) => w === 'node' || w.endsWith('/node'));
+  const node = words.findIndex((w) => w === 'node' || w.endsWith('/node') || w === '$NODE');
   const script = words.findIndex((w) => w.endsWith('bin/broker.js'));
   if (node === -1 || script <= node) return [];
   return words.slice(node + 1, script).filter((w) => w.startsWith('--'));

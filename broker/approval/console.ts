@@ -11,7 +11,8 @@
  * input) and `quit` stop the broker cleanly (`onQuit`).
  *
  * Log lines share the terminal: `aroundLog` clears the `broker>` prompt before one and
- * draws it again after, so a log line never lands on the prompt line.
+ * draws it again after, so a log line never lands on the prompt line. Headless there is
+ * no prompt at all.
  *
  * Security: whoever can type on the broker's stdin is the approver (actor `console`);
  * use it only where the terminal is the owner's. Agent text reaches the terminal only
@@ -120,14 +121,14 @@ export class ConsoleGateway implements ApprovalGateway {
   /**
    * Runs `writeLog` (which writes one log line to the same terminal) so that the line
    * does not land after the prompt: the prompt line is cleared first and drawn again
-   * after. Outside a terminal the log line only starts on a line of its own.
+   * after. Outside a terminal there is no prompt, so the line is written as it is.
    */
   aroundLog(writeLog: () => void): void {
     if (!this.#atPrompt || this.#state !== 'started') {
       writeLog();
       return;
     }
-    this.#write(this.#interactive() ? '\r\u001b[2K' : '\n');
+    this.#write('\r\u001b[2K');
     writeLog();
     this.#write(this.#prompt);
   }
@@ -178,8 +179,9 @@ export class ConsoleGateway implements ApprovalGateway {
     this.#writePrompt();
   }
 
+  /** The prompt, on a terminal only: headless, nobody reads it and it ends up in logs. */
   #writePrompt(): void {
-    if (this.#state !== 'started') return;
+    if (this.#state !== 'started' || !this.#interactive()) return;
     this.#write(this.#prompt);
     this.#atPrompt = true;
   }

@@ -1,124 +1,35 @@
 /**
  * The approver's decisions on the grant store: approve (all or some items, for how
- * long), deny (one request or every pending one), revoke (a request, an instance,
- * everything), and the read-only answers status and show; each decision audited,
- * refusals included, and each answered with what changed and until when, or why
- * nothing happened. The engine (engine.ts) runs them one at a time.
+ * long) and deny (one request or every pending one), each audited, refusals included,
+ * and each answered with what changed and until when, or why nothing happened.
+ * Revoking is revocations.ts; the read-only answers are views.ts. The engine
+ * (engine.ts) runs them one at a time.
  *
  * A decision cannot be audited before it is made (the store decides atomically whether
  * the request was still pending), so the `decision` line follows the store call; if it
  * cannot be written, the grants just made are revoked again and the reply says so.
  */
-import type { CheckoutLockRecord, Clock, GrantRecord, RequestRecord } from '../base/domain.js';
+import type { Clock, GrantRecord, RequestRecord } from '../base/domain.js';
 import { errorLine } from '../base/errors.js';
 import type { Logger } from '../base/log.js';
 import { iso } from '../base/time.js';
 import { formatDuration } from '../config.js';
 import type { AuditEvent } from '../audit/events.js';
-import type { GrantDatabase } from '../grants/index.js';
-import type { Command, RevokeTarget } from './command.js';
-import {
-  formatInstant,
-  grantLines,
-  plural,
-  renderLines,
-  type Line,
-  type Rendered,
-} from './format.js';
+import type { Command } from './command.js';
+import { formatInstant, grantLines, plural, type Line } from './format.js';
 import { renderCommand } from './parser.js';
+import type { ApprovalAudit, ApprovalStore, LifecyclePolicy } from './ports.js';
 import { refusalText, type DecideRefusalCode } from './refusals.js';
-
-export type { DecideRefusalCode } from './refusals.js';
-
-/** The answer to one command. `granted`/`revoked`: what changed, for the caller to act on. */
-export interface Reply {
-  /** Plain text (Matrix `body`, console output). */
-  text: string;
-  /** The same as Matrix `formatted_body`: paths in `<code>`, everything escaped. */
-  html: string;
-  granted?: GrantRecord[];
-  revoked?: GrantRecord[];
-  /** The command was refused and changed nothing (the owner commands exit 3 on it). */
-  refused?: true;
-  /**
-   * Further messages that belong to this answer, sent after it in order (`show N` of a
-   * request too large for one Matrix event).
-   */
-  continued?: Rendered[];
-}
-
-/** What the engine uses of broker/grants' GrantStore (the real class satisfies it). */
-export interface ApprovalStore {
-  /**
-   * Optional (the real store has it): the database's random identity. Chat messages
-   * carry it next to the request number; see `ApprovalEngine.storeId`.
-   */
-  readonly storeId?: string;
-  getRequest(id: number): RequestRecord | undefined;
-  decide(
-    id: number,
-    d:
-      | { kind: 'approve'; items?: number[]; durationMs: number; maxMs: number; by: string }
-      | { kind: 'deny'; by: string },
-  ):
-    | { ok: true; request: RequestRecord; granted: GrantRecord[] }
-    | { ok: false; code: DecideRefusalCode; message: string };
-  activeGrants(): GrantRecord[];
-  revokeRequest(id: number): GrantRecord[];
-  revokeInstance(name: string): GrantRecord[];
-  revokeAll(): GrantRecord[];
-  revokeGrants(ids: number[]): GrantRecord[];
-  /** Optional: pending requests, oldest first, for `status`. */
-  pendingRequests?(): RequestRecord[];
-  /** Optional: checkout locks not yet confirmed released, for `status`. */
-  openCheckoutLocks?(): readonly CheckoutLockRecord[];
-  /**
-   * Optional (the real store has it): the SQLite database, where the reaction links
-   * persist (reaction-links.ts), so a withdrawn 👍 is honoured after a restart.
-   * Without it the engine remembers them in memory.
-   */
-  readonly database?: GrantDatabase;
-}
-
-/** A chat reaction event, and the room it is in (the gateway fills it in). */
-export interface ReactionRef {
-  eventId: string;
-  roomId: string;
-}
-
-/** What the engine uses of broker/audit's AuditLog. */
-export interface ApprovalAudit {
-  append(event: AuditEvent): Promise<unknown>;
-}
-
-export interface LifecyclePolicy {
-  /** A pending request older than this is expired: it can no longer be decided. */
-  pending_timeout: number;
-  default_grant: number;
-  max_grant: number;
-  /** How many requests may wait at once (shown in help). */
-  max_pending?: number | undefined;
-}
+import { reply, say, type Reply } from './reply.js';
 
 export interface DecisionDeps {
   readonly store: ApprovalStore;
   readonly audit: ApprovalAudit;
   readonly now: Clock;
   readonly lifecycle: LifecyclePolicy;
-  readonly instances: { has(name: string): boolean; keys(): Iterable<string> };
   readonly onRevoked: ((grants: GrantRecord[]) => Promise<void>) | undefined;
   readonly logger: Logger;
 }
-
-export function reply(
-  lines: readonly Line[],
-  extra: Pick<Reply, 'granted' | 'revoked'> = {},
-): Reply {
-  const r: Rendered = renderLines(lines);
-  return { text: r.plain, html: r.html, ...extra };
-}
-
-export const say = (...texts: string[]): Reply => reply(texts.map((t) => [t]));
 
 function auditGrant(g: GrantRecord): Record<string, unknown> {
   return {
@@ -324,76 +235,5 @@ export class Decisions {
       lines.push([`(The audit log could not record ${unrecorded} of these denials.)`]);
     }
     return reply(lines);
-  }
-
-  async revoke(target: RevokeTarget, actor: string, cause: string): Promise<Reply> {
-    let revoked: GrantRecord[];
-    let what: string;
-    let nothingRevoked: string | undefined;
-    if (target === 'all') {
-      revoked = this.#deps.store.revokeAll();
-      what = 'all grants';
-    } else if ('request' in target) {
-      const request = this.#deps.store.getRequest(target.request);
-      if (request === undefined) {
-        await this.record({
-          event: 'revoke',
-          actor,
-          cause,
-          target: { request: target.request },
-          outcome: 'refused',
-          code: 'unknown_request',
-        });
-        return { ...say(`There is no request ${target.request}; nothing changed.`), refused: true };
-      }
-      revoked = this.#deps.store.revokeRequest(target.request);
-      what = `request ${target.request}`;
-      // A pending request has nothing to revoke, and still waits: say how to refuse it.
-      if (request.state === 'pending') {
-        nothingRevoked = `Request ${target.request} is still pending: nothing is granted yet, so nothing was revoked. Type "deny ${target.request}" to refuse it.`;
-      }
-    } else {
-      if (!this.#deps.instances.has(target.instance)) {
-        await this.record({
-          event: 'revoke',
-          actor,
-          cause,
-          target,
-          outcome: 'refused',
-          code: 'unknown_instance',
-        });
-        const known = [...this.#deps.instances.keys()].join(', ');
-        return {
-          ...say(`There is no instance "${target.instance}" (known: ${known}); nothing changed.`),
-          refused: true,
-        };
-      }
-      revoked = this.#deps.store.revokeInstance(target.instance);
-      what = `instance ${target.instance}`;
-    }
-    // Revoking only narrows access, so it stands even if the audit line fails.
-    const recorded = await this.record({
-      event: 'revoke',
-      actor,
-      cause,
-      target,
-      outcome: 'revoked',
-      grants: revoked.map((g) => g.id),
-    });
-    const followedUp = await this.notifyRevoked(revoked);
-    const lines: Line[] =
-      revoked.length === 0
-        ? [[nothingRevoked ?? `No active grants for ${what}; nothing to revoke.`]]
-        : [
-            [
-              cause === 'approval_withdrawn'
-                ? `Approval of ${what} withdrawn: revoked ${plural(revoked.length, 'grant')}:`
-                : `Revoked ${plural(revoked.length, 'grant')} (${what}):`,
-            ],
-            ...grantLines(revoked),
-          ];
-    if (!recorded) lines.push(['(The audit log could not record this revoke.)']);
-    if (!followedUp) lines.push(['(Releasing locks or transfers failed; see the broker log.)']);
-    return reply(lines, { revoked });
   }
 }

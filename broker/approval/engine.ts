@@ -4,8 +4,8 @@
  * speaking and pass `actor`; this module never sees a chat event.
  *
  * It parses typed commands and allow-listed reactions, runs each decision
- * (decisions.ts: approve, deny, deny all, revoke, each audited and answered; views.ts:
- * status and show, read-only) one at a
+ * (decisions.ts: approve, deny, deny all; revocations.ts: revoke; each audited and
+ * answered; views.ts: status and show, read-only) one at a
  * time, so audit lines follow the order of the state changes, and remembers which 👍
  * made which approval (reaction-links.ts), so withdrawing it undoes the approval.
  */
@@ -13,21 +13,16 @@ import type { Clock, GrantRecord } from '../base/domain.js';
 import { errorLine } from '../base/errors.js';
 import { silentLogger, type Logger } from '../base/log.js';
 import { escapeHtml } from '../base/text.js';
-import {
-  Decisions,
-  reply,
-  say,
-  type ApprovalAudit,
-  type ApprovalStore,
-  type LifecyclePolicy,
-  type ReactionRef,
-  type Reply,
-} from './decisions.js';
+import { Decisions } from './decisions.js';
 import { reactionCommand } from './emoji.js';
 import type { Command } from './command.js';
 import { helpText } from './help.js';
 import { parseCommand } from './parser.js';
+import type { GrantDatabase } from '../grants/index.js';
+import type { ApprovalAudit, ApprovalStore, LifecyclePolicy, ReactionRef } from './ports.js';
 import { MemoryReactionLinks, ReactionLinks, type ReactionLinkStore } from './reaction-links.js';
+import { reply, say, type Reply } from './reply.js';
+import { Revocations } from './revocations.js';
 import { Views } from './views.js';
 
 type PolicyDeps =
@@ -64,7 +59,13 @@ export class ApprovalEngine {
    * message must also find this id there before acting on it.
    */
   readonly storeId: string | undefined;
+  /**
+   * The grant database, when the store has one: the Matrix gateway keeps its own tables
+   * there (the poll nonces and the counted messages of an encrypted room).
+   */
+  readonly database: GrantDatabase | undefined;
   readonly #decisions: Decisions;
+  readonly #revocations: Revocations;
   readonly #views: Views;
   readonly #help: string[];
   readonly #logger: Logger;
@@ -74,6 +75,7 @@ export class ApprovalEngine {
 
   constructor(deps: ApprovalEngineDeps) {
     this.storeId = deps.store.storeId;
+    this.database = deps.store.database;
     this.#logger = deps.logger ?? silentLogger;
     this.#batch = deps.batch ?? ((command) => command());
     this.#reactions =
@@ -89,9 +91,14 @@ export class ApprovalEngine {
       store: deps.store,
       audit: deps.audit,
       now: deps.now,
-      ...policy,
+      lifecycle: policy.lifecycle,
       onRevoked: deps.onRevoked,
       logger: this.#logger,
+    });
+    this.#revocations = new Revocations({
+      store: deps.store,
+      instances: policy.instances,
+      decisions: this.#decisions,
     });
     this.#views = new Views({
       store: deps.store,
@@ -148,7 +155,7 @@ export class ApprovalEngine {
   undoApproval(requestId: number, actor: string): Promise<Reply> {
     return this.#serially(() =>
       this.#guarded('undo', () =>
-        this.#decisions.revoke({ request: requestId }, actor, 'approval_withdrawn'),
+        this.#revocations.revoke({ request: requestId }, actor, 'approval_withdrawn'),
       ),
     );
   }
@@ -173,7 +180,7 @@ export class ApprovalEngine {
       if (requestId === undefined) return null;
       const id = requestId;
       return this.#guarded('undo', () =>
-        this.#decisions.revoke({ request: id }, actor, 'approval_withdrawn'),
+        this.#revocations.revoke({ request: id }, actor, 'approval_withdrawn'),
       );
     });
   }
@@ -231,7 +238,7 @@ export class ApprovalEngine {
         case 'deny_all':
           return this.#decisions.denyAll(actor);
         case 'revoke':
-          return this.#decisions.revoke(command.target, actor, 'command');
+          return this.#revocations.revoke(command.target, actor, 'command');
         case 'show':
           return this.#views.show(command.request);
         case 'status':

@@ -10,6 +10,7 @@
  * capped (shown.ts) unless marked `full`, which only `show N` uses.
  */
 import type { GrantRecord, Kind, Mode, RequestRecord } from '../base/domain.js';
+import { collectionWord, DEFAULT_KIND, isCollectionKind, knownCollection } from '../base/kinds.js';
 import { escapeForDisplay, escapeHtml } from '../base/text.js';
 import { iso } from '../base/time.js';
 import { shownPath, shownText } from './shown.js';
@@ -87,31 +88,21 @@ export function formatInstant(ms: number): string {
 
 export const modeSpan = (mode: string): Span => (mode === 'write' ? { strong: 'write' } : 'read');
 
-/** The address books Nextcloud generates, named so the owner knows what they hold. */
-const GENERATED_BOOKS = new Map([
-  ['z-server-generated--system', "the server's directory of every account"],
-  ['z-app-generated--contactsinteraction--recent', 'everyone recently contacted'],
-]);
-
 /**
  * What an item or grant is on, after its mode: `` `Documents` `` for files, and for the
- * other kinds the kind named first — calendar `personal`, address book
- * `z-server-generated--system` (the server's directory of every account). Starts with
- * its separating space.
+ * other kinds the kind named first (base/kinds.ts) — calendar `personal`, address book
+ * `z-server-generated--system` (the server's directory of every account), with what a
+ * collection Nextcloud makes itself holds. Starts with its separating space.
  */
 export function subjectSpans(
   item: { readonly kind?: Kind; readonly path: string },
   full?: boolean,
 ): Span[] {
   const code: Span = full === true ? { code: item.path, full } : { code: item.path };
-  const kind = item.kind ?? 'files';
-  if (kind === 'files') return [' ', code];
-  const generated = kind === 'contacts' ? GENERATED_BOOKS.get(item.path) : undefined;
-  return [
-    kind === 'calendar' ? ' calendar ' : ' address book ',
-    code,
-    ...(generated === undefined ? [] : [` (${generated})`]),
-  ];
+  const kind = item.kind ?? DEFAULT_KIND;
+  if (!isCollectionKind(kind)) return [' ', code];
+  const known = knownCollection(kind, item.path);
+  return [` ${collectionWord(kind)} `, code, ...(known === undefined ? [] : [` (${known})`])];
 }
 
 /** An item with its mode: read `Documents`, write calendar `personal`. */

@@ -1,14 +1,16 @@
 /**
- * The approval plane as the rest of the broker sees it: somewhere to post requests and
- * announcements, and a health flag. `request_access` answers `error` while the plane is
- * unhealthy (no new grants); existing grants keep working.
+ * An approval gateway (Matrix, the console, or a test's): the operations' GatewayPort
+ * (operations/ports.ts: post requests and announcements, a health flag; `request_access`
+ * answers `error` while the plane is unhealthy, existing grants keep working), and its
+ * start and stop, which the daemon calls.
  */
 import type { RequestRecord } from '../base/domain.js';
-import type { Reply } from './decisions.js';
+import type { GatewayPort } from '../operations/ports.js';
+import type { Reply } from './reply.js';
 import type { ApprovalEngine } from './engine.js';
 import { CodedError } from '../base/coded-error.js';
 
-export interface ApprovalGateway {
+export interface ApprovalGateway extends GatewayPort {
   /**
    * Rejects only for problems that a restart with a fixed configuration solves (the
    * daemon then refuses to start); an outage of the approval plane is handled inside:
@@ -16,15 +18,6 @@ export interface ApprovalGateway {
    */
   start(): Promise<void>;
   stop(): Promise<void>;
-  /** False => request_access answers error. */
-  healthy(): boolean;
-  /** Shows a new request to the approver. Throws ApprovalUnavailableError. */
-  postRequest(request: RequestRecord): Promise<void>;
-  /**
-   * A notice to the approver (expiries, revokes by the system). `html`: the same
-   * notice for Matrix `formatted_body` (see format.ts); others may ignore it.
-   */
-  announce(text: string, html?: string): Promise<void>;
 }
 
 export type ApprovalUnavailableCode = 'not_started' | 'stopped' | 'unhealthy' | 'send_failed';

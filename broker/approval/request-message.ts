@@ -21,19 +21,15 @@ import {
   type Rendered,
 } from './format.js';
 import { broadestFirst, shownPath, shownText } from './shown.js';
+import { DEFAULT_KIND, KIND_NAMES, kindWriteMeans } from '../base/kinds.js';
 
 /** Items listed in a request message; the rest are counted and left to `show N`. */
 export const MAX_ITEMS_SHOWN = 8;
 /** The longest request message (plain text, characters), whatever the agent sent. */
 export const MAX_REQUEST_MESSAGE_CHARS = 1800;
 
-/** Says in the message what a write item allows. */
-export const WRITE_MEANS =
-  'Write on a folder lets the agent create, overwrite, move and trash anything inside it.';
-
-/** Says in the message what a write item on a calendar allows. */
-export const CALENDAR_WRITE_MEANS =
-  'Write on a calendar lets the agent add events to it, never change or delete one.';
+/** Says in the message what a write item on files allows (base/kinds.ts says it). */
+export const WRITE_MEANS = kindWriteMeans(DEFAULT_KIND) ?? '';
 
 const EXAMPLE_EXPIRY_MS = 8 * 3_600_000;
 
@@ -97,10 +93,12 @@ export function renderRequest(request: RequestRecord, opts: RequestMessageOption
   } else if (shortened) {
     lines.push([`Shortened above: type "show ${n}" to see the request in full.`]);
   }
-  if (request.items.some((i) => i.mode === 'write' && i.kind === 'files'))
-    lines.push([WRITE_MEANS]);
-  if (request.items.some((i) => i.mode === 'write' && i.kind === 'calendar'))
-    lines.push([CALENDAR_WRITE_MEANS]);
+  // What write means for each kind asked for in write, in the table's order.
+  for (const kind of KIND_NAMES) {
+    const means = kindWriteMeans(kind);
+    if (means !== undefined && request.items.some((i) => i.mode === 'write' && i.kind === kind))
+      lines.push([means]);
+  }
   lines.push(...howToDecide(request, opts));
   lines.push([`Undecided, it expires in ${formatTimeLeft(opts.expiresIn)}.`]);
   return renderLines(lines);

@@ -3,7 +3,9 @@
  * Nothing here changes a grant or a request, so nothing here is audited.
  */
 import type { Clock } from '../base/domain.js';
-import { pendingTooLong, say, type ApprovalStore, type Reply } from './decisions.js';
+import { pendingTooLong } from './decisions.js';
+import type { ApprovalStore } from './ports.js';
+import { say, type Reply } from './reply.js';
 import { renderShow } from './show-message.js';
 import { renderStatus } from './status.js';
 
@@ -47,7 +49,11 @@ export class Views {
   show(n: number): Reply {
     const request = this.#deps.store.getRequest(n);
     if (request === undefined) {
-      return say(`There is no request ${n}. Type "status" to see the pending requests.`);
+      // Refused, as an unknown request is for the other commands: `broker show 99` exits 3.
+      return {
+        ...say(`There is no request ${n}. Type "status" to see the pending requests.`),
+        refused: true,
+      };
     }
     const [first, ...rest] = renderShow(request, {
       now: this.#deps.now(),

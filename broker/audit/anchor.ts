@@ -14,7 +14,7 @@ import { errorLine } from '../base/errors.js';
 import type { Logger } from '../base/log.js';
 import { anchorLine, anchorText } from './anchor-text.js';
 import type { ChainHead } from './chain.js';
-import type { AuditEvent } from './events.js';
+import type { AuditEvent, AuditSink } from './events.js';
 
 /** One-shot timers, injectable so tests fire the interval and the retries themselves. */
 export interface AnchorTimers {
@@ -47,9 +47,8 @@ export interface AuditAnchorDeps {
 
 /** False for an owner command's record that changed no grant and no request. */
 function changedSomething(event: AuditEvent): boolean {
-  const fields = event as Record<string, unknown>;
-  if (fields['outcome'] === 'refused') return false;
-  const grants = fields['grants'];
+  if ('outcome' in event && event.outcome === 'refused') return false;
+  const grants = 'grants' in event ? event.grants : undefined;
   return !(event.event === 'revoke' && Array.isArray(grants) && grants.length === 0);
 }
 
@@ -103,9 +102,7 @@ export class AuditAnchor {
    * audited too but posts nothing: an anchor after every typo is noise in the room;
    * its record is anchored with the next change or on the interval.
    */
-  postingAfter<T>(audit: { append(event: AuditEvent): Promise<T> }): {
-    append(event: AuditEvent): Promise<T>;
-  } {
+  postingAfter<T>(audit: AuditSink<T>): AuditSink<T> {
     return {
       append: async (event) => {
         const record = await audit.append(event);

@@ -7,6 +7,7 @@
  * of a line (added spaces, reordered keys, escaped characters) is detected.
  */
 import { createHash } from 'node:crypto';
+import type { JsonObject } from '../base/protocol.js';
 
 /** `prev` of the first record. */
 export const ZERO_HASH = '0'.repeat(64);
@@ -46,7 +47,7 @@ function write(value: unknown, stack: Set<object>): string {
     if (proto !== Object.prototype && proto !== null) {
       throw new TypeError('canonicalJson: only plain objects and arrays are JSON');
     }
-    out = `{${members(obj as Record<string, unknown>, stack)
+    out = `{${members(obj as JsonObject, stack)
       .map((m) => m.text)
       .join(',')}}`;
   }
@@ -60,7 +61,7 @@ interface Member {
   text: string;
 }
 
-function members(rec: Record<string, unknown>, stack: Set<object>): Member[] {
+function members(rec: JsonObject, stack: Set<object>): Member[] {
   const out: Member[] = [];
   for (const key of Object.keys(rec).sort()) {
     const v = rec[key];
@@ -77,7 +78,7 @@ function members(rec: Record<string, unknown>, stack: Set<object>): Member[] {
  * `obj` must not already have `key`.
  */
 export function canonicalJsonPlusMember(
-  obj: Record<string, unknown>,
+  obj: JsonObject,
   key: string,
   value: (without: string) => string,
 ): { without: string; withMember: string } {

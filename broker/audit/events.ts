@@ -76,6 +76,115 @@ export interface CallFields {
   readonly [field: string]: unknown;
 }
 
+const TimestampSchema = z.string();
+
+/**
+ * What an operation was on, as the wall decided it (operations/audit-fields.ts), and
+ * the wall operation (`op`; absent on the broker's own clean-up calls).
+ */
+const OperationTarget = {
+  op: z.string().optional(),
+  path: z.string().optional(),
+  from: z.string().optional(),
+  to: z.string().optional(),
+  kind: z.string().optional(),
+  collection: z.string().optional(),
+};
+
+/** An intent line's own fields: the grants relied on and what the verb is about to do. */
+const IntentFields = {
+  grants: z.array(RequestIdSchema),
+  discovery: z.boolean().optional(),
+  /** A collections listing: the names the wall allowed. */
+  collections: z.array(z.string()).optional(),
+  /** The broker's own clean-up calls: why, which lock, which try. */
+  reason: z.string().optional(),
+  lock: RequestIdSchema.optional(),
+  attempt: CountSchema.optional(),
+  /** An upload: its size, how it may overwrite, the hash its client declared. */
+  size: CountSchema.optional(),
+  condition: z.enum(['create', 'replace', 'locked']).optional(),
+  declared_sha256: z.string().optional(),
+  abandon: z.boolean().optional(),
+  /** A download's If-None-Match (the etag the client holds). */
+  if_none_match: z.string().optional(),
+  /** A blob upload: whether it writes or checks in (the ticket's kind). */
+  kind: z.string().optional(),
+  query: z.string().optional(),
+  /** A calendar window or a new event's times (ms since the epoch). */
+  start: z.number().optional(),
+  end: z.number().optional(),
+  include_text: z.boolean().optional(),
+  /** A read-only check of a grant (the transfer surface's check_access): nothing is sent. */
+  check_only: z.literal(true).optional(),
+};
+
+/**
+ * What a trash did, for undo and the owner (docs/contracts.md §4): where the item was,
+ * the unique name it was deleted under, and its trash bin entry; or, when the delete did
+ * not happen, where the item is.
+ */
+export const TrashRecordSchema = z.strictObject({
+  state: z.enum(['trashed', 'renamed_back', 'left_renamed', 'unconfirmed']),
+  original: z.string(),
+  renamed: z.string(),
+  name: z.string().nullable().optional(),
+  deleted_at: z.number().int().nullable().optional(),
+});
+
+/** An outcome line's own fields: how it ended, and what the verb says of its value. */
+const OutcomeFields = {
+  outcome: z.enum(['ok', 'refused', 'error', 'pending']),
+  code: z.string().optional(),
+  reason: z.string().optional(),
+  /** How a grant ended under the operation. */
+  cause: z.enum(['revoked', 'expired']).optional(),
+  grant: RequestIdSchema.optional(),
+  request: RequestIdSchema.optional(),
+  ended_at: TimestampSchema.optional(),
+  ended_by: z.literal('owner').optional(),
+  /** A collections listing: the names allowed, or how many were listed. */
+  collections: z.union([z.array(z.string()), CountSchema]).optional(),
+  missing: CountSchema.optional(),
+  entries: CountSchema.optional(),
+  results: CountSchema.optional(),
+  events: CountSchema.optional(),
+  contacts: CountSchema.optional(),
+  more: z.boolean().optional(),
+  truncated: z.boolean().optional(),
+  dropped_outside: CountSchema.optional(),
+  /** A file's facts as it stands now (never its content). */
+  size: CountSchema.nullable().optional(),
+  etag: z.string().nullable().optional(),
+  sha256: z.string().optional(),
+  unchanged: z.boolean().optional(),
+  verified: z.boolean().optional(),
+  verified_by: z.string().optional(),
+  chunked: z.boolean().optional(),
+  unlocked: z.boolean().optional(),
+  lock_seconds: CountSchema.optional(),
+  released: z.string().optional(),
+  /** A created calendar event: its object name, UID and what Nextcloud changed of it. */
+  object: z.string().optional(),
+  uid: z.string().nullable().optional(),
+  changed: z.array(z.string()).optional(),
+  /** Nextcloud's answers to the operation's requests (operations/outcome-answers.ts). */
+  nc_request_ids: z.array(z.string()).optional(),
+  nc_files: z
+    .array(
+      z.strictObject({
+        request_id: z.string(),
+        file_id: z.string().optional(),
+        etag: z.string().optional(),
+      }),
+    )
+    .optional(),
+  nc_requests_unlisted: CountSchema.optional(),
+  trash: TrashRecordSchema.optional(),
+};
+
+const OperationCall = { ...Call, instance: z.string(), ...OperationTarget };
+
 /** Written and fsynced before an operation reaches Nextcloud. */
 export const IntentEventSchema = z.looseObject({
   event: z.literal('intent'),
@@ -88,8 +197,73 @@ export const OutcomeEventSchema = z.looseObject({
   event: z.literal('outcome'),
   ...Call,
   instance: z.string(),
-  outcome: z.string(),
+  outcome: OutcomeFields.outcome,
 });
+
+/**
+ * An operation's lines as the operations write them: every field they may carry, typed,
+ * and no other (a misspelt field fails `tsc`). Readers parse with the loose schemas
+ * above, which name what every line carries and let the rest (an older broker's) pass.
+ */
+export const IntentLineSchema = z.strictObject({
+  event: z.literal('intent'),
+  ...OperationCall,
+  ...IntentFields,
+});
+export const OutcomeLineSchema = z.strictObject({
+  event: z.literal('outcome'),
+  ...OperationCall,
+  ...OutcomeFields,
+});
+
+/**
+ * A call the operations refused (operations/refusals.ts): where it came from, why (the
+ * code, the reason, an ended grant's facts), and what it asked for in the agent's own
+ * spelling (`unknown`: a refused value may be anything). Counted repeats carry the same
+ * fields on their `refused_summary` line (refusal-ledger.ts).
+ */
+const RefusalShape = {
+  ...Call,
+  correlation_id: Call.correlation_id.optional(),
+  code: z.string(),
+  reason: z.string().optional(),
+  instance: z.unknown().optional(),
+  op: z.string().optional(),
+  path: z.unknown().optional(),
+  from: z.unknown().optional(),
+  to: z.unknown().optional(),
+  kind: z.unknown().optional(),
+  collection: z.unknown().optional(),
+  query: z.unknown().optional(),
+  /** A request's item that was refused (1-based), or the argument that held a secret. */
+  item: CountSchema.optional(),
+  field: z.string().optional(),
+  grant: RequestIdSchema.optional(),
+  request: RequestIdSchema.optional(),
+  ended_at: TimestampSchema.optional(),
+  ended_by: z.literal('owner').optional(),
+  /** too_many_pending: the requests already waiting. */
+  pending: z.array(RequestIdSchema).optional(),
+  /** rate_limited: the code the call would have had. */
+  refused_code: z.string().optional(),
+  /** Counted under its surface, tool and code alone (too many kinds were open). */
+  varied: z.boolean().optional(),
+};
+
+/** A refused line of the agent or transfer surface, as the operations write it. */
+export const RefusedLineSchema = z.strictObject({ event: z.literal('refused'), ...RefusalShape });
+
+/** What the operations record of one refused call (the `refused` line without its name). */
+export type RefusalFields = z.input<z.ZodObject<typeof RefusalShape>>;
+
+/** A trash's record on its outcome line (operations/files.ts writes it, undo reads it). */
+export type TrashRecord = z.infer<typeof TrashRecordSchema>;
+/** What a verb adds to its intent line (RunOptions.intent). */
+export type IntentDetail = Partial<Omit<z.input<z.ZodObject<typeof IntentFields>>, 'grants'>>;
+/** What a verb says of its value on the outcome line (RunOptions.describe). */
+export type OutcomeDetail = Partial<Omit<z.input<z.ZodObject<typeof OutcomeFields>>, 'outcome'>>;
+/** What an operation's lines say it was on (operations/audit-fields.ts). */
+export type OperationTargetFields = Partial<z.input<z.ZodObject<typeof OperationTarget>>>;
 
 /** A refused call (an agent's, or a Matrix sender who is not the approver). */
 export const RefusedEventSchema = z.looseObject({
@@ -135,8 +309,24 @@ export const AuditEventSchema = z.discriminatedUnion('event', [
   RecoveryEventSchema,
 ]);
 
-/** An event as a writer hands it to the log. */
-export type AuditEvent = z.input<typeof AuditEventSchema>;
+/** An event as a reader parses it (reading.ts): what every line of it carries, and the rest. */
+export type ReadEvent = z.output<typeof AuditEventSchema>;
+
+/** An event as a writer hands it to the log: an operation's lines exactly as declared. */
+export type AuditEvent =
+  | Exclude<z.input<typeof AuditEventSchema>, { event: 'intent' | 'outcome' }>
+  | z.input<typeof IntentLineSchema>
+  | z.input<typeof OutcomeLineSchema>;
+
+/**
+ * Where events are written, declared once: `AuditLog.append` (log.ts) and what wraps it
+ * (the anchor's posting, the metrics' timing, the owner's grant-use watch) answer
+ * `Written` (the log's record); a reader that needs only durability takes `unknown`.
+ */
+export interface AuditSink<Written = unknown> {
+  /** Resolves only once the line is durable; rejects when it cannot be written. */
+  append(event: AuditEvent): Promise<Written>;
+}
 export type AuditEventName = AuditEvent['event'];
 
 /** Every event name, in the order of the union (the contract's list). */

@@ -21,7 +21,7 @@ import { type ChainHead, type ChainResult, ChainVerifier } from './chain.js';
 import { CHECKPOINT_FILE, parseCheckpoint } from './checkpoint.js';
 import { Checkpointer } from './checkpointer.js';
 import { AuditError } from './errors.js';
-import type { AuditEvent } from './events.js';
+import type { AuditEvent, AuditSink } from './events.js';
 import { errorMessage } from '../base/errors.js';
 import { FailureState } from './failure.js';
 import { type AuditFileHandle, type AuditFs, errnoCode, nodeAuditFs } from './fs.js';
@@ -36,6 +36,7 @@ import {
 } from './record.js';
 import { withTimeout } from './timeout.js';
 import { GroupCommitWriter } from './writer.js';
+import type { JsonObject } from '../base/protocol.js';
 
 export const LOG_FILE = 'audit.log';
 const DEFAULT_WRITE_TIMEOUT_MS = 5000;
@@ -56,7 +57,7 @@ export interface AuditLogDeps {
   metrics?: Pick<MetricsPort, 'auditAppended' | 'auditSynced'>;
 }
 
-export class AuditLog {
+export class AuditLog implements AuditSink<AuditRecord> {
   /** What open() had to repair or take over (stale lock, torn tail, lagging checkpoint). */
   readonly warnings: string[] = [];
   /** Head including queued, not yet durable records: the next record's prev. */
@@ -229,7 +230,7 @@ export class AuditLog {
 
   #enqueue(
     event: string,
-    fields: Record<string, unknown>,
+    fields: JsonObject,
     how: { internal: boolean; newlineFirst: boolean },
   ): Promise<AuditRecord> {
     if (this.#closed) return Promise.reject(new AuditError('closed', 'the audit log is closed'));

@@ -6,11 +6,12 @@
  * carries. Security: it never decides intact or not, so a line of an older broker or an
  * event a newer one writes never fails a chain check; it is reported, not trusted less.
  */
-import { AUDIT_EVENT_NAMES, AuditEventSchema, type AuditEvent } from './events.js';
+import { AUDIT_EVENT_NAMES, AuditEventSchema, type ReadEvent } from './events.js';
+import type { JsonObject } from '../base/protocol.js';
 
 /** A record's event as this version reads it. */
 export type EventReading =
-  | { readonly kind: 'known'; readonly event: AuditEvent }
+  | { readonly kind: 'known'; readonly event: ReadEvent }
   /** An event name this version does not write: misspelt, or from a newer broker. */
   | { readonly kind: 'unknown'; readonly name: string }
   /** A known event without a field it carries (or with one of another type). */
@@ -19,7 +20,7 @@ export type EventReading =
 const KNOWN: ReadonlySet<string> = new Set(AUDIT_EVENT_NAMES);
 
 /** Reads the event of a parsed record (the chain's own fields may be present). */
-export function readEvent(record: Readonly<Record<string, unknown>>): EventReading {
+export function readEvent(record: Readonly<JsonObject>): EventReading {
   const name = typeof record.event === 'string' ? record.event : '';
   if (!KNOWN.has(name)) return { kind: 'unknown', name };
   const parsed = AuditEventSchema.safeParse(record);
@@ -52,7 +53,7 @@ export class SchemaFindings {
   #count = 0;
   readonly #first: SchemaFinding[] = [];
 
-  add(seq: number, record: Readonly<Record<string, unknown>>): void {
+  add(seq: number, record: Readonly<JsonObject>): void {
     const reading = readEvent(record);
     if (reading.kind === 'known') return;
     this.#count += 1;

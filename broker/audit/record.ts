@@ -8,6 +8,7 @@
  */
 import { asciiJson } from '../base/text.js';
 import { canonicalJson, canonicalJsonPlusMember, sha256Hex } from './canonical.js';
+import type { JsonObject } from '../base/protocol.js';
 
 export interface AuditRecord {
   seq: number;
@@ -32,9 +33,9 @@ export function buildRecord(
   head: { seq: number; hash: string },
   ts: string,
   event: string,
-  fields: Record<string, unknown>,
+  fields: JsonObject,
 ): { record: AuditRecord; line: string } {
-  const body: Record<string, unknown> = {
+  const body: JsonObject = {
     ...fields,
     seq: head.seq + 1,
     ts,
@@ -71,7 +72,7 @@ export function judgeLine(line: Buffer, head: { seq: number; hash: string }): Li
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     return { ok: false, reason: `line for seq ${expected} is not a JSON object` };
   }
-  const rec = value as Record<string, unknown>;
+  const rec = value as JsonObject;
   let canonical: string;
   try {
     canonical = canonicalJson(rec);
@@ -103,7 +104,7 @@ export function judgeLine(line: Buffer, head: { seq: number; hash: string }): Li
   if (typeof hash !== 'string' || !HASH_RE.test(hash)) {
     return { ok: false, reason: `seq ${seq}: hash is not 64 lower-case hex digits` };
   }
-  const body: Record<string, unknown> = { ...rec };
+  const body: JsonObject = { ...rec };
   delete body.hash;
   if (sha256Hex(canonicalJson(body)) !== hash) {
     return { ok: false, reason: `seq ${seq}: hash does not match the record (edited)` };
@@ -137,10 +138,10 @@ export function namesRegion(line: Buffer, region: TornRegion): boolean {
     return false;
   }
   if (typeof value !== 'object' || value === null) return false;
-  const rec = value as Record<string, unknown>;
+  const rec = value as JsonObject;
   if (rec.event !== 'recovery') return false;
   const torn = rec.torn;
   if (typeof torn !== 'object' || torn === null) return false;
-  const t = torn as Record<string, unknown>;
+  const t = torn as JsonObject;
   return region.bytes > 0 && t.bytes === region.bytes && t.sha256 === region.sha256;
 }

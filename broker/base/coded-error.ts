@@ -4,7 +4,7 @@
  * each subclass as a literal (bundling may rename classes; a literal survives).
  *
  * Where errors leave the process they are mapped from `code`: the pipeline to a result
- * envelope (operations/pipeline.ts), the CLI to an exit code (cli/transfer/errors.ts).
+ * envelope (operations/pipeline.ts), the CLI to an exit code (cli/client/transfer/errors.ts).
  * An error that is not a CodedError is unexpected: it is logged and answered with a
  * generic message, never its own text.
  *

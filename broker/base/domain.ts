@@ -4,17 +4,10 @@
  * always passed in (never read from `Date.now()` in domain code).
  */
 
-/** What a grant allows. `write` implies `read` within the same scope. */
-export type Mode = 'read' | 'write';
+import type { Kind, Mode } from './kinds.js';
 
-/**
- * What a grant is on: files (a path and everything below it), or exactly one calendar or
- * address book (its URI name, one path component).
- */
-export type Kind = 'files' | 'calendar' | 'contacts';
-
-/** The two kinds of collections beyond files. */
-export type CollectionKind = Exclude<Kind, 'files'>;
+// What a grant allows and what it is on: declared with the table of kinds.
+export type { CollectionKind, Kind, Mode } from './kinds.js';
 
 /** The part of a grant the wall decides on. */
 export interface GrantView {

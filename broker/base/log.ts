@@ -4,14 +4,15 @@
  * serialised line, not on chosen fields.
  */
 import { iso } from './time.js';
+import type { JsonObject } from './protocol.js';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 
 export interface Logger {
-  debug(msg: string, fields?: Record<string, unknown>): void;
-  info(msg: string, fields?: Record<string, unknown>): void;
-  warn(msg: string, fields?: Record<string, unknown>): void;
-  error(msg: string, fields?: Record<string, unknown>): void;
+  debug(msg: string, fields?: JsonObject): void;
+  info(msg: string, fields?: JsonObject): void;
+  warn(msg: string, fields?: JsonObject): void;
+  error(msg: string, fields?: JsonObject): void;
 }
 
 const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
@@ -26,7 +27,7 @@ export interface LoggerDeps {
 }
 
 export function createLogger(deps: LoggerDeps): Logger {
-  const emit = (level: LogLevel, msg: string, fields?: Record<string, unknown>): void => {
+  const emit = (level: LogLevel, msg: string, fields?: JsonObject): void => {
     if (RANK[level] < RANK[deps.level]) return;
     let line: string;
     try {

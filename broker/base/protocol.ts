@@ -8,6 +8,13 @@
  * entry.ts) includes this file, so it loads no schema library and no daemon code.
  */
 
+/**
+ * A JSON object whose members are not known until it is read: what arrives from outside
+ * (an answer, a request, a record on disk, a parsed document) before it is checked, and
+ * what is written as JSON as it comes (a log line's fields). Everything else is typed.
+ */
+export type JsonObject = Record<string, unknown>;
+
 /** An instance name (config `instances.<name>`, the CLI's `INSTANCE:PATH`). */
 export const INSTANCE_NAME = /^[a-z0-9_-]{1,32}$/;
 
@@ -75,6 +82,13 @@ export interface EnvelopeOf<Code extends string> {
   warnings?: string[];
   next?: string;
   correlation_id?: string;
+  /** On `grant_revoked` / `grant_expired`: which grant, of which request, ended when, by whom. */
+  grant?: number;
+  request?: number;
+  ended_at?: string;
+  ended_by?: 'owner';
+  /** On `secret_in_arguments`: the argument that held it (never its value). */
+  field?: string;
   [field: string]: unknown;
 }
 

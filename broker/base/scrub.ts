@@ -16,6 +16,7 @@
  * Not caught: other separators (`a-b-c`), other encodings (base32, rot13, per-byte
  * `%XX`, `\xXX`), a secret split across fields or calls, or anything encrypted.
  */
+import type { JsonObject } from './protocol.js';
 
 const MARK = '[redacted]';
 
@@ -195,7 +196,7 @@ export function scrubDeep<T>(value: T, scrub: (text: string) => string): T {
   if (typeof value === 'string') return scrub(value) as T;
   if (Array.isArray(value)) return value.map((v: unknown) => scrubDeep(v, scrub)) as T;
   if (typeof value === 'object' && value !== null) {
-    const out: Record<string, unknown> = {};
+    const out: JsonObject = {};
     for (const [k, v] of Object.entries(value)) out[k] = scrubDeep(v, scrub);
     return out as T;
   }

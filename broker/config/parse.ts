@@ -12,6 +12,7 @@ import { showKey } from './redact.js';
 import { RawConfigSchema } from './schema.js';
 import { closestKey, knownKeysAt } from './suggest.js';
 import type { BrokerConfig, ConfigContext, ParsedConfig } from './types.js';
+import type { JsonObject } from '../base/protocol.js';
 
 const YAML_HINTS = new Map<string, string>([
   ['DUPLICATE_KEY', 'a key appears twice in the same section; keep one'],
@@ -82,7 +83,7 @@ export function parseConfig(yamlText: string, ctx: ConfigContext): ParsedConfig 
   }
   // Security: `__proto__` cannot round-trip through plain objects; a section or instance
   // of that name would otherwise vanish without a word.
-  const instances: unknown = (data as Record<string, unknown>)['instances'];
+  const instances: unknown = (data as JsonObject)['instances'];
   const protoKeys: ConfigIssue[] = [];
   if (Object.hasOwn(data, '__proto__')) {
     protoKeys.push({ key: '__proto__', message: 'unknown key; remove it' });

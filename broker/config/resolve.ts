@@ -58,21 +58,18 @@ function errorCode(e: unknown): string {
  * Security: exactly one source per secret, so it is never ambiguous which value is in
  * force; messages name keys, files and variables, never the secret itself.
  */
-function resolveSecret(
-  holder: Readonly<Record<string, unknown>>,
-  key: string,
+function resolveSecret<K extends string>(
+  holder: Readonly<Partial<Record<K | `${K}_file` | `${K}_env`, string>>>,
+  key: K,
   prefix: string,
   rule: SecretRule,
   ctx: ConfigContext,
   out: Collector,
 ): string {
-  const str = (k: string): string | undefined => {
-    const v = holder[k];
-    return typeof v === 'string' ? v : undefined;
-  };
-  const inline = str(key);
-  const file = str(`${key}_file`);
-  const env = str(`${key}_env`);
+  const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+  const inline = str(holder[key]);
+  const file = str(holder[`${key}_file`]);
+  const env = str(holder[`${key}_env`]);
   const full = `${prefix}${key}`;
   const forms = `${full}, ${full}_file (a file holding it) or ${full}_env (an environment variable holding it)`;
   const given = [inline, file, env].filter((v) => v !== undefined).length;
@@ -158,6 +155,19 @@ function resolveSecret(
   return value;
 }
 
+/** A secret's keys in config.yaml: `<key>`, `<key>_file`, `<key>_env` (schema.ts). */
+const secretKeys = <K extends string>(key: K): (K | `${K}_file` | `${K}_env`)[] => [
+  key,
+  `${key}_file`,
+  `${key}_env`,
+];
+
+/** `holder` without `keys`: what resolving puts in their place is added by the caller. */
+function without<T extends object, K extends string>(holder: T, keys: readonly K[]): Omit<T, K> {
+  const dropped = new Set<string>(keys);
+  return Object.fromEntries(Object.entries(holder).filter(([k]) => !dropped.has(k))) as Omit<T, K>;
+}
+
 function checkUrl(key: string, url: string, out: Collector): void {
   const check = checkServiceUrl(url);
   if (!check.ok) out.issue(key, check.message);
@@ -211,11 +221,14 @@ function resolveMatrix(
     );
   }
   return {
-    homeserver: m.homeserver,
-    bot_user: m.bot_user,
+    ...without(m, [
+      ...secretKeys('bot_token'),
+      ...secretKeys('crypto_secret'),
+      ...secretKeys('bot_password'),
+      'encryption',
+      'approver_devices',
+    ]),
     bot_token: resolveSecret(m, 'bot_token', 'matrix.', 'header', ctx, out),
-    room_id: m.room_id,
-    approver: m.approver,
     ...resolveMatrixEncryption(m, ctx, out),
   };
 }
@@ -284,11 +297,8 @@ function resolveInstances(
     checkUrl(`${prefix}url`, inst.url, out);
     instances.set(name, {
       name,
-      url: inst.url,
-      username: inst.username,
+      ...without(inst, secretKeys('app_password')),
       app_password: resolveSecret(inst, 'app_password', prefix, 'password', ctx, out),
-      discovery: inst.discovery,
-      ...(inst.retention === undefined ? {} : { retention: inst.retention }),
     });
   }
   return instances;
@@ -310,7 +320,7 @@ export function resolveConfig(
   const metrics = resolveMetricsToken(raw, agent, transfer, ctx, out);
   const matrix = resolveMatrix(raw, ctx, out);
 
-  const { pending_timeout, default_grant, max_grant, max_pending } = raw.lifecycle;
+  const { default_grant, max_grant } = raw.lifecycle;
   if (max_grant < default_grant) {
     out.issue(
       'lifecycle.max_grant',
@@ -346,24 +356,14 @@ export function resolveConfig(
     );
   }
 
+  // What is not resolved here passes as the schema parsed it.
   const config: BrokerConfig = {
+    ...raw,
     // `[::1]` is how URLs write it; the socket API wants `::1`.
-    server: {
-      ...raw.server,
-      host: raw.server.host.replace(/^\[(.*)\]$/, '$1'),
-      allowed_hosts: [...raw.server.allowed_hosts],
-    },
+    server: { ...raw.server, host: raw.server.host.replace(/^\[(.*)\]$/, '$1') },
     tokens: { agent, transfer, ...(metrics === undefined ? {} : { metrics }) },
     matrix,
-    approval: raw.approval,
-    lifecycle: { pending_timeout, default_grant, max_grant, max_pending },
-    audit: { anchor_interval },
-    transfer: {
-      ...(chunk_size === undefined ? {} : { chunk_size }),
-      ...(put_limit === undefined ? {} : { put_limit }),
-    },
     data_dir: resolvePath(ctx.baseDir, raw.data_dir),
-    logging: { level: raw.logging.level },
     instances: resolveInstances(raw, ctx, out),
   };
   return { config, issues: out.issues, warnings: out.warnings };

@@ -1,6 +1,7 @@
 /**
  * The shape of config.yaml (docs/contracts.md §7), before secrets are resolved and cross-key
- * rules are checked (see resolve.ts). Every object is strict: an unknown key is an
+ * rules are checked (see resolve.ts): each key declared and documented once, here; the
+ * configuration's types are inferred from it (types.ts). Every object is strict: an unknown key is an
  * error naming the key, because a misspelt option silently falling back to its
  * default is how a safety setting gets lost.
  */
@@ -102,10 +103,11 @@ export const ServerSchema = strict({
     .default(30_000),
 });
 
+/** Secrets, each at least 32 characters, different from each other. */
 export const TokensSchema = strict({
   ...secretKeys('agent'),
   ...secretKeys('transfer'),
-  // Optional: without it GET /metrics is off (resolve.ts).
+  // Optional: opens GET /metrics; without it the endpoint is off (404; resolve.ts).
   ...secretKeys('metrics'),
 });
 
@@ -116,15 +118,20 @@ export const MatrixSchema = strict({
   room_id: z
     .string({ error: 'must be a Matrix room ID like "!abc:example.org" (quote it)' })
     .regex(ROOM_ID, { error: 'must be a Matrix room ID like "!abc:example.org"' }),
+  // The only Matrix user whose decisions count.
   approver: UserIdSchema,
   // §11.1: absent means `off` (clear text), with a warning at start, in status and doctor.
   encryption: z.enum(['required', 'off'], { error: 'must be required or off' }).default('off'),
+  // The approver's devices whose decisions count, as "DEVICE_ID ED25519_KEY" (required
+  // with encryption: required; resolve.ts parses them into pins).
   approver_devices: z
     .array(text('"DEVICE_ID ED25519_KEY", e.g. "PHONEDEVICE 3sbpG34K…"'), {
       error: 'must be a list of "DEVICE_ID ED25519_KEY" texts (see broker doctor)',
     })
     .optional(),
+  // With encryption required: encrypts the bot's identity at rest.
   ...secretKeys('crypto_secret'),
+  // Optional: lets the bot log in as a new session and delete its old ones.
   ...secretKeys('bot_password'),
 });
 
@@ -143,6 +150,7 @@ export const LifecycleSchema = strict({
 });
 
 export const AuditSchema = strict({
+  // How often, at most, the audit head goes unposted to the approval room while records are added.
   anchor_interval: duration('1h').default(3_600_000),
 });
 
@@ -169,9 +177,11 @@ const byteSize = (example: string) =>
     });
 
 export const TransferSchema = strict({
-  // Unset: the server's announced largest chunk (its capability), else DEFAULT_CHUNK_SIZE.
+  // In bytes: the chunks of a chunked upload (replacements). Unset: the server's announced
+  // largest chunk (its capability), else DEFAULT_CHUNK_SIZE (16 MiB).
   chunk_size: byteSize('16MiB').optional(),
-  // Unset: a new file of any size is one PUT (a 413 to its head still falls back to chunks).
+  // The largest new file sent as one PUT (a proxy's body limit); above it, chunks. Unset: a
+  // new file of any size is one PUT (a 413 to its head still falls back to chunks).
   put_limit: byteSize('100MiB').optional(),
 });
 
@@ -182,11 +192,13 @@ export const LoggingSchema = strict({
 });
 
 export const InstanceSchema = strict({
+  // https (http only on a loopback host), no credentials, query or fragment (resolve.ts).
   url: text('the Nextcloud address, e.g. https://cloud.example.org'),
   username: text('the Nextcloud user name').regex(/^[^/\\]+$/, {
     error: 'must be a Nextcloud user name without slashes',
   }),
   ...secretKeys('app_password'),
+  // Whether the agent may list folders it has no grant for (names only).
   discovery: z.boolean({ error: 'must be true or false' }).default(false),
   // What the server's config.php sets (the broker cannot read it): see retention.ts.
   retention: RetentionSchema.optional(),
@@ -200,6 +212,7 @@ export const RawConfigSchema = strict({
   lifecycle: LifecycleSchema.prefault({}),
   audit: AuditSchema.prefault({}),
   transfer: TransferSchema.prefault({}),
+  // Resolved to an absolute path; a relative one against the config file's folder.
   data_dir: text('a folder for the grant database and audit log').default('./data'),
   logging: LoggingSchema.prefault({}),
   instances: z

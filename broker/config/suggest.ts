@@ -1,3 +1,4 @@
+import type { z } from 'zod';
 import { editDistance } from '../base/edit-distance.js';
 
 /** The known key closest to `unknown`, when it is plausibly a typo. */
@@ -17,7 +18,7 @@ export function closestKey(unknown: string, known: readonly string[]): string | 
 
 interface Def {
   type?: string;
-  shape?: Record<string, unknown>;
+  shape?: z.ZodRawShape;
   innerType?: unknown;
   valueType?: unknown;
   in?: unknown;

@@ -1,41 +1,28 @@
-import type { Retention } from './retention.js';
-import type { LogLevel } from '../base/log.js';
+/**
+ * The configuration's types, inferred from its schema (schema.ts, where each key is
+ * declared and documented once). What resolve.ts turns into something else has its own
+ * type derived here: a secret's three keys become its value, the approver's devices
+ * parsed pins, the instances a Map that knows each one's name.
+ */
+import type { RawConfig } from './schema.js';
+
+/** A secret's keys in config.yaml: `<key>`, `<key>_file`, `<key>_env` (schema.ts). */
+type SecretKeys<K extends string> = K | `${K}_file` | `${K}_env`;
+
+/** `T` with the secrets `Required` and `Optional` resolved to their values. */
+type WithSecrets<T, Required extends string, Optional extends string = never> = Omit<
+  T,
+  SecretKeys<Required | Optional>
+> & { [K in Required]: string } & { [K in Optional]?: string | undefined };
+
+type RawInstance = RawConfig['instances'][string];
+type RawMatrix = NonNullable<RawConfig['matrix']>;
 
 /** One Nextcloud account the broker may use (`instances.<name>` in config.yaml). */
-export interface InstanceConfig {
+export type InstanceConfig = WithSecrets<RawInstance, 'app_password'> & {
   /** The key under `instances`, `[a-z0-9_-]{1,32}`. */
   name: string;
-  /** https (http only on a loopback host), no credentials, query or fragment. */
-  url: string;
-  username: string;
-  /** Secret. */
-  app_password: string;
-  /** Whether the agent may list folders it has no grant for (names only). Default false. */
-  discovery: boolean;
-  /**
-   * What the owner declares of the server's retention settings (config/retention.ts);
-   * absent: nothing declared, so the broker assumes Nextcloud's default, `auto`.
-   */
-  retention?: Retention | undefined;
-}
-
-export interface MatrixConfig {
-  homeserver: string;
-  bot_user: string;
-  /** Secret. */
-  bot_token: string;
-  room_id: string;
-  /** The only Matrix user whose decisions count. */
-  approver: string;
-  /** `required`: an encrypted room, decisions only from pinned devices. Absent: `off`. */
-  encryption?: 'required' | 'off' | undefined;
-  /** The approver's devices whose decisions count (empty or absent when encryption is off). */
-  approver_devices?: readonly PinnedDevice[] | undefined;
-  /** Secret (with encryption required): encrypts the bot's identity at rest. */
-  crypto_secret?: string | undefined;
-  /** Secret, optional: lets the bot log in as a new session and delete its old ones. */
-  bot_password?: string | undefined;
-}
+};
 
 /** One pinned device: `"DEVICE_ID ED25519_KEY"` in config.yaml. */
 export interface PinnedDevice {
@@ -44,48 +31,24 @@ export interface PinnedDevice {
   readonly ed25519: string;
 }
 
+/** `matrix` in config.yaml, its secrets resolved and its devices parsed. */
+export type MatrixConfig = Omit<
+  WithSecrets<RawMatrix, 'bot_token', 'crypto_secret' | 'bot_password'>,
+  'encryption' | 'approver_devices'
+> & {
+  /** Absent (a configuration built in code, not parsed): `off`. */
+  encryption?: RawMatrix['encryption'] | undefined;
+  /** The approver's devices whose decisions count (empty or absent when encryption is off). */
+  approver_devices?: readonly PinnedDevice[] | undefined;
+};
+
 /** The validated configuration; keys keep their snake_case YAML names. Durations are ms. */
-export interface BrokerConfig {
-  server: {
-    host: string;
-    port: number;
-    allowed_hosts: string[];
-    max_body_bytes: number;
-    request_timeout_ms: number;
-  };
-  /** Secrets, each at least 32 characters, different from each other. */
-  tokens: {
-    agent: string;
-    transfer: string;
-    /** Opens `GET /metrics`; absent, the endpoint is off (404). */
-    metrics?: string;
-  };
+export type BrokerConfig = Omit<RawConfig, 'tokens' | 'matrix' | 'instances'> & {
+  tokens: WithSecrets<RawConfig['tokens'], 'agent' | 'transfer', 'metrics'>;
   /** Present whenever `approval` is `matrix`; optional for `console`. */
   matrix: MatrixConfig | undefined;
-  approval: 'matrix' | 'console';
-  lifecycle: {
-    pending_timeout: number;
-    default_grant: number;
-    max_grant: number;
-    /** The most requests that may wait for the owner at once (all instances). */
-    max_pending: number;
-  };
-  /** How often, at most, the audit head goes unposted to the approval room while records are added. */
-  audit: { anchor_interval: number };
-  /**
-   * `chunk_size` in bytes: the chunks of a chunked upload (replacements). Unset: the
-   * server's announced largest chunk, else 16 MiB.
-   */
-  transfer: {
-    chunk_size?: number;
-    /** The largest new file sent as one PUT (a proxy's body limit); above it, chunks. */
-    put_limit?: number;
-  };
-  /** Absolute; a relative path in the file resolves against the config file's folder. */
-  data_dir: string;
-  logging: { level: LogLevel };
   instances: ReadonlyMap<string, InstanceConfig>;
-}
+};
 
 /** What parseConfig needs from the outside world. */
 export interface ConfigContext {

@@ -21,6 +21,8 @@ export interface BannerInput {
   trashFolder: string;
   /** Where the demo's secret files are (the config names them). */
   secretsFolder: string;
+  /** The file holding the bearer token of GET /metrics. */
+  metricsTokenFile: string;
   dataFolder: string;
   tokensFile: string;
   configFile: string;
@@ -113,6 +115,9 @@ export function renderBanner(b: BannerInput): string {
     ...cliEnvLines(b.brokerUrl, b.transferToken).map((l) => `  ${l}`),
     `  (or: source ${b.tokensFile}, written with mode 0600)`,
     `  npx broker fetch ${DEMO_INSTANCE}:Documents/welcome.md`,
+    '',
+    'Metrics (Prometheus; what each counts: docs/contracts.md, section 9), with their own token:',
+    `  curl -s -H "Authorization: Bearer $(cat ${b.metricsTokenFile})" ${b.brokerUrl}/metrics | head`,
     '',
     'Tokens are new on every start: paste them again after a restart.',
     '',

@@ -19,12 +19,15 @@ export const DEMO_SECRET_FILES = {
   agent: `${DEMO_SECRETS_FOLDER}/agent-token`,
   transfer: `${DEMO_SECRETS_FOLDER}/transfer-token`,
   appPassword: `${DEMO_SECRETS_FOLDER}/demo-app-password`,
+  metrics: `${DEMO_SECRETS_FOLDER}/metrics-token`,
 } as const;
 
 export interface DemoSecrets {
   agent: string;
   transfer: string;
   appPassword: string;
+  /** The bearer token of GET /metrics (the demo turns metrics on, to be tried). */
+  metrics: string;
 }
 
 /** A bearer token: 32 random bytes, base64url (43 characters). */
@@ -41,6 +44,7 @@ export function freshSecrets(random: (n: number) => Buffer = randomBytes): DemoS
     agent: randomToken(random),
     transfer: randomToken(random),
     appPassword: randomToken(random),
+    metrics: randomToken(random),
   };
 }
 
@@ -66,6 +70,7 @@ export function demoConfigYaml(input: DemoConfigInput): string {
     'tokens:',
     `  agent_file: ${DEMO_SECRET_FILES.agent}`,
     `  transfer_file: ${DEMO_SECRET_FILES.transfer}`,
+    `  metrics_file: ${DEMO_SECRET_FILES.metrics}`,
     'approval: console',
     'lifecycle: { pending_timeout: 12h, default_grant: 24h, max_grant: 7d }',
     'data_dir: .',

@@ -3,9 +3,10 @@
  * stderr, since the demo runs in the same terminal as the approval console. The lines
  * arrive already scrubbed by the broker's logger.
  */
+import type { JsonObject } from '../base/protocol.js';
 
 /** Config warnings the demo causes on purpose (its fake Nextcloud speaks http on loopback). */
-function expectedInDemo(entry: Record<string, unknown>): boolean {
+function expectedInDemo(entry: JsonObject): boolean {
   return (
     entry['msg'] === 'config' &&
     typeof entry['warning'] === 'string' &&
@@ -26,7 +27,7 @@ export function demoLogSink(write: (text: string) => void): (line: string) => vo
       write(`${line.trimEnd()}\n`);
       return;
     }
-    const fields = entry as Record<string, unknown>;
+    const fields = entry as JsonObject;
     if (expectedInDemo(fields)) return;
     const { ts: _ts, level, msg, ...rest } = fields;
     const extra = Object.keys(rest).length > 0 ? ` ${JSON.stringify(rest)}` : '';

@@ -99,7 +99,7 @@ async function writePrivate(file: string, text: string): Promise<void> {
 /** The secret files the demo config names (folder 0700, files 0600). */
 async function writeSecrets(dataDir: string, secrets: DemoSecrets): Promise<void> {
   await mkdir(join(dataDir, DEMO_SECRETS_FOLDER), { recursive: true, mode: 0o700 });
-  for (const key of ['agent', 'transfer', 'appPassword'] as const) {
+  for (const key of ['agent', 'transfer', 'appPassword', 'metrics'] as const) {
     await writePrivate(join(dataDir, DEMO_SECRET_FILES[key]), `${secrets[key]}\n`);
   }
 }
@@ -177,6 +177,7 @@ export async function startDemo(deps: DemoDeps): Promise<RunningDemo> {
         cloudFolder: shown(deps.cwd, cloudRoot),
         trashFolder: shown(deps.cwd, trashDir),
         secretsFolder: shown(deps.cwd, join(dataDir, DEMO_SECRETS_FOLDER)),
+        metricsTokenFile: shown(deps.cwd, join(dataDir, DEMO_SECRET_FILES.metrics)),
         dataFolder: shown(deps.cwd, dataDir),
         tokensFile: shown(deps.cwd, tokensFile),
         configFile: shown(deps.cwd, configFile),

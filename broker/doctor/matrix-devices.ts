@@ -104,11 +104,17 @@ export async function checkEncryption(
     );
   }
   checks.push(...oldBotSessions(cfg, dataDir));
+  // Security: say exactly what the mode proves, so nobody reads more into it.
+  checks.push(pass(REQUIRED_MODE_NOTE));
   // Security: the owner socket bypasses the pins by design; say so where the pins are
   // checked, so nobody mistakes "only pinned devices decide" for "only the phone decides".
   checks.push(pass(OWNER_SOCKET_NOTE));
   return checks;
 }
+
+/** What doctor says `matrix.encryption: required` proves, and what it cannot (SECURITY.md). */
+export const REQUIRED_MODE_NOTE =
+  'matrix.encryption: required proves that a decision was encrypted by a pinned device, in that message, for that request, and counts it once: the homeserver can no longer make a decision, change one, or repeat one; it can still withhold or delay a message (a decision then arrives late or never, and its request expires)';
 
 /** What doctor says of the owner commands when decisions need a pinned device. */
 export const OWNER_SOCKET_NOTE =

@@ -11,6 +11,15 @@
  */
 import type Database from 'better-sqlite3';
 import type { Clock, GrantRecord, Kind, Mode, RequestRecord } from '../base/domain.js';
+import {
+  COLLECTION_WORDS,
+  DEFAULT_KIND,
+  isCollectionKind,
+  isKind,
+  KIND_NAMES,
+  kindGrants,
+  modeRefusal,
+} from '../base/kinds.js';
 import { canonicalPath } from '../wall.js';
 import { invalid, isPositiveInt, type GrantDatabase } from './database.js';
 import { GrantStoreError, toGrant, toRequest } from './rows.js';
@@ -58,13 +67,12 @@ function validateNew(input: NewRequest): void {
       throw invalid('item paths must be canonical (see wall.canonicalPath)');
     if (item.mode !== 'read' && item.mode !== 'write')
       throw invalid('item mode must be read or write');
-    const kind = item.kind ?? 'files';
-    if (kind !== 'files' && kind !== 'calendar' && kind !== 'contacts')
-      throw invalid('item kind must be files, calendar or contacts');
-    // Security: a collection is one component, and address books are read only.
-    if (kind !== 'files' && item.path.includes('/'))
-      throw invalid('a calendar or address book item names one component');
-    if (kind === 'contacts' && item.mode !== 'read') throw invalid('contacts items are read only');
+    const kind = item.kind ?? DEFAULT_KIND;
+    if (!isKind(kind)) throw invalid(`item kind must be one of ${KIND_NAMES.join(', ')}`);
+    // Security: a collection is one component, and a kind is granted only its own modes.
+    if (isCollectionKind(kind) && item.path.includes('/'))
+      throw invalid(`a ${COLLECTION_WORDS} item names one component`);
+    if (!kindGrants(kind, item.mode)) throw invalid(modeRefusal(kind, item.mode));
   }
 }
 
@@ -122,7 +130,7 @@ export class RequestTable {
           'INSERT INTO items (request_id, n, kind, path, mode) VALUES (?, ?, ?, ?, ?)',
         );
         input.items.forEach((item, i) =>
-          insertItem.run(requestId, i + 1, item.kind ?? 'files', item.path, item.mode),
+          insertItem.run(requestId, i + 1, item.kind ?? DEFAULT_KIND, item.path, item.mode),
         );
         return { ok: true, id: requestId };
       })

@@ -6,12 +6,13 @@
 import { z } from 'zod';
 import type { GrantRecord, Kind, Mode, RequestItem, RequestRecord } from '../base/domain.js';
 import { CodedError } from '../base/coded-error.js';
+import { KIND_NAMES, MODES } from '../base/kinds.js';
 
 /** A row id (SQLite INTEGER PRIMARY KEY) and a time in epoch milliseconds. */
 export const IdSchema = z.number().int().positive();
 export const TimeSchema = z.number().int();
-const ModeSchema = z.enum(['read', 'write']) satisfies z.ZodType<Mode>;
-const KindSchema = z.enum(['files', 'calendar', 'contacts']) satisfies z.ZodType<Kind>;
+const ModeSchema = z.enum(MODES) satisfies z.ZodType<Mode>;
+const KindSchema = z.enum(KIND_NAMES) satisfies z.ZodType<Kind>;
 
 export const RequestRowSchema = z.strictObject({
   id: IdSchema,

@@ -18,11 +18,19 @@
  * (uploads that commit once), locks.ts (LOCK, UNLOCK, a confirmed release), space.ts,
  * capabilities.ts, and for calendars and address books collections.ts,
  * calendar-events.ts, calendar-create.ts and contacts.ts (each collection named by one
- * component: see groupware-url.ts).
+ * component: see groupware-url.ts). What Nextcloud keeps beside the files, for
+ * reconciliation and undo: activity.ts (the Activity stream), versions.ts, trashbin.ts
+ * and calendar-trash.ts (URLs in history-url.ts).
+ *
+ * Every answer's `X-Request-Id` (and `OC-FileId` / `OC-ETag`) goes to the sink of the
+ * `recording` scope the request was sent in (answers.ts), else to `deps.onAnswer`.
  */
 import { randomBytes } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { DEFAULT_CHUNK_SIZE } from '../base/limits.js';
+import { readActivity } from './activity.js';
+import type { AnswerSink } from './answers.js';
+import { listCalendarTrash, restoreCalendarEvent, trashEvent } from './calendar-trash.js';
 import { createEvent } from './calendar-create.js';
 import { calendarEvents } from './calendar-events.js';
 import { CapabilitiesCache, readCapabilities } from './capabilities.js';
@@ -38,6 +46,7 @@ import { searchFolder } from './search.js';
 import type { Session } from './session.js';
 import { readOwnSpace, readSpace } from './space.js';
 import { trash } from './trash.js';
+import { listTrash, restoreTrash } from './trashbin.js';
 import {
   readStream,
   type ConditionalReadOptions,
@@ -46,6 +55,7 @@ import {
   type Unchanged,
 } from './transfers.js';
 import { upload, type WriteCondition, type Written } from './uploads.js';
+import { listVersions, restoreVersion } from './versions.js';
 
 export type { Entry } from './multistatus.js';
 export type { CalendarEvent } from './calendar-event.js';
@@ -57,6 +67,11 @@ export type { CollectionKind } from './groupware-url.js';
 export type { Capabilities } from './capabilities.js';
 export type { Inspection, LockFacts, MountFacts } from './inspect.js';
 export type { Released } from './locks.js';
+export type { Activity, ActivityPage, ActivityQuery, RichParameter } from './activity.js';
+export type { AnswerSink, NextcloudAnswer } from './answers.js';
+export type { TrashedEvent } from './calendar-trash.js';
+export type { RestoredItem, TrashItem } from './trashbin.js';
+export type { FileVersion } from './versions.js';
 export type { SearchPage } from './search.js';
 export type { OwnSpace, SharerSpace, Space, SpaceTarget } from './space.js';
 export type { TrashOutcome } from './trash.js';
@@ -135,6 +150,23 @@ export class NextcloudClient {
   readonly space = this.#verb(readSpace);
   readonly ownSpace = this.#verb(readOwnSpace);
   readonly capabilities = this.#verb(readCapabilities);
+  readonly activity = this.#verb(readActivity);
+  readonly versions = this.#verb(listVersions);
+  readonly restoreVersion = this.#verb(restoreVersion);
+  readonly trashbin = this.#verb(listTrash);
+  readonly restoreTrash = this.#verb(restoreTrash);
+  readonly calendarTrash = this.#verb(listCalendarTrash);
+  readonly restoreEvent = this.#verb(restoreCalendarEvent);
+  readonly trashEvent = this.#verb(trashEvent);
+
+  /**
+   * Runs `run`; the answer to every request it sends to this instance (its
+   * `X-Request-Id`, and `OC-FileId` / `OC-ETag` where answered) goes to `sink`
+   * (answers.ts). The pipeline runs each operation's step in one.
+   */
+  recording<T>(sink: AnswerSink, run: () => Promise<T>): Promise<T> {
+    return this.#conn.answers.collect(sink, run);
+  }
 
   /** Drop kept-alive connections (on shutdown, and in tests). */
   close(): void {

@@ -11,10 +11,11 @@
  * refuses it: requests to that name reach only one of the two, and the owner may have
  * approved the other.
  */
+import { collectionWord } from '../base/kinds.js';
 import type { NextcloudConnection } from './connection.js';
 import { NextcloudError } from './errors.js';
 import { groupwareUrl, type CollectionKind } from './groupware-url.js';
-import { decodeHref, parseMultistatus } from './multistatus.js';
+import { asRecord, decodeHref, parseMultistatus } from './multistatus.js';
 import type { Session } from './session.js';
 
 export interface Collection {
@@ -52,28 +53,23 @@ const PROPS = {
 const MAX_HOME_BYTES = 4 * 1024 * 1024;
 const MAX_COLLECTIONS = 1000;
 
-function record(v: unknown): Record<string, unknown> | undefined {
-  return typeof v === 'object' && v !== null && !Array.isArray(v)
-    ? (v as Record<string, unknown>)
-    : undefined;
-}
-
 function text(v: unknown): string | null {
   return typeof v === 'string' && v !== '' ? v : null;
 }
 
 function components(v: unknown): string[] {
-  const comps = record(v)?.['comp'];
+  const comps = asRecord(v)?.['comp'];
   if (!Array.isArray(comps)) return [];
   return comps.flatMap((c) => {
-    const name = record(c)?.['@name'];
+    const name = asRecord(c)?.['@name'];
     return typeof name === 'string' ? [name.toUpperCase()] : [];
   });
 }
 
-export const KIND_WORDS: Record<CollectionKind, { one: string; type: string }> = {
-  calendar: { one: 'calendar', type: 'calendar' },
-  contacts: { one: 'address book', type: 'addressbook' },
+/** The resource type (`cal:calendar`, `card:addressbook`) that marks a collection of each kind. */
+const RESOURCE_TYPE: Record<CollectionKind, string> = {
+  calendar: 'calendar',
+  contacts: 'addressbook',
 };
 
 /**
@@ -95,9 +91,9 @@ export function collectionsOf(
         'bad_response',
         'Nextcloud listed a collection outside the home: not retried; report this to the owner',
       );
-    const type = record(response.props.get('resourcetype'));
+    const type = asRecord(response.props.get('resourcetype'));
     // Security: only live collections of the asked kind; see the module comment.
-    if (type === undefined || !(KIND_WORDS[kind].type in type)) continue;
+    if (type === undefined || !(RESOURCE_TYPE[kind] in type)) continue;
     const name = (segments[segments.length - 1] as string).normalize('NFC');
     found.push({
       name,
@@ -112,7 +108,7 @@ export function collectionsOf(
     if (found.length > MAX_COLLECTIONS)
       throw new NextcloudError(
         'bad_response',
-        `Nextcloud listed more than ${MAX_COLLECTIONS} ${KIND_WORDS[kind].one}s: not retried; report this to the owner`,
+        `Nextcloud listed more than ${MAX_COLLECTIONS} ${collectionWord(kind)}s: not retried; report this to the owner`,
       );
   }
   const counts = new Map<string, number>();
@@ -136,7 +132,7 @@ export async function listCollections(
   const xml = await conn.propfind(
     url,
     '1',
-    `${KIND_WORDS[kind].one}s`,
+    `${collectionWord(kind)}s`,
     MAX_HOME_BYTES,
     signal,
     collectionsBody(kind),
@@ -154,7 +150,7 @@ export async function resolveCollection(
   name: string,
   signal?: AbortSignal,
 ): Promise<Collection> {
-  const { one } = KIND_WORDS[kind];
+  const one = collectionWord(kind);
   const matching = (await listCollections({ conn }, kind, signal)).filter((c) => c.name === name);
   const found = matching[0];
   if (found === undefined)

@@ -12,6 +12,7 @@ import type { Clock } from '../base/domain.js';
 import { silentLogger, type Logger } from '../base/log.js';
 import { secondsSince, type MetricsPort } from '../base/metrics.js';
 import { createScrubber } from '../base/scrub.js';
+import { AnswerRecorder, answerOf, type AnswerSink } from './answers.js';
 import type { InstanceConfig } from '../config.js';
 import {
   errorForStatus,
@@ -42,6 +43,11 @@ export interface ConnectionDeps {
   now?: Clock;
   /** Times each request by method and status (default: not timed). */
   metrics?: Pick<MetricsPort, 'nextcloudRequest'>;
+  /**
+   * Where Nextcloud's answers (request ids, file ids, etags) go when a request is sent
+   * outside every `answers.collect` scope (answers.ts). Default: dropped.
+   */
+  onAnswer?: AnswerSink;
 }
 
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -91,6 +97,8 @@ export class NextcloudConnection {
   readonly timeoutMs: number;
   readonly logger: Logger;
   readonly now: Clock;
+  /** Every answer's request id, to the scope that sent the request (answers.ts). */
+  readonly answers: AnswerRecorder;
   readonly #transport: Transport;
   readonly #scrub: (text: string) => string;
   #authFailure: NextcloudError | undefined;
@@ -111,6 +119,7 @@ export class NextcloudConnection {
     this.timeoutMs = deps.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.logger = deps.logger ?? silentLogger;
     this.now = deps.now ?? (() => Date.now());
+    this.answers = new AnswerRecorder(deps.onAnswer);
   }
 
   /** Drop kept-alive connections (on shutdown, and in tests). */
@@ -298,6 +307,14 @@ export class NextcloudConnection {
       ...(deadline ? { deadlineMs: this.timeoutMs } : {}),
       ...(signal === undefined ? {} : { signal }),
     });
+    // Registered now, so it runs in the sender's scope and before the sender reads on.
+    sent.then(
+      (res) => {
+        const answer = answerOf(request.method, res.status, res.headers);
+        if (answer !== undefined) this.answers.record(answer);
+      },
+      () => undefined,
+    );
     const metrics = this.#metrics;
     if (metrics === undefined) return sent;
     // Only the instance, the verb and the status: never the URL, which holds the path.

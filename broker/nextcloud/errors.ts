@@ -85,7 +85,8 @@ export type Verb =
   | 'UNLOCK'
   | 'REPORT'
   | 'CAPABILITIES'
-  | 'SPACE';
+  | 'SPACE'
+  | 'ACTIVITY';
 
 export interface StatusContext {
   verb: Verb;

@@ -2,8 +2,8 @@
  * What Nextcloud's answers about calendars and address books mean, worded for the agent:
  * the generic mapping (errors.ts) speaks of files and folders.
  */
+import { collectionWord, type CollectionKind } from '../base/kinds.js';
 import { NextcloudError } from './errors.js';
-import type { CollectionKind } from './groupware-url.js';
 
 const UID_EXISTS = /uid already exists/i;
 /** Nextcloud's answer when an event repeats more often than it will compute. */
@@ -17,7 +17,7 @@ export function collectionError(
   instance: string,
 ): unknown {
   if (!(err instanceof NextcloudError) || err.status === undefined) return err;
-  const one = kind === 'calendar' ? 'calendar' : 'address book';
+  const one = collectionWord(kind);
   const at = `${one} '${name}' on instance '${instance}'`;
   const status = err.status;
   const make = (code: NextcloudError['code'], message: string, retry?: boolean): NextcloudError =>

@@ -8,11 +8,11 @@
  * component is `encodeURIComponent`-ed, and the finished URL must re-parse to exactly
  * the components it was built from, or nothing is sent.
  */
+import type { CollectionKind } from '../base/kinds.js';
 import { NextcloudError } from './errors.js';
-import { decodePathname, parseBaseUrl, pathComponents } from './url.js';
+import { parseBaseUrl, pathComponents, urlUnder } from './url.js';
 
-/** The two kinds of collections beyond files. */
-export type CollectionKind = 'calendar' | 'contacts';
+export type { CollectionKind } from '../base/kinds.js';
 
 function invalid(reason: string): NextcloudError {
   return new NextcloudError(
@@ -51,24 +51,8 @@ export function groupwareUrl(
   if (user === '' || user.includes('/')) throw invalid('bad user name');
   if (names.length > 2) throw invalid('too many components');
   const components = [...homeSegments(kind, user), ...names.map(oneComponent)];
-  const folder = names.length < 2;
-  const prefix = baseUrl.pathname.replace(/\/+$/, '');
-  const path = `${prefix}/${components.map((c) => encodeURIComponent(c)).join('/')}${folder ? '/' : ''}`;
-  let url: URL;
-  try {
-    url = new URL(`${baseUrl.origin}${path}`);
-  } catch {
-    throw invalid('the URL does not parse');
-  }
+  const url = urlUnder(baseUrl, components, names.length < 2);
   // Security: the parser must not have rewritten anything; see the module comment.
-  const decoded = decodePathname(url.pathname);
-  const expected = [...(decodePathname(prefix) ?? []), ...components, ...(folder ? [''] : [])];
-  if (
-    url.pathname !== path ||
-    decoded === undefined ||
-    decoded.length !== expected.length ||
-    decoded.some((s, i) => s !== expected[i])
-  )
-    throw invalid('the URL parser rewrote it');
+  if (url === undefined) throw invalid('the URL parser rewrote it');
   return url;
 }

@@ -3,6 +3,7 @@ export {
   NextcloudClient,
   type Capabilities,
   type Entry,
+  type NextcloudAnswer,
   type NextcloudClientDeps,
   type NextcloudInstance,
   type SearchPage,

@@ -13,6 +13,7 @@ import { iso } from '../base/time.js';
 import { NextcloudError } from './errors.js';
 import { strictDecodeSegment } from './url.js';
 import { readXml, XmlError } from './xml.js';
+import type { JsonObject } from '../base/protocol.js';
 
 export interface Entry {
   name: string;
@@ -50,10 +51,8 @@ const LISTS: ReadonlySet<string> = new Set(['response', 'propstat']);
 /** Names that always hold a list in a CalDAV reply too (`<cal:comp name="VEVENT"/>`). */
 const GROUPWARE_LISTS: ReadonlySet<string> = new Set([...LISTS, 'comp']);
 
-function asRecord(v: unknown): Record<string, unknown> | undefined {
-  return typeof v === 'object' && v !== null && !Array.isArray(v)
-    ? (v as Record<string, unknown>)
-    : undefined;
+export function asRecord(v: unknown): JsonObject | undefined {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as JsonObject) : undefined;
 }
 
 function statusCode(statusLine: unknown): number | undefined {

@@ -18,7 +18,7 @@ import { getOcsJson } from './capabilities.js';
 import { NextcloudError } from './errors.js';
 import { parseMultistatus, textProp } from './multistatus.js';
 import type { Session } from './session.js';
-import { MAX_TRASH_LISTING_BYTES, trashBinUrl } from './trash.js';
+import { trashUrl } from './history-url.js';
 
 /** This account's own space. */
 export interface OwnSpace {
@@ -53,6 +53,9 @@ export interface SharerSpace {
 }
 
 export type Space = OwnSpace | SharerSpace;
+
+/** A trash bin listing larger than this is refused rather than held in memory. */
+export const MAX_TRASH_LISTING_BYTES = 32 * 1024 * 1024;
 
 /** Where a write lands: `path` decides whose space (the item itself, or a new file's folder). */
 export interface SpaceTarget {
@@ -159,9 +162,9 @@ async function readTarget(
 }
 
 async function trashBytes(conn: Session['conn'], signal: AbortSignal | undefined): Promise<number> {
-  const trashUrl = trashBinUrl(conn);
+  const url = trashUrl(conn.instance.url, conn.instance.username);
   const listing = await conn
-    .propfind(trashUrl, '1', '', MAX_TRASH_LISTING_BYTES, signal, SIZE_BODY)
+    .propfind(url, '1', '', MAX_TRASH_LISTING_BYTES, signal, SIZE_BODY)
     .catch((error: unknown) => {
       // Security: only a 404 (files_trashbin off: no trash bin to expire, and trash is
       // refused anyway, see files.ts) reads as empty; any other failure refuses the write.
@@ -172,7 +175,7 @@ async function trashBytes(conn: Session['conn'], signal: AbortSignal | undefined
   // The trash folder itself answers too (without a size): sum the items only.
   let trash = 0;
   for (const response of responses)
-    if (response.href.replace(/\/+$/, '') !== trashUrl.pathname.replace(/\/+$/, ''))
+    if (response.href.replace(/\/+$/, '') !== url.pathname.replace(/\/+$/, ''))
       trash += bytesOf(response.props);
   return trash;
 }

@@ -21,9 +21,8 @@
 import { NextcloudError } from './errors.js';
 import { inspect, type Inspection } from './inspect.js';
 import { refuseMountRoot, refuseUntrashable } from './mounts.js';
-import { decodeHref, parseMultistatus, textProp } from './multistatus.js';
 import type { Session } from './session.js';
-import { parseBaseUrl } from './url.js';
+import { listTrash } from './trashbin.js';
 import { WALL_MAX_COMPONENT_BYTES } from '../base/limits.js';
 
 /** What a trash did. Every state says where the item is; none loses it. */
@@ -47,24 +46,6 @@ export type TrashOutcome =
       /** Why the delete did not happen (or could not be confirmed). */
       readonly cause: NextcloudError;
     };
-
-/** What the broker reads of the trash bin to find an item it deleted. */
-export const TRASH_LISTING_BODY =
-  '<?xml version="1.0" encoding="utf-8"?>' +
-  '<d:propfind xmlns:d="DAV:" xmlns:nc="http://nextcloud.org/ns"><d:prop>' +
-  '<nc:trashbin-filename/><nc:trashbin-original-location/><nc:trashbin-deletion-time/>' +
-  '</d:prop></d:propfind>';
-
-/** A trash bin listing larger than this is refused rather than held in memory. */
-export const MAX_TRASH_LISTING_BYTES = 32 * 1024 * 1024;
-
-/** The account's trash bin (`/remote.php/dav/trashbin/<user>/trash/`). */
-export function trashBinUrl(conn: Session['conn']): URL {
-  const base = parseBaseUrl(conn.instance.url).pathname.replace(/\/+$/, '');
-  return new URL(
-    `${conn.origin}${base}/remote.php/dav/trashbin/${encodeURIComponent(conn.instance.username)}/trash/`,
-  );
-}
 
 /**
  * The unique name an item is trashed under: `TAG` after the stem, the extension kept
@@ -233,36 +214,12 @@ async function entryOf(
   conn: Session['conn'],
   renamed: string,
 ): Promise<{ name: string | null; deletedAt: number | null }> {
-  const url = trashBinUrl(conn);
-  let found: { name: string; deletedAt: number }[];
-  try {
-    const body = await conn.propfind(
-      url,
-      '1',
-      '',
-      MAX_TRASH_LISTING_BYTES,
-      undefined,
-      TRASH_LISTING_BODY,
-    );
-    const self = decodeHref(url.pathname, conn.origin).join('/');
-    found = parseMultistatus(body).flatMap((response) => {
-      const segments = decodeHref(response.href, conn.origin);
-      if (segments.join('/') === self) return [];
-      // Observed: no leading slash for the user's own files, one for a shared folder's.
-      const location = (textProp(response.props, 'trashbin-original-location') ?? '').replace(
-        /^\/+/,
-        '',
-      );
-      const time = textProp(response.props, 'trashbin-deletion-time') ?? '';
-      const name = segments[segments.length - 1];
-      if (location.normalize('NFC') !== renamed.normalize('NFC') || name === undefined) return [];
-      return [{ name, deletedAt: /^\d{1,12}$/.test(time) ? Number(time) : NaN }];
-    });
-  } catch {
-    found = [];
-  }
+  const found = await listTrash({ conn }).then(
+    (items) => items.filter((i) => i.original.normalize('NFC') === renamed.normalize('NFC')),
+    () => [],
+  );
   const only = found.length === 1 ? found[0] : undefined;
-  return only === undefined || !Number.isFinite(only.deletedAt)
+  return only === undefined
     ? { name: null, deletedAt: null }
-    : { name: only.name, deletedAt: only.deletedAt };
+    : { name: only.item, deletedAt: Math.floor(only.deletedAt / 1000) };
 }

@@ -124,6 +124,34 @@ export function assembleDavUrl(baseUrl: URL, username: string, components: reado
   return reparsed;
 }
 
+/**
+ * `<base path>/<components…>` (with a trailing `/` for a collection), each component
+ * encoded; undefined when the URL parser rewrote anything (a dot segment, `%2e`), so the
+ * URL would not name exactly those components: the caller refuses it.
+ */
+export function urlUnder(
+  baseUrl: URL,
+  components: readonly string[],
+  collection: boolean,
+): URL | undefined {
+  const prefix = baseUrl.pathname.replace(/\/+$/, '');
+  const path = `${prefix}/${components.map((c) => encodeURIComponent(c)).join('/')}${collection ? '/' : ''}`;
+  let url: URL;
+  try {
+    url = new URL(`${baseUrl.origin}${path}`);
+  } catch {
+    return undefined;
+  }
+  const decoded = decodePathname(url.pathname);
+  const expected = [...(decodePathname(prefix) ?? []), ...components, ...(collection ? [''] : [])];
+  const exact =
+    url.pathname === path &&
+    decoded !== undefined &&
+    decoded.length === expected.length &&
+    decoded.every((s, i) => s === expected[i]);
+  return exact ? url : undefined;
+}
+
 export function buildDavUrl(base: string, username: string, path: string): URL {
   const baseUrl = parseBaseUrl(base);
   if (username === '' || username.includes('/')) throw invalid('bad user name');

@@ -5,11 +5,13 @@
 import { errorDetail } from '../base/errors.js';
 import type { Logger } from '../base/log.js';
 import { scrubDeep } from '../base/scrub.js';
-import type { AuditEvent } from '../audit/events.js';
-import type { AuditPort } from './ports.js';
+import type { AuditEvent, AuditSink } from '../audit/events.js';
+
+// What an outcome line records of Nextcloud's answers, written with the trail.
+export { OutcomeAnswers } from './outcome-answers.js';
 
 export interface AuditTrailDeps {
-  readonly audit: AuditPort;
+  readonly audit: AuditSink;
   readonly scrub: (text: string) => string;
   readonly logger: Logger;
 }

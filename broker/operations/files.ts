@@ -11,6 +11,7 @@ import { envelopeForNextcloudError, isNotFolder } from './nextcloud-errors.js';
 import { OperationRefusal, type Outcome, type Pipeline } from './pipeline.js';
 import type { SpaceGuard } from './space-guard.js';
 import { cutRefusal } from './wall-answers.js';
+import type { TrashRecord } from '../audit/events.js';
 import type { Entry, TrashOutcome } from '../nextcloud/client.js';
 
 export const LIST_PAGE_SIZE = 200;
@@ -43,19 +44,6 @@ export interface SearchResults {
  * What a trash did, as its audit outcome records it (docs/contracts.md §4): undo restores
  * `name` from the trash bin to `renamed` and moves it back to `original`.
  */
-export interface TrashRecord {
-  /** `trashed`, or where the item was left when the delete did not happen (trash.ts). */
-  readonly state: TrashOutcome['state'];
-  /** Where the item was. */
-  readonly original: string;
-  /** The unique name (same folder) it was deleted under. */
-  readonly renamed: string;
-  /** Its entry in the trash bin (`trash/<name>`), when the listing showed it. */
-  readonly name?: string | null;
-  /** When the trash bin says it was deleted (unix seconds). */
-  readonly deleted_at?: number | null;
-}
-
 export function trashRecord(outcome: TrashOutcome): TrashRecord {
   const { state, original, renamed } = outcome;
   return outcome.state === 'trashed'

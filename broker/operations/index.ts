@@ -14,7 +14,8 @@ import { CollectionOperations } from './collections.js';
 import { FileOperations } from './files.js';
 import { InFlight } from './in-flight.js';
 import { Pipeline } from './pipeline.js';
-import type { AuditPort, CheckoutLocksPort, GrantsPort, NextcloudPort } from './ports.js';
+import type { AuditSink } from '../audit/events.js';
+import type { CheckoutLocksPort, GrantsPort, NextcloudPort } from './ports.js';
 import type { RefusalBudgetOptions } from './refusal-budget.js';
 import { Refusals } from './refusals.js';
 import type { Retention } from '../config/retention.js';
@@ -28,7 +29,7 @@ export interface OperationsDeps {
   readonly grants: GrantsPort;
   /** The checkout locks, kept beside the grants (grants/checkout-locks.ts). */
   readonly checkoutLocks: CheckoutLocksPort;
-  readonly audit: AuditPort;
+  readonly audit: AuditSink;
   /** Per-instance policy from the owner's config. */
   readonly instances: ReadonlyMap<
     string,

@@ -33,7 +33,10 @@ export interface LifecycleDeps {
   readonly intervalMs: number;
 }
 
-function grantSummary(g: GrantRecord): Record<string, unknown> {
+/** A grant as an `expire` line names it. */
+function grantSummary(
+  g: GrantRecord,
+): Pick<GrantRecord, 'instance' | 'path' | 'mode'> & { grant: number; request: number } {
   return { grant: g.id, request: g.requestId, instance: g.instance, path: g.path, mode: g.mode };
 }
 

@@ -5,7 +5,7 @@
  *   audit.append('intent')                        fails ⇒ refused, Nextcloud never touched
  *   re-check the grants                           revoked/expired meanwhile ⇒ refused
  *   step(client, canonical paths)                 the exact paths the wall returned
- *   audit.append('outcome')                       ⇒ the verb's value, for a surface to word
+ *   audit.append('outcome', nc_request_ids)       ⇒ the verb's value, for a surface to word
  *
  * The Nextcloud clients live only in here: a step receives the client of the decided
  * instance and the wall's canonical paths, never the agent's spelling. The verbs in
@@ -14,19 +14,30 @@
  * envelopes, anything else becomes a generic error with a correlation id.
  *
  * Public: `check` (the wall alone), `refuse` (an audited refusal before the wall), `run`
- * and `runSystem`. Everything else is the pipeline's own.
+ * and `runSystem`. Beside it: what the grants allow now (grant-view.ts), how a step's
+ * failure is answered (step-failure.ts), the broker's own clean-up calls
+ * (system-calls.ts), and the vocabulary of a step (step.ts).
  */
+import type {
+  AuditSink,
+  CallFields,
+  IntentDetail,
+  OutcomeDetail,
+  RefusalFields,
+} from '../audit/events.js';
 import type { CallContext } from '../base/call.js';
 import type { Clock } from '../base/domain.js';
 import { internalError, refused, type Envelope, type EnvelopeCode } from '../base/envelope.js';
 import { errorDetail } from '../base/errors.js';
 import type { Logger } from '../base/log.js';
-import { scrubDeep } from '../base/scrub.js';
-import { decide, type GrantEnding, type WallDecision, type WallOp } from '../wall.js';
-import type { CallFields } from '../audit/events.js';
-import { AuditTrail } from './audit-trail.js';
+import type { GrantEnding, WallDecision, WallOp } from '../wall.js';
+import { AuditTrail, OutcomeAnswers } from './audit-trail.js';
 import { decidedPathFields, pathFields } from './audit-fields.js';
-import { earliestExpiry, grantsLive } from './grant-checks.js';
+import { GrantView } from './grant-view.js';
+import { GrantEndedError, type InFlight } from './in-flight.js';
+import type { GrantsPort, NextcloudPort } from './ports.js';
+import type { Refusals } from './refusals.js';
+import { envelopeForFailure } from './step-failure.js';
 import {
   AUDIT_UNAVAILABLE,
   endOf,
@@ -37,26 +48,22 @@ import {
   type RunOptions,
   type Step,
 } from './step.js';
-import {
-  cutRefusal,
-  endedMeanwhile,
-  endingOfGrants,
-  refusalFields,
-  wallRefusal,
-  type WallRefusal,
-} from './wall-answers.js';
-import { GrantEndedError, type InFlight } from './in-flight.js';
-import { envelopeForNextcloudError, isNextcloudError } from './nextcloud-errors.js';
-import type { AuditPort, GrantsPort, NextcloudPort } from './ports.js';
-import type { Refusals } from './refusals.js';
+import { runSystemCall, type SystemTarget } from './system-calls.js';
+import { endedMeanwhile, refusalFields, wallRefusal, type WallRefusal } from './wall-answers.js';
 
 // The verbs' vocabulary, declared in step.ts, reached through the pipeline.
 export { AUDIT_UNAVAILABLE, OperationRefusal } from './step.js';
 export type { Allowed, Checked, Outcome, RunOptions, Step } from './step.js';
 
+/** What a refused line says of the call besides where it came from and why. */
+type RefusedTarget = Omit<RefusalFields, 'surface' | 'tool' | 'code' | 'correlation_id'>;
+
+/** The fields every line of an allowed operation carries, the wall's paths among them. */
+type DecidedFields = CallFields & ReturnType<typeof decidedPathFields> & { op: string };
+
 export interface PipelineDeps {
   readonly grants: Pick<GrantsPort, 'grantSnapshot'>;
-  readonly audit: AuditPort;
+  readonly audit: AuditSink;
   /** Per-instance policy from the owner's config (a Map: agent input is the key). */
   readonly instances: ReadonlyMap<string, { readonly discovery: boolean }>;
   readonly clients: ReadonlyMap<string, NextcloudPort>;
@@ -68,20 +75,28 @@ export interface PipelineDeps {
   readonly now: Clock;
 }
 
+/** The wall allows the same paths again (a revoke or a rename of a grant did not change them). */
+const sameTarget = (first: WallDecision & { ok: true }, again: WallDecision): boolean =>
+  again.ok &&
+  again.paths.length === first.paths.length &&
+  again.paths.every((p, i) => p === first.paths[i]);
+
 export class Pipeline {
   readonly #deps: PipelineDeps;
   readonly #trail: AuditTrail;
+  readonly #grants: GrantView;
 
   constructor(deps: PipelineDeps) {
     this.#deps = deps;
     this.#trail = new AuditTrail(deps);
+    this.#grants = new GrantView(deps);
   }
 
   /** The wall alone, for queries that touch nothing (check_access). */
   check(op: WallOp): Checked {
-    const decision = this.#decide(op);
+    const decision = this.#grants.decide(op);
     return decision.ok
-      ? { ...decision, expiresAt: this.#earliestExpiry(decision.grantIds) }
+      ? { ...decision, expiresAt: this.#grants.earliestExpiry(decision.grantIds) }
       : decision;
   }
 
@@ -90,7 +105,7 @@ export class Pipeline {
     ctx: CallContext,
     code: EnvelopeCode,
     message: string,
-    fields: Record<string, unknown> = {},
+    fields: RefusedTarget = {},
     hint?: string,
   ): Promise<Envelope> {
     return this.#refused(ctx, fields, refused(code, message, hint === undefined ? {} : { hint }));
@@ -98,7 +113,7 @@ export class Pipeline {
 
   /** How the first of these grants that is not in force ended (undefined: all in force). */
   endingOf(grantIds: readonly number[]): GrantEnding | undefined {
-    return endingOfGrants(grantIds, this.#deps.grants.grantSnapshot(), this.#deps.now());
+    return this.#grants.endingOf(grantIds);
   }
 
   /**
@@ -114,6 +129,10 @@ export class Pipeline {
     return this.#refused(ctx, { instance, path }, endedMeanwhile(ending, instance, path));
   }
 
+  /**
+   * One operation: the wall, the intent line, the wall again, the step on the client of
+   * the decided instance with the wall's canonical paths, the outcome line.
+   */
   async run<T>(
     ctx: CallContext,
     op: WallOp,
@@ -127,55 +146,35 @@ export class Pipeline {
       op: op.op,
       correlation_id: ctx.correlationId,
     };
-    const decision = this.#decide(op);
+    const decision = this.#grants.decide(op);
     if (!decision.ok) {
       const fields = { instance: op.instance, op: op.op, ...pathFields(op) };
       return { ok: false, envelope: await this.#refused(ctx, fields, wallRefusal(decision)) };
     }
     const bound = options.boundGrants ?? [];
     const relied = [...decision.grantIds, ...bound];
-    if (!this.#grantsLive(relied)) {
+    if (!this.#grants.live(relied)) {
       return {
         ok: false,
         envelope: await this.#grantEnded(ctx, { ...base, ...pathFields(op) }, 'refused', relied),
       };
     }
-    const decided = { ...base, ...decidedPathFields(op, decision.paths) };
-    try {
-      // Security: written and fsynced before anything reaches Nextcloud; no line, no operation.
-      await this.#trail.append({
-        event: 'intent',
-        ...decided,
-        grants: [...new Set([...decision.grantIds, ...bound])],
-        discovery: decision.discovery,
-        ...options.intent,
-      });
-    } catch (error) {
-      this.#deps.logger.error('audit intent failed; operation refused', {
-        ...base,
-        error: errorDetail(error),
-      });
+    const decided: DecidedFields = { ...base, ...decidedPathFields(op, decision.paths) };
+    const grants = [...new Set(relied)];
+    if (!(await this.#intent(decided, grants, decision.discovery, options.intent))) {
       return {
         ok: false,
         envelope: refused('audit_unavailable', AUDIT_UNAVAILABLE, { retry: false }),
       };
     }
-
     // Security: revoke between check and use wins — look again right before the call.
-    const sameTarget = (again: WallDecision): boolean =>
-      again.ok &&
-      again.paths.length === decision.paths.length &&
-      again.paths.every((p, i) => p === decision.paths[i]);
-    const again = this.#decide(op);
-    if (!sameTarget(again) || !this.#grantsLive(relied)) {
-      const envelope = await this.#grantEnded(
-        ctx,
-        decided,
-        'outcome',
-        relied,
-        again.ok ? undefined : again,
-      );
-      return { ok: false, envelope };
+    const again = this.#grants.decide(op);
+    if (!sameTarget(decision, again) || !this.#grants.live(relied)) {
+      const wall = again.ok ? undefined : again;
+      return {
+        ok: false,
+        envelope: await this.#grantEnded(ctx, decided, 'outcome', relied, wall),
+      };
     }
     const client = this.#deps.clients.get(op.instance);
     if (client === undefined) {
@@ -188,30 +187,91 @@ export class Pipeline {
       });
       return { ok: false, envelope: internalError(ctx.correlationId) };
     }
+    return this.#step(ctx, { op, decision, decided, relied, client }, step, options.describe);
+  }
 
+  /** A broker-initiated clean-up call (system-calls.ts): past no wall, audited all the same. */
+  runSystem<T>(
+    ctx: CallContext,
+    target: SystemTarget,
+    step: (client: NextcloudPort) => Promise<T>,
+    describe?: (value: T) => OutcomeDetail,
+  ): Promise<Outcome<T>> {
+    const { clients, logger, scrub } = this.#deps;
+    return runSystemCall(
+      { trail: this.#trail, clients, logger, scrub },
+      ctx,
+      target,
+      step,
+      describe,
+    );
+  }
+
+  /**
+   * The intent line, written and fsynced before anything reaches Nextcloud.
+   * Security: no line, no operation (false: the caller refuses).
+   */
+  async #intent(
+    decided: DecidedFields,
+    grants: number[],
+    discovery: boolean,
+    intent: IntentDetail | undefined,
+  ): Promise<boolean> {
+    try {
+      await this.#trail.append({ event: 'intent', ...decided, grants, discovery, ...intent });
+      return true;
+    } catch (error) {
+      const { surface, tool, instance, op, correlation_id } = decided;
+      this.#deps.logger.error('audit intent failed; operation refused', {
+        surface,
+        tool,
+        instance,
+        op,
+        correlation_id,
+        error: errorDetail(error),
+      });
+      return false;
+    }
+  }
+
+  /** The step, under an in-flight handle its grants' ends abort, then the outcome line. */
+  async #step<T>(
+    ctx: CallContext,
+    call: {
+      op: WallOp;
+      decision: WallDecision & { ok: true };
+      decided: DecidedFields;
+      relied: readonly number[];
+      client: NextcloudPort;
+    },
+    step: Step<T>,
+    describe: RunOptions<T>['describe'],
+  ): Promise<Outcome<T>> {
+    const { op, decision, decided, relied, client } = call;
     // Security: the operation is stopped at the earliest expiry of every grant it relies
     // on (the ticket's too), not at the next sweep.
-    const handle = this.#deps.inFlight.start(relied, this.#earliestExpiry(relied));
+    const handle = this.#deps.inFlight.start(relied, this.#grants.earliestExpiry(relied));
     const allowed: Allowed = {
       instance: op.instance,
       paths: decision.paths,
       grantIds: decision.grantIds,
       discovery: decision.discovery,
-      expiresAt: this.#earliestExpiry(decision.grantIds),
+      expiresAt: this.#grants.earliestExpiry(decision.grantIds),
       signal: handle.signal,
       recheck: () => {
         if (handle.signal.aborted) throw handle.signal.reason;
-        if (sameTarget(this.#decide(op)) && this.#grantsLive(relied)) return;
-        const ending = this.endingOf(relied);
+        if (sameTarget(decision, this.#grants.decide(op)) && this.#grants.live(relied)) return;
+        const ending = this.#grants.endingOf(relied);
         throw new GrantEndedError(relied, ending ?? { state: 'revoked', at: this.#deps.now() });
       },
     };
+    const answers = new OutcomeAnswers(); // Nextcloud's answers to the step's requests
     try {
       // A step that returned has completed on Nextcloud: report it as done even if a
       // revoke arrived in the meantime (an abort only stops what is still running).
-      const value = await step(client, allowed);
+      const value = await client.recording(answers.add, () => step(client, allowed));
       const warnings: string[] = [];
-      const described = options.describe?.(value) ?? {};
+      const described = answers.outcome(describe?.(value) ?? {});
       if (
         !(await this.#trail.bestEffort({
           event: 'outcome',
@@ -228,7 +288,7 @@ export class Pipeline {
       // otherwise an abort means the grant ended under the operation.
       const cause =
         error instanceof OperationRefusal || !handle.signal.aborted ? error : handle.signal.reason;
-      const envelope = this.#envelopeFor(ctx, cause);
+      const envelope = envelopeForFailure(this.#deps, ctx, cause);
       const ended = handle.signal.aborted
         ? endOf(handle.signal.reason)
         : error instanceof OperationRefusal
@@ -240,10 +300,12 @@ export class Pipeline {
         outcome: envelope.status,
         code: envelope.code,
         reason: envelope.message,
-        // Which way the grant ended under the operation: `revoked` or `expired`.
-        ...(ended === undefined ? {} : { cause: ended }),
-        // What the step changed before it failed (a trash's renamed item, say).
-        ...(error instanceof OperationRefusal ? error.audit : {}),
+        // Which way the grant ended under the operation (`revoked`, `expired`); the answers;
+        // what the step changed before it failed (a trash's renamed item, say).
+        ...answers.outcome({
+          ...(ended === undefined ? {} : { cause: ended }),
+          ...(error instanceof OperationRefusal ? error.audit : {}),
+        }),
       });
       return { ok: false, envelope };
     } finally {
@@ -252,80 +314,10 @@ export class Pipeline {
   }
 
   /**
-   * A broker-initiated clean-up call (releasing the lock of a checkout whose grant ended).
-   * Security: it bypasses the wall because the grant is gone by design, and it only
-   * ever narrows what is possible (an unlock); the path comes from the broker's own
-   * checkout table, which the wall checked at checkout. It is still audited first:
-   * without an intent line nothing is sent.
-   */
-  async runSystem<T>(
-    ctx: CallContext,
-    target: {
-      instance: string;
-      path: string;
-      grantIds: readonly number[];
-      reason: string;
-      /** Extra fields for both lines (never content, never a secret). */
-      fields?: Record<string, unknown>;
-    },
-    step: (client: NextcloudPort) => Promise<T>,
-    describe?: (value: T) => Record<string, unknown>,
-  ): Promise<Outcome<T>> {
-    const fields = {
-      surface: ctx.surface,
-      tool: ctx.tool,
-      instance: target.instance,
-      path: target.path,
-      grants: target.grantIds,
-      reason: target.reason,
-      ...target.fields,
-      correlation_id: ctx.correlationId,
-    };
-    const client = this.#deps.clients.get(target.instance);
-    if (client === undefined) return { ok: false, envelope: internalError(ctx.correlationId) };
-    try {
-      await this.#trail.append({ event: 'intent', ...fields });
-    } catch (error) {
-      this.#deps.logger.error('audit intent failed; clean-up not sent', {
-        ...fields,
-        error: errorDetail(error),
-      });
-      return {
-        ok: false,
-        envelope: refused('audit_unavailable', AUDIT_UNAVAILABLE, { retry: false }),
-      };
-    }
-    try {
-      const value = await step(client);
-      const ok = await this.#trail.bestEffort({
-        event: 'outcome',
-        ...fields,
-        outcome: 'ok',
-        ...describe?.(value),
-      });
-      return { ok: true, value, warnings: ok ? [] : ['outcome not audited'] };
-    } catch (error) {
-      const envelope = this.#envelopeFor(ctx, error);
-      await this.#trail.bestEffort({
-        event: 'outcome',
-        ...fields,
-        outcome: envelope.status,
-        code: envelope.code,
-        reason: envelope.message,
-      });
-      return { ok: false, envelope };
-    }
-  }
-
-  /**
    * Audits a refusal (its code, reason and any ended grant's facts), then answers it.
    * Security: through the surface's refusal budget: past it, `rate_limited` (refusals.ts).
    */
-  #refused(
-    ctx: CallContext,
-    fields: Record<string, unknown>,
-    envelope: Envelope,
-  ): Promise<Envelope> {
+  #refused(ctx: CallContext, fields: RefusedTarget, envelope: Envelope): Promise<Envelope> {
     return this.#deps.refusals.answer(
       {
         ...refusalFields(envelope),
@@ -337,36 +329,6 @@ export class Pipeline {
       },
       envelope,
     );
-  }
-
-  #earliestExpiry(ids: readonly number[]): number | undefined {
-    return earliestExpiry(this.#deps.grants.grantSnapshot().unended, ids, this.#deps.now());
-  }
-
-  #grantsLive(ids: readonly number[]): boolean {
-    return grantsLive(this.#deps.grants.grantSnapshot().unended, ids, this.#deps.now());
-  }
-
-  #decide(op: WallOp): WallDecision {
-    const { unended, ended } = this.#deps.grants.grantSnapshot();
-    return decide(op, unended, this.#deps.instances.get(op.instance), this.#deps.now(), ended);
-  }
-
-  /**
-   * Maps a step's failure to an envelope by its code (grant_revoked/_expired, Nextcloud's,
-   * a step's own). Security: any other error stays in the log; the agent gets an id.
-   */
-  #envelopeFor(ctx: CallContext, error: unknown): Envelope {
-    if (error instanceof GrantEndedError) return cutRefusal(error.grantIds, error.end);
-    if (isNextcloudError(error)) return envelopeForNextcloudError(error, this.#deps.scrub);
-    if (error instanceof OperationRefusal) return scrubDeep(error.envelope, this.#deps.scrub);
-    this.#deps.logger.error('operation failed', {
-      surface: ctx.surface,
-      tool: ctx.tool,
-      correlation_id: ctx.correlationId,
-      error: errorDetail(error),
-    });
-    return internalError(ctx.correlationId);
   }
 
   /**
@@ -384,7 +346,7 @@ export class Pipeline {
       wall !== undefined
         ? wallRefusal(wall)
         : endedMeanwhile(
-            this.endingOf(relied),
+            this.#grants.endingOf(relied),
             String(fields.instance),
             String(fields.path ?? fields.from ?? ''),
           );

@@ -1,71 +1,52 @@
 /**
- * What the pipeline uses of its collaborators: structural interfaces that the real
- * GrantStore, AuditLog and approval gateway satisfy, and the Nextcloud client's own type
- * (type-only, so nothing of those modules is loaded from here).
+ * What the operations use of their collaborators, each the implementation's own type:
+ * the grant store's and the checkout-lock table's verbs (`Pick<>`), the audit log's
+ * `append`, the Nextcloud client's verbs (type-only, so nothing of those modules is
+ * loaded from here); and the approval gateway's part, declared here because the
+ * approval plane sits above the operations and implements it.
  */
-import type { AuditEvent } from '../audit/events.js';
+import type { GrantRecord, RequestRecord } from '../base/domain.js';
+import type { CheckoutLockTable } from '../grants/checkout-locks.js';
+import type { GrantStore } from '../grants/store.js';
 import type { NextcloudClient } from '../nextcloud/client.js';
-import type {
-  CheckoutLockEnd,
-  CheckoutLockRecord,
-  EndedGrantView,
-  GrantRecord,
-  Kind,
-  Mode,
-  NewCheckoutLock,
-  RequestRecord,
-} from '../base/domain.js';
 
-export interface GrantsPort {
-  /** Grants in force now: not ended and `now < expiresAt`. */
-  activeGrants(): GrantRecord[];
-  /** Grants not yet ended, past their expiry or not, frozen (the wall checks expiry). */
-  unendedGrants(): readonly GrantRecord[];
-  /** The unended grants and the ended ones (revoked or marked expired), both frozen. */
-  grantSnapshot(): {
-    readonly unended: readonly GrantRecord[];
-    readonly ended: readonly (GrantRecord & EndedGrantView)[];
-  };
-  grant(id: number): GrantRecord | undefined;
-  getRequest(id: number): RequestRecord | undefined;
-  /** A new pending request, unless `maxPending` already wait; then their ids. */
-  createRequestWithin(
-    input: {
-      instance: string;
-      reason: string;
-      items: { kind: Kind; path: string; mode: Mode }[];
-    },
-    maxPending: number,
-  ): { ok: true; request: RequestRecord } | { ok: false; pending: number[] };
-  /** Requests still marked pending, oldest first (some may be past the timeout). */
-  pendingRequests(): RequestRecord[];
-  decide(id: number, d: { kind: 'deny'; by: string }): { ok: boolean };
-  expirePending(timeoutMs: number): RequestRecord[];
-  discardAllPending(): RequestRecord[];
-  expireGrants(): GrantRecord[];
-}
+/** What the operations use of the grant store (broker/grants/store.ts), as it declares it. */
+export type GrantsPort = Pick<
+  GrantStore,
+  | 'activeGrants'
+  | 'unendedGrants'
+  | 'grantSnapshot'
+  | 'grant'
+  | 'getRequest'
+  | 'createRequestWithin'
+  | 'pendingRequests'
+  | 'decide'
+  | 'expirePending'
+  | 'discardAllPending'
+  | 'expireGrants'
+>;
 
 /** Where checkout locks are kept until Nextcloud confirms their release (grants/checkout-locks.ts). */
-export interface CheckoutLocksPort {
-  add(lock: NewCheckoutLock): CheckoutLockRecord;
-  byToken(token: string): CheckoutLockRecord | undefined;
-  /** Marks what must go now (grants ended, LOCK timed out); returns the releases due. */
-  due(): CheckoutLockRecord[];
-  releaseForGrants(grantIds: readonly number[], end: 'revoked' | 'expired'): CheckoutLockRecord[];
-  markReleasing(lockId: number, end: CheckoutLockEnd, error?: string): void;
-  attemptFailed(lockId: number, nextAttemptAt: number, error: string): void;
-  released(lockId: number, end: CheckoutLockEnd, attempted: boolean): void;
-}
+export type CheckoutLocksPort = Pick<
+  CheckoutLockTable,
+  'add' | 'byToken' | 'due' | 'releaseForGrants' | 'markReleasing' | 'attemptFailed' | 'released'
+>;
 
-export interface AuditPort {
-  /** Resolves only once the line is durable; rejects when it cannot be written. */
-  append(event: AuditEvent): Promise<unknown>;
-}
-
+/**
+ * The approval plane as the operations use it: somewhere to post requests and
+ * announcements, and a health flag (`request_access` answers `approval_unavailable`
+ * while it is unhealthy; existing grants keep working). Every gateway implements it
+ * (broker/approval/gateway.ts adds its start and stop).
+ */
 export interface GatewayPort {
+  /** False => request_access answers error. */
   healthy(): boolean;
+  /** Shows a new request to the approver. Throws ApprovalUnavailableError. */
   postRequest(request: RequestRecord): Promise<void>;
-  /** `html`: the same notice for Matrix's formatted_body. */
+  /**
+   * A notice to the approver (expiries, revokes by the system). `html`: the same
+   * notice for Matrix `formatted_body` (see approval/format.ts); others may ignore it.
+   */
   announce(text: string, html?: string): Promise<void>;
 }
 

@@ -16,20 +16,14 @@
  * (`varied: true`), which the few codes and tools bound.
  */
 import type { Clock } from '../base/domain.js';
-import type { AuditEvent } from '../audit/events.js';
+import type { AuditEvent, RefusalFields } from '../audit/events.js';
 import { iso } from '../base/time.js';
 
 export const SUMMARY_WINDOW_MS = 60_000;
 export const MAX_OPEN_WINDOWS = 1000;
 
-/** The audit fields of one refused call. */
-export interface RefusalFields {
-  readonly surface: string;
-  readonly tool: string;
-  readonly code: string;
-  readonly correlation_id?: string;
-  readonly [field: string]: unknown;
-}
+/** The audit fields of one refused call (declared with the event, audit/events.ts). */
+export type { RefusalFields } from '../audit/events.js';
 
 interface Window {
   /** The fields every call counted here shares (no correlation id). */
@@ -162,7 +156,7 @@ export class RefusalLedger {
 }
 
 /** The identity of a refusal: its fields, keys sorted. */
-function keyOf(fields: Record<string, unknown>): string {
+function keyOf(fields: RefusalFields): string {
   return JSON.stringify(fields, (_k, value: unknown) =>
     value !== null && typeof value === 'object' && !Array.isArray(value)
       ? Object.fromEntries(Object.entries(value).sort(([a], [b]) => (a < b ? -1 : 1)))

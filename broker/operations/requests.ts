@@ -9,6 +9,14 @@
 import type { CallContext } from '../base/call.js';
 import type { Clock, GrantRecord, Kind, Mode, RequestRecord } from '../base/domain.js';
 import { failure, refused } from '../base/envelope.js';
+import {
+  COLLECTION_WORDS,
+  DEFAULT_KIND,
+  isCollectionKind,
+  kindGrants,
+  kindModes,
+  modeRefusal,
+} from '../base/kinds.js';
 import { errorDetail } from '../base/errors.js';
 import type { Logger } from '../base/log.js';
 import { escapeForReason, HIDDEN_IN_TEXT } from '../base/text.js';
@@ -79,19 +87,20 @@ export class AccessRequests {
     const items: { kind: Kind; path: string; mode: Mode }[] = [];
     const seen = new Set<string>();
     for (const [i, item] of args.items.entries()) {
-      const kind = item.kind ?? 'files';
-      // Security: address books are read only through the broker; a write item is refused
-      // here, before the owner is ever asked, rather than granted as something it is not.
-      if (kind === 'contacts' && item.mode !== 'read') {
+      const kind = item.kind ?? DEFAULT_KIND;
+      // Security: a kind is granted only its own modes (address books are read only); a
+      // write item is refused here, before the owner is ever asked, rather than granted
+      // as something it is not.
+      if (!kindGrants(kind, item.mode)) {
         return refuse(
           ctx,
           'invalid_arguments',
-          `item ${i + 1}: contacts can only be read (mode "read"); nothing was requested`,
+          `item ${i + 1}: ${modeRefusal(kind, item.mode)}; nothing was requested`,
           { instance: args.instance, item: i + 1 },
-          'send the item again with mode "read"',
+          `send the item again with mode ${kindModes(kind)}`,
         );
       }
-      if (kind !== 'files') {
+      if (isCollectionKind(kind)) {
         const name = collectionName(item.path);
         if (!name.ok) {
           return refuse(
@@ -99,7 +108,7 @@ export class AccessRequests {
             'invalid_path',
             `item ${i + 1}: ${name.reason}; nothing was requested`,
             { instance: args.instance, item: i + 1 },
-            'name the calendar or address book by its name as collections lists it, e.g. "personal"',
+            `name the ${COLLECTION_WORDS} by its name as collections lists it, e.g. "personal"`,
           );
         }
       }

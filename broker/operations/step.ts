@@ -3,6 +3,7 @@
  * wall allowed that step, the options of a run, and the outcome. A step refuses on
  * purpose by throwing an `OperationRefusal` with a vetted envelope.
  */
+import type { IntentDetail, OutcomeDetail } from '../audit/events.js';
 import { CodedError } from '../base/coded-error.js';
 import type { Envelope, EnvelopeCode } from '../base/envelope.js';
 import type { WallDecision } from '../wall.js';
@@ -43,9 +44,9 @@ export interface RunOptions<T> {
   /** Grants a ticket is bound to: each must still be active, besides the wall's own. */
   readonly boundGrants?: readonly number[];
   /** Extra fields for the intent line (never content, never a secret). */
-  readonly intent?: Record<string, unknown>;
+  readonly intent?: IntentDetail;
   /** Audit fields describing a successful value (never content, never a secret). */
-  readonly describe?: (value: T) => Record<string, unknown>;
+  readonly describe?: (value: T) => OutcomeDetail;
 }
 
 export const AUDIT_UNAVAILABLE = 'audit log unavailable; operation refused';

@@ -8,10 +8,11 @@
  * the `if_match` etag that was read, and writing a checked-out file needs its lock token.
  */
 import type { CallContext } from '../base/call.js';
-import type { Clock, Mode } from '../base/domain.js';
+import type { Clock } from '../base/domain.js';
 import { refused } from '../base/envelope.js';
 import type { Logger } from '../base/log.js';
 import { BLOB_PATH, BLOB_SHA256_HEADER, type TicketView } from '../base/protocol.js';
+import type { TransferAnswer, TransferArgs } from '../base/transfer-tools.js';
 import { iso } from '../base/time.js';
 import type { Checkouts } from './checkouts.js';
 import { isNotFound } from './nextcloud-errors.js';
@@ -51,25 +52,8 @@ export type Checkin =
   | { kind: 'abandoned'; path: string; etag: string | null }
   | { kind: 'ticket'; path: string; size: number; ticket: TicketView };
 
-export interface WriteArgs {
-  instance: string;
-  path: string;
-  size: number;
-  if_match?: string | undefined;
-  if_none_match?: '*' | undefined;
-  lock_token?: string | undefined;
-  /** The body's sha256 as the client declares it; a body that differs is never committed. */
-  sha256?: string | undefined;
-}
-
-export interface CheckinArgs {
-  instance: string;
-  path: string;
-  lock_token: string;
-  size?: number | undefined;
-  sha256?: string | undefined;
-  abandon?: boolean | undefined;
-}
+/** A write's arguments (`sha256`: the body's, as the client declares it; a body that differs is never committed). */
+type WriteArgs = TransferArgs<'write'>;
 
 function ticketView(ticket: Ticket, now: number): TicketView {
   return {
@@ -118,8 +102,8 @@ export class TransferService {
    */
   checkAccess(
     ctx: CallContext,
-    args: { instance: string; path: string; mode: Mode },
-  ): Promise<Outcome<{ path: string; mode: Mode; expires_at?: string }>> {
+    args: TransferArgs<'check_access'>,
+  ): Promise<Outcome<TransferAnswer<'check_access'>>> {
     return this.#deps.pipeline.run(
       ctx,
       { op: args.mode, instance: args.instance, path: args.path },
@@ -139,10 +123,7 @@ export class TransferService {
    * missing path or a folder is refused there, before any byte; so `size` and `etag`
    * are null here.
    */
-  async read(
-    ctx: CallContext,
-    args: { instance: string; path: string },
-  ): Promise<Outcome<FileTicket>> {
+  async read(ctx: CallContext, args: TransferArgs<'read'>): Promise<Outcome<FileTicket>> {
     const { pipeline, tickets } = this.#deps;
     const outcome = await pipeline.run(
       ctx,
@@ -241,10 +222,7 @@ export class TransferService {
     };
   }
 
-  async checkout(
-    ctx: CallContext,
-    args: { instance: string; path: string; timeout_s?: number | undefined },
-  ): Promise<Outcome<Checkout>> {
+  async checkout(ctx: CallContext, args: TransferArgs<'checkout'>): Promise<Outcome<Checkout>> {
     const { pipeline, tickets, checkouts, now } = this.#deps;
     const outcome = await pipeline.run(
       ctx,
@@ -287,7 +265,7 @@ export class TransferService {
     };
   }
 
-  async checkin(ctx: CallContext, args: CheckinArgs): Promise<Outcome<Checkin>> {
+  async checkin(ctx: CallContext, args: TransferArgs<'checkin'>): Promise<Outcome<Checkin>> {
     const { pipeline, tickets, checkouts } = this.#deps;
     const warnings: string[] = [];
     const outcome = await pipeline.run(

@@ -5,6 +5,7 @@
  * who (`ended_by: "owner"` for a revoke) and which grant; `no_grant` stays for paths no
  * grant ever covered (the wall decides).
  */
+import type { RefusalFields } from '../audit/events.js';
 import type { EndedGrantView, GrantView } from '../base/domain.js';
 import { refused, type Envelope, type EnvelopeCode } from '../base/envelope.js';
 import { iso } from '../base/time.js';
@@ -132,7 +133,9 @@ export function wallRefusal(decision: WallRefusal): Envelope {
 }
 
 /** The audit fields of a refusal envelope: its code and reason, and an ended grant's facts. */
-export function refusalFields(envelope: Envelope): Record<string, unknown> {
+export function refusalFields(
+  envelope: Envelope,
+): Pick<RefusalFields, 'reason' | 'grant' | 'ended_at' | 'ended_by'> & { code?: string } {
   const { code, message, grant, ended_at, ended_by } = envelope;
   return { code, reason: message, grant, ended_at, ended_by };
 }

@@ -24,6 +24,7 @@ import { z } from 'zod';
 import { BROKER_VERSION } from '../base/version.js';
 import { TASKS_EXTENSION, type PendingTasks } from './mcp-tasks.js';
 import { toToolResult, type ToolCore, type ToolResult } from './mcp-tools.js';
+import type { JsonObject } from '../base/protocol.js';
 
 /** How long a client may cache `tools/list`: the list never changes while the broker runs. */
 const TOOL_LIST_TTL_MS = 300_000;
@@ -31,9 +32,9 @@ const TOOL_LIST_TTL_MS = 300_000;
 const TaskIdParamsSchema = z.looseObject({ taskId: z.string().max(100) });
 
 /** Whether this request's own `_meta` capabilities declare the Tasks extension. */
-function asksForTasks(envelope: Record<string, unknown> | undefined): boolean {
+function asksForTasks(envelope: JsonObject | undefined): boolean {
   const capabilities = envelope?.[CLIENT_CAPABILITIES_META_KEY] as
-    { extensions?: Record<string, unknown> } | undefined;
+    { extensions?: JsonObject } | undefined;
   const extensions = capabilities?.extensions;
   return typeof extensions === 'object' && extensions !== null && TASKS_EXTENSION in extensions;
 }

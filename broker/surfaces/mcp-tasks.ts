@@ -12,6 +12,7 @@
  */
 import type { Envelope } from '../base/envelope.js';
 import { toToolResult, type ToolCore, type ToolResult } from './mcp-tools.js';
+import type { JsonObject } from '../base/protocol.js';
 
 /** The Tasks extension's identifier (MCP 2026-07-28, SEP-2663). */
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
@@ -34,7 +35,7 @@ export interface TaskView {
   readonly taskId: string;
   readonly status: 'working' | 'completed';
   /** The task's fields on the wire of 2026-07-28 (ttlMs, pollIntervalMs). */
-  modern(): Record<string, unknown>;
+  modern(): JsonObject;
   /** A completed task's result (the check_access answer); nothing while working. */
   outcome(): { result?: ToolResult };
 }

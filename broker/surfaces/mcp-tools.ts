@@ -12,8 +12,10 @@ import { errorDetail } from '../base/errors.js';
 import type { Logger } from '../base/log.js';
 import type { MetricsPort } from '../base/metrics.js';
 import { scrubDeep } from '../base/scrub.js';
+import { portableSchema } from './portable-schema.js';
 import { secretField } from './secret-arguments.js';
-import type { ToolDefinition, ToolRegistry } from './tool.js';
+import type { ToolAnnotations, ToolDefinition, ToolRegistry } from './tool.js';
+import type { JsonObject } from '../base/protocol.js';
 
 export interface SurfaceDeps {
   readonly logger: Logger;
@@ -41,12 +43,10 @@ export interface SurfaceDeps {
   readonly metrics?: MetricsPort;
 }
 
-type JsonObject = Record<string, unknown>;
-
 /** The MCP CallToolResult of an envelope. */
 export interface ToolResult {
   content: { type: 'text'; text: string }[];
-  structuredContent: Record<string, unknown>;
+  structuredContent: Envelope;
   isError: boolean;
   [key: string]: unknown;
 }
@@ -58,17 +58,18 @@ export interface ListedTool {
   description: string;
   inputSchema: { type: 'object'; [k: string]: unknown };
   outputSchema: { type: 'object'; [k: string]: unknown };
-  annotations: JsonObject;
+  annotations: ToolAnnotations & { title: string };
   [key: string]: unknown;
 }
 
 /**
- * A tool's JSON Schema (draft 2020-12, zod's default target). The `$schema` key is left
- * out: MCP 2025-11-25 and 2026-07-28 both read a schema without one as 2020-12.
+ * A tool's JSON Schema (draft 2020-12, zod's default target), with one `type` per
+ * schema (portable-schema.ts). The `$schema` key is left out: MCP 2025-11-25 and
+ * 2026-07-28 both read a schema without one as 2020-12.
  */
 function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonObject {
   const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any' });
-  return rest as JsonObject;
+  return portableSchema(rest as JsonObject);
 }
 
 /** Zod issues as one short line: `items.0.mode: Invalid option …`. */
@@ -89,7 +90,7 @@ export function toToolResult(envelope: Envelope): ToolResult {
   const body = compact(envelope);
   return {
     content: [{ type: 'text' as const, text: JSON.stringify(body) }],
-    structuredContent: body as Record<string, unknown>,
+    structuredContent: body,
     isError: envelope.status === 'refused' || envelope.status === 'error',
   };
 }

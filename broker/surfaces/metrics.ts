@@ -10,7 +10,7 @@
  */
 import type { RequestHandler } from 'express';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { AuditEvent } from '../audit/events.js';
+import type { AuditSink } from '../audit/events.js';
 import type { SurfaceName } from '../base/call.js';
 import type { RequestRecord } from '../base/domain.js';
 import { STATUSES } from '../base/envelope.js';
@@ -183,26 +183,21 @@ export function metricsHandler(registry: Registry): RequestHandler {
   };
 }
 
-interface Appender {
-  append(event: AuditEvent): Promise<unknown>;
-}
-
 /**
  * The approval engine's audit, timing each owner decision once it is recorded: the
  * `decision` record names the request, whose creation and decision times are in the
  * store. Only recorded decisions count (an approval the audit could not take is undone).
  */
-export function timingDecisions(
-  audit: Appender,
+export function timingDecisions<T>(
+  audit: AuditSink<T>,
   getRequest: (id: number) => RequestRecord | undefined,
   metrics: MetricsPort,
-): Appender {
+): AuditSink<T> {
   return {
     async append(event) {
       const record = await audit.append(event);
-      const fields: Record<string, unknown> = event;
-      const request = typeof fields.request === 'number' ? getRequest(fields.request) : undefined;
-      if (event.event === 'decision' && request !== undefined && request.decidedAt !== null) {
+      const request = event.event === 'decision' ? getRequest(event.request) : undefined;
+      if (request !== undefined && request.decidedAt !== null) {
         metrics.decided(
           request.state === 'denied' ? 'denied' : 'approved',
           Math.max(0, request.decidedAt - request.createdAt) / 1000,

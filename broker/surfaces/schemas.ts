@@ -4,6 +4,14 @@
  */
 import { z } from 'zod';
 import { STATUSES } from '../base/envelope.js';
+import {
+  COLLECTION_KINDS,
+  COLLECTION_NAMES,
+  COLLECTION_WORDS,
+  DEFAULT_KIND,
+  KIND_NAMES,
+  treeItem,
+} from '../base/kinds.js';
 
 export const InstanceNameSchema = z
   .string()
@@ -22,10 +30,13 @@ export const PathArgSchema = z
 export const ModeArgSchema = z.enum(['read', 'write']).describe('"write" includes read');
 
 export const KindArgSchema = z
-  .enum(['files', 'calendar', 'contacts'])
+  .enum(KIND_NAMES)
   .describe(
-    'what the item is on: "files" (the default: a file or folder path), "calendar" or "contacts" (one calendar or address book, named by its name as collections lists it)',
+    `what the item is on: "${DEFAULT_KIND}" (the default: ${treeItem(DEFAULT_KIND) ?? 'a path'}), ${COLLECTION_NAMES} (one ${COLLECTION_WORDS}, named by its name as collections lists it)`,
   );
+
+/** The kinds beyond files (base/kinds.ts), as the collection tools take them. */
+export const CollectionKindArgSchema = z.enum(COLLECTION_KINDS);
 
 export const TimestampSchema = z.string().describe('ISO-8601 UTC');
 

@@ -15,6 +15,7 @@
  * it as data, not instructions.
  */
 import { z } from 'zod';
+import type { JsonObject } from '../base/protocol.js';
 
 /** The most characters of one third-party text returned with `include_text`. */
 export const MAX_THIRD_PARTY_TEXT = 2000;
@@ -96,7 +97,7 @@ export function cappedFields<T extends object>(
     return c.text;
   };
   const shown = items.map((item) => {
-    const out = { ...item } as Record<string, unknown>;
+    const out = { ...item } as JsonObject;
     // Security: the long field is only ever present when it was asked for; capped too.
     if (fields.long in out) out[fields.long] = cap(out[fields.long], MAX_THIRD_PARTY_TEXT);
     // Security: short fields come back unasked, so they are capped hardest then.

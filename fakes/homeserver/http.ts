@@ -2,8 +2,10 @@
  * The fake homeserver's HTTP plumbing: the route table every endpoint file registers
  * into, the request shape handlers see, and Matrix-style errors.
  */
-import type { HomeserverModel } from './model.js';
+import type { HomeserverModel, MatrixEvent } from './model.js';
 import type { E2eeState } from './e2ee-state.js';
+import type { Lies } from './lies.js';
+import type { ServeOptions } from './serve.js';
 import type { SyncFilter } from './sync.js';
 
 export interface FakeUser {
@@ -32,6 +34,12 @@ export interface RouteContext {
   readonly waitForChange: (ms: number) => Promise<void>;
   readonly filters: Map<string, SyncFilter>;
   readonly txns: Map<string, string>;
+  /** The hostile mode's state: nothing unless a test lies (lies.ts). */
+  readonly lies: Lies;
+  /** An event as served to clients (serve.ts). */
+  readonly serve: (event: MatrixEvent, opts: ServeOptions) => object;
+  /** Users whose /sync is held (not answered) until released: a slow link to them. */
+  readonly heldSyncs: ReadonlySet<string>;
 }
 
 export class HttpError extends Error {

@@ -17,10 +17,15 @@ export interface MatrixEvent {
   unsigned: Record<string, unknown>;
 }
 
-interface StoredEvent {
+export interface StoredEvent {
   /** Position in the global stream, 1-based. Token `s<pos>` means "after this event". */
   readonly pos: number;
   readonly event: MatrixEvent;
+  /**
+   * Not served (a lying server withholds it, lies.ts); a delayed event is served again
+   * from a later position, so a client that synced past this one still receives it.
+   */
+  hidden: boolean;
 }
 
 export interface RoomSpec {
@@ -99,15 +104,21 @@ export class HomeserverModel {
     return spec.id;
   }
 
-  /** Appends an event to a room and the stream; returns the stored event. */
-  append(input: {
-    room_id: string;
-    sender: string;
-    type: string;
-    content: Record<string, unknown>;
-    state_key?: string;
-    redacts?: string;
-  }): MatrixEvent {
+  /**
+   * Appends an event to a room and the stream; returns the stored event. `hidden`: stored
+   * (its id exists) but not served until `release`.
+   */
+  append(
+    input: {
+      room_id: string;
+      sender: string;
+      type: string;
+      content: Record<string, unknown>;
+      state_key?: string;
+      redacts?: string;
+    },
+    opts: { hidden?: boolean } = {},
+  ): MatrixEvent {
     const timeline = this.#rooms.get(input.room_id);
     if (!timeline) throw new Error(`unknown room ${input.room_id}`);
     this.#counter += 1;
@@ -122,7 +133,11 @@ export class HomeserverModel {
       ...(input.state_key !== undefined ? { state_key: input.state_key } : {}),
       ...(input.redacts !== undefined ? { redacts: input.redacts } : {}),
     };
-    const stored: StoredEvent = { pos: this.#stream.length + 1, event };
+    const stored: StoredEvent = {
+      pos: this.#stream.length + 1,
+      event,
+      hidden: opts.hidden === true,
+    };
     this.#stream.push(stored);
     timeline.push(stored);
     this.#byId.set(event.event_id, stored);
@@ -154,9 +169,41 @@ export class HomeserverModel {
     return this.#byId.get(eventId)?.event;
   }
 
+  /** The event as clients may see it: undefined while it is withheld. */
+  servedEvent(eventId: string): MatrixEvent | undefined {
+    const stored = this.#byId.get(eventId);
+    return stored === undefined || stored.hidden ? undefined : stored.event;
+  }
+
+  /** Stops serving an event (it keeps its id and place). */
+  withhold(eventId: string): void {
+    const stored = this.#byId.get(eventId);
+    if (stored === undefined) throw new Error(`no event ${eventId}`);
+    stored.hidden = true;
+  }
+
+  /**
+   * Serves a withheld event again, at the head of the stream: the same event (id,
+   * sender, content, timestamp) arrives late, as a delayed one does.
+   */
+  release(eventId: string): void {
+    const stored = this.#byId.get(eventId);
+    if (stored === undefined) throw new Error(`no event ${eventId}`);
+    if (!stored.hidden) return;
+    const timeline = this.#rooms.get(stored.event.room_id);
+    if (!timeline) throw new Error(`unknown room ${stored.event.room_id}`);
+    const moved: StoredEvent = { pos: this.#stream.length + 1, event: stored.event, hidden: false };
+    this.#stream.push(moved);
+    timeline.push(moved);
+    this.#byId.set(eventId, moved);
+    for (const listener of [...this.#listeners]) listener();
+  }
+
   /** Every event of a room in order, as stored (mutations by redaction included). */
   roomEvents(roomId: string): MatrixEvent[] {
-    return (this.#rooms.get(roomId) ?? []).map((s) => s.event);
+    return (this.#rooms.get(roomId) ?? [])
+      .filter((s) => this.#byId.get(s.event.event_id) === s)
+      .map((s) => s.event);
   }
 
   /** Room state after every event with stream position < `beforePos` (Infinity: current). */
@@ -191,9 +238,9 @@ export class HomeserverModel {
     return out;
   }
 
-  /** Events of a room with their stream positions, in order. */
+  /** Events of a room that are served, with their stream positions, in order. */
   roomStream(roomId: string): readonly StoredEvent[] {
-    return this.#rooms.get(roomId) ?? [];
+    return (this.#rooms.get(roomId) ?? []).filter((s) => !s.hidden);
   }
 
   positionOf(eventId: string): number | undefined {

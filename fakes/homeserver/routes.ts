@@ -4,14 +4,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { MatrixEvent } from './model.js';
-import {
-  buildSync,
-  clientEvent,
-  hasNews,
-  parseSyncToken,
-  parseToken,
-  timelineLimit,
-} from './sync.js';
+import { buildSync, hasNews, parseSyncToken, parseToken, timelineLimit } from './sync.js';
 import type { SyncFilter } from './sync.js';
 
 import {
@@ -148,8 +141,10 @@ route('GET', '_matrix/client/v3/sync', async (ctx, req) => {
       await ctx.waitForChange(deadline - ctx.now());
     }
   }
+  // A held link answers nothing until it is released, however much arrives meanwhile.
+  while (ctx.heldSyncs.has(u.userId)) await ctx.waitForChange(60_000);
   const limit = timelineLimit(filter);
-  return [200, buildSync(ctx.model, ctx.e2ee, u, since, limit, ctx.now(), keyCounts(ctx, u))];
+  return [200, buildSync(ctx.model, ctx.e2ee, u, since, limit, ctx.serve, keyCounts(ctx, u))];
 });
 
 // --- rooms -----------------------------------------------------------------------
@@ -177,14 +172,15 @@ route('PUT', '_matrix/client/v3/rooms/*/send/*/*', (ctx, req, [roomId, type, txn
   if (seen) return [200, { event_id: seen }];
   const content = body(req);
   requireSmallEnough({ room_id: roomId, sender: u.userId, type, content });
-  const ev = ctx.model.append({
-    room_id: roomId ?? '',
-    sender: u.userId,
-    type: type ?? '',
-    content,
-  });
-  ctx.txns.set(key, ev.event_id);
-  return [200, { event_id: ev.event_id }];
+  const lie = ctx.lies.takeSendLie(u.userId, type ?? '');
+  const ev = ctx.model.append(
+    { room_id: roomId ?? '', sender: u.userId, type: type ?? '', content },
+    { hidden: lie?.withhold === true },
+  );
+  lie?.stored(ev.event_id);
+  const answer = lie?.answerWith ?? ev.event_id;
+  ctx.txns.set(key, answer);
+  return [200, { event_id: answer }];
 });
 route('PUT', '_matrix/client/v3/rooms/*/redact/*/*', (ctx, req, [roomId, eventId, txnId]) => {
   const u = me(req);
@@ -218,14 +214,14 @@ route('PUT', '_matrix/client/v3/rooms/*/state/*/*', (ctx, req, [roomId, type, st
 });
 route('GET', '_matrix/client/v3/rooms/*/event/*', (ctx, req, [roomId, eventId]) => {
   requireJoined(ctx, roomId ?? '', me(req).userId);
-  const ev = ctx.model.event(eventId ?? '');
+  const ev = ctx.model.servedEvent(eventId ?? '');
   if (!ev || ev.room_id !== roomId) throw new HttpError(404, 'M_NOT_FOUND', 'Event not found');
-  return [200, clientEvent(ev, ctx.now(), true)];
+  return [200, ctx.serve(ev, { withRoomId: true, bundle: true })];
 });
 route('GET', '_matrix/client/v3/rooms/*/state', (ctx, req, [roomId]) => {
   requireJoined(ctx, roomId ?? '', me(req).userId);
   const state = [...ctx.model.stateAt(roomId ?? '').values()];
-  return [200, state.map((e) => clientEvent(e, ctx.now(), true))];
+  return [200, state.map((e) => ctx.serve(e, { withRoomId: true, bundle: false }))];
 });
 const getState: Handler = (ctx, req, [roomId, type, key]) => {
   requireJoined(ctx, roomId ?? '', me(req).userId);
@@ -250,14 +246,15 @@ route('GET', '_matrix/client/v3/rooms/*/members', (ctx, req, [roomId]) => {
   const chunk = [...ctx.model.stateAt(roomId ?? '').values()]
     .filter((e) => e.type === 'm.room.member')
     .filter((e) => wanted === null || e.content['membership'] === wanted)
-    .map((e) => clientEvent(e, ctx.now(), true));
+    .map((e) => ctx.serve(e, { withRoomId: true, bundle: false }));
   return [200, { chunk }];
 });
 const relations: Handler = (ctx, req, [roomId, eventId, relType, eventType]) => {
   requireJoined(ctx, roomId ?? '', me(req).userId);
-  if (!ctx.model.event(eventId ?? '')) throw new HttpError(404, 'M_NOT_FOUND', 'No event');
+  if (!ctx.model.servedEvent(eventId ?? '')) throw new HttpError(404, 'M_NOT_FOUND', 'No event');
   const chunk = ctx.model
-    .roomEvents(roomId ?? '')
+    .roomStream(roomId ?? '')
+    .map((s) => s.event)
     // Redacted relations are gone: their content (and so the relation) was emptied.
     .filter((e) => e.unsigned['redacted_because'] === undefined)
     .filter((e) => {
@@ -269,7 +266,7 @@ const relations: Handler = (ctx, req, [roomId, eventId, relType, eventType]) => 
         (eventType === undefined || e.type === eventType)
       );
     })
-    .map((e) => clientEvent(e, ctx.now(), true));
+    .map((e) => ctx.serve(e, { withRoomId: true, bundle: true }));
   if (req.query.get('dir') !== 'f') chunk.reverse();
   return [200, { chunk }];
 };
@@ -297,7 +294,7 @@ route('GET', '_matrix/client/v3/rooms/*/messages', (ctx, req, [roomId]) => {
   const start = fromParam ?? `s${dir === 'f' ? 0 : ctx.model.head()}`;
   const last = picked[picked.length - 1];
   const res: Record<string, unknown> = {
-    chunk: picked.map((s) => clientEvent(s.event, ctx.now(), true)),
+    chunk: picked.map((s) => ctx.serve(s.event, { withRoomId: true, bundle: true })),
     start,
   };
   if (last) res['end'] = dir === 'f' ? `s${last.pos}` : `s${last.pos - 1}`;

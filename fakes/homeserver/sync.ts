@@ -35,13 +35,8 @@ export function parseSyncToken(token: string): SyncPosition | undefined {
   return m ? { room: Number(m[1]), e2ee: Number(m[2] ?? '0') } : undefined;
 }
 
-/** An event as a client sees it: `unsigned.age` computed now; room_id dropped in /sync. */
-export function clientEvent(event: MatrixEvent, now: number, withRoomId: boolean): object {
-  const copy: Record<string, unknown> = { ...structuredClone(event) };
-  if (!withRoomId) delete copy['room_id'];
-  copy['unsigned'] = { ...event.unsigned, age: Math.max(0, now - event.origin_server_ts) };
-  return copy;
-}
+/** Serves one event (serve.ts): inside /sync without room_id, bundling when told. */
+export type Serve = (event: MatrixEvent, opts: { withRoomId: boolean; bundle: boolean }) => object;
 
 interface JoinedRoomSync {
   timeline: { events: object[]; limited: boolean; prev_batch: string };
@@ -58,7 +53,7 @@ export function hasNews(
   who: { userId: string; deviceId: string },
   since: SyncPosition,
 ): boolean {
-  if (buildJoined(model, who.userId, since.room, 1, 0) !== undefined) return true;
+  if (buildJoined(model, who.userId, since.room, 1, () => ({})) !== undefined) return true;
   if (e2ee.toDeviceFor(who.userId, who.deviceId, since.e2ee).length > 0) return true;
   return deviceListChanges(model, e2ee, who.userId, since.e2ee).length > 0;
 }
@@ -85,7 +80,7 @@ function buildJoined(
   userId: string,
   since: number | undefined,
   limit: number,
-  now: number,
+  serve: Serve,
 ): Record<string, JoinedRoomSync> | undefined {
   const join: Record<string, JoinedRoomSync> = {};
   let any = false;
@@ -107,13 +102,17 @@ function buildJoined(
     // state before the timeline) plus the timeline's own state events.
     const stateEvents =
       fresh || limited ? [...model.stateAt(roomId, first.pos).values()] : ([] as MatrixEvent[]);
+    // As Synapse: a room joined since `since` is limited whatever its length, and only a
+    // limited timeline gets bundled aggregations (the client may lack what came before).
+    const newlyJoined = since !== undefined && fresh;
+    const bundle = limited || newlyJoined;
     join[roomId] = {
       timeline: {
-        events: timeline.map((s) => clientEvent(s.event, now, false)),
-        limited,
+        events: timeline.map((s) => serve(s.event, { withRoomId: false, bundle })),
+        limited: limited || newlyJoined,
         prev_batch: `s${first.pos - 1}`,
       },
-      state: { events: stateEvents.map((e) => clientEvent(e, now, false)) },
+      state: { events: stateEvents.map((e) => serve(e, { withRoomId: false, bundle: false })) },
       ephemeral: { events: [] },
       account_data: { events: [] },
       unread_notifications: { highlight_count: 0, notification_count: 0 },
@@ -129,10 +128,10 @@ export function buildSync(
   who: { userId: string; deviceId: string },
   since: SyncPosition | undefined,
   limit: number,
-  now: number,
+  serve: Serve,
   keyCounts: Record<string, unknown>,
 ): object {
-  const join = buildJoined(model, who.userId, since?.room, limit, now) ?? {};
+  const join = buildJoined(model, who.userId, since?.room, limit, serve) ?? {};
   const toDevice = e2ee.toDeviceFor(who.userId, who.deviceId, since?.e2ee ?? 0);
   // An initial sync reports no changes: the client queries every key it needs.
   const changed = since === undefined ? [] : deviceListChanges(model, e2ee, who.userId, since.e2ee);

@@ -2,75 +2,14 @@
  * OCS endpoints: capabilities (public, reduced set without credentials), the
  * current user, and the files_lock lock API. `?format=json` answers JSON, else XML.
  */
-import type { IncomingMessage } from 'node:http';
 import { randomUUID } from 'node:crypto';
+import { activityApi } from './activity/api.js';
+import { ocsReply, type OcsContext } from './ocs-reply.js';
 import type { Reply } from './reply.js';
+import { requestIdRule } from './request-id.js';
 import type { FakeState } from './state.js';
 import { versionOf } from './series.js';
 import { escapeXml } from './xml.js';
-
-export interface OcsContext {
-  state: FakeState;
-  reply: Reply;
-  req: IncomingMessage;
-  query: URLSearchParams;
-  /** Segments after `/ocs/v2.php/` (decoded). */
-  segments: string[];
-  user: string | undefined;
-}
-
-/** `?format=json`, or no format and an Accept header that names JSON. */
-export function asksForJson(req: IncomingMessage): boolean {
-  const format = new URL(req.url ?? '/', 'http://fake').searchParams.get('format');
-  return (
-    format === 'json' ||
-    (format === null && (req.headers.accept ?? '').includes('application/json'))
-  );
-}
-
-function wantsJson(ctx: OcsContext): boolean {
-  return asksForJson(ctx.req);
-}
-
-function toXml(value: unknown, indent: string): string {
-  if (value === null || value === undefined) return '';
-  if (typeof value !== 'object') return escapeXml(String(value));
-  const entries = Array.isArray(value)
-    ? value.map((v) => ['element', v] as const)
-    : Object.entries(value as Record<string, unknown>);
-  return (
-    '\n' +
-    entries
-      .map(([k, v]) => {
-        const inner = toXml(v, indent + ' ');
-        return inner === ''
-          ? `${indent}<${k}/>`
-          : `${indent}<${k}>${inner}${inner.startsWith('\n') ? indent : ''}</${k}>`;
-      })
-      .join('\n') +
-    '\n'
-  );
-}
-
-/** An OCS v2 answer: the HTTP status mirrors the OCS status code, unless one is given. */
-export function ocsReply(
-  ctx: Pick<OcsContext, 'reply' | 'req' | 'query'>,
-  status: number,
-  message: string,
-  data: unknown,
-  statuscode = status,
-): void {
-  const meta = {
-    status: status < 300 ? 'ok' : 'failure',
-    statuscode,
-    message: status < 300 ? message : message + ctx.reply.leak(),
-  };
-  if (wantsJson(ctx as OcsContext)) {
-    ctx.reply.json(status, { ocs: { meta, data } });
-  } else {
-    ctx.reply.xml(status, `<ocs>${toXml({ meta, data }, ' ')}</ocs>`);
-  }
-}
 
 /**
  * Wrong credentials on an OCS route (observed): 401 with its own realm, OCS status 997;
@@ -191,6 +130,8 @@ async function filesLock(ctx: OcsContext, user: string): Promise<void> {
 
 export async function ocs(ctx: OcsContext): Promise<void> {
   const route = ctx.segments.join('/');
+  // An app's answer shows the request id whatever its status (request-id.ts).
+  requestIdRule(ctx.reply.res, 'always');
   if (ctx.req.method === 'GET' && route === 'cloud/capabilities') {
     return ocsReply(ctx, 200, 'OK', capabilities(ctx));
   }
@@ -225,6 +166,11 @@ export async function ocs(ctx: OcsContext): Promise<void> {
       locale: '',
     });
   }
+  if (ctx.req.method === 'GET' && route.startsWith('apps/activity/api/v2/activity')) {
+    const [, , , , name, filter, ...more] = ctx.segments;
+    if (name === 'activity' && more.length === 0)
+      return activityApi(ctx, ctx.user, filter ?? 'all');
+  }
   if (
     ctx.state.faults.filesLock &&
     ctx.segments.length === 4 &&
@@ -232,5 +178,7 @@ export async function ocs(ctx: OcsContext): Promise<void> {
   ) {
     return filesLock(ctx, ctx.user);
   }
+  // No app answers this route: as a refusal before any app (request-id.ts).
+  requestIdRule(ctx.reply.res, ctx.state.series.ocsRefusalsRequestId ? 'always' : 'never');
   return ocsReply(ctx, 404, 'Invalid query, please check the syntax.', []);
 }

@@ -16,9 +16,12 @@ import { put } from './dav/put.js';
 import { search } from './dav/search.js';
 import { trashbin } from './dav/trashbin.js';
 import { uploads } from './dav/uploads.js';
-import { asksForJson, ocs, ocsUnauthorised } from './ocs.js';
+import { versions } from './dav/versions.js';
+import { ocs, ocsUnauthorised } from './ocs.js';
+import { asksForJson } from './ocs-reply.js';
 import { apacheParse, checkName, decodeSegment, toUserPath } from './paths.js';
 import { EX, Reply } from './reply.js';
+import { requestIdRule } from './request-id.js';
 import type { FakeState } from './state.js';
 import { versionOf } from './series.js';
 
@@ -138,6 +141,7 @@ export async function route(
     return;
   }
   if (s0 === 'ocs' && s1 === 'v2.php') {
+    requestIdRule(res, state.series.ocsRefusalsRequestId ? 'always' : 'never');
     const auth = await authenticate(state, reply, true);
     if (auth === 'answered') return;
     const segments = parsed.segments.slice(2).map(decodeSegment);
@@ -147,12 +151,14 @@ export async function route(
     // The DAV root takes SEARCH (the scope names the user's folder); see dav/search.ts.
     const auth = await authenticate(state, reply, false);
     if (auth === 'answered' || auth.user === undefined) return;
+    requestIdRule(res, 'on-success');
     const target = toUserPath([]);
     return search({ state, reply, req, res, user: auth.user, target, base: davBase(auth.user) });
   }
   if (s0 === 'remote.php' && s1 === 'dav' && (s2 === 'calendars' || s2 === 'addressbooks')) {
     const auth = await authenticate(state, reply, false);
     if (auth === 'answered' || auth.user === undefined) return;
+    requestIdRule(res, 'on-success');
     // Address book homes sit one level deeper: addressbooks/users/<user>/.
     const [owner, ...below] = (s2 === 'calendars' ? [s3, ...rest] : s3 === 'users' ? rest : [])
       .filter((s): s is string => s !== undefined && s !== '')
@@ -167,14 +173,17 @@ export async function route(
   if (
     s0 !== 'remote.php' ||
     s1 !== 'dav' ||
-    (s2 !== 'files' && s2 !== 'trashbin' && s2 !== 'uploads') ||
+    !['files', 'trashbin', 'uploads', 'versions'].includes(s2 ?? '') ||
     s3 === undefined
   ) {
     return reply.apache(404);
   }
   const auth = await authenticate(state, reply, false);
   if (auth === 'answered' || auth.user === undefined) return;
+  requestIdRule(res, 'on-success');
   const user = auth.user;
+  if (s2 === 'versions')
+    return versions({ state, reply, req, res, user, segments: [s3, ...rest].map(decodeSegment) });
   if (s2 === 'uploads') {
     // Observed: the user segment is not checked; it is always the caller's own folder.
     const [id, name, ...deeper] = rest.map(decodeSegment);

@@ -47,6 +47,13 @@ export interface SeriesTraits {
   searchNfdScopeMatches: boolean;
   /** The components of a calendar made by `occ dav:create-calendar`. */
   calendarComponents: readonly string[];
+  /**
+   * An OCS request refused before any app answers it (a wrong password, an unknown route)
+   * shows its `X-Request-Id` (34); 29 shows none (request-id.ts).
+   */
+  ocsRefusalsRequestId: boolean;
+  /** An activity names a calendar or address book by a string id (34); 29 by a number. */
+  collectionIdAsString: boolean;
 }
 
 export const EX_INVALID_PATH = 'OCA\\DAV\\Connector\\Sabre\\Exception\\InvalidPath';
@@ -80,6 +87,8 @@ const TRAITS: Record<Series, SeriesTraits> = {
     ocsUnauthorisedAsked: true,
     searchNfdScopeMatches: false,
     calendarComponents: ['VEVENT', 'VTODO', 'VJOURNAL'],
+    ocsRefusalsRequestId: true,
+    collectionIdAsString: true,
   },
   29: {
     version: { major: 29, minor: 0, micro: 5 },
@@ -99,6 +108,8 @@ const TRAITS: Record<Series, SeriesTraits> = {
     ocsUnauthorisedAsked: false,
     searchNfdScopeMatches: true,
     calendarComponents: ['VEVENT', 'VTODO'],
+    ocsRefusalsRequestId: false,
+    collectionIdAsString: false,
   },
 };
 

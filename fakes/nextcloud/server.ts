@@ -7,17 +7,22 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expectContinue } from './continue.js';
+import { ActivityLog } from './activity/log.js';
+import { CalendarTrash } from './groupware/calendar-trash.js';
 import { Groupware, newEtag } from './groupware/collections.js';
 import { LockTable } from './locks.js';
 import { helperRel } from './paths.js';
 import { EX, Reply } from './reply.js';
+import { beforeOverwrite, versionWritten, written } from './dav/file-events.js';
 import { route } from './router.js';
+import { stampRequestId } from './request-id.js';
 import { ReceivedShares } from './shares.js';
 import { defaultFaults, type FakeState } from './state.js';
 import { traitsOf } from './series.js';
 import { DiskStore } from './store.js';
 import { TrashBin } from './trash.js';
 import { UploadFolders } from './uploads.js';
+import { VersionStore } from './versions.js';
 import type {
   FakeNextcloud,
   FakeNextcloudOptions,
@@ -69,6 +74,9 @@ export async function startFakeNextcloud(opts: FakeNextcloudOptions = {}): Promi
     }),
     shares: new ReceivedShares(store),
     groupware: new Groupware(opts.user ?? 'alice', series.calendarComponents),
+    calendarTrash: new CalendarTrash(now),
+    versions: new VersionStore(path.join(own, 'versions')),
+    activity: new ActivityLog(series.collectionIdAsString, now),
     authFailures: 0,
     authDelayScale: opts.authDelayScale ?? 0,
     throttleAtFailure: opts.throttleAtFailure ?? 12,
@@ -77,6 +85,7 @@ export async function startFakeNextcloud(opts: FakeNextcloudOptions = {}): Promi
     series,
   };
   await state.trash.load();
+  await state.versions.load();
   const sockets = new Set<Socket>();
   const closing = new AbortController();
 
@@ -92,8 +101,11 @@ export async function startFakeNextcloud(opts: FakeNextcloudOptions = {}): Promi
       headers: { ...req.headers },
     };
     state.requests.push(recorded);
+    stampRequestId(res);
     res.on('finish', () => {
       recorded.status = res.statusCode;
+      const shown = res.getHeader('x-request-id');
+      if (typeof shown === 'string') recorded.requestId = shown;
     });
     void (async () => {
       const delay =
@@ -135,11 +147,15 @@ export async function startFakeNextcloud(opts: FakeNextcloudOptions = {}): Promi
     root,
     requests: state.requests,
     faults: state.faults,
-    async writeFile(p, content) {
-      await store.writeBuffer(
-        relOf(p),
-        typeof content === 'string' ? Buffer.from(content) : content,
-      );
+    async writeFile(p, content, writeOpts = {}) {
+      const rel = relOf(p);
+      const scope = { state, user: state.user };
+      const before = await store.info(rel);
+      await beforeOverwrite(scope, before);
+      await store.writeBuffer(rel, typeof content === 'string' ? Buffer.from(content) : content);
+      // Versions are kept as for any write; the Activity app hears of it when we know who.
+      if (writeOpts.by === undefined) await versionWritten(scope, before, rel);
+      else await written(scope, before, rel, writeOpts.by);
     },
     async readFile(p) {
       const info = await store.info(relOf(p));

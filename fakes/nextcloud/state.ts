@@ -1,10 +1,13 @@
 /** Everything one fake instance knows, shared by its request handlers. */
+import type { ActivityLog } from './activity/log.js';
+import type { CalendarTrash } from './groupware/calendar-trash.js';
 import type { Groupware } from './groupware/collections.js';
 import type { LockTable } from './locks.js';
 import type { ReceivedShares } from './shares.js';
 import type { DiskStore } from './store.js';
 import type { TrashBin } from './trash.js';
 import type { UploadFolders } from './uploads.js';
+import type { VersionStore } from './versions.js';
 import type { SeriesTraits } from './series.js';
 import type { Faults, RecordedRequest } from './types.js';
 
@@ -22,6 +25,12 @@ export interface FakeState {
   shares: ReceivedShares;
   /** Calendars and address books. */
   groupware: Groupware;
+  /** Deleted events (the calendar trash bin). */
+  calendarTrash: CalendarTrash;
+  /** files_versions: what overwrites replaced, by file id. */
+  versions: VersionStore;
+  /** The Activity app's rows, every user's. */
+  activity: ActivityLog;
   /** Failed logins since start or the last reset (one client IP: loopback). */
   authFailures: number;
   authDelayScale: number;

@@ -7,6 +7,10 @@
  * modification time, in whole seconds, did not change: two writes within one second
  * share an etag, whatever their sizes (observed on Nextcloud 29 and 34). Helper writes
  * (`writeBuffer`) stand for a change made later by someone else and always change it.
+ * A file whose mtime a client set (`X-OC-Mtime`, `setMtime`) has the etag local storage
+ * computes from its mtime and size: the same mtime and size give the same etag again,
+ * however much later and whatever the content (observed on 29 and 34), until the next
+ * write or lock gives it a new one.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
@@ -70,6 +74,12 @@ export async function moveOnDisk(from: string, to: string): Promise<void> {
 export class DiskStore {
   readonly #ids = new Map<string, number>();
   readonly #gens = new Map<string, number>();
+  /** Files (by id) whose etag follows their mtime and size (see above). */
+  readonly #mtimeSet = new Set<number>();
+  /** The etag generations of items in the trash bin, by id: a restore brings them back. */
+  readonly #detachedGens = new Map<number, number>();
+  /** How often a file's bytes were replaced by another file on disk (its inode changed). */
+  readonly #inodes = new Map<number, number>();
   #nextId = 100;
   #realRoot: string | undefined;
 
@@ -97,6 +107,11 @@ export class DiskStore {
       this.#ids.set(rel, id);
     }
     return id;
+  }
+
+  /** A file id no path has (a copy Nextcloud keeps elsewhere). */
+  newId(): number {
+    return this.#nextId++;
   }
 
   /** The id of rel if one was handed out (never assigns one). */
@@ -162,10 +177,11 @@ export class DiskStore {
     const fileId = this.fileId(rel);
     const gen = this.#gens.get(rel) ?? 0;
     // Whole seconds: Nextcloud reuses the etag while the storage mtime is unchanged.
-    const etag = createHash('md5')
-      .update(`${fileId}:${gen}:${Math.floor(st.mtimeMs / 1000)}`)
-      .digest('hex')
-      .slice(0, 13);
+    const basis =
+      st.isFile() && this.#mtimeSet.has(fileId)
+        ? `${fileId}:${this.#inodes.get(fileId) ?? 0}:mtime:${Math.floor(st.mtimeMs / 1000)}:${st.size}`
+        : `${fileId}:${gen}:${Math.floor(st.mtimeMs / 1000)}`;
+    const etag = createHash('md5').update(basis).digest('hex').slice(0, 13);
     return {
       rel,
       name: baseName(rel),
@@ -199,6 +215,8 @@ export class DiskStore {
 
   /** A write happened at rel: new etag for it and every folder above (etag propagation). */
   touch(rel: string): void {
+    const id = this.#ids.get(rel);
+    if (id !== undefined) this.#mtimeSet.delete(id);
     let r: string | undefined = rel;
     while (r !== undefined) {
       this.#gens.set(r, (this.#gens.get(r) ?? 0) + 1);
@@ -247,9 +265,17 @@ export class DiskStore {
     this.touch(rel);
   }
 
-  async setMtime(rel: string, seconds: number): Promise<void> {
+  /**
+   * A client set the mtime (`X-OC-Mtime`): the etag now follows mtime and size. With
+   * `replaced`, the bytes came from another file on disk (a version restored), which
+   * local storage's etag tells apart.
+   */
+  async setMtime(rel: string, seconds: number, opts: { replaced?: boolean } = {}): Promise<void> {
     await fsp.utimes(this.abs(rel), seconds, seconds);
     this.touch(rel);
+    const id = this.fileId(rel);
+    this.#mtimeSet.add(id);
+    if (opts.replaced === true) this.#inodes.set(id, (this.#inodes.get(id) ?? 0) + 1);
   }
 
   /** Rename within the user's files; ids follow the items. */
@@ -266,6 +292,8 @@ export class DiskStore {
     for (const [k, id] of [...this.#ids]) {
       if (k === rel || k.startsWith(rel + '/')) {
         out.set(k.slice(rel.length).replace(/^\//, ''), id);
+        const gen = this.#gens.get(k);
+        if (gen !== undefined) this.#detachedGens.set(id, gen);
         this.#ids.delete(k);
         this.#gens.delete(k);
       }
@@ -274,10 +302,19 @@ export class DiskStore {
     return out;
   }
 
-  /** Give back ids detached earlier (trash restore), now rooted at rel. */
+  /**
+   * Give back ids detached earlier (trash restore), now rooted at rel. Observed: a
+   * restored file has the etag it had before it was deleted; the folders above get new ones.
+   */
   attach(rel: string, ids: Map<string, number>): void {
-    for (const [suffix, id] of ids) this.#ids.set(suffix === '' ? rel : `${rel}/${suffix}`, id);
-    this.touch(rel);
+    for (const [suffix, id] of ids) {
+      const at = suffix === '' ? rel : `${rel}/${suffix}`;
+      this.#ids.set(at, id);
+      const gen = this.#detachedGens.get(id);
+      if (gen !== undefined) this.#gens.set(at, gen);
+      this.#detachedGens.delete(id);
+    }
+    this.touch(parentRel(rel));
   }
 
   async remove(rel: string): Promise<void> {

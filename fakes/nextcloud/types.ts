@@ -66,6 +66,8 @@ export interface RecordedRequest {
   headers: Record<string, string | string[] | undefined>;
   /** The status it was answered with, once the whole answer went out. */
   status?: number;
+  /** The `X-Request-Id` the answer showed, if it showed one (request-id.ts). */
+  requestId?: string;
 }
 
 export interface FakeNextcloudOptions {
@@ -116,8 +118,13 @@ export interface FakeNextcloud {
   /** Every request received, in order, including ones answered by a fault. */
   requests: RecordedRequest[];
   faults: Faults;
-  /** Write a file (parents created) at a user-relative path like `a/b.txt`. */
-  writeFile(path: string, content: string | Buffer): Promise<void>;
+  /**
+   * Write a file (parents created) at a user-relative path like `a/b.txt`: a change made
+   * outside the broker. What it replaces becomes a version. With `by`, the user's
+   * Activity stream records it as that user's change (as when the sharer of a folder
+   * changes a file in it); without, no activity is recorded.
+   */
+  writeFile(path: string, content: string | Buffer, opts?: { by?: string }): Promise<void>;
   /** Content of a user file, or undefined if missing or a folder. */
   readFile(path: string): Promise<Buffer | undefined>;
   exists(path: string): Promise<boolean>;

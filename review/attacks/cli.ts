@@ -1,5 +1,5 @@
 /**
- * Attacks on the CLI's staging (cli/transfer/*), run in-process against the real daemon
+ * Attacks on the CLI's staging (cli/client/transfer/*), run in-process against the real daemon
  * and the fake Nextcloud: symlink races, planted manifests (in the staging folder, where
  * they are never read, and records in the state folder), hard links, a staging root
  * that is a symlink, special files, and names that collide with the CLI's own files.
@@ -23,12 +23,12 @@ import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Writable } from 'node:stream';
-import { TransferClient } from '../../cli/transfer/broker-client.js';
-import { download } from '../../cli/transfer/download.js';
-import { CliError } from '../../cli/transfer/errors.js';
-import { LEGACY_MANIFEST_NAME, recordName, StateStore } from '../../cli/transfer/state.js';
-import { parseTarget } from '../../cli/transfer/target.js';
-import { upload } from '../../cli/transfer/upload.js';
+import { TransferClient } from '../../cli/client/transfer/broker-client.js';
+import { download } from '../../cli/client/transfer/download.js';
+import { CliError } from '../../cli/client/transfer/errors.js';
+import { LEGACY_MANIFEST_NAME, recordName, StateStore } from '../../cli/client/transfer/state.js';
+import { parseTarget } from '../../cli/client/transfer/target.js';
+import { upload } from '../../cli/client/transfer/upload.js';
 import { startBroker, type Broker } from '../../support/daemon.js';
 import type { Case, Group } from '../runner.js';
 import { TRANSFER_TOKEN } from '../../support/tokens.js';
@@ -56,7 +56,7 @@ function clientFor(ctx: Ctx, stageRoot: string): TransferClient {
   });
 }
 
-/** The CLI's default state folder for a staging folder (cli/transfer/env.ts). */
+/** The CLI's default state folder for a staging folder (cli/client/transfer/env.ts). */
 const stateDirOf = (stage: string): string => `${stage}.state`;
 
 /** `exit N` for a CLI failure; the outcome's status otherwise. */

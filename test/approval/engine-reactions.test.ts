@@ -5,7 +5,7 @@
  * approver who reacted, in the room where they did.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { ApprovalStore } from '../../broker/approval/decisions.js';
+import type { ApprovalStore } from '../../broker/approval/ports.js';
 import { ApprovalEngine } from '../../broker/approval/engine.js';
 import type { ReactionLinkStore } from '../../broker/approval/reaction-links.js';
 import { harness, LIFECYCLE, type Harness } from '../../support/approval.js';

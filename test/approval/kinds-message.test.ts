@@ -7,11 +7,8 @@ import { PassThrough } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ConsoleGateway } from '../../broker/approval/console.js';
 import { REQUEST_ID_KEY } from '../../broker/approval/matrix/gateway.js';
-import {
-  CALENDAR_WRITE_MEANS,
-  renderRequest,
-  WRITE_MEANS,
-} from '../../broker/approval/request-message.js';
+import { renderRequest, WRITE_MEANS } from '../../broker/approval/request-message.js';
+import { kindWriteMeans } from '../../broker/base/kinds.js';
 import type { RequestRecord } from '../../broker/base/domain.js';
 import { harness, LIFECYCLE } from '../../support/approval.js';
 import { BOT, ROOM, startMatrixBroker, type MatrixBroker } from '../../support/daemon.js';
@@ -40,7 +37,7 @@ describe('the request message names each item’s kind', () => {
       "2. read address book `z-server-generated--system` (the server's directory of every account)",
     );
     expect(plain).toContain('3. read `Documents`');
-    expect(plain).toContain(CALENDAR_WRITE_MEANS);
+    expect(plain).toContain(kindWriteMeans('calendar'));
     expect(plain).not.toContain(WRITE_MEANS);
     expect(html).toContain('calendar <code>personal</code>');
   });

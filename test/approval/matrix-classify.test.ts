@@ -108,19 +108,51 @@ describe('classify: what the approver sends', () => {
     ).toMatchObject({ kind: 'ignore', why: 'malformed' });
   });
 
-  it('edits are ignored, by rel_type or by m.new_content', () => {
+  it("the approver's edits are reported as edits (by rel_type or m.new_content), with what they would say", () => {
     const edit = {
       msgtype: 'm.text',
       body: '* approve 1',
       'm.new_content': { msgtype: 'm.text', body: 'approve 1' },
       'm.relates_to': { rel_type: 'm.replace', event_id: '$orig' },
     };
-    expect(classify(base({ content: edit }), ctx)).toEqual({ kind: 'ignore', why: 'edit' });
+    const asEdit = { kind: 'edit', commandLike: true, request: 1 };
+    expect(classify(base({ content: edit }), ctx)).toEqual(asEdit);
     const { 'm.relates_to': _omit, ...onlyNewContent } = edit;
-    expect(classify(base({ content: onlyNewContent }), ctx)).toEqual({
+    expect(classify(base({ content: onlyNewContent }), ctx)).toEqual(asEdit);
+    // Without m.new_content its fallback body says what it would say.
+    const { 'm.new_content': _new, ...onlyRelation } = edit;
+    expect(classify(base({ content: onlyRelation }), ctx)).toEqual(asEdit);
+    const chatter = { ...edit, 'm.new_content': { msgtype: 'm.text', body: 'thanks' } };
+    expect(classify(base({ content: chatter }), ctx)).toMatchObject({ commandLike: false });
+    expect(classify(base({ content: edit, sender: '@eve:hs' }), ctx)).toEqual({
       kind: 'ignore',
       why: 'edit',
     });
+  });
+
+  it("attack: in an encrypted room the relation may be the homeserver's: only m.new_content makes an edit", () => {
+    const encrypted = { ...ctx, relationsFromServer: true };
+    // The owner's own "approve 1", with an m.replace relation the homeserver added in clear
+    // (copied into a payload that had none): still the owner's words.
+    const dressed = {
+      msgtype: 'm.text',
+      body: 'approve 1',
+      'm.relates_to': { rel_type: 'm.replace', event_id: '$other' },
+    };
+    expect(classify(base({ content: dressed }), encrypted)).toEqual({
+      kind: 'text',
+      body: 'approve 1',
+    });
+    const realEdit = { ...dressed, 'm.new_content': { msgtype: 'm.text', body: 'deny 1' } };
+    expect(classify(base({ content: realEdit }), encrypted)).toMatchObject({ kind: 'edit' });
+    const editedVote = {
+      'm.new_content': {},
+      'm.relates_to': { rel_type: 'm.reference', event_id: '$poll' },
+      'org.matrix.msc3381.poll.response': { answers: ['approve-1-' + 'a'.repeat(32)] },
+    };
+    expect(
+      classify(base({ type: 'org.matrix.msc3381.poll.response', content: editedVote }), encrypted),
+    ).toEqual({ kind: 'edit', commandLike: true, request: undefined });
   });
 
   it('only m.text counts; a missing or non-string body is malformed', () => {

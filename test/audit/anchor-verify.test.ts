@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { type AuditRecord, verifyAudit } from '../../broker/audit/index.js';
 import { serializeCheckpoint } from '../../broker/audit/checkpoint.js';
 import { ZERO_HASH } from '../../broker/audit/canonical.js';
-import { createAuditCommand } from '../../cli/commands/audit.js';
+import { createAuditCommand } from '../../cli/owner/audit.js';
 import { rewriteHistory } from '../../support/audit-rewrite.js';
 import { runCli } from '../../support/processes.js';
 import { checkpointPath, logPath, tempDir, writeLog } from './helpers.js';

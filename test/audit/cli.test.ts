@@ -5,8 +5,8 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { createAuditCommand } from '../../cli/commands/audit.js';
-import { commands } from '../../cli/commands/index.js';
+import { createAuditCommand } from '../../cli/owner/audit.js';
+import { commands } from '../../cli/main.js';
 import { CLI_MAIN } from '../../support/processes.js';
 import { checkpointPath, logPath, readLog, tempDir, writeLog } from './helpers.js';
 
@@ -103,19 +103,50 @@ describe('broker audit verify as a subprocess', () => {
     expect(JSON.parse(r.stdout)).toMatchObject({ status: 'ok', records: 6, head: { seq: 6 } });
   });
 
-  it('defaults to ./data', async () => {
+  it('finds the log as `audit tail` does: ./config.yaml, $BROKER_CONFIG, the demo', async () => {
+    // It used to read ./data whatever the configuration said.
     const cwd = tempDir();
-    await writeLog(join(cwd, 'data'), 2);
+    await writeLog(join(cwd, 'data'), 1);
+    await writeLog(join(cwd, 'state'), 2);
+    writeFileSync(join(cwd, 'config.yaml'), 'data_dir: state\n');
+    const found = broker(['audit', 'verify'], cwd);
+    expect(found.code).toBe(0);
+    expect(JSON.parse(found.stdout)).toMatchObject({ status: 'ok', records: 2 });
+
+    const other = tempDir();
+    await writeLog(join(other, 'kept'), 3);
+    writeFileSync(join(other, 'broker.yaml'), 'data_dir: kept\n');
+    const named = spawnSync(process.execPath, ['--import', TSX, RUNNER, 'audit', 'verify'], {
+      cwd,
+      encoding: 'utf8',
+      env: { ...process.env, NODE_OPTIONS: '', BROKER_CONFIG: join(other, 'broker.yaml') },
+    });
+    expect(named.status).toBe(0);
+    expect(JSON.parse(named.stdout)).toMatchObject({ status: 'ok', records: 3 });
+
+    const demo = tempDir();
+    mkdirSync(join(demo, 'data', 'demo'), { recursive: true });
+    await writeLog(join(demo, 'data', 'demo'), 4);
+    writeFileSync(join(demo, 'data', 'demo', 'config.yaml'), 'data_dir: .\n');
+    expect(JSON.parse(broker(['audit', 'verify'], demo).stdout)).toMatchObject({ records: 4 });
+  });
+
+  it('with no configuration here says how to point at one', async () => {
+    const cwd = tempDir();
+    await writeLog(join(cwd, 'data'), 1);
     const r = broker(['audit', 'verify'], cwd);
-    expect(r.code).toBe(0);
-    expect(JSON.parse(r.stdout)).toMatchObject({ status: 'ok', records: 2 });
+    expect(r.code).toBe(1);
+    const out = JSON.parse(r.stdout) as { error: string; next_step: string };
+    expect(out.error).toBe(`no config.yaml in ${cwd}, and no demo here (data/demo/config.yaml)`);
+    expect(out.next_step).toContain('--config FILE (or BROKER_CONFIG=FILE in the environment)');
+    expect(out.next_step).toContain('--data-dir DIR');
   });
 });
 
 describe('broker audit verify: outcomes', () => {
   it('is registered in the command table, with help that shows an example', () => {
     const audit = commands.find((c) => c.name === 'audit');
-    expect(audit?.help).toMatch(/Usage: broker audit verify \[--data-dir DIR \| --config FILE\]/);
+    expect(audit?.help).toMatch(/Usage: broker audit verify \[--config FILE \| --data-dir DIR\]/);
     expect(audit?.help).toMatch(/Examples:\n {2}broker audit verify --data-dir /);
     expect(audit?.help).toMatch(/\n {2}broker audit tail -n 20/);
   });

@@ -9,8 +9,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { AuditLog, verifyAudit } from '../../broker/audit/index.js';
 import { LISTED_FINDINGS, readEvent, SchemaFindings } from '../../broker/audit/reading.js';
-import { humanRecord } from '../../cli/commands/audit-tail.js';
-import { createAuditCommand } from '../../cli/commands/audit.js';
+import { humanRecord } from '../../cli/owner/audit-tail.js';
+import { createAuditCommand } from '../../cli/owner/audit.js';
 import { appendLine } from '../../support/audit-line.js';
 import type { AuditEventName } from '../../broker/audit/events.js';
 import { logLines, tempDir, tickingClock, writeLogBytes } from './helpers.js';
@@ -22,7 +22,7 @@ const CALL = { surface: 'agent', tool: 'read', correlation_id: 'c-1', instance: 
 async function logWithFindings(): Promise<string> {
   const dir = tempDir();
   const log = await AuditLog.open(dir, { now: tickingClock() });
-  await log.append({ event: 'intent', ...CALL, path: 'Docs/a.txt' });
+  await log.append({ event: 'intent', ...CALL, path: 'Docs/a.txt', grants: [1] });
   await appendLine(log, 'intnet' as AuditEventName, { ...CALL, path: 'Docs/b.txt' });
   await appendLine(log, 'outcome', { ...CALL, code: 'not_found' });
   await log.append({ event: 'stop' });

@@ -24,8 +24,8 @@ import { refused } from '../../broker/base/envelope.js';
 import { GrantEndedError } from '../../broker/operations/in-flight.js';
 import { OperationRefusal } from '../../broker/operations/step.js';
 import type { ExitCode } from '../../cli/command.js';
-import { CliError, type CliErrorCode } from '../../cli/transfer/errors.js';
-import { McpCallError } from '../../cli/transfer/mcp-http.js';
+import { CliError, type CliErrorCode } from '../../cli/client/transfer/errors.js';
+import { McpCallError } from '../../cli/client/transfer/mcp-http.js';
 import { ROOT } from '../../support/processes.js';
 
 const cause = new Error('underneath');

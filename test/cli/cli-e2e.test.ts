@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExitCode } from '../../cli/command.js';
-import { StateStore } from '../../cli/transfer/state.js';
+import { StateStore } from '../../cli/client/transfer/state.js';
 import { nextSecond } from '../../fakes/nextcloud.js';
 import { startBroker, type Broker } from '../../support/daemon.js';
 import { startCorruptingProxy } from './corrupting-proxy.js';

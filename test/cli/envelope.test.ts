@@ -1,11 +1,11 @@
 /**
- * How the CLI reads a broker answer (cli/transfer/broker-client.ts): an envelope only
+ * How the CLI reads a broker answer (cli/client/transfer/broker-client.ts): an envelope only
  * when it has a known status and its fields are of the types the CLI reads, and which
  * exit code each failure maps to (docs/contracts.md §6).
  */
 import { describe, expect, it } from 'vitest';
 import { ExitCode } from '../../cli/command.js';
-import { asEnvelope, envelopeFailure } from '../../cli/transfer/envelope.js';
+import { asEnvelope, envelopeFailure } from '../../cli/client/transfer/envelope.js';
 
 describe('an answer is an envelope only in its documented shape', () => {
   it('keeps the fields a command reads on, and defaults a missing message to ""', () => {
@@ -36,7 +36,7 @@ describe('a failure envelope maps to the exit code of its kind', () => {
   it.each([
     [{ status: 'refused', code: 'no_grant' }, ExitCode.refused, 'request_access'],
     [{ status: 'refused', code: 'grant_revoked' }, ExitCode.refused, 'request_access'],
-    [{ status: 'refused', code: 'precondition_failed' }, ExitCode.clobber, 'merge'],
+    [{ status: 'refused', code: 'conflict' }, ExitCode.clobber, 'merge'],
     [{ status: 'refused', code: 'locked' }, ExitCode.clobber, 'lock'],
     [{ status: 'refused', code: 'insufficient_storage' }, ExitCode.refused, 'do not retry'],
     [{ status: 'error', code: 'verification_failed' }, ExitCode.verification, 'corrupt'],

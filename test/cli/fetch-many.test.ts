@@ -1,5 +1,5 @@
 /**
- * `broker fetch` of several files in one command (cli/transfer/fetch-many.ts): each file
+ * `broker fetch` of several files in one command (cli/client/transfer/fetch-many.ts): each file
  * is fetched as if alone (its own read call, wall decision and audit records), one answer
  * lists every file, and a file that fails does not stop the others but sets the exit code.
  */

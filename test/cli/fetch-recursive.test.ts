@@ -1,5 +1,5 @@
 /**
- * `broker fetch --recursive INSTANCE:FOLDER` (cli/transfer/fetch-folder.ts): the files below
+ * `broker fetch --recursive INSTANCE:FOLDER` (cli/client/transfer/fetch-folder.ts): the files below
  * a folder, found with the transfer surface's `list`, each fetched as if alone (its own
  * read call, wall decision and audit records) into a local tree that mirrors the folder;
  * a tree it cannot mirror is refused before any file is fetched.

@@ -1,5 +1,5 @@
 /**
- * Reading a local file through reused buffers (cli/transfer/file-bytes.ts): the hash is
+ * Reading a local file through reused buffers (cli/client/transfer/file-bytes.ts): the hash is
  * the file's, and an upload writes exactly its bytes in order even when the sink holds
  * each buffer a while before taking it (a buffer is reused only after its write
  * callback), and fails when the file is not the size it was hashed at.
@@ -14,7 +14,7 @@ import {
   FileChangedError,
   READ_BYTES,
   sendFile,
-} from '../../cli/transfer/file-bytes.js';
+} from '../../cli/client/transfer/file-bytes.js';
 import { tempStage } from '../../support/processes.js';
 
 /** A file of `size` random bytes. */

@@ -1,14 +1,14 @@
 /**
- * The walk behind `broker fetch --recursive` (cli/transfer/folder-walk.ts), against a
+ * The walk behind `broker fetch --recursive` (cli/client/transfer/folder-walk.ts), against a
  * stand-in for the broker's `list` tool: every page and subfolder is followed, and a
  * tree that cannot be mirrored locally is refused whole, naming each problem.
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { TransferClient } from '../../cli/transfer/broker-client.js';
-import { MAX_RECURSIVE_FILES, walkFolder } from '../../cli/transfer/folder-walk.js';
-import { parseTarget } from '../../cli/transfer/target.js';
+import type { TransferClient } from '../../cli/client/transfer/broker-client.js';
+import { MAX_RECURSIVE_FILES, walkFolder } from '../../cli/client/transfer/folder-walk.js';
+import { parseTarget } from '../../cli/client/transfer/target.js';
 import { tempStage } from '../../support/processes.js';
 
 type Entry = { name: string; kind: 'file' | 'folder'; size?: number };

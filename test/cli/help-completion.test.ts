@@ -7,10 +7,10 @@
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { ExitCode, type Command } from '../../cli/command.js';
-import { clientCommands } from '../../cli/commands/client.js';
-import { commands } from '../../cli/commands/index.js';
+import { clientCommands } from '../../cli/client/commands/index.js';
+import { commands } from '../../cli/main.js';
 import { BUILTIN_WORDS, optionsOf } from '../../cli/completion.js';
-import { clientMain } from '../../cli/client-main.js';
+import { clientMain } from '../../cli/client/main.js';
 import { main } from '../../cli/main.js';
 
 async function run(

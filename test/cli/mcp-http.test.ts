@@ -1,5 +1,5 @@
 /**
- * The CLI's own MCP client (cli/transfer/mcp-http.ts) against the SDK's real
+ * The CLI's own MCP client (cli/client/transfer/mcp-http.ts) against the SDK's real
  * Streamable HTTP server (stateless, answering as JSON and as an event stream), and
  * against servers that answer wrongly: each wrong answer must become a named failure,
  * never a hang or a misread result.
@@ -16,7 +16,11 @@ import {
   McpError,
   ErrorCode,
 } from '@modelcontextprotocol/sdk/types.js';
-import { McpCallError, McpHttpClient, type McpFailure } from '../../cli/transfer/mcp-http.js';
+import {
+  McpCallError,
+  McpHttpClient,
+  type McpFailure,
+} from '../../cli/client/transfer/mcp-http.js';
 
 const TOKEN = 'Bearer test-transfer-token-0123456789abcdef';
 const servers: Server[] = [];

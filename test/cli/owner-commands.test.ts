@@ -9,9 +9,9 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { OwnerSocket } from '../../broker/approval/owner/server.js';
 import { memoryLogger } from '../../broker/base/log.js';
-import { runAuditTail } from '../../cli/commands/audit-tail.js';
-import { createOwnerCommands } from '../../cli/commands/owner.js';
-import { fit } from '../../cli/commands/owner-table.js';
+import { runAuditTail } from '../../cli/owner/audit-tail.js';
+import { createOwnerCommands } from '../../cli/owner/owner.js';
+import { fit } from '../../cli/owner/owner-table.js';
 import type { Command } from '../../cli/command.js';
 import { harness, H, LIFECYCLE, type Harness } from '../../support/approval.js';
 import { until } from '../../support/until.js';
@@ -144,6 +144,57 @@ describe('owner commands', () => {
     expect(await broker('status')).toBe(0);
     expect(out).toContain('No active grants.');
     expect(out).toContain('Pending requests (1):');
+  });
+
+  it('show N: the request in full, as the console shows it; exit 3 for none; nothing audited', async () => {
+    await socket.start();
+    const n = h.request([
+      ['Docs', 'read'],
+      ['Notes', 'write'],
+    ]);
+    expect(await broker('show', String(n))).toBe(0);
+    expect(out).toContain(`Request ${n}`);
+    expect(out).toMatch(/read .*Docs/);
+    expect(out).toMatch(/write .*Notes/);
+    expect(await broker('show', String(n), '--json')).toBe(0);
+    expect(JSON.parse(out)).toMatchObject({
+      status: 'ok',
+      message: expect.stringContaining('Notes'),
+    });
+    expect(await broker('show', '99')).toBe(3);
+    expect(out).toContain('There is no request 99');
+    expect(await broker('show')).toBe(1);
+    expect(err).toContain('usage: broker show N');
+    expect(h.records().filter((r) => r.actor === 'socket')).toEqual([]);
+  });
+
+  it('the hint after a refusal names a command the shell has: `show N`', async () => {
+    await socket.start();
+    const m = h.request([['Photos', 'read']]);
+    expect(await broker('deny', String(m))).toBe(0);
+    expect(await broker('deny', String(m))).toBe(3);
+    expect(out).toContain(`Type "show ${m}"`);
+    expect(await broker('show', String(m))).toBe(0);
+    expect(out).toContain('Photos');
+  });
+
+  it('from a folder without a configuration: says how to point at one', async () => {
+    await socket.start();
+    const home = cwd;
+    cwd = mkdtempSync(join(tmpdir(), 'owner-cli-elsewhere-'));
+    try {
+      expect(await broker('status')).toBe(1);
+      expect(err).toContain(`no config.yaml in ${cwd}`);
+      expect(err).toContain('--config FILE (or BROKER_CONFIG=FILE in the environment)');
+      expect(await broker('status', '--config', join(home, 'config.yaml'))).toBe(0);
+      expect(await broker('grants', '--config', 'nope.yaml', '--json')).toBe(1);
+      expect(JSON.parse(out)).toMatchObject({
+        error: `--config nope.yaml: there is no file ${join(cwd, 'nope.yaml')}`,
+      });
+    } finally {
+      rmSync(cwd, { recursive: true, force: true });
+      cwd = home;
+    }
   });
 
   it('fit shortens in the middle', () => {

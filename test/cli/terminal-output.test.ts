@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExitCode } from '../../cli/command.js';
 import fc from 'fast-check';
-import { forTerminal, jsonLine } from '../../cli/transfer/output.js';
+import { forTerminal, jsonLine } from '../../cli/terminal.js';
 import { runCli } from '../../support/processes.js';
 
 const HOSTILE = 'no grant for \x1b[2J\x1b[1;1Hreport\r\u202Efdp.exe\u200B\u2028done';

@@ -66,6 +66,7 @@ describe('the demo groupware seed', () => {
         cloudFolder: 'c',
         trashFolder: 't',
         secretsFolder: 's',
+        metricsTokenFile: 'm',
         dataFolder: 'd',
         tokensFile: 'f',
         configFile: 'g',

@@ -20,7 +20,7 @@ import {
 import { demoLogSink } from '../../broker/demo/log-sink.js';
 import { choosePort, portIsFree } from '../../broker/demo/ports.js';
 import { DEMO_FILES, seedDemoCloud } from '../../broker/demo/seed.js';
-import { hasConfig, stopOnSignal } from '../../cli/commands/start.js';
+import { hasConfig, stopOnSignal } from '../../cli/owner/start.js';
 
 let dir: string;
 beforeEach(() => {
@@ -61,6 +61,7 @@ describe('demo config', () => {
       [join(dir, DEMO_SECRET_FILES.agent), `${secrets.agent}\n`],
       [join(dir, DEMO_SECRET_FILES.transfer), `${secrets.transfer}\n`],
       [join(dir, DEMO_SECRET_FILES.appPassword), `${secrets.appPassword}\n`],
+      [join(dir, DEMO_SECRET_FILES.metrics), `${secrets.metrics}\n`],
     ]);
     const { config, warnings } = parseConfig(yaml, {
       baseDir: dir,
@@ -71,7 +72,11 @@ describe('demo config', () => {
         return text;
       },
     });
-    expect(config.tokens).toEqual({ agent: secrets.agent, transfer: secrets.transfer });
+    expect(config.tokens).toEqual({
+      agent: secrets.agent,
+      transfer: secrets.transfer,
+      metrics: secrets.metrics,
+    });
     expect(config.approval).toBe('console');
     expect(config.server.host).toBe('127.0.0.1');
     expect(config.data_dir).toBe(dir);
@@ -99,7 +104,7 @@ describe('demo config', () => {
     const a = freshSecrets();
     const b = freshSecrets();
     expect(a.agent).toMatch(/^[A-Za-z0-9_-]{43}$/);
-    expect(new Set([a.agent, a.transfer, a.appPassword, b.agent]).size).toBe(4);
+    expect(new Set([a.agent, a.transfer, a.appPassword, a.metrics, b.agent]).size).toBe(5);
     expect(randomToken(() => Buffer.alloc(32, 0xff))).toBe(`${'_'.repeat(42)}8`);
   });
 });

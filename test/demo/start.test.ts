@@ -74,7 +74,7 @@ function parseBanner(text: string): Banner {
 async function startDemo(cwd: string): Promise<{ broker: BrokerProcess; banner: Banner }> {
   const broker = spawnBrokerCommand(['start'], { cwd, env: cleanEnv() });
   try {
-    await broker.waitFor(/Approval console: [^]*?\nbroker> /);
+    await broker.waitFor(/Approval console: [^\n]*\n[^\n]*\n/);
   } catch (error) {
     await broker.stop();
     throw error;
@@ -126,6 +126,19 @@ describe('broker start without a config: the demo', () => {
       const health = await fetch(`${banner.brokerUrl}/health`);
       expect(health.status).toBe(200);
       expect(await health.json()).toMatchObject({ status: 'ok' });
+
+      // The banner's metrics line works as printed: its token file, its URL.
+      const curl = /curl -s -H "Authorization: Bearer \$\(cat (\S+)\)" (\S+)\/metrics \| head/.exec(
+        out,
+      );
+      expect(curl?.[2]).toBe(banner.brokerUrl);
+      const metricsToken = readFileSync(join(cwd, curl?.[1] ?? 'missing'), 'utf8').trim();
+      expect(metricsToken).not.toBe(banner.agentToken);
+      const metrics = await fetch(`${banner.brokerUrl}/metrics`, {
+        headers: { authorization: `Bearer ${metricsToken}` },
+      });
+      expect(metrics.status).toBe(200);
+      expect(await metrics.text()).toContain('# HELP broker_requests_total');
 
       const cliEnv = {
         BROKER_URL: banner.brokerUrl,

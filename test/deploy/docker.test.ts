@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { thisNode } from '../../scripts/record-node.js';
 import { nodeFlagsOf, shippedNodeFlags } from '../../support/node-flags.js';
 
 /** The flags `npm start` runs the daemon with: the memory and GC settings we measured. */
@@ -126,5 +127,20 @@ describe('every documented way to run the daemon uses the same node flags', () =
     const runbook = readFileSync(new URL('../../docs/runbook.md', import.meta.url), 'utf8');
     const execStart = /^ExecStart=(.*)$/m.exec(runbook)?.[1] ?? '';
     expect(nodeFlagsOf(execStart)).toEqual(SHIPPED);
+  });
+
+  it("the runbook's unit starts the Node the install was built with, by its absolute path", () => {
+    // It used to say /usr/bin/node, which on a machine with Node 20 there crashed.
+    const runbook = readFileSync(new URL('../../docs/runbook.md', import.meta.url), 'utf8');
+    expect(/^ExecStart=(\S+) /m.exec(runbook)?.[1]).toBe('$NODE');
+    expect(runbook).not.toMatch(/^ExecStart=\/usr\/bin\/node/m);
+    // $NODE is the path dist/node.json records (scripts/record-node.ts writes `path`),
+    // read right before the unit is written, whose heredoc expands it.
+    const unit =
+      /```sh\n(NODE=.*)\n(sudo tee \/etc\/systemd\/system\/\S+\.service >\/dev\/null <<EOF)\n/.exec(
+        runbook,
+      );
+    expect(unit?.[1]).toBe('NODE="$(jq -r .path /opt/nextcloud-access-broker/dist/node.json)"');
+    expect(Object.keys(thisNode())).toContain('path');
   });
 });

@@ -12,7 +12,7 @@ import { parse } from 'yaml';
 import { z } from 'zod';
 import { CHECKPOINT_FILE, LOCK_FILE, LOG_FILE } from '../../broker/audit/index.js';
 import { agentTools, type AgentToolDeps } from '../../broker/surfaces/agent/index.js';
-import { commands } from '../../cli/commands/index.js';
+import { commands } from '../../cli/main.js';
 import { schemaKeys } from './schema-keys.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -166,11 +166,12 @@ describe('relative links', () => {
 /**
  * `broker <command>` where `broker` starts a shell command: at the start of a code span or
  * line, after `&&`, `;`, `|`, `$(`, optionally behind `sudo -u USER`, `npx [options]` or
- * `node …/bin/broker.js`. (`claude mcp add … broker http://…` names an MCP server, not a
- * command, and is not matched.)
+ * `node …/bin/broker.js` (or `"$NODE" …/bin/broker.js`, the runbook's install Node).
+ * (`claude mcp add … broker http://…` names an MCP server, not a command, and is not
+ * matched.)
  */
 const COMMAND_USE =
-  /(?:^|&&|;|\||\$\()\s*(?:\$\s+)?(?:sudo\s+-u\s+\S+\s+)?(?:npx\s+(?:-\S+\s+)*)?(?:node\s+\S*bin\/broker\.js|broker)\s+([a-z][a-z-]*)(?:\s+([a-z][a-z-]*))?/g;
+  /(?:^|&&|;|\||\$\()\s*(?:\$\s+)?(?:sudo\s+-u\s+\S+\s+)?(?:npx\s+(?:-\S+\s+)*)?(?:(?:node|"\$NODE")\s+\S*bin\/broker\.js|broker)\s+([a-z][a-z-]*)(?:\s+([a-z][a-z-]*))?/g;
 
 /** Sub-commands of commands that take one. */
 const SUB_COMMANDS: ReadonlyMap<string, readonly string[]> = new Map([
@@ -335,6 +336,7 @@ describe('the checks themselves', () => {
     expect(found('cd x && sudo -u broker node /opt/b/bin/broker.js doctor --config c')).toEqual([
       'doctor',
     ]);
+    expect(found('sudo -u broker "$NODE" /opt/b/bin/broker.js revoke all')).toEqual(['revoke']);
     expect(found('claude mcp add --transport http broker http://h:8765/mcp')).toEqual([]);
     expect(found('the broker refuses to start')).toEqual([]);
   });

@@ -12,7 +12,7 @@ import { AuditLog } from '../../broker/audit/index.js';
 import type { Check, CheckSection } from '../../broker/doctor/checklist.js';
 import { checkDataModes } from '../../broker/doctor/local.js';
 import { runDoctor, type DoctorReport } from '../../broker/doctor/run.js';
-import { createDoctorCommand } from '../../cli/commands/doctor.js';
+import { createDoctorCommand } from '../../cli/owner/doctor.js';
 import { startFakeHomeserver, type FakeHomeserver, type RoomSpec } from '../../fakes/homeserver.js';
 import { startFakeNextcloud, type FakeNextcloud } from '../../fakes/nextcloud.js';
 import { appendLine } from '../../support/audit-line.js';

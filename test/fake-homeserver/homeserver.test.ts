@@ -4,6 +4,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startFakeHomeserver, type FakeHomeserver } from '../../fakes/homeserver.js';
+import { hsCall } from '../../support/matrix.js';
 
 const A = '@alice:hs.test';
 const B = '@bob:hs.test';
@@ -20,21 +21,12 @@ afterEach(async () => {
   await hs.close();
 });
 
-async function call(
+const call = (
   method: string,
   path: string,
   opts: { token?: string | null; body?: unknown } = {},
-): Promise<{ status: number; json: Record<string, unknown> }> {
-  const headers: Record<string, string> = { 'content-type': 'application/json' };
-  const token = opts.token === undefined ? 'tok-a' : opts.token;
-  if (token !== null) headers['authorization'] = `Bearer ${token}`;
-  const res = await fetch(`${hs.url}${path}`, {
-    method,
-    headers,
-    ...(opts.body === undefined ? {} : { body: JSON.stringify(opts.body) }),
-  });
-  return { status: res.status, json: (await res.json()) as Record<string, unknown> };
-}
+): Promise<{ status: number; json: Record<string, unknown> }> =>
+  hsCall(hs.url, method, path, { ...opts, token: opts.token === undefined ? 'tok-a' : opts.token });
 
 const room = encodeURIComponent(ROOM);
 type Ev = {

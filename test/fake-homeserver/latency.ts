@@ -13,7 +13,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import type { ApprovalStore } from '../../broker/approval/decisions.js';
+import type { ApprovalStore } from '../../broker/approval/ports.js';
 import { ApprovalEngine } from '../../broker/approval/engine.js';
 import {
   MatrixGateway,

@@ -7,7 +7,7 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ExitCode } from '../../cli/command.js';
-import { StateStore } from '../../cli/transfer/state.js';
+import { StateStore } from '../../cli/client/transfer/state.js';
 import { nextSecond } from '../../fakes/nextcloud.js';
 import { useRealRig } from './rig.js';
 

@@ -68,6 +68,16 @@ describe('MCP 2026-07-28 beside 2025-11-25', () => {
     await client.close();
   });
 
+  it("both revisions' instructions put the CLI on the agent's host, not the owner's", async () => {
+    const modern = await modernClient();
+    const legacy = await broker.agent();
+    for (const text of [modern.getInstructions(), legacy.getInstructions()]) {
+      expect(text).toContain("the `broker` CLI on your (the agent's) host");
+      expect(text).not.toContain("owner's `broker`");
+    }
+    await modern.close();
+  });
+
   it('a 2025-11-25 client on the same endpoint still initializes and calls', async () => {
     const agent = await broker.agent();
     expect(await call(agent, 'check_access')).toMatchObject({ status: 'ok' });

@@ -13,6 +13,7 @@ import {
   CLIENT_INFO_META_KEY,
   PROTOCOL_VERSION_META_KEY,
 } from '@modelcontextprotocol/server';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TASKS_EXTENSION } from '../../broker/surfaces/mcp-tasks.js';
 import { H, startBroker, type Broker } from '../../support/daemon.js';
@@ -154,5 +155,90 @@ describe('a pending request as a task', () => {
       const answer = await getTask(taskId);
       expect(answer.error?.code).toBe(-32602);
     }
+  });
+});
+
+describe("a task's result validates against request_access's declared output schema", () => {
+  // Inspector (and any client that checks structuredContent) failed every decided task
+  // with "data must NOT have additional properties": the result is check_access's answer,
+  // which request_access's schema did not declare.
+  const declared = async () => {
+    const listed = await rpc('tools/list', {}, { tasks: true });
+    const tools = listed.result?.tools as { name: string; outputSchema: object }[];
+    const schema = tools.find((t) => t.name === 'request_access')?.outputSchema;
+    return new Ajv2020({ strict: true, allErrors: true }).compile(schema ?? false);
+  };
+  const decidedAs = async (path: string, decision: (n: number) => string) => {
+    const created = await requestAccess(path, true);
+    const taskId = created.result?.taskId as string;
+    const request = Number(/^request-(\d+)$/.exec(taskId)?.[1]);
+    await broker.gateway.decide(decision(request));
+    const done = await getTask(taskId);
+    expect(done.result).toMatchObject({ status: 'completed' });
+    return (done.result?.result as { structuredContent: unknown }).structuredContent;
+  };
+
+  it.each([
+    ['approved', (n: number) => `approve ${n}`],
+    ['denied', (n: number) => `deny ${n}`],
+  ])('%s', async (state, decision) => {
+    const validate = await declared();
+    const result = await decidedAs(`Tasks/Schema-${state}`, decision);
+    expect(result).toMatchObject({ state });
+    expect(validate(result), JSON.stringify(validate.errors)).toBe(true);
+  });
+
+  it('partially approved, then revoked: what holds now is declared too', async () => {
+    const validate = await declared();
+    const created = await rpc(
+      'tools/call',
+      {
+        name: 'request_access',
+        arguments: {
+          instance: 'personal',
+          reason: 'schema',
+          items: [
+            { path: 'Tasks/Partial-a', mode: 'read' },
+            { path: 'Tasks/Partial-b', mode: 'write' },
+          ],
+        },
+      },
+      { tasks: true, name: 'request_access' },
+    );
+    const taskId = created.result?.taskId as string;
+    const request = Number(/^request-(\d+)$/.exec(taskId)?.[1]);
+    await broker.gateway.decide(`approve ${request} 1`);
+    await broker.gateway.decide(`revoke ${request}`);
+    const done = await getTask(taskId);
+    const result = (done.result?.result as { structuredContent: unknown }).structuredContent;
+    expect(result).toMatchObject({
+      state: 'partially_approved',
+      items: [{ grant_state: 'revoked', ended_by: 'owner' }, { granted: false }],
+    });
+    expect(validate(result), JSON.stringify(validate.errors)).toBe(true);
+  });
+
+  it('the pending answer without tasks is the same shape: the request as check_access shows it', async () => {
+    const validate = await declared();
+    const plain = await requestAccess('Tasks/Schema-plain', false);
+    const answer = plain.result?.structuredContent as { request: number };
+    expect(validate(answer), JSON.stringify(validate.errors)).toBe(true);
+    const checked = await rpc(
+      'tools/call',
+      { name: 'check_access', arguments: { request: answer.request } },
+      { tasks: false, name: 'check_access' },
+    );
+    const { message: _m, hint: _h, ...fields } = answer as Record<string, unknown>;
+    const { message: _c, ...checkedFields } = checked.result?.structuredContent as Record<
+      string,
+      unknown
+    >;
+    expect(fields).toEqual(checkedFields);
+    expect(fields).toMatchObject({
+      status: 'pending',
+      state: 'pending',
+      instance: 'personal',
+      items: [{ n: 1, path: 'Tasks/Schema-plain', granted: false, holds: 'waiting for the owner' }],
+    });
   });
 });

@@ -251,6 +251,7 @@ describe('one error boundary', () => {
       const logger = memoryLogger(scrub);
       const throwing = {
         mkdir: () => Promise.reject(new TypeError(`kaboom with ${APP_PASSWORD}`)),
+        recording: (_sink: unknown, run: () => Promise<unknown>) => run(),
       } as unknown as NextcloudPort;
       const pipeline = new Pipeline({
         grants: broker.store,

@@ -5,7 +5,8 @@
  *
  * Acts on, and only on, events in the configured room:
  * - from the approver's exact Matrix ID: an `m.reaction` annotation, an `m.text`
- *   message that is not an edit (reply fallback stripped), a redaction, a poll vote;
+ *   message that is not an edit (reply fallback stripped), a redaction, a poll vote,
+ *   and an edit (which the gateway refuses: an edit decides nothing);
  * - from anyone else: nothing (a command-shaped event is reported as `stranger` so the
  *   gateway can log and audit the attempt; the stranger is told nothing).
  * Everything else, including the bot's own events, is ignored.
@@ -13,7 +14,7 @@
 import { z } from 'zod';
 import { normaliseEmoji, REACTION_KEYS } from '../emoji.js';
 import { parseCommand } from '../parser.js';
-import { parseVote, POLL_RESPONSE_TYPES, type PollAnswer } from './poll.js';
+import { parseVote, POLL_RESPONSE_TYPES } from './poll.js';
 
 /** The fields of a timeline event the broker decides on. */
 export interface IncomingEvent {
@@ -32,13 +33,21 @@ export interface ClassifyContext {
   readonly roomId: string;
   readonly approver: string;
   readonly bot: string;
+  /**
+   * The content is a decrypted payload whose `m.relates_to` may be the homeserver's
+   * (matrix-js-sdk copies the clear relation into a payload that has none): an edit is
+   * then known by its `m.new_content` alone, which only the sender can have encrypted.
+   */
+  readonly relationsFromServer?: boolean;
 }
 
 export type Classified =
   | { kind: 'ignore'; why: IgnoreReason }
   | { kind: 'reaction'; target: string; key: string }
   | { kind: 'text'; body: string }
-  | { kind: 'vote'; poll: string; answer: PollAnswer | undefined }
+  | { kind: 'vote'; poll: string; answerId: string | undefined }
+  /** An edit by the approver. `commandLike`: its new text (or a vote) would decide. */
+  | { kind: 'edit'; commandLike: boolean; request: number | undefined }
   | { kind: 'redaction'; target: string }
   | { kind: 'membership'; userId: string; membership: string }
   | { kind: 'room_state'; stateType: 'm.room.encryption' | 'm.room.join_rules'; content: unknown }
@@ -101,10 +110,34 @@ export function stripReplyFallback(body: string): string {
   return lines.slice(i).join('\n');
 }
 
-function isEdit(content: z.infer<typeof MessageContentSchema>): boolean {
-  return (
-    content['m.relates_to']?.rel_type === 'm.replace' || content['m.new_content'] !== undefined
-  );
+const NewContentSchema = z.object({ 'm.new_content': z.unknown() });
+const NewTextSchema = z.object({ body: z.string().max(MAX_BODY_LENGTH) });
+
+/** Whether `content` replaces another event's (see ClassifyContext.relationsFromServer). */
+function isEdit(content: unknown, ctx: ClassifyContext): boolean {
+  const replaces = NewContentSchema.safeParse(content);
+  if (replaces.success && replaces.data['m.new_content'] !== undefined) return true;
+  if (ctx.relationsFromServer === true) return false;
+  const parsed = MessageContentSchema.safeParse(content);
+  return parsed.success && parsed.data['m.relates_to']?.rel_type === 'm.replace';
+}
+
+/** The approver's edit: would its new words decide something, and about which request? */
+function classifyEdit(type: string, content: unknown): Extract<Classified, { kind: 'edit' }> {
+  if (POLL_RESPONSE_TYPES.includes(type))
+    return { kind: 'edit', commandLike: true, request: undefined };
+  const replacement = (content as { 'm.new_content'?: unknown })['m.new_content'];
+  const parsedText = NewTextSchema.safeParse(replacement ?? content);
+  const text = parsedText.success
+    ? stripReplyFallback(parsedText.data.body).replace(/^\* /, '')
+    : '';
+  const parsed = parseCommand(text);
+  const command = parsed?.ok === true ? (parsed.command as { request?: unknown }) : {};
+  return {
+    kind: 'edit',
+    commandLike: parsed !== null,
+    request: typeof command.request === 'number' ? command.request : undefined,
+  };
 }
 
 export function classify(ev: IncomingEvent, ctx: ClassifyContext): Classified {
@@ -126,12 +159,22 @@ export function classify(ev: IncomingEvent, ctx: ClassifyContext): Classified {
   // Security: the approver is compared by exact Matrix ID, never by display name.
   const fromApprover = ev.sender === ctx.approver;
 
+  // Security: an edit changes words the broker may already have acted on; acting again
+  // (or differently) on an edit would let history rewrite a decision. The approver's
+  // is reported (the gateway refuses it); anyone else's is ignored like their other words.
+  if (
+    (ev.type === 'm.room.message' || POLL_RESPONSE_TYPES.includes(ev.type)) &&
+    isEdit(ev.content, ctx)
+  ) {
+    return fromApprover ? classifyEdit(ev.type, ev.content) : { kind: 'ignore', why: 'edit' };
+  }
+
   if (POLL_RESPONSE_TYPES.includes(ev.type)) {
     const vote = parseVote(ev.content);
     if (vote === undefined) return { kind: 'ignore', why: 'malformed' };
     if (!fromApprover)
       return { kind: 'stranger', sender: ev.sender, what: 'vote', commandLike: true };
-    return { kind: 'vote', poll: vote.poll, answer: vote.answer };
+    return { kind: 'vote', poll: vote.poll, answerId: vote.answerId };
   }
 
   switch (ev.type) {
@@ -149,9 +192,6 @@ export function classify(ev: IncomingEvent, ctx: ClassifyContext): Classified {
     case 'm.room.message': {
       const parsed = MessageContentSchema.safeParse(ev.content);
       if (!parsed.success) return { kind: 'ignore', why: 'malformed' };
-      // Security: an edit changes text the broker may already have acted on; acting
-      // again (or differently) on an edit would let history rewrite a decision.
-      if (isEdit(parsed.data)) return { kind: 'ignore', why: 'edit' };
       // Notices are what bots send; answering them risks bot loops.
       if (parsed.data.msgtype !== 'm.text') return { kind: 'ignore', why: 'not_text' };
       const body = stripReplyFallback(parsed.data.body);

@@ -6,10 +6,13 @@
  * sooner. Timeline events go to the gateway's handler; replays (events before the
  * first sync) are the gateway's to recognise through `replaying()`.
  */
+import type { Direction } from 'matrix-js-sdk';
 import {
   ClientEvent,
+  EventTimeline,
   RoomEvent,
   SyncState,
+  type EventTimelineSet,
   type MatrixClient,
   type MatrixEvent,
   type Room,
@@ -34,12 +37,20 @@ export type TimelineHandler = (
   data: { liveEvent?: boolean },
 ) => void;
 
+/**
+ * The live timeline was reset (a `limited` sync: a gap). `token` points back before the
+ * events that follow; null when there is none.
+ */
+export type GapHandler = (token: string | null) => void;
+
 export interface ConnectionDeps {
   readonly cfg: MatrixConfig;
   readonly opts: ResolvedOptions;
   readonly logger: Logger;
   readonly room: RoomWatch;
   readonly onTimeline: TimelineHandler;
+  /** A gap in the approval room's sync, after the first sync. */
+  readonly onGap: GapHandler;
   /** Sync is back after an outage. */
   readonly onRecovered: () => void;
   /** Where the bot keeps its identity (needed with matrix.encryption: required). */
@@ -64,6 +75,7 @@ export class MatrixConnection {
   readonly #logger: Logger;
   readonly #room: RoomWatch;
   readonly #onTimeline: TimelineHandler;
+  readonly #onGap: GapHandler;
   readonly #onRecovered: () => void;
   readonly #dataDir: string | undefined;
 
@@ -74,6 +86,7 @@ export class MatrixConnection {
     this.#logger = deps.logger;
     this.#room = deps.room;
     this.#onTimeline = deps.onTimeline;
+    this.#onGap = deps.onGap;
     this.#onRecovered = deps.onRecovered;
   }
 
@@ -102,6 +115,19 @@ export class MatrixConnection {
   async fetchEvent(eventId: string): Promise<Awaited<ReturnType<MatrixClient['fetchRoomEvent']>>> {
     if (this.#client === undefined) throw new Error('no client');
     return this.#client.fetchRoomEvent(this.#cfg.room_id, eventId);
+  }
+
+  /** One page of the approval room's history from `from`, as SDK events (decryption started). */
+  async page(
+    from: string,
+    limit: number,
+    dir: Direction,
+  ): Promise<{ events: MatrixEvent[]; end: string | undefined }> {
+    const client = this.#client;
+    if (client === undefined) throw new Error('no client');
+    const res = await client.createMessagesRequest(this.#cfg.room_id, from, limit, dir);
+    const mapper = client.getEventMapper();
+    return { events: res.chunk.map((raw) => mapper(raw)), end: res.end };
   }
 
   async start(): Promise<void> {
@@ -187,6 +213,7 @@ export class MatrixConnection {
       }
       client.on(ClientEvent.Sync, this.#onSync);
       client.on(RoomEvent.Timeline, this.#onTimeline);
+      client.on(RoomEvent.TimelineReset, this.#onTimelineReset);
       const prepared = this.#waitForPrepared();
       // Awaited below; this only keeps a rejection during startClient from going unhandled.
       prepared.catch(() => undefined);
@@ -239,6 +266,7 @@ export class MatrixConnection {
     if (client === undefined) return;
     client.off(ClientEvent.Sync, this.#onSync);
     client.off(RoomEvent.Timeline, this.#onTimeline);
+    client.off(RoomEvent.TimelineReset, this.#onTimelineReset);
     client.stopClient();
   }
 
@@ -287,6 +315,17 @@ export class MatrixConnection {
     if (this.#client.getSyncState() === SyncState.Error) this.#client.retryImmediately();
     return this.#client;
   }
+
+  readonly #onTimelineReset = (
+    room: Room | undefined,
+    timelineSet: EventTimelineSet,
+    _resetAll: boolean,
+  ): void => {
+    // Before the first sync there is nothing to read back: the past is never replayed.
+    if (this.replaying() || room?.roomId !== this.#cfg.room_id) return;
+    if (timelineSet !== room.getUnfilteredTimelineSet()) return;
+    this.#onGap(timelineSet.getLiveTimeline().getPaginationToken(EventTimeline.BACKWARDS));
+  };
 
   readonly #onSync = (state: SyncState, prev: SyncState | null): void => {
     if (state === SyncState.Prepared) {

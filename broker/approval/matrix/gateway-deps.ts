@@ -2,7 +2,8 @@
 import type { Clock } from '../../base/domain.js';
 import type { Logger } from '../../base/log.js';
 import type { MatrixConfig } from '../../config.js';
-import type { ApprovalAudit, Reply } from '../decisions.js';
+import type { ApprovalAudit } from '../ports.js';
+import type { Reply } from '../reply.js';
 import type { ApprovalEngine } from '../engine.js';
 import type { Classified } from './classify.js';
 import type { MatrixGatewayOptions } from './options.js';
@@ -10,7 +11,7 @@ import type { MatrixGatewayOptions } from './options.js';
 /** What the gateway uses of the engine. */
 export type MatrixEngine = Pick<
   ApprovalEngine,
-  'handleText' | 'handleReaction' | 'undoApprovalReaction' | 'storeId'
+  'handleText' | 'handleReaction' | 'undoApprovalReaction' | 'storeId' | 'database'
 >;
 
 /** Reported after each live event is handled (tests and the latency bench wait on it). */
@@ -22,6 +23,12 @@ export interface HandledEvent {
     | 'not_a_command'
     /** Encrypted room: not from a pinned device, not encrypted, or undecryptable. */
     | 'refused_device'
+    /** Encrypted room: a message already counted, served again. */
+    | 'refused_replay'
+    /** Encrypted room: an edit (it decides nothing). */
+    | 'refused_edit'
+    /** Encrypted room: a vote bound to no poll of ours, or to another request's. */
+    | 'refused_vote'
     /** Encrypted room: a reaction, answered with how to decide. */
     | 'reaction_refused';
   readonly reply?: Reply;
@@ -41,4 +48,6 @@ export interface MatrixGatewayDeps {
   onHandled?: (event: HandledEvent) => void;
   /** The data folder: the bot keeps its encryption identity there (encryption: required). */
   dataDir?: string;
+  /** Randomness for the poll nonces (default: node:crypto's randomBytes). */
+  randomBytes?: (size: number) => Uint8Array;
 }

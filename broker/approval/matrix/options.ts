@@ -18,6 +18,11 @@ export interface MatrixGatewayOptions {
   reconnectNudgeMs?: number;
   /** Event ids remembered as handled. Default 10 000. */
   handledLimit?: number;
+  /**
+   * The most events of a gap in the sync read back (/messages); a longer gap is not
+   * acted on, and the owner is told. Default 1 000.
+   */
+  gapReadLimit?: number;
   /** Device id for the access token, when the homeserver needs it. */
   deviceId?: string;
   /**
@@ -47,6 +52,7 @@ export function resolveOptions(o: MatrixGatewayOptions = {}): ResolvedOptions {
     requestTimeoutMs: o.requestTimeoutMs ?? 20_000,
     sendFailureWindowMs: o.sendFailureWindowMs ?? 60_000,
     handledLimit: o.handledLimit ?? 10_000,
+    gapReadLimit: o.gapReadLimit ?? 1_000,
     startWhileUnreachable: o.startWhileUnreachable ?? true,
     startRetryMs: o.startRetryMs ?? 30_000,
     startRetryFirstMs: o.startRetryFirstMs ?? 1_000,

@@ -3,6 +3,10 @@
  * answers approve everything asked for (with the default expiry) or deny. Posted with
  * the unstable event names Element sends and reads; votes are accepted under both the
  * unstable and the stable names.
+ *
+ * Each answer's id names the request and carries the nonce of its poll
+ * (`approve-17-<32 hex digits>`), which only the encrypted poll holds (poll-nonces.ts):
+ * a vote is bound to its request by what it encrypted, never by an event id.
  */
 import { z } from 'zod';
 
@@ -14,13 +18,38 @@ export const POLL_RESPONSE_TYPES: readonly string[] = [
 const TEXT = 'org.matrix.msc1767.text';
 
 export type PollAnswer = 'approve' | 'deny';
-const ANSWERS: readonly PollAnswer[] = ['approve', 'deny'];
 
-export function pollContent(requestId: number): Record<string, unknown> {
+/** 16 random bytes, as 32 lowercase hex digits. */
+export const NONCE_BYTES = 16;
+const ANSWER_ID = /^(approve|deny)-([1-9][0-9]{0,15})-([0-9a-f]{32})$/;
+
+export function newNonce(randomBytes: (size: number) => Uint8Array): string {
+  const bytes = randomBytes(NONCE_BYTES);
+  if (bytes.length !== NONCE_BYTES)
+    throw new Error('the random source gave the wrong number of bytes');
+  return Buffer.from(bytes).toString('hex');
+}
+
+export function answerId(answer: PollAnswer, requestId: number, nonce: string): string {
+  return `${answer}-${requestId}-${nonce}`;
+}
+
+/** What an answer id says, or undefined when it is not one of this broker's. */
+export function parseAnswerId(
+  id: string,
+): { answer: PollAnswer; requestId: number; nonce: string } | undefined {
+  const m = ANSWER_ID.exec(id);
+  if (m === null) return undefined;
+  const requestId = Number(m[2]);
+  if (!Number.isSafeInteger(requestId)) return undefined;
+  return { answer: m[1] as PollAnswer, requestId, nonce: m[3] as string };
+}
+
+export function pollContent(requestId: number, nonce: string): Record<string, unknown> {
   const question = `Request ${requestId}: approve all or deny?`;
   const answers = [
-    { id: 'approve', [TEXT]: `Approve all (request ${requestId})` },
-    { id: 'deny', [TEXT]: `Deny (request ${requestId})` },
+    { id: answerId('approve', requestId, nonce), [TEXT]: `Approve all (request ${requestId})` },
+    { id: answerId('deny', requestId, nonce), [TEXT]: `Deny (request ${requestId})` },
   ];
   return {
     [POLL_START]: {
@@ -44,10 +73,13 @@ const PollResponseSchema = z.object({
   'm.selections': z.array(z.string().max(64)).max(8).optional(),
 });
 
-/** The poll a vote answers and the one answer it chose, or undefined when malformed. */
+/**
+ * The poll a vote relates to and the one answer id it chose (undefined: none, or more
+ * than one), or undefined when the content is not a vote.
+ */
 export function parseVote(
   content: unknown,
-): { poll: string; answer: PollAnswer | undefined } | undefined {
+): { poll: string; answerId: string | undefined } | undefined {
   const parsed = PollResponseSchema.safeParse(content);
   if (!parsed.success) return undefined;
   const c = parsed.data;
@@ -58,7 +90,8 @@ export function parseVote(
     [];
   // A poll with one choice gets one answer; anything else (or none: a retracted vote)
   // decides nothing.
-  const only = chosen.length === 1 ? chosen[0] : undefined;
-  const answer = ANSWERS.find((a) => a === only);
-  return { poll: c['m.relates_to'].event_id, answer };
+  return {
+    poll: c['m.relates_to'].event_id,
+    answerId: chosen.length === 1 ? chosen[0] : undefined,
+  };
 }

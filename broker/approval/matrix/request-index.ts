@@ -69,6 +69,11 @@ export class RequestIndex {
     remember(this.#byMessage, messageId, requestId, this.#deps.limit);
   }
 
+  /** Whether `messageId` is the id a send of this run was answered with (no look-up). */
+  known(messageId: string): boolean {
+    return this.#byMessage.has(messageId);
+  }
+
   /** The request a bot message was posted for, or undefined when it is not one. */
   async requestOf(messageId: string): Promise<number | undefined> {
     const known = this.#byMessage.get(messageId);

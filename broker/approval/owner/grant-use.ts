@@ -5,11 +5,7 @@
  * restart a grant shows as unused until its next operation.
  */
 import type { Clock } from '../../base/domain.js';
-import type { AuditEvent } from '../../audit/events.js';
-
-interface Appender {
-  append(event: AuditEvent): Promise<unknown>;
-}
+import type { AuditSink } from '../../audit/events.js';
 
 export class GrantUse {
   readonly #last = new Map<number, number>();
@@ -26,7 +22,7 @@ export class GrantUse {
   }
 
   /** An audit log whose `intent` appends also note the grants they name. */
-  watching<A extends Appender>(audit: A): Appender {
+  watching<T>(audit: AuditSink<T>): AuditSink<T> {
     return {
       append: async (event) => {
         const written = await audit.append(event);

@@ -4,7 +4,9 @@
  * commands (`broker approve`, `deny`, `revoke`, `status`, `grants`) are its only client.
  */
 import type { GrantRecord, RequestRecord } from '../../base/domain.js';
+import { DEFAULT_KIND } from '../../base/kinds.js';
 import { iso } from '../../base/time.js';
+import type { JsonObject } from '../../base/protocol.js';
 
 /** The socket's file name in data_dir. */
 export const OWNER_SOCKET_FILE = 'owner.sock';
@@ -62,7 +64,7 @@ export function parseOwnerRequest(line: string): OwnerRequest | undefined {
     return undefined;
   }
   if (typeof value !== 'object' || value === null) return undefined;
-  const v = value as Record<string, unknown>;
+  const v = value as JsonObject;
   if (v['op'] === 'grants' || v['op'] === 'status') return { op: v['op'] };
   if (v['op'] === 'command' && typeof v['text'] === 'string')
     return { op: 'command', text: v['text'] };
@@ -79,7 +81,7 @@ export function grantJson(
     id: g.id,
     request: g.requestId,
     instance: g.instance,
-    kind: g.kind ?? 'files',
+    kind: g.kind ?? DEFAULT_KIND,
     path: g.path,
     mode: g.mode,
     expires_at: iso(g.expiresAt),

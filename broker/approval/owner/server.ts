@@ -16,7 +16,8 @@ import type { Clock } from '../../base/domain.js';
 import { errorLine } from '../../base/errors.js';
 import type { Logger } from '../../base/log.js';
 import { currentUid } from '../../base/private-files.js';
-import type { ApprovalStore, Reply } from '../decisions.js';
+import type { ApprovalStore } from '../ports.js';
+import type { Reply } from '../reply.js';
 import type { ApprovalEngine } from '../engine.js';
 import { parseCommand } from '../parser.js';
 import {

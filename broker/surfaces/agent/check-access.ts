@@ -3,15 +3,10 @@ import type { RequestRecord } from '../../base/domain.js';
 import { ok, pending, type Envelope } from '../../base/envelope.js';
 import type { AccessStatus, ItemStatus } from '../../operations/requests.js';
 import { answer } from '../answer.js';
-import {
-  KindArgSchema,
-  ModeArgSchema,
-  TimestampSchema,
-  envelopeSchema,
-  requestItemFields,
-} from '../schemas.js';
+import { KindArgSchema, ModeArgSchema, TimestampSchema, envelopeSchema } from '../schemas.js';
 import type { ToolRegistry } from '../tool.js';
 import type { AgentToolDeps } from './deps.js';
+import { holds, requestStatusFields } from './request-status.js';
 
 export const CheckAccessInputSchema = z.strictObject({
   request: z
@@ -22,35 +17,8 @@ export const CheckAccessInputSchema = z.strictObject({
     .describe('a request number from request_access; omit to list your active grants'),
 });
 
-const RequestStateSchema = z.enum([
-  'pending',
-  'approved',
-  'partially_approved',
-  'denied',
-  'expired',
-  'discarded',
-]);
-
 export const CheckAccessOutputSchema = envelopeSchema({
-  request: z.number().int().optional(),
-  instance: z.string().optional(),
-  state: RequestStateSchema.optional(),
-  items: z
-    .array(
-      z.strictObject({
-        ...requestItemFields,
-        granted: z.boolean(),
-        grant: z.number().int().optional(),
-        grant_state: z.enum(['active', 'expired', 'revoked']).optional(),
-        expires_at: TimestampSchema.optional(),
-        ended_at: TimestampSchema.optional(),
-        ended_by: z.literal('owner').optional(),
-        holds: z
-          .string()
-          .describe('what holds now: "active until T", "revoked at T by the owner", …'),
-      }),
-    )
-    .optional(),
+  ...requestStatusFields,
   grants: z
     .array(
       z.strictObject({
@@ -82,20 +50,6 @@ const UNDECIDED_MESSAGES: Record<
   discarded: (id) =>
     `request #${id} was discarded when the broker restarted; request again if you still need it`,
 };
-
-/** One item's "what holds now", from its grant's state at the moment of the answer. */
-function holds(item: ItemStatus, requestState: RequestRecord['state']): string {
-  switch (item.grant_state) {
-    case 'active':
-      return `active until ${item.expires_at}`;
-    case 'revoked':
-      return `revoked at ${item.ended_at} by the owner`;
-    case 'expired':
-      return `expired at ${item.ended_at}`;
-    default:
-      return requestState === 'pending' ? 'waiting for the owner' : 'not granted';
-  }
-}
 
 const plural = (n: number, one: string): string => `${n} ${one}${n === 1 ? '' : 's'}`;
 

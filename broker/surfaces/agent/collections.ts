@@ -1,13 +1,16 @@
 import { z } from 'zod';
 import { ok } from '../../base/envelope.js';
 import { answer } from '../answer.js';
-import { InstanceNameSchema, envelopeSchema } from '../schemas.js';
+import { COLLECTION_KINDS, collectionWord } from '../../base/kinds.js';
+import { CollectionKindArgSchema, InstanceNameSchema, envelopeSchema } from '../schemas.js';
 import { READ_ONLY_TOOL, type ToolRegistry } from '../tool.js';
 import type { AgentToolDeps } from './deps.js';
 
 export const CollectionsInputSchema = z.strictObject({
   instance: InstanceNameSchema,
-  kind: z.enum(['calendar', 'contacts']).describe('"calendar" or "contacts" (address books)'),
+  kind: CollectionKindArgSchema.describe(
+    COLLECTION_KINDS.map((k) => `"${k}" (${collectionWord(k)}s)`).join(' or '),
+  ),
 });
 
 const CollectionOutSchema = z.strictObject({
@@ -20,7 +23,7 @@ const CollectionOutSchema = z.strictObject({
 });
 
 export const CollectionsOutputSchema = envelopeSchema({
-  kind: z.enum(['calendar', 'contacts']).optional(),
+  kind: CollectionKindArgSchema.optional(),
   discovery: z.boolean().optional(),
   collections: z.array(CollectionOutSchema).optional(),
 });
@@ -28,9 +31,9 @@ export const CollectionsOutputSchema = envelopeSchema({
 export function registerCollections(registry: ToolRegistry, deps: AgentToolDeps): void {
   registry.add({
     name: 'collections',
-    title: 'List calendars or address books',
+    title: `List ${COLLECTION_KINDS.map((k) => `${collectionWord(k)}s`).join(' or ')}`,
     description:
-      'The calendars (kind "calendar") or address books (kind "contacts") on an instance: their names ' +
+      `The ${COLLECTION_KINDS.map((k) => `${collectionWord(k)}s (kind "${k}")`).join(' or ')} on an instance: their names ` +
       'and display names, never their contents. With discovery on the instance you see all of them; ' +
       'otherwise only those you hold a grant on. Request access with kind and the name shown here.',
     input: CollectionsInputSchema,
@@ -38,7 +41,7 @@ export function registerCollections(registry: ToolRegistry, deps: AgentToolDeps)
     annotations: READ_ONLY_TOOL,
     handler: async (args, ctx) =>
       answer(await deps.collections.collections(ctx, args), (v) => {
-        const what = v.kind === 'calendar' ? 'calendar' : 'address book';
+        const what = collectionWord(v.kind);
         const shown = v.collections.map((c) => ({
           name: c.name,
           display_name: c.displayName,

@@ -1,4 +1,5 @@
 /** The agent surface (`POST /mcp`): exactly these tools, no file content tools. */
+import { COLLECTION_KINDS, COLLECTION_NAMES, collectionWord } from '../../base/kinds.js';
 import { ToolRegistry } from '../tool.js';
 import { registerCalendarCreateEvent } from './calendar-create-event.js';
 import { registerCalendarEvents } from './calendar-events.js';
@@ -16,12 +17,19 @@ import { registerTrash } from './trash.js';
 
 export type { AgentToolDeps } from './deps.js';
 
+/** `Calendars and address books`: the collection kinds (base/kinds.ts), in words. */
+const COLLECTION_PLURALS = COLLECTION_KINDS.map((k, i) => {
+  const words = `${collectionWord(k)}s`;
+  return i === 0 ? `${words[0]?.toUpperCase() ?? ''}${words.slice(1)}` : words;
+}).join(' and ');
+
 export const AGENT_INSTRUCTIONS =
   'You start with no access to any file. Call list_instances, then request_access with the paths you ' +
   'need and a reason; the owner decides. Poll check_access with the request number. search finds files by ' +
-  'name below a folder you may list. Calendars and address books are granted one by one: request ' +
-  'items of kind "calendar" or "contacts" with the name collections lists. File content never ' +
-  "passes through this server: the owner's `broker` CLI stages files locally (fetch/push/checkout/checkin).";
+  `name below a folder you may list. ${COLLECTION_PLURALS} are granted one by one: request ` +
+  `items of kind ${COLLECTION_NAMES} with the name collections lists. File content never ` +
+  "passes through this server: the `broker` CLI on your (the agent's) host stages files locally " +
+  '(fetch/push/checkout/checkin), or `broker mcp`, its tools over MCP.';
 
 export function agentTools(deps: AgentToolDeps): ToolRegistry {
   const registry = new ToolRegistry();

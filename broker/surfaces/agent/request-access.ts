@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { pending } from '../../base/envelope.js';
+import { collectionAccess, COLLECTION_KINDS, collectionWord } from '../../base/kinds.js';
 import { answer } from '../answer.js';
 import {
   InstanceNameSchema,
@@ -7,10 +8,10 @@ import {
   ModeArgSchema,
   PathArgSchema,
   envelopeSchema,
-  requestItemFields,
 } from '../schemas.js';
 import { ADDING_TOOL, type ToolRegistry } from '../tool.js';
 import type { AgentToolDeps } from './deps.js';
+import { newRequestStatus, requestStatusFields } from './request-status.js';
 
 export const RequestAccessInputSchema = z.strictObject({
   instance: InstanceNameSchema,
@@ -28,15 +29,19 @@ export const RequestAccessInputSchema = z.strictObject({
     .min(1)
     .max(50)
     .describe(
-      '1-50 items; each becomes its own grant if approved. A calendar item names one calendar (read, or write = create events); a contacts item one address book (read only)',
+      `1-50 items; each becomes its own grant if approved. ${COLLECTION_KINDS.map((k) => `A ${k} item names one ${collectionWord(k)} (${collectionAccess(k)})`).join('; ')}`,
     ),
 });
 
+/**
+ * What request_access answers: the request it made, as check_access answers it (state
+ * `pending`); or, awaited as an MCP task, check_access's answer for the request once the
+ * owner decided (request-status.ts); or a refusal (too_many_pending lists the requests
+ * that already wait, by number).
+ */
 export const RequestAccessOutputSchema = envelopeSchema({
-  request: z.number().int().optional(),
-  /** too_many_pending: the requests that already wait for the owner. */
+  ...requestStatusFields,
   pending_requests: z.array(z.number().int()).optional(),
-  items: z.array(z.strictObject(requestItemFields)).optional(),
 });
 
 export function registerRequestAccess(registry: ToolRegistry, deps: AgentToolDeps): void {
@@ -57,13 +62,7 @@ export function registerRequestAccess(registry: ToolRegistry, deps: AgentToolDep
         pending(
           `request #${record.id} sent to the owner; call check_access with request ${record.id} to see the decision`,
           {
-            request: record.id,
-            items: record.items.map((it) => ({
-              n: it.n,
-              kind: it.kind,
-              path: it.path,
-              mode: it.mode,
-            })),
+            ...newRequestStatus(record),
             hint: 'approval is a human decision and may take a while; do not send the same request again',
           },
         ),

@@ -99,9 +99,11 @@ export function putEvent(
       return;
     }
   const etag = newEtag();
+  const existed = calendar.objects.has(name);
   calendar.objects.set(name, { data: changed ? writeIcal(vcal) : body, etag, uid });
-  // Observed: a body the server had to change is answered without an ETag.
-  reply.empty(201, changed ? {} : { ETag: etag, 'OC-ETag': etag });
+  // Observed: a body the server had to change is answered without an ETag; an
+  // overwrite is 204.
+  reply.empty(existed ? 204 : 201, changed ? {} : { ETag: etag, 'OC-ETag': etag });
 }
 
 export function getEvent(reply: Reply, calendar: FakeCollection, name: string): void {

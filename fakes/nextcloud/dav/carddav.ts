@@ -47,8 +47,9 @@ export function putCard(
       return;
     }
   const etag = newEtag();
+  const existed = book.objects.has(name);
   book.objects.set(name, { data: body, etag, uid });
-  reply.empty(201, { ETag: etag, 'OC-ETag': etag });
+  reply.empty(existed ? 204 : 201, { ETag: etag, 'OC-ETag': etag });
 }
 
 interface PropFilter {

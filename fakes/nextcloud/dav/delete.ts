@@ -7,6 +7,7 @@
 import { EX } from '../reply.js';
 import { checkPreconditions, mayWrite } from './conditions.js';
 import { notFound, type DavContext } from './context.js';
+import { deleted } from './file-events.js';
 
 export async function del(ctx: DavContext): Promise<void> {
   const { rel } = ctx.target;
@@ -33,6 +34,12 @@ export async function discard(
   // Observed: a received share is unshared, not trashed, also inside a deleted folder.
   for (const root of ctx.state.shares.rootsUnder(rel)) await ctx.state.shares.unshare(root);
   if (!(await ctx.state.store.info(rel))) return;
-  if (ctx.state.faults.trashbin) await ctx.state.trash.put(rel, kind);
-  else await ctx.state.store.remove(rel);
+  const inShare = ctx.state.shares.containing(rel) !== undefined;
+  if (ctx.state.faults.trashbin) {
+    const item = await ctx.state.trash.put(rel, kind);
+    // Observed: the item in the receiving user's trash bin is a copy with an id of its
+    // own (the sharer's trash bin, not modelled, holds the file itself).
+    if (inShare) item.ids.set('', ctx.state.store.newId());
+  } else await ctx.state.store.remove(rel);
+  deleted(ctx, rel, fileId);
 }

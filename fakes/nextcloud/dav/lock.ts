@@ -14,6 +14,7 @@
 import { randomUUID } from 'node:crypto';
 import { parentRel } from '../paths.js';
 import { EX } from '../reply.js';
+import { requestIdRule } from '../request-id.js';
 import type { NodeInfo } from '../store.js';
 import type { LockRecord } from '../locks.js';
 import { child, NS, parseXml, propElement, ROOT_NS_ATTRS, XmlParseError } from '../xml.js';
@@ -217,7 +218,9 @@ export async function unlock(ctx: DavContext): Promise<void> {
   // Sabre accepts the token with or without angle brackets.
   const token = value.trim().replace(/^<(.*)>$/, '$1');
   if (!existing || existing.type !== 'token' || existing.token !== token) {
-    // Observed: files_lock answers a wrong token with a bare 500.
+    // Observed: files_lock answers a wrong token with a bare 500 of its own (so the
+    // request's id is shown, as after any method that ran to its end).
+    requestIdRule(ctx.res, 'always');
     ctx.reply.empty(500);
     return;
   }

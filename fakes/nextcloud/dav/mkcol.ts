@@ -4,6 +4,7 @@ import { EX } from '../reply.js';
 import { readSmallBody } from './body.js';
 import { checkPreconditions } from './conditions.js';
 import type { DavContext } from './context.js';
+import { created as noteCreated } from './file-events.js';
 import { isPartName } from './write-checks.js';
 
 export async function mkcol(ctx: DavContext): Promise<void> {
@@ -30,6 +31,7 @@ export async function mkcol(ctx: DavContext): Promise<void> {
     return;
   }
   await store.mkdir(rel);
+  await noteCreated(ctx, rel);
   const created = await store.info(rel);
   ctx.reply.empty(201, created ? { 'OC-FileId': store.ocId(created.fileId) } : {});
 }

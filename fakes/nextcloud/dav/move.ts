@@ -12,6 +12,7 @@ import { EX } from '../reply.js';
 import { checkPreconditions, mayWrite } from './conditions.js';
 import { header, notFound, type DavContext } from './context.js';
 import { discard } from './delete.js';
+import { created, moved as noteMoved } from './file-events.js';
 import { isPartName, refusePartName } from './write-checks.js';
 
 const DAV_ROOT = '/remote.php/dav/';
@@ -120,13 +121,15 @@ export async function moveOrCopy(ctx: DavContext, kind: 'MOVE' | 'COPY'): Promis
   }
   if (kind === 'MOVE') {
     await store.move(from.rel, to.rel);
+    await noteMoved(ctx, from.rel, to.rel);
   } else {
     await fsp.cp(store.abs(from.rel), store.abs(to.rel), { recursive: true });
     store.touch(to.rel);
+    await created(ctx, to.rel);
   }
   const moved = await store.info(to.rel);
-  // Observed: a moved file comes back with its ETag, OC-ETag and OC-FileId; a folder
-  // with its OC-FileId only.
+  // Observed: a moved file comes back with its ETag, OC-ETag and OC-FileId; a folder,
+  // and a copy, with its OC-FileId only.
   const headers =
     moved === undefined
       ? {}
@@ -137,7 +140,8 @@ export async function moveOrCopy(ctx: DavContext, kind: 'MOVE' | 'COPY'): Promis
             'OC-FileId': store.ocId(moved.fileId),
           }
         : { 'OC-FileId': store.ocId(moved.fileId) };
-  ctx.reply.empty(existing ? 204 : 201, kind === 'MOVE' ? headers : {});
+  const copied = moved === undefined ? {} : { 'OC-FileId': store.ocId(moved.fileId) };
+  ctx.reply.empty(existing ? 204 : 201, kind === 'MOVE' ? headers : copied);
 }
 
 export function destinationExists(ctx: DavContext): void {

@@ -9,6 +9,7 @@ import { sendContinue } from '../continue.js';
 import { EX } from '../reply.js';
 import { ShortBodyError } from '../store.js';
 import { checkPreconditions, mayWrite } from './conditions.js';
+import { beforeOverwrite, written as noteWritten } from './file-events.js';
 import { header, notFound, type DavContext } from './context.js';
 import { declaredLength, insufficientStorage, overQuota } from './quota.js';
 import { isPartName, refusePartName } from './write-checks.js';
@@ -54,6 +55,7 @@ export async function put(ctx: DavContext): Promise<void> {
   const lengthHeader = header(ctx, 'Content-Length');
   const expected = lengthHeader === undefined ? undefined : Number(lengthHeader);
   sendContinue(ctx.req);
+  await beforeOverwrite(ctx, node);
   try {
     await store.writeFrom(rel, ctx.req, expected);
   } catch (e) {
@@ -71,6 +73,7 @@ export async function put(ctx: DavContext): Promise<void> {
   const mtimeHeader = header(ctx, 'X-OC-MTime');
   const mtime = mtimeHeader === undefined ? NaN : Number(mtimeHeader);
   if (Number.isFinite(mtime) && mtime > 0) await store.setMtime(rel, mtime);
+  await noteWritten(ctx, node, rel);
   const written = await store.info(rel);
   if (!written) throw new Error(`fake nextcloud: ${rel} vanished after PUT`);
   ctx.reply.empty(node ? 204 : 201, {

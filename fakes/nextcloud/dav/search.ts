@@ -15,6 +15,7 @@
  */
 import { checkName } from '../paths.js';
 import { EX } from '../reply.js';
+import { requestIdRule } from '../request-id.js';
 import type { NodeInfo } from '../store.js';
 import { child, NS, parseXml, ROOT_NS_ATTRS, XmlParseError, type XmlElement } from '../xml.js';
 import { readSmallBody } from './body.js';
@@ -272,6 +273,8 @@ export async function search(ctx: DavContext): Promise<void> {
     if (body === undefined) throw new BadSearch('Parse error: the body is too large');
     parsed = parseSearch(ctx, body);
   } catch (e) {
+    // SearchDAV answers these itself, so the request's id is shown (request-id.ts).
+    if (e instanceof XmlParseError || e instanceof BadSearch) requestIdRule(ctx.res, 'always');
     if (e instanceof XmlParseError) return ctx.reply.send(400, `Parse error: ${e.message}`);
     if (!(e instanceof BadSearch)) throw e;
     // SearchDAV answers a query it cannot run with its message as a plain body.

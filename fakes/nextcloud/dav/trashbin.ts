@@ -20,6 +20,7 @@ import {
 } from '../xml.js';
 import { readSmallBody } from './body.js';
 import { header, type DavContext } from './context.js';
+import { restored } from './file-events.js';
 import { ALLPROP, httpDate, mimeOf } from './props.js';
 import { splitClark } from './props.js';
 
@@ -185,7 +186,18 @@ export async function trashbin(ctx: TrashContext): Promise<void> {
       ctx.reply.sabre(403, EX.forbidden, 'Trashbin items can only be moved to restore/');
       return;
     }
-    await ctx.state.trash.restore(item.id);
+    // Observed: with `Overwrite: F` a restore is always 412 (the restore target counts as
+    // existing), wherever the item would go; without it a taken place gets the item
+    // beside it as "<name> (restored)".
+    if ((header(ctx, 'Overwrite') ?? '').trim().toUpperCase() === 'F') {
+      ctx.reply.sabre(
+        412,
+        EX.preconditionFailed,
+        'The destination node already exists, and the overwrite header is set to false',
+      );
+      return;
+    }
+    await restored(ctx, await ctx.state.trash.restore(item.id));
     ctx.reply.empty(201);
     return;
   }

@@ -27,6 +27,7 @@ import { sendContinue } from '../continue.js';
 import { readSmallBody } from './body.js';
 import { ifNotHeld, locksCovering, mayWrite, taggedRel } from './conditions.js';
 import { davBase, header, type DavContext } from './context.js';
+import { beforeOverwrite, written as noteWritten } from './file-events.js';
 import { destination, destinationExists, overwriteFlag } from './move.js';
 import { insufficientStorage, overQuota } from './quota.js';
 import { isPartName } from './write-checks.js';
@@ -264,7 +265,9 @@ async function commit(ctx: DavContext, id: string, folderEtag: string): Promise<
     id,
     chunks.map((c) => c.name),
   );
+  await beforeOverwrite(files, existing);
   await store.writeFrom(to.rel, assembled.pipe(hashing.stream), total);
+  await noteWritten(files, existing, to.rel);
   await folders.remove(id);
   const written = await store.info(to.rel);
   if (!written) throw new Error(`fake nextcloud: ${baseName(to.rel)} vanished after MOVE`);

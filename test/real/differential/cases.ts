@@ -11,6 +11,7 @@ import { PROPFIND_BODY } from '../../../broker/nextcloud/multistatus.js';
 import { searchBody } from '../../../broker/nextcloud/search-query.js';
 import { GROUPWARE_CASES } from './groupware-cases.js';
 import { QUOTA_CASES } from './quota-cases.js';
+import { RECORDS_CASES } from './records-cases.js';
 import { SPACE_CASES } from './space-cases.js';
 import { NEXT_SECOND, type Case, type Step } from './steps.js';
 
@@ -95,6 +96,10 @@ const put = (
   headers: { 'Content-Type': 'application/octet-stream', Expect: '100-continue', ...headers },
   body,
   ...extra,
+});
+/** A write's mtime, `seconds` after a fixed moment (Nextcloud answers `X-OC-MTime: accepted`). */
+const mtime = (seconds: number): Record<string, string> => ({
+  'X-OC-Mtime': String(1_700_000_000 + seconds),
 });
 const create = (name: string, target: string, body: string, extra: Partial<Step> = {}): Step =>
   put(name, target, body, { 'If-None-Match': '*' }, extra);
@@ -415,28 +420,45 @@ export const CASES: readonly Case[] = [
     ],
   },
   {
-    name: 'an overwrite within the same second keeps the etag',
-    sameSecond: true,
+    // Each write sets its mtime (X-OC-Mtime), so "the same second" is the same mtime
+    // whatever the clock does: local storage's etag is a hash of mtime and size.
+    name: 'an overwrite within the same second keeps the etag (mtimes set)',
     steps: [
       mkcol('MKCOL', '~/T'),
-      NEXT_SECOND,
-      create('PUT a new file', '~/T/a.txt', 'one', { etag: 'one' }),
-      put('PUT If-Match, same second', '~/T/a.txt', 'two', { 'If-Match': '{etag:one}' }),
-      put('PUT If-Match the first etag, same second', '~/T/a.txt', 'three', {
-        'If-Match': '{etag:one}',
-      }),
-      get('GET after the same-second writes', '~/T/a.txt'),
-      NEXT_SECOND,
       put(
-        'PUT If-Match in a later second',
+        'PUT a new file',
         '~/T/a.txt',
-        'four',
-        { 'If-Match': '{etag:one}' },
+        'one',
+        { 'If-None-Match': '*', ...mtime(0) },
         {
-          etag: 'four',
+          etag: 'one',
         },
       ),
-      put('PUT If-Match the first etag after that', '~/T/a.txt', 'five', {
+      put('PUT If-Match, the same mtime and size', '~/T/a.txt', 'two', {
+        'If-Match': '{etag:one}',
+        ...mtime(0),
+      }),
+      put(
+        'PUT If-Match the first etag, the same mtime, another size',
+        '~/T/a.txt',
+        'three',
+        { 'If-Match': '{etag:one}', ...mtime(0) },
+        { etag: 'three' },
+      ),
+      get('GET after the same-mtime writes', '~/T/a.txt'),
+      put('PUT If-Match the first etag again', '~/T/a.txt', 'four', {
+        'If-Match': '{etag:one}',
+        ...mtime(0),
+      }),
+      put('PUT back to the first size: the first etag again', '~/T/a.txt', 'six', {
+        'If-Match': '{etag:three}',
+        ...mtime(0),
+      }),
+      put('PUT If-Match the first etag, a later mtime', '~/T/a.txt', 'seven', {
+        'If-Match': '{etag:one}',
+        ...mtime(1),
+      }),
+      put('PUT If-Match the first etag after that', '~/T/a.txt', 'eight', {
         'If-Match': '{etag:one}',
       }),
       get('GET at the end', '~/T/a.txt'),
@@ -997,5 +1019,6 @@ export const CASES: readonly Case[] = [
   },
   ...GROUPWARE_CASES,
   ...QUOTA_CASES,
+  ...RECORDS_CASES,
   ...SPACE_CASES,
 ];

@@ -4,7 +4,7 @@
  * A difference fails the case, naming each request that was answered differently. Where
  * they differ, the fake is fixed to match the real server, never the other way round.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { startFakeNextcloud, type FakeNextcloud, type Series } from '../../../fakes/nextcloud.js';
 import { seriesOf } from '../series.js';
 import { realServer } from '../server.js';
@@ -16,7 +16,6 @@ import {
   RECEIVED_FILE,
   requestsOf,
   runCase,
-  SecondMissed,
   type Case,
   type Observed,
 } from './steps.js';
@@ -115,14 +114,6 @@ async function onRealApps(c: Case): Promise<ReturnType<typeof runCase>> {
   }
 }
 
-/** A `sameSecond` case is tried this often before a missed second fails it. */
-const SECOND_TRIES = 5;
-
-/**
- * The case on both servers from empty homes, side by side (their pauses overlap). Both
- * runs end before anything else happens (a failed side does not leave the other running
- * into the next reset); a run that missed its second is tried again.
- */
 /**
  * Empty homes for the next case. Over WebDAV, both users at once, it takes a fraction of
  * the kit's reset (which starts a dozen processes); the kit's reset still runs when that
@@ -135,17 +126,16 @@ async function emptyHomes(): Promise<void> {
   if (!emptied.every(Boolean)) await real.reset();
 }
 
+/**
+ * The case on both servers from empty homes, side by side (their pauses overlap). Both
+ * runs end before anything else happens: a failed side does not leave the other running
+ * into the next reset.
+ */
 async function bothSides(c: Case): Promise<[Observed[], Observed[]]> {
-  for (let attempt = 1; ; attempt++) {
-    await emptyHomes();
-    const [fake, seen] = await Promise.allSettled([onFake(c), onReal(c)]);
-    if (fake.status === 'fulfilled' && seen.status === 'fulfilled') return [fake.value, seen.value];
-    const reasons = [fake, seen].flatMap((r) => (r.status === 'rejected' ? [r.reason] : []));
-    // A real failure is reported before a missed second; only a missed second is retried.
-    const failure: unknown = reasons.find((r) => !(r instanceof SecondMissed)) ?? reasons[0];
-    const missed = !reasons.some((r) => !(r instanceof SecondMissed));
-    if (!missed || attempt === SECOND_TRIES) throw failure;
-  }
+  await emptyHomes();
+  const [fake, seen] = await Promise.allSettled([onFake(c), onReal(c)]);
+  if (fake.status === 'fulfilled' && seen.status === 'fulfilled') return [fake.value, seen.value];
+  throw [fake, seen].flatMap((r) => (r.status === 'rejected' ? [r.reason] : []))[0];
 }
 
 describe('the fake Nextcloud answers like the real one', () => {
@@ -153,9 +143,7 @@ describe('the fake Nextcloud answers like the real one', () => {
     series = await seriesOf(real.url);
     await real.reset();
   });
-  afterAll(async () => {
-    await real.reset();
-  });
+  // No reset after the last case: the next file of the project starts with its own.
 
   it('covers every request shape (the comparison is not vacuous)', () => {
     const steps = CASES.flatMap(requestsOf);

@@ -111,6 +111,22 @@ function folderEtag(value: string | undefined): string {
   return value !== undefined && /^"[\x21\x23-\x7e]+"$/.test(value) ? 'quoted' : `odd:${value}`;
 }
 
+/** An href with what differs by nature on every server replaced. */
+function hrefOf(href: string, labels: Labels): string {
+  return (
+    href
+      // Trash bin items are named `<name>.d<deletion time>`.
+      .replace(/(\/trashbin\/[^/]+\/trash\/.*)\.d\d+(\/?)$/, '$1.d<time>$2')
+      // A file's versions are listed under its id.
+      .replace(
+        /(\/versions\/[^/]+\/versions\/)(\d+)/,
+        (_, at: string, id: string) => `${at}${labels.of('fileid', id)}`,
+      )
+      // Calendar trash bin items are named by a number of the server's.
+      .replace(/(\/trashbin\/objects\/)\d+\.ics$/, '$1<n>.ics')
+  );
+}
+
 function multistatus(body: string, labels: Labels, ordered: boolean): unknown {
   let parsed;
   try {
@@ -118,14 +134,19 @@ function multistatus(body: string, labels: Labels, ordered: boolean): unknown {
   } catch (error) {
     return { unreadable: (error as Error).message };
   }
+  // Hrefs that name what differs by nature: a trash bin item's time, a file id, a
+  // calendar trash bin item's number.
+  const named = parsed.map((r) => ({ ...r, href: hrefOf(r.href, labels) }));
   // The requested resource comes first; the order of the rest is not kept (the broker
   // sorts), unless the order is the answer (a search).
-  const [self, ...children] = parsed;
+  const [self, ...children] = named;
+  const key = (r: { href: string; props: ReadonlyMap<string, unknown> }): string =>
+    `${r.href}\u0000${String(r.props.get('calendar-data') ?? '')}`;
   const kept = ordered
-    ? parsed
+    ? named
     : self === undefined
       ? []
-      : [self, ...children.sort((a, b) => (a.href < b.href ? -1 : 1))];
+      : [self, ...children.sort((a, b) => (key(a) < key(b) ? -1 : 1))];
   return kept.map((r) => {
     const props: Record<string, unknown> = {};
     for (const [key, value] of [...r.props].sort(([a], [b]) => (a < b ? -1 : 1))) {
@@ -133,7 +154,7 @@ function multistatus(body: string, labels: Labels, ordered: boolean): unknown {
         // A folder's etag is only passed on to the agent; a file's goes back in If-Match.
         props[key] = isFolder(r.props) ? folderEtag(text(value)) : etagLabel(labels, text(value));
       else if (key === 'fileid') props[key] = labels.of('fileid', String(value));
-      else if (key === 'getlastmodified')
+      else if (key === 'getlastmodified' || key === 'deleted-at')
         props[key] = Number.isFinite(Date.parse(String(value))) ? 'date' : value;
       else if (key === 'resourcetype') props[key] = isFolder(r.props) ? 'collection' : 'file';
       else if (key === 'lock-token') props[key] = lockLabel(labels, text(value));
@@ -141,11 +162,7 @@ function multistatus(body: string, labels: Labels, ordered: boolean): unknown {
         props[key] = /^\d+$/.test(String(value)) ? 'unix-time' : value;
       else props[key] = value;
     }
-    // Trash bin items are named `<name>.d<deletion time>`: the time differs by nature.
-    const href = r.href.includes('/trashbin/')
-      ? r.href.replace(/\.d\d+(\/?)$/, '.d<time>$1')
-      : r.href;
-    return { href, props };
+    return { href: r.href, props };
   });
 }
 
@@ -170,20 +187,76 @@ function lockAnswer(body: string, labels: Labels): unknown {
 interface OcsDoc {
   ocs?: {
     meta?: { statuscode?: unknown };
-    data?: { capabilities?: { files?: Record<string, unknown> }; id?: unknown };
+    data?: { capabilities?: { files?: Record<string, unknown> }; id?: unknown } | unknown[];
   };
   installed?: unknown;
   maintenance?: unknown;
   versionstring?: unknown;
 }
 
-function json(body: string): unknown {
+/** A rich parameter of an activity: file ids as labels, links dropped (they name the host). */
+function richParameter(labels: Labels, value: unknown): unknown {
+  const p = value as { type?: unknown; id?: unknown; name?: unknown; path?: unknown };
+  return {
+    type: p.type,
+    id:
+      p.type === 'file'
+        ? labels.of('fileid', String(p.id))
+        : p.type === 'calendar' || p.type === 'addressbook'
+          ? `${labels.of('collection', String(p.id))}:${typeof p.id}`
+          : p.id,
+    name: p.name,
+    ...(p.path === undefined ? {} : { path: p.path }),
+  };
+}
+
+/**
+ * Activity entries as reconciliation reads them: what changed, by whom, on which
+ * objects (ids as labels), and the rich subject (a move's old path). The time is only
+ * checked to be one.
+ */
+function activities(data: unknown[], labels: Labels): unknown {
+  return data.map((raw) => {
+    const e = raw as Record<string, unknown>;
+    const idLabel = (id: unknown): string =>
+      e.object_type === 'files'
+        ? labels.of('fileid', String(id))
+        : labels.of('collection', String(id));
+    const [template, params] = (e.subject_rich as [string, Record<string, unknown>]) ?? [];
+    return {
+      activity_id: labels.of('activity', String(e.activity_id)),
+      app: e.app,
+      type: e.type,
+      user: e.user,
+      subject: e.subject,
+      template,
+      params: Object.fromEntries(
+        Object.entries(params ?? {})
+          .sort(([a], [b]) => (a < b ? -1 : 1))
+          .map(([k, v]) => [k, richParameter(labels, v)]),
+      ),
+      object_type: e.object_type,
+      object_id: idLabel(e.object_id),
+      object_name: e.object_name,
+      objects: Object.entries((e.objects as Record<string, string>) ?? {}).map(([id, path]) => [
+        idLabel(id),
+        path,
+      ]),
+      datetime: Number.isFinite(Date.parse(String(e.datetime))) ? 'date' : e.datetime,
+    };
+  });
+}
+
+function json(body: string, labels: Labels): unknown {
   let doc: OcsDoc;
   try {
     doc = JSON.parse(body) as OcsDoc;
   } catch {
     return { unreadable: 'not JSON' };
   }
+  const data = doc.ocs?.data;
+  if (Array.isArray(data) && data.some((e) => typeof e === 'object' && e !== null))
+    return { statuscode: doc.ocs?.meta?.statuscode, activities: activities(data, labels) };
   if (doc.installed !== undefined) {
     // status.php, as the doctor reads it.
     return {
@@ -193,19 +266,20 @@ function json(body: string): unknown {
       versionstring: String(doc.versionstring).replace(/^(\d+)\.\d+\.\d+$/, '$1.x.y'),
     };
   }
-  const files = doc.ocs?.data?.capabilities?.files;
+  const ocsData = Array.isArray(data) ? undefined : data;
+  const files = ocsData?.capabilities?.files;
   return {
     statuscode: doc.ocs?.meta?.statuscode,
-    ...(doc.ocs?.data?.capabilities === undefined
+    ...(ocsData?.capabilities === undefined
       ? {}
       : {
           files:
             files === undefined ? 'absent' : { undelete: files.undelete, locking: files.locking },
         }),
     // cloud/user: the user id; a lock answer's numeric id differs by nature.
-    ...(doc.ocs?.data?.id === undefined
+    ...(ocsData?.id === undefined
       ? {}
-      : { id: typeof doc.ocs.data.id === 'string' ? doc.ocs.data.id : typeof doc.ocs.data.id }),
+      : { id: typeof ocsData.id === 'string' ? ocsData.id : typeof ocsData.id }),
   };
 }
 
@@ -222,7 +296,7 @@ function body(res: RawResponse, labels: Labels, reading: Reading): unknown {
     if (/<d:prop\b/.test(res.text)) return { lock: lockAnswer(res.text, labels) };
     return { xml: 'other' };
   }
-  if (type === 'application/json') return json(res.text);
+  if (type === 'application/json') return json(res.text, labels);
   if (reading.content)
     return {
       bytes: res.body.length,
@@ -245,6 +319,19 @@ export function observe(
     const ocEtag = etagLabel(labels, headerOf(res, 'oc-etag'));
     if (ocEtag !== undefined) out['oc-etag'] = ocEtag;
   }
+  // Nextcloud's id of the request: which answers show one is compared, not its value.
+  out['x-request-id'] = /^[A-Za-z0-9]{20}$/.test(headerOf(res, 'x-request-id') ?? '')
+    ? 'present'
+    : (headerOf(res, 'x-request-id') ?? 'absent');
+  for (const name of ['x-activity-first-known', 'x-activity-last-given']) {
+    const v = headerOf(res, name);
+    if (v !== undefined) out[name] = labels.of('activity', v);
+  }
+  const link = headerOf(res, 'link');
+  if (link !== undefined)
+    out.link = link
+      .replace(/^<https?:\/\/[^/]*/, '<')
+      .replace(/since=(\d+)/, (_, id: string) => `since=${labels.of('activity', id)}`);
   const fileId = headerOf(res, 'oc-fileid');
   if (fileId !== undefined) out['oc-fileid'] = /^\d+oc[a-z0-9]+$/.test(fileId) ? 'present' : fileId;
   const lockToken = headerOf(res, 'lock-token');

@@ -1,19 +1,15 @@
 /**
- * What the space guard reads (nextcloud/space.ts) and what the trash bin keeps, on the
- * fake and the real server alike (docs/nextcloud-behaviour.md, "Space-driven expiry" and
- * "Trash names are per second"):
+ * What the space guard reads (nextcloud/space.ts), on the fake and the real server alike
+ * (docs/nextcloud-behaviour.md, "Space-driven expiry"):
  * - a folder another user shared answers `oc:owner-id` (theirs) and
  *   `quota-available-bytes` (their free space, -3 without a quota), each path's figures
  *   cached five minutes from its first read; a file answers no quota figures;
- * - the user's own folder answers the user's free space, cached the same way;
- * - two DELETEs of one name in one second, one after the other, leave one trash bin entry
- *   (the last one's; the first item is gone).
+ * - the user's own folder answers the user's free space, cached the same way.
  * Folder names are this file's own: Nextcloud's cache is per user and path, and outlives
  * the reset between cases.
  */
 import { SPACE_TARGET_BODY } from '../../../broker/nextcloud/space.js';
-import { TRASH_LISTING_BODY } from '../../../broker/nextcloud/trash.js';
-import { NEXT_SECOND, type Case, type Step } from './steps.js';
+import type { Case, Step } from './steps.js';
 
 const XML = 'application/xml; charset=utf-8';
 const MiB = 1024 * 1024;
@@ -33,23 +29,6 @@ const create = (name: string, target: string, bytes: number): Step => ({
   target,
   headers: { 'Content-Type': 'application/octet-stream', 'If-None-Match': '*' },
   body: Buffer.alloc(bytes, 7),
-});
-
-const put = (name: string, target: string, content: string): Step => ({
-  name,
-  method: 'PUT',
-  target,
-  headers: { 'Content-Type': 'application/octet-stream' },
-  body: content,
-});
-
-/** The broker's listing of the trash bin, finding what it deleted. */
-const trashList = (name: string): Step => ({
-  name,
-  method: 'PROPFIND',
-  target: '/remote.php/dav/trashbin/{user}/trash/',
-  headers: { 'Content-Type': XML, Depth: '1' },
-  body: TRASH_LISTING_BODY,
 });
 
 export const SPACE_CASES: readonly Case[] = [
@@ -81,20 +60,6 @@ export const SPACE_CASES: readonly Case[] = [
       spaceRead('PROPFIND it again (cached)', '~/SpaceOwn'),
       { name: 'MKCOL a folder in it', method: 'MKCOL', target: '~/SpaceOwn/sub' },
       spaceRead('PROPFIND the new folder, read for the first time', '~/SpaceOwn/sub'),
-    ],
-  },
-  {
-    name: 'two DELETEs of one name in one second, from two folders: one entry is left',
-    sameSecond: true,
-    steps: [
-      { name: 'MKCOL A', method: 'MKCOL', target: '~/A' },
-      { name: 'MKCOL B', method: 'MKCOL', target: '~/B' },
-      put('PUT A/x.txt', '~/A/x.txt', 'content of A'),
-      put('PUT B/x.txt', '~/B/x.txt', 'content of B'),
-      NEXT_SECOND,
-      { name: 'DELETE A/x.txt', method: 'DELETE', target: '~/A/x.txt' },
-      { name: 'DELETE B/x.txt in the same second', method: 'DELETE', target: '~/B/x.txt' },
-      trashList('the trash bin: one entry, from B'),
     ],
   },
 ];

@@ -9,12 +9,16 @@
  *   `{user}`      the user name, encoded
  *   `{files}`     the absolute URL of the user's files (for Destination headers)
  *   `{trash}`     the absolute URL of the user's trash bin root
+ *   `{base}`      the server's base URL
  *   `{lock:X}`    the lock token step `lock: 'X'` received
  *   `{etag:X}`    the etag step `etag: 'X'` received
  *   `{fileid:X}`  the numeric file id (from OC-FileId) step `fileid: 'X'` received
  *   `{item:X}`    the name (in the trash bin) of the item whose original path is X
+ *   `{activity:X}` the activity id (X-Activity-Last-Given) step `activity: 'X'` received
+ *   `{calitem:U}` the name (`<n>.ics`) of the calendar trash bin item holding the event of UID U
  */
 import { nextSecond } from '../../../fakes/nextcloud.js';
+import { CALENDAR_TRASH_QUERY } from '../../../broker/nextcloud/calendar-trash.js';
 import { send, headerOf, type RawResponse } from '../http.js';
 import type { Account } from '../server.js';
 import { Labels, lockTokenOf, observe, type Observation, type Reading } from './observe.js';
@@ -35,13 +39,16 @@ export interface Step {
   etag?: string;
   /** Keep the numeric file id of the answer's OC-FileId (else its first oc:fileid) under this name. */
   fileid?: string;
+  /** Keep the answer's X-Activity-Last-Given (the last activity row it read) under this name. */
+  activity?: string;
 }
 
 /**
  * Wait until the wall clock starts a new second. Nextcloud keeps a file's etag when it
  * is overwritten within the second of its last write (fake.ts's store does the same), so
- * every overwrite in a case comes right after a pause: then it is either in a new second
- * (a new etag) or, when two writes follow one pause, certainly in the same one.
+ * an overwrite that must change the etag comes right after a pause. (What happens
+ * within one second is observed with writes that set their mtime, `X-OC-Mtime`, never
+ * by racing the clock.)
  */
 export const NEXT_SECOND = { pause: 'next second' } as const;
 
@@ -72,23 +79,7 @@ export interface Case {
    * sharer's quota on the fake.
    */
   sharerQuota?: { occ: string; bytes: number };
-  /**
-   * The steps after each pause must all be answered within that second (Nextcloud keeps
-   * an etag when a write lands in the same second). A loaded machine can miss it; the run
-   * then throws `SecondMissed` and the case is run again from empty homes.
-   */
-  sameSecond?: true;
 }
-
-/** A `sameSecond` case whose requests did not all fit in one second: not a difference. */
-export class SecondMissed extends Error {
-  constructor(step: string) {
-    super(`"${step}" was answered after the second its steps needed had passed`);
-    this.name = 'SecondMissed';
-  }
-}
-
-const secondNow = (): number => Math.floor(Date.now() / 1000);
 
 /** What the second user puts in each folder it shares (`Case.received`). */
 export const RECEIVED_FILE = { name: 'inner.txt', content: 'from the other user' } as const;
@@ -111,6 +102,7 @@ class Vars {
   readonly locks = new Map<string, string>();
   readonly etags = new Map<string, string>();
   readonly fileids = new Map<string, string>();
+  readonly activities = new Map<string, string>();
 
   readonly #server: Server;
 
@@ -141,6 +133,24 @@ class Vars {
     return items;
   }
 
+  /** Calendar trash bin item names (`<n>.ics`) by the UID of the event they hold. */
+  async calendarTrashItems(): Promise<Map<string, string>> {
+    const res = await send(this.#server.url, {
+      method: 'REPORT',
+      target: `/remote.php/dav/calendars/${this.user}/trashbin/objects/`,
+      headers: { Depth: '1', 'Content-Type': 'application/xml; charset=utf-8' },
+      body: CALENDAR_TRASH_QUERY,
+      auth: this.#server.account,
+    });
+    const items = new Map<string, string>();
+    for (const m of res.text.matchAll(/<d:response>([\s\S]*?)<\/d:response>/g)) {
+      const name = /\/trashbin\/objects\/([^<]+)<\/d:href>/.exec(m[1] ?? '')?.[1];
+      const uid = /UID:([^\r\n<]+)/.exec(m[1] ?? '')?.[1];
+      if (name !== undefined && uid !== undefined) items.set(uid, name);
+    }
+    return items;
+  }
+
   async fill(value: string): Promise<string> {
     let out = value
       .replace(/^~\//, `/remote.php/dav/files/${this.user}/`)
@@ -149,9 +159,17 @@ class Vars {
       .replace(/\{user\}/g, this.user)
       .replace(/\{files\}/g, `${this.#server.url}/remote.php/dav/files/${this.user}`)
       .replace(/\{trash\}/g, `${this.#server.url}/remote.php/dav/trashbin/${this.user}`)
+      .replace(/\{base\}/g, this.#server.url)
       .replace(/\{lock:(\w+)\}/g, (_, k: string) => this.need(this.locks, 'lock', k))
       .replace(/\{etag:(\w+)\}/g, (_, k: string) => this.need(this.etags, 'etag', k))
-      .replace(/\{fileid:(\w+)\}/g, (_, k: string) => this.need(this.fileids, 'file id', k));
+      .replace(/\{fileid:(\w+)\}/g, (_, k: string) => this.need(this.fileids, 'file id', k))
+      .replace(/\{activity:(\w+)\}/g, (_, k: string) => this.need(this.activities, 'activity', k));
+    if (/\{calitem:/.test(out)) {
+      const items = await this.calendarTrashItems();
+      out = out.replace(/\{calitem:([^}]+)\}/g, (_, uid: string) =>
+        this.need(items, 'calendar trash item with UID', uid),
+      );
+    }
     if (/\{item:/.test(out)) {
       const items = await this.trashItems();
       out = out.replace(/\{item:([^}]+)\}/g, (_, original: string) =>
@@ -203,16 +221,12 @@ export async function runCase(server: Server, c: Case): Promise<Observed[]> {
   const vars = new Vars(server);
   const labels = new Labels();
   const out: Observed[] = [];
-  let second: number | undefined;
   for (const step of c.steps) {
     if ('pause' in step) {
       await nextSecond();
-      second = secondNow();
       continue;
     }
     const { res, target } = await sendStep(server, vars, step);
-    if (c.sameSecond === true && second !== undefined && secondNow() !== second)
-      throw new SecondMissed(step.name);
     if (step.lock !== undefined) {
       const token = lockTokenOf(res);
       if (token !== undefined) vars.locks.set(step.lock, token);
@@ -223,6 +237,9 @@ export async function runCase(server: Server, c: Case): Promise<Observed[]> {
         /<d:getetag>([^<]*)<\/d:getetag>/.exec(res.text)?.[1]?.replace(/&quot;/g, '"');
       if (etag !== undefined) vars.etags.set(step.etag, etag);
     }
+    const lastGiven = headerOf(res, 'x-activity-last-given');
+    if (step.activity !== undefined && lastGiven !== undefined)
+      vars.activities.set(step.activity, lastGiven);
     if (step.fileid !== undefined) {
       const id =
         /^(\d+)oc/.exec(headerOf(res, 'oc-fileid') ?? '')?.[1] ??

@@ -12,7 +12,7 @@ import { MatrixGatewayError } from '../errors.js';
 import { openBotSession, type BotSession } from './bot-session.js';
 import { deleteSupersededSessions, establishIdentity } from './identity.js';
 import { loadIdentity, type BotIdentity } from './identity-store.js';
-import { PinnedDeviceTrust } from './pins.js';
+import { configPins, PinnedDeviceTrust, type PinSource } from './pins.js';
 import { pinnedSender, type SenderVerdict } from './sender-device.js';
 
 /** A failed login or whoami: refused credentials stop the start; the rest is retried. */
@@ -43,6 +43,8 @@ export class BotCrypto {
   readonly #secret: string;
   #stored: BotIdentity | undefined;
   readonly #logger: Logger;
+  /** The approver's pinned devices, read afresh at every check. */
+  readonly #pins: PinSource;
 
   private constructor(
     cfg: MatrixConfig,
@@ -57,6 +59,7 @@ export class BotCrypto {
     this.#secret = secret;
     this.#stored = stored;
     this.#logger = logger;
+    this.#pins = configPins(cfg);
   }
 
   static async open(
@@ -107,12 +110,7 @@ export class BotCrypto {
     };
     const identity = await establishIdentity(deps, this.#stored);
     this.#stored = await deleteSupersededSessions(deps, identity);
-    this.#trust = new PinnedDeviceTrust(
-      client,
-      this.#cfg.approver,
-      this.#cfg.approver_devices ?? [],
-      this.#logger,
-    );
+    this.#trust = new PinnedDeviceTrust(client, this.#cfg.approver, this.#pins, this.#logger);
     await this.#trust.start();
   }
 
@@ -126,7 +124,7 @@ export class BotCrypto {
     const crypto = this.#client?.getCrypto();
     if (crypto === undefined) return { ok: false, reason: 'undecryptable' };
     await this.#client?.decryptEventIfNeeded(event);
-    return pinnedSender(crypto, event, this.#cfg.approver, this.#cfg.approver_devices ?? []);
+    return pinnedSender(crypto, event, this.#cfg.approver, this.#pins());
   }
 
   stop(): void {
