@@ -5,7 +5,6 @@
  * by itself once a write succeeds again (resume.test.ts), never before its next try.
  */
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { AuditError, AuditLog, verifyAudit } from '../../broker/audit/index.js';
 import { QUIET_MS } from '../../broker/audit/checkpointer.js';
