@@ -140,6 +140,7 @@ async function readTarget(
   conn: Session['conn'],
   path: string,
   signal: AbortSignal | undefined,
+  missing: 'undefined' | 'refuse' = 'undefined',
 ): Promise<ReadonlyMap<string, unknown> | undefined> {
   const body = await conn
     // '' is the home: a new file at the top of the account lands there.
@@ -152,7 +153,8 @@ async function readTarget(
       SPACE_TARGET_BODY,
     )
     .catch((error: unknown) => {
-      if (error instanceof NextcloudError && error.code === 'not_found') return undefined;
+      if (missing === 'undefined' && error instanceof NextcloudError && error.code === 'not_found')
+        return undefined;
       throw error;
     });
   if (body === undefined) return undefined;
@@ -222,12 +224,10 @@ export async function readSpace(
   signal?: AbortSignal,
 ): Promise<Space> {
   const user = await readUser(conn, signal);
-  const target = await readTarget(conn, at.path, signal);
-  // Security: an item to trash must be there to be weighed (a missing one is refused,
-  // never weighed as 0 bytes). A new file's folder that is missing reads as this
-  // account's own: Nextcloud refuses an upload into a missing folder, so nothing lands.
-  if (at.item && target === undefined)
-    throw new NextcloudError('not_found', `'${at.path}' was not found: check the path`);
+  // Security: an item to trash must be there to be weighed (a missing one is refused, as
+  // Nextcloud's 404 says, never weighed as 0 bytes). A new file's folder that is missing
+  // reads as this account's own: Nextcloud refuses an upload into a missing folder.
+  const target = await readTarget(conn, at.path, signal, at.item ? 'refuse' : 'undefined');
   const item = at.item && target !== undefined ? { item: bytesOf(target) } : {};
   if (target !== undefined) {
     const owner = textProp(target, 'owner-id') ?? '';
