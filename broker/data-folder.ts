@@ -7,6 +7,7 @@
  * is a Docker volume made by `mkdir`, and narrowing what is ours takes nothing from
  * anyone who should have it. One that belongs to another user is refused with the
  * `chmod` to run: it is not ours to change, and the broker must not keep its state there.
+ * A symlink, as the folder or in it, is refused, naming it: it would be followed.
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -18,6 +19,7 @@ import {
   narrowMode,
   octalMode,
   PRIVATE_DIR_MODE,
+  refuseSymlinks,
   PRIVATE_FILE_MODE,
   wideMode,
   type WideMode,
@@ -48,6 +50,8 @@ export function wideDataModes(dir: string, uid = currentUid()): WideMode[] {
  * PrivateModeError for a wider one this user does not own.
  */
 export function prepareDataFolder(dir: string, logger: Logger, uid = currentUid()): void {
+  // Security: nothing in the data folder is ever followed through a link (private-files.ts).
+  refuseSymlinks(dir);
   mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
   const narrowed = [narrowMode(dir, PRIVATE_DIR_MODE, uid)];
   for (const name of DATA_FILES) {

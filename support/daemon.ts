@@ -48,6 +48,10 @@ const MATRIX_TOKENS = {
 export interface BrokerOptions {
   /** The `shared` instance's discovery policy. Default true. */
   discovery?: boolean;
+  /** The fake Nextcloud's clock (its trash bin names items by its seconds). Default: Date.now. */
+  nextcloudNow?: () => number;
+  /** What both instances declare of the server's retention (config/retention.ts). */
+  retention?: InstanceConfig['retention'];
   /** How often the lifecycle sweep runs. Default 60 s (tests call `server.sweep()`). */
   sweepIntervalMs?: number;
   maxBodyBytes?: number;
@@ -165,7 +169,10 @@ export interface MatrixBroker extends Common {
 
 /** The broker on the fake Nextcloud. */
 export async function startBroker(opts: BrokerOptions = {}): Promise<Broker> {
-  const fake = await startFakeNextcloud({ password: APP_PASSWORD });
+  const fake = await startFakeNextcloud({
+    password: APP_PASSWORD,
+    ...(opts.nextcloudNow === undefined ? {} : { now: opts.nextcloudNow }),
+  });
   try {
     const broker = await startBrokerOn(fakeTarget(fake), opts, () => fake.close());
     return withFake(broker, fake);
@@ -325,6 +332,7 @@ async function start<B>(
     username: nextcloud.user,
     app_password: nextcloud.password,
     discovery,
+    ...(opts.retention === undefined ? {} : { retention: opts.retention }),
   });
   const config: BrokerConfig = {
     server: {

@@ -115,7 +115,22 @@ const IntentFields = {
   start: z.number().optional(),
   end: z.number().optional(),
   include_text: z.boolean().optional(),
+  /** A read-only check of a grant (the transfer surface's check_access): nothing is sent. */
+  check_only: z.literal(true).optional(),
 };
+
+/**
+ * What a trash did, for undo and the owner (docs/contracts.md §4): where the item was,
+ * the unique name it was deleted under, and its trash bin entry; or, when the delete did
+ * not happen, where the item is.
+ */
+export const TrashRecordSchema = z.strictObject({
+  state: z.enum(['trashed', 'renamed_back', 'left_renamed', 'unconfirmed']),
+  original: z.string(),
+  renamed: z.string(),
+  name: z.string().nullable().optional(),
+  deleted_at: z.number().int().nullable().optional(),
+});
 
 /** An outcome line's own fields: how it ended, and what the verb says of its value. */
 const OutcomeFields = {
@@ -165,6 +180,7 @@ const OutcomeFields = {
     )
     .optional(),
   nc_requests_unlisted: CountSchema.optional(),
+  trash: TrashRecordSchema.optional(),
 };
 
 const OperationCall = { ...Call, instance: z.string(), ...OperationTarget };
@@ -240,6 +256,8 @@ export const RefusedLineSchema = z.strictObject({ event: z.literal('refused'), .
 /** What the operations record of one refused call (the `refused` line without its name). */
 export type RefusalFields = z.input<z.ZodObject<typeof RefusalShape>>;
 
+/** A trash's record on its outcome line (operations/files.ts writes it, undo reads it). */
+export type TrashRecord = z.infer<typeof TrashRecordSchema>;
 /** What a verb adds to its intent line (RunOptions.intent). */
 export type IntentDetail = Partial<Omit<z.input<z.ZodObject<typeof IntentFields>>, 'grants'>>;
 /** What a verb says of its value on the outcome line (RunOptions.describe). */

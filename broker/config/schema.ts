@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { INSTANCE_NAME } from '../base/protocol.js';
 import { FREE_OF_ASCII_CONTROL } from '../base/text.js';
 import { tryParseDuration } from './duration.js';
+import { RetentionSchema } from './retention.js';
 
 /** A strict object: unknown keys are refused (parse.ts names each and suggests a fix). */
 function strict<T extends z.ZodRawShape>(shape: T) {
@@ -199,6 +200,8 @@ export const InstanceSchema = strict({
   ...secretKeys('app_password'),
   // Whether the agent may list folders it has no grant for (names only).
   discovery: z.boolean({ error: 'must be true or false' }).default(false),
+  // What the server's config.php sets (the broker cannot read it): see retention.ts.
+  retention: RetentionSchema.optional(),
 });
 
 export const RawConfigSchema = strict({

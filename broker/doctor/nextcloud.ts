@@ -11,7 +11,7 @@ import { NextcloudConnection } from '../nextcloud/connection.js';
 import { NextcloudError } from '../nextcloud/errors.js';
 import { buildDavUrl } from '../nextcloud/url.js';
 import { type Check, fail, pass, skip } from './checklist.js';
-import { checkSpace } from './space.js';
+import { checkRetentionDeclaration, checkSpace } from './space.js';
 
 export interface NextcloudCheckDeps {
   /** Per request. Default 10 s. */
@@ -231,5 +231,6 @@ export async function checkInstance(
     credentials,
     ...(await checkCapabilities(inst, timeoutMs)),
     await checkSpace(inst, timeoutMs),
+    checkRetentionDeclaration(inst),
   ];
 }

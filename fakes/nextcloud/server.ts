@@ -113,6 +113,8 @@ export async function startFakeNextcloud(opts: FakeNextcloudOptions = {}): Promi
       if (delay > 0) {
         await sleep(delay, undefined, { signal: closing.signal }).catch(() => undefined);
       }
+      const gate = req.method === 'PUT' ? state.faults.putGate : null;
+      if (gate !== null) await gate;
       if (state.faults.down || closing.signal.aborted) {
         req.socket.destroy();
         return;
@@ -175,7 +177,7 @@ export async function startFakeNextcloud(opts: FakeNextcloudOptions = {}): Promi
       state.quota = bytes;
     },
     async runExpiry() {
-      return state.trash.expireForSpace(state.quota, await store.treeSize(''));
+      return state.trash.expireForSpace(state.quota, await state.shares.ownUsed());
     },
     async lockAs(p, lockOpts: LockAsOptions) {
       const info = await store.info(relOf(p));
@@ -200,7 +202,13 @@ export async function startFakeNextcloud(opts: FakeNextcloudOptions = {}): Promi
     async receiveShare(p, shareOpts = {}) {
       const info = await store.info(relOf(p));
       if (!info) throw new Error(`fake nextcloud: cannot share missing ${p}`);
-      state.shares.add(info.fileId, { owner: shareOpts.owner ?? 'bob' });
+      const owner = shareOpts.owner ?? 'bob';
+      state.shares.add(info.fileId, { owner });
+      if (shareOpts.ownerQuota !== undefined)
+        state.shares.setSharer(owner, { quota: shareOpts.ownerQuota });
+    },
+    setSharerSpace(owner, space) {
+      state.shares.setSharer(owner, space);
     },
     createCalendar(name, collectionOpts = {}) {
       state.groupware.add('calendar', name, collectionOpts);

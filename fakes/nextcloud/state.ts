@@ -55,6 +55,7 @@ export function defaultFaults(): Faults {
     echoAuth: false,
     uploadDeleteForbidden: 0,
     quotaBytes: null,
+    putGate: null,
     putBodyLimit: null,
   };
 }

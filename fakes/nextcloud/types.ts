@@ -47,6 +47,11 @@ export interface Faults {
    */
   quotaBytes: number | null;
   /**
+   * While set, every file or chunk PUT waits for it before it is handled (a test holds
+   * uploads in flight to see what is decided meanwhile).
+   */
+  putGate: Promise<void> | null;
+  /**
    * The largest request body a PUT may announce (null: none). A larger one is answered
    * 413 before its body is asked for, as Apache's LimitRequestBody or a proxy's body
    * limit (nginx client_max_body_size) does.
@@ -142,7 +147,12 @@ export interface FakeNextcloud {
    * Make the folder or file at `path` (create it first) the root of a share this user
    * received from `owner` (default `bob`), read-write, as Nextcloud 29 shows one.
    */
-  receiveShare(path: string, opts?: { owner?: string }): Promise<void>;
+  receiveShare(path: string, opts?: { owner?: string; ownerQuota?: number | null }): Promise<void>;
+  /**
+   * The sharer's space as the server knows it: their quota (as `occ user:setting <owner>
+   * files quota`; null for none) and the bytes of theirs outside what they shared.
+   */
+  setSharerSpace(owner: string, space: { quota?: number | null; elsewhere?: number }): void;
   /**
    * Make a calendar (as `occ dav:create-calendar` does: components VEVENT and VTODO,
    * display name = the name), or with `sharedBy` one another user shares with this one.

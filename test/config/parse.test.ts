@@ -324,6 +324,19 @@ const NEGATIVE: [string, unknown, RegExp][] = [
   ['instances.personal.username', 'a/b', /without slashes/],
   ['instances.personal.username', 'a\nb', /control characters/],
   ['instances.personal.username', undefined, /is required/],
+  ['instances.personal.retention', 'disabled', /mapping/],
+  [
+    'instances.personal.retention',
+    { trashbin_retention_obligation: '30, 60' },
+    /versions_retention_obligation.*is required/,
+  ],
+  [
+    'instances.personal.retention.trashbin_retention_obligation',
+    '30 days',
+    /a value Nextcloud takes for trashbin_retention_obligation: auto, disabled, D/,
+  ],
+  ['instances.personal.retention.versions_retention_obligation', 30, /text of/],
+  ['instances.personal.retention.trashbin_retention', '30, 60', /unknown key/],
   [
     'instances.personal.app_password',
     undefined,

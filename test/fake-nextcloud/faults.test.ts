@@ -176,6 +176,7 @@ describe('reset()', () => {
       xHash: 'honest',
       uploadDeleteForbidden: 0,
       quotaBytes: null,
+      putGate: null,
       putBodyLimit: null,
     });
     expect(fake.lockOf('f.txt')).toBeUndefined();

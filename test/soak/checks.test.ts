@@ -74,6 +74,26 @@ describe('intentsPrecedeRequests', () => {
   });
 });
 
+describe('intentsPrecedeRequests: what a write sends beside its own path', () => {
+  it('a trash’s DELETE under its unique name, and the space read of a new file’s folder, count for their intent', () => {
+    const reqs: ArrivedRequest[] = [
+      { method: 'PROPFIND', path: `${DAV}/A`, durableSeq: 2 },
+      { method: 'DELETE', path: `${DAV}/A/x%20(trashed%20abcdefgh)`, durableSeq: 2 },
+    ];
+    const r = intentsPrecedeRequests(reqs, records, 'alice');
+    expect(r.violations).toEqual([]);
+    expect(r.matched).toEqual([2, 2]);
+  });
+
+  it('but not anything else of the folder, nor another item’s unique name', () => {
+    const reqs: ArrivedRequest[] = [
+      { method: 'DELETE', path: `${DAV}/A`, durableSeq: 2 },
+      { method: 'DELETE', path: `${DAV}/B/z%20(trashed%20abcdefgh).txt`, durableSeq: 7 },
+    ];
+    expect(intentsPrecedeRequests(reqs, records, 'alice').violations).toHaveLength(2);
+  });
+});
+
 describe('intentsPrecedeRequests: chunked uploads', () => {
   it('a request into an upload folder belongs to the destination its MKCOL named', () => {
     const UP = '/remote.php/dav/uploads/alice';
