@@ -17,7 +17,7 @@ import { OWNER_SOCKET_FILE } from './approval/owner/protocol.js';
 import { OwnerSocket } from './approval/owner/server.js';
 import { renderGrantsEnded, renderRequestsEnded } from './approval/format.js';
 import { AuditAnchor, type AnchorTimers } from './audit/anchor.js';
-import { AuditLog, type AuditFs } from './audit/index.js';
+import { AuditLog, LOG_FILE, type AuditFs } from './audit/index.js';
 import type { Clock } from './base/domain.js';
 import { errorDetail } from './base/errors.js';
 import { createLogger, type Logger } from './base/log.js';
@@ -32,6 +32,12 @@ import { createMetrics, timingDecisions, type BrokerMetrics } from './surfaces/m
 import { AccessRequests } from './operations/requests.js';
 import type { RefusalBudgetOptions } from './operations/refusal-budget.js';
 import { nodeTimers, type Timers } from './operations/timers.js';
+import { AuditTrail } from './operations/audit-trail.js';
+import { StrayAnswers } from './operations/stray-answers.js';
+import { CursorFile } from './operations/reconcile/cursor.js';
+import { Reconciler } from './operations/reconcile/reconciler.js';
+import { accountsOf } from './operations/reconcile/report.js';
+import { renderUnexplained } from './approval/reconcile-notice.js';
 
 export { GRANTS_FILE } from './data-folder.js';
 
@@ -93,6 +99,8 @@ export interface Daemon {
   readonly server: BrokerServer;
   /** The owner socket (`broker approve N` and the other owner commands). */
   readonly ownerSocket: OwnerSocket;
+  /** Nextcloud's Activity compared with the audit log (on reconcile.interval, and on request). */
+  readonly reconciler: Reconciler;
   /** This daemon's own metrics registry (served on GET /metrics with tokens.metrics). */
   readonly metrics: BrokerMetrics;
   /** Starts the gateway, audits `start`, listens. On failure everything is closed again. */
@@ -165,6 +173,10 @@ export async function assemble(config: BrokerConfig, options: AssembleOptions): 
       pendingTimeoutMs: config.lifecycle.pending_timeout,
     });
     const grants = store;
+    // Security: every answer of Nextcloud that no operation's outcome records (a late
+    // one, a request outside every operation) is written in batches: none looks foreign.
+    const strayTrail = new AuditTrail({ audit, scrub, logger });
+    const strays = new StrayAnswers({ write: (event) => strayTrail.bestEffort(event), now });
     metrics.watch({
       pendingRequests: () => grants.pendingRequests().length,
       activeGrants: () => grants.activeGrants().length,
@@ -178,6 +190,7 @@ export async function assemble(config: BrokerConfig, options: AssembleOptions): 
           now,
           timeoutMs: 30_000,
           metrics,
+          onAnswer: (answer) => strays.add(name, answer),
           ...(config.transfer.chunk_size === undefined
             ? {}
             : { chunkSize: config.transfer.chunk_size }),
@@ -230,6 +243,21 @@ export async function assemble(config: BrokerConfig, options: AssembleOptions): 
     const gateway =
       options.gateway?.(engine, parts) ?? (await defaultGateway(engine, parts, options.console));
     if (gateway instanceof ConsoleGateway) aroundLog = (write) => gateway.aroundLog(write);
+    const reconciler = new Reconciler({
+      accounts: accountsOf(config.instances.values()),
+      clients,
+      logFile: join(config.data_dir, LOG_FILE),
+      cursors: new CursorFile(config.data_dir),
+      write: (event) => operations.trail.bestEffort(event),
+      quiet: (instance, answer) => strays.add(instance, answer, true),
+      tell: async (report) => {
+        const notice = renderUnexplained(report);
+        await gateway.announce(notice.plain, notice.html);
+      },
+      counted: (instance, count) => metrics.reconcileUnexplained(instance, count),
+      now,
+      logger,
+    });
     const ownerSocket = new OwnerSocket({
       dir: config.data_dir,
       engine,
@@ -238,6 +266,11 @@ export async function assemble(config: BrokerConfig, options: AssembleOptions): 
       pendingTimeout: config.lifecycle.pending_timeout,
       logger,
       lastUsed: (id) => grantUse.lastUsed(id),
+      reconcile: (since, instance) =>
+        reconciler.passAll(
+          { trigger: 'command', ...(since === undefined ? {} : { since }) },
+          instance,
+        ),
     });
     const requests = new AccessRequests({
       pipeline: operations.pipeline,
@@ -259,7 +292,10 @@ export async function assemble(config: BrokerConfig, options: AssembleOptions): 
       pendingTimeoutMs: config.lifecycle.pending_timeout,
       onGrantsEnded: (grants, reason) => operations.endGrants(grants, reason),
       releaseLocks: () => operations.releaseDueLocks(),
-      summarise: () => operations.refusals.flushDue(),
+      summarise: async () => {
+        await operations.refusals.flushDue();
+        await strays.flushDue();
+      },
       timers,
       intervalMs: options.sweepIntervalMs ?? 5_000,
     });
@@ -288,12 +324,15 @@ export async function assemble(config: BrokerConfig, options: AssembleOptions): 
       operations,
       server,
       ownerSocket,
+      reconciler,
       metrics,
       async start() {
         try {
           const listening = await server.start();
           await ownerSocket.start();
           anchor.start((line) => gateway.announce(line));
+          const { interval } = config.reconcile;
+          if (interval !== 'off') reconciler.start(interval, timers);
           return listening;
         } catch (error) {
           await ownerSocket.stop();
@@ -305,10 +344,12 @@ export async function assemble(config: BrokerConfig, options: AssembleOptions): 
       async stop() {
         anchor.stop();
         await ownerSocket.stop();
+        await reconciler.stop();
         await server.close();
-        // Security: the counted refusals are written before the log closes, so none is
-        // unrecorded at a clean stop.
+        // Security: the counted refusals and the held request ids are written before the
+        // log closes, so none is unrecorded at a clean stop.
         await operations.refusals.flushAll();
+        await strays.flushAll();
         try {
           await audit.append({ event: 'stop' });
         } catch (error) {

@@ -116,6 +116,32 @@ export const AuthFailedEventSchema = z.looseObject({
   remote: z.string().nullable(),
 });
 
+/**
+ * Ids of requests the broker sent to Nextcloud outside any operation's `outcome` (an
+ * answer that came late, a reconciliation that found nothing new), written in batches,
+ * or of `broker doctor`'s requests (`source`: `broker` or `doctor`).
+ */
+export const NcRequestsEventSchema = z.looseObject({
+  event: z.literal('nc_requests'),
+  instance: z.string(),
+  source: z.string(),
+  nc_request_ids: z.array(z.string()),
+});
+
+/**
+ * One reconciliation of an account's Activity against this log (operations/reconcile/):
+ * its `instances` (those of the one Nextcloud account), what started it (`trigger`), how
+ * many changes were read (`rows`) and how many the broker did not make (`unexplained`,
+ * listed in `changes`), with the ids of its own requests.
+ */
+export const ReconcileEventSchema = z.looseObject({
+  event: z.literal('reconcile'),
+  instances: z.array(z.string()),
+  trigger: z.string(),
+  rows: CountSchema,
+  unexplained: CountSchema,
+});
+
 /** Written by the log itself: a torn tail left in place (`torn`) or a full disk's `outage`. */
 export const RecoveryEventSchema = z.looseObject({ event: z.literal('recovery') });
 
@@ -133,6 +159,8 @@ export const AuditEventSchema = z.discriminatedUnion('event', [
   RefusedSummaryEventSchema,
   AuthFailedEventSchema,
   RecoveryEventSchema,
+  NcRequestsEventSchema,
+  ReconcileEventSchema,
 ]);
 
 /** An event as a writer hands it to the log. */

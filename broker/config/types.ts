@@ -67,6 +67,11 @@ export interface BrokerConfig {
   /** How often, at most, the audit head goes unposted to the approval room while records are added. */
   audit: { anchor_interval: number };
   /**
+   * How often the daemon compares Nextcloud's Activity of each account with the audit
+   * log (ms), or `off`.
+   */
+  reconcile: { interval: number | 'off' };
+  /**
    * `chunk_size` in bytes: the chunks of a chunked upload (replacements). Unset: the
    * server's announced largest chunk, else 16 MiB.
    */

@@ -3,6 +3,7 @@ import { auditCommand } from './audit.js';
 import { clientCommands } from './client.js';
 import { doctorCommand } from './doctor.js';
 import { ownerSocketCommands } from './owner.js';
+import { reconcileCommand } from './reconcile.js';
 import { serveCommand } from './serve.js';
 import { startCommand } from './start.js';
 
@@ -11,6 +12,7 @@ export const ownerCommands: readonly Command[] = [
   startCommand,
   serveCommand,
   ...ownerSocketCommands,
+  reconcileCommand,
   auditCommand,
   doctorCommand,
 ];
@@ -21,6 +23,7 @@ export const commands: readonly Command[] = [
   serveCommand,
   ...clientCommands,
   ...ownerSocketCommands,
+  reconcileCommand,
   auditCommand,
   doctorCommand,
 ];

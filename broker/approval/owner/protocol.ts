@@ -5,6 +5,7 @@
  */
 import type { GrantRecord, RequestRecord } from '../../base/domain.js';
 import { iso } from '../../base/time.js';
+import type { ReconcileReport } from '../../operations/reconcile/report.js';
 
 /** The socket's file name in data_dir. */
 export const OWNER_SOCKET_FILE = 'owner.sock';
@@ -12,11 +13,15 @@ export const OWNER_SOCKET_FILE = 'owner.sock';
 /** Longest request line the broker reads; a command is at most 200 characters. */
 export const MAX_REQUEST_BYTES = 4096;
 
-/** A typed command (the approval language), or one of the two read-only listings. */
+/**
+ * A typed command (the approval language), one of the two read-only listings, or a
+ * reconciliation now (`broker reconcile`; `since`: an ISO time, else from the cursor).
+ */
 export type OwnerRequest =
   | { readonly op: 'command'; readonly text: string }
   | { readonly op: 'grants' }
-  | { readonly op: 'status' };
+  | { readonly op: 'status' }
+  | { readonly op: 'reconcile'; readonly since?: string; readonly instance?: string };
 
 /** An active grant as `broker grants --json` prints it. */
 export interface GrantJson {
@@ -50,6 +55,8 @@ export type OwnerResponse =
       revoked?: GrantJson[];
       grants?: GrantJson[];
       pending?: PendingJson[];
+      /** `reconcile`: one report per Nextcloud account. */
+      reports?: ReconcileReport[];
     }
   | { ok: false; error: string; next_step: string };
 
@@ -66,6 +73,18 @@ export function parseOwnerRequest(line: string): OwnerRequest | undefined {
   if (v['op'] === 'grants' || v['op'] === 'status') return { op: v['op'] };
   if (v['op'] === 'command' && typeof v['text'] === 'string')
     return { op: 'command', text: v['text'] };
+  if (v['op'] === 'reconcile') {
+    const since = v['since'];
+    const instance = v['instance'];
+    if (since !== undefined && (typeof since !== 'string' || !Number.isFinite(Date.parse(since))))
+      return undefined;
+    if (instance !== undefined && typeof instance !== 'string') return undefined;
+    return {
+      op: 'reconcile',
+      ...(since === undefined ? {} : { since }),
+      ...(instance === undefined ? {} : { instance }),
+    };
+  }
   return undefined;
 }
 

@@ -30,6 +30,7 @@ import {
   type OwnerResponse,
 } from './protocol.js';
 import { checkSocketFolder, OwnerSocketError } from './safety.js';
+import type { ReconcileReport } from '../../operations/reconcile/report.js';
 
 /** The actor (and channel) the audit records for a decision made over the socket. */
 export const SOCKET_ACTOR = 'socket';
@@ -47,6 +48,8 @@ export interface OwnerSocketDeps {
   readonly lastUsed?: (grantId: number) => number | undefined;
   /** The broker's uid (default this process's); tests pass another to see a refusal. */
   readonly uid?: number | undefined;
+  /** A reconciliation now (`broker reconcile`): every account's, or `instance`'s. */
+  readonly reconcile?: (since: number | undefined, instance?: string) => Promise<ReconcileReport[]>;
 }
 
 /** Resolves true when something accepts connections on `path`. */
@@ -145,6 +148,8 @@ export class OwnerSocket {
       const end = buffered.indexOf('\n');
       if (end < 0 && buffered.length <= MAX_REQUEST_BYTES) return;
       answered = true;
+      // The line is in: the answer may take long (a reconciliation pages Nextcloud).
+      socket.setTimeout(0);
       const line = end < 0 ? '' : buffered.slice(0, end);
       void this.#answer(line).then((response) => socket.end(`${JSON.stringify(response)}\n`));
     });
@@ -182,6 +187,7 @@ export class OwnerSocket {
 
   async #handle(request: OwnerRequest): Promise<OwnerResponse> {
     if (request.op === 'grants') return this.#grants();
+    if (request.op === 'reconcile') return this.#reconcile(request);
     if (request.op === 'status') {
       const reply = await this.#deps.engine.apply({ kind: 'status' }, SOCKET_ACTOR);
       const now = this.#deps.now();
@@ -204,6 +210,18 @@ export class OwnerSocket {
       };
     }
     return this.#replied(await this.#deps.engine.apply(parsed.command, SOCKET_ACTOR));
+  }
+
+  async #reconcile(request: OwnerRequest & { op: 'reconcile' }): Promise<OwnerResponse> {
+    const reconcile = this.#deps.reconcile;
+    if (reconcile === undefined)
+      return {
+        ok: false,
+        error: 'this broker does not reconcile',
+        next_step: 'stop it and run `broker reconcile` again: it then reads directly',
+      };
+    const since = request.since === undefined ? undefined : Date.parse(request.since);
+    return { ok: true, text: '', reports: await reconcile(since, request.instance) };
   }
 
   #replied(reply: Reply): OwnerResponse {
