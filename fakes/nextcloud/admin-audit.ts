@@ -73,8 +73,9 @@ export class AdminAuditLog {
           return [`File renamed with id "${a.fileId}" from "${full(a.from)}" to "${full(a.to)}"`];
       }
     }
-    // 29 writes a new file's path with two slashes.
-    const own = (p: string, isNew = false): string => `${isNew ? '//' : '/'}${p}`;
+    // 29 writes a new file at the root with two slashes (its folder `/`, then `/name`).
+    const own = (p: string, isNew = false): string =>
+      `${isNew && !p.includes('/') ? '//' : '/'}${p}`;
     switch (a.kind) {
       case 'accessed':
         return [`File accessed: "${own(a.path)}"`];

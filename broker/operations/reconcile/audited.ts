@@ -26,7 +26,7 @@ export interface AuditedOperation {
   readonly paths: readonly string[];
   /** The file ids Nextcloud answered to its requests (`OC-FileId`). */
   readonly fileIds: ReadonlySet<string>;
-  /** A calendar event it created (its outcome's `uid`). */
+  /** A calendar event it created (its intent's `uid`, else its outcome's). */
   readonly uid: string | undefined;
   /** The byte offset of its intent in the log (where a later read must start). */
   readonly offset: number;
@@ -114,7 +114,7 @@ export class AuditFactsBuilder {
       end: undefined,
       paths,
       fileIds: new Set(),
-      uid: undefined,
+      uid: text(record['uid']),
       offset,
     };
     this.#operations.push(op);
@@ -132,7 +132,7 @@ export class AuditFactsBuilder {
     if (open.length === 0) this.#open.delete(correlationId);
     op.end = ts;
     for (const id of fileIdsOf(record)) op.fileIds.add(id);
-    op.uid = text(record['uid']);
+    op.uid ??= text(record['uid']);
   }
 
   /** The broker started again: what it left open ended with it. */

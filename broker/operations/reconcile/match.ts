@@ -67,7 +67,7 @@ export interface Matching {
 const SECOND_MS = 1000;
 
 function onTarget(op: AuditedOperation, change: Change): boolean {
-  if (change.kind === 'event') return op.uid === undefined || op.uid === change.uid;
+  if (change.kind === 'event') return op.uid !== undefined && op.uid === change.uid;
   if (change.fileId !== undefined && op.fileIds.has(change.fileId)) return true;
   const paths = change.oldPath === undefined ? [change.path] : [change.path, change.oldPath];
   return paths.every((p) => p !== '' && op.paths.includes(p));
