@@ -266,6 +266,14 @@ export async function assemble(config: BrokerConfig, options: AssembleOptions): 
       pendingTimeout: config.lifecycle.pending_timeout,
       logger,
       lastUsed: (id) => grantUse.lastUsed(id),
+      recordRequests: async (instance, ids) =>
+        config.instances.has(instance) &&
+        (await strayTrail.bestEffort({
+          event: 'nc_requests',
+          instance,
+          source: 'doctor',
+          nc_request_ids: [...ids],
+        })),
       reconcile: (since, instance) =>
         reconciler.passAll(
           { trigger: 'command', ...(since === undefined ? {} : { since }) },

@@ -5,6 +5,7 @@
  * the quota that makes the expiry possible and what to set.
  */
 import type { InstanceConfig } from '../config.js';
+import type { AnswerSink } from '../nextcloud/answers.js';
 import { NextcloudConnection } from '../nextcloud/connection.js';
 import { NextcloudError } from '../nextcloud/errors.js';
 import { readSpace } from '../nextcloud/space.js';
@@ -14,8 +15,12 @@ import { type Check, pass, warn } from './checklist.js';
 export const RETENTION_FIX =
   "in the server's config.php set 'trashbin_retention_obligation' => '30, 30' (each trashed item is kept 30 days, then deleted whatever the space; any 'D, D' with two numbers) and 'versions_retention_obligation' => 'disabled' (versions are then never deleted by Nextcloud): with 'auto', the default, Nextcloud deletes them to make room (the broker cannot read these settings, so this shows while a quota is set)";
 
-export async function checkSpace(inst: InstanceConfig, timeoutMs: number): Promise<Check> {
-  const conn = new NextcloudConnection(inst, { timeoutMs });
+export async function checkSpace(
+  inst: InstanceConfig,
+  timeoutMs: number,
+  onAnswer?: AnswerSink,
+): Promise<Check> {
+  const conn = new NextcloudConnection(inst, { timeoutMs, ...(onAnswer ? { onAnswer } : {}) });
   try {
     const space = await conn.guard(() => readSpace({ conn }));
     if (space.quota === null)

@@ -36,6 +36,11 @@ export type AnswerSink = (answer: NextcloudAnswer) => void;
 // odd reaches the audit log through them. Nextcloud's ids are 20 letters and digits, or
 // Apache mod_unique_id's (letters, digits, `@`, `-`); 128 characters is ample for both.
 const REQUEST_ID = /^[A-Za-z0-9@_.+=/-]{1,128}$/;
+/** Whether `id` is one this module keeps as a request id (a value read back from elsewhere). */
+export function isRequestId(id: unknown): id is string {
+  return typeof id === 'string' && REQUEST_ID.test(id);
+}
+
 /** `OC-FileId`: the file id padded to 8 digits, then the instance id. */
 const OC_FILE_ID = /^0*(\d{1,24})oc[a-z0-9]{1,64}$/;
 const QUOTED_ETAG = /^(W\/)?"[\x21\x23-\x7e]{0,200}"$/;

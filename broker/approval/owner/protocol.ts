@@ -6,6 +6,7 @@
 import type { GrantRecord, RequestRecord } from '../../base/domain.js';
 import { iso } from '../../base/time.js';
 import type { ReconcileReport } from '../../operations/reconcile/report.js';
+import { isRequestId } from '../../nextcloud/answers.js';
 
 /** The socket's file name in data_dir. */
 export const OWNER_SOCKET_FILE = 'owner.sock';
@@ -21,7 +22,12 @@ export type OwnerRequest =
   | { readonly op: 'command'; readonly text: string }
   | { readonly op: 'grants' }
   | { readonly op: 'status' }
-  | { readonly op: 'reconcile'; readonly since?: string; readonly instance?: string };
+  | { readonly op: 'reconcile'; readonly since?: string; readonly instance?: string }
+  /** `broker doctor`'s request ids, to be recorded (`nc_requests`, source `doctor`). */
+  | { readonly op: 'requests'; readonly instance: string; readonly ids: readonly string[] };
+
+/** The most request ids one `requests` line carries. */
+export const MAX_RECORDED_IDS = 100;
 
 /** An active grant as `broker grants --json` prints it. */
 export interface GrantJson {
@@ -73,6 +79,14 @@ export function parseOwnerRequest(line: string): OwnerRequest | undefined {
   if (v['op'] === 'grants' || v['op'] === 'status') return { op: v['op'] };
   if (v['op'] === 'command' && typeof v['text'] === 'string')
     return { op: 'command', text: v['text'] };
+  if (v['op'] === 'requests') {
+    const { instance, ids } = v;
+    // Security: only values that read as Nextcloud's request ids reach the audit log.
+    if (typeof instance !== 'string' || !Array.isArray(ids) || ids.length > MAX_RECORDED_IDS)
+      return undefined;
+    if (!ids.every(isRequestId)) return undefined;
+    return { op: 'requests', instance, ids };
+  }
   if (v['op'] === 'reconcile') {
     const since = v['since'];
     const instance = v['instance'];

@@ -50,6 +50,8 @@ export interface OwnerSocketDeps {
   readonly uid?: number | undefined;
   /** A reconciliation now (`broker reconcile`): every account's, or `instance`'s. */
   readonly reconcile?: (since: number | undefined, instance?: string) => Promise<ReconcileReport[]>;
+  /** Records `broker doctor`'s request ids of a configured instance; false: not written. */
+  readonly recordRequests?: (instance: string, ids: readonly string[]) => Promise<boolean>;
 }
 
 /** Resolves true when something accepts connections on `path`. */
@@ -188,6 +190,16 @@ export class OwnerSocket {
   async #handle(request: OwnerRequest): Promise<OwnerResponse> {
     if (request.op === 'grants') return this.#grants();
     if (request.op === 'reconcile') return this.#reconcile(request);
+    if (request.op === 'requests') {
+      const written = (await this.#deps.recordRequests?.(request.instance, request.ids)) ?? false;
+      return written
+        ? { ok: true, text: '' }
+        : {
+            ok: false,
+            error: `the request ids of instance '${request.instance}' were not recorded`,
+            next_step: 'check the instance name and the broker log',
+          };
+    }
     if (request.op === 'status') {
       const reply = await this.#deps.engine.apply({ kind: 'status' }, SOCKET_ACTOR);
       const now = this.#deps.now();
