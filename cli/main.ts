@@ -12,7 +12,7 @@ ${commandList(commands)}
 
 Run \`broker <command> --help\` for a command's options and an example.
 Client commands read $BROKER_URL and $BROKER_TRANSFER_TOKEN.
-approve, deny, revoke, status and grants talk to the running broker over
+approve, deny, revoke, status, grants and reconcile talk to the running broker over
 <data_dir>/owner.sock (found through --config FILE, $BROKER_CONFIG or ./config.yaml).
 
 ${BUILTINS_USAGE}
