@@ -30,6 +30,7 @@ export const OWNER_COMMAND_NAMES: readonly string[] = [
   'revoke',
   'status',
   'grants',
+  'reconcile',
   'audit',
   'doctor',
 ];

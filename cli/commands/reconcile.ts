@@ -9,6 +9,7 @@
  */
 import { describeProblem, parseCommandArgs } from '../args.js';
 import { type Command, ExitCode } from '../command.js';
+import { CliError } from '../transfer/errors.js';
 import { forTerminal, jsonLine } from '../transfer/output.js';
 import { ownerConfigFile } from './owner-target.js';
 import type { AdminAuditReport } from '../../broker/operations/reconcile/command.js';
@@ -77,24 +78,13 @@ async function askBroker(
       { op: 'reconcile', ...(since === undefined ? {} : { since: new Date(since).toISOString() }) },
       { timeoutMs: 15 * 60_000 },
     );
-    if (!response.ok)
-      throw new ReconcileFailure(ExitCode.infrastructure, response.error, response.next_step);
+    if (!response.ok) throw new CliError('infrastructure', response.error, response.next_step);
     return response.reports ?? [];
   } catch (error) {
     if (error instanceof OwnerSocketError && error.code === 'no_broker') return undefined;
     if (error instanceof OwnerSocketError)
-      throw new ReconcileFailure(ExitCode.infrastructure, error.message, error.nextStep);
+      throw new CliError('infrastructure', error.message, error.nextStep);
     throw error;
-  }
-}
-
-class ReconcileFailure extends Error {
-  constructor(
-    readonly exit: number,
-    message: string,
-    readonly nextStep: string,
-  ) {
-    super(message);
   }
 }
 
@@ -214,8 +204,7 @@ export function createReconcileCommand(io: ReconcileIo): Command {
           }
         }
       } catch (error) {
-        if (error instanceof ReconcileFailure)
-          return fail(error.exit, error.message, error.nextStep);
+        if (error instanceof CliError) return fail(error.exitCode, error.message, error.nextStep);
         const { AuditError } = await import('../../broker/audit/errors.js');
         if (error instanceof AuditError && error.code === 'locked')
           return fail(
