@@ -5,7 +5,7 @@
  * (docs/nextcloud-behaviour.md "The account").
  */
 import { z } from 'zod';
-import { getOcsJson } from './capabilities.js';
+import { getOcsJson, ocsJsonOf } from './capabilities.js';
 import { NextcloudError } from './errors.js';
 import type { Session } from './session.js';
 
@@ -31,18 +31,12 @@ export async function readAccount(
   signal?: AbortSignal,
 ): Promise<AccountFacts> {
   const text = await getOcsJson(conn, 'cloud/user', 'SPACE', signal);
-  let doc: unknown;
-  try {
-    doc = JSON.parse(text);
-  } catch {
-    doc = undefined;
-  }
-  const parsed = UserSchema.safeParse(doc);
-  if (!parsed.success)
+  const parsed = ocsJsonOf(text, UserSchema);
+  if (parsed === undefined)
     throw new NextcloudError(
       'bad_response',
       `Nextcloud sent account facts the broker cannot read on instance '${conn.name}'`,
     );
-  const { id, groups, subadmin } = parsed.data.ocs.data;
+  const { id, groups, subadmin } = parsed.ocs.data;
   return { id, groups, subadmin: subadmin ?? [] };
 }
