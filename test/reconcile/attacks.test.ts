@@ -232,6 +232,12 @@ describe('a Nextcloud without the Activity app', () => {
       const report = await reconcile();
       expect(report.status).toBe('off');
       expect(report.problem).toMatch(/Activity app is not enabled/);
+      // The daemon's own pass writes no line for it (a server without the app would add
+      // one every interval), and keeps its request id for a batch.
+      const lines = broker.auditLines().length;
+      const [quiet] = await broker.reconciler.passAll({ trigger: 'interval' });
+      expect(quiet?.status).toBe('off');
+      expect(broker.auditLines().length).toBe(lines);
       expect(await call(agent, 'list', { instance: 'personal', path: 'Work' })).toMatchObject({
         status: 'ok',
       });

@@ -22,7 +22,8 @@ import type { Logger } from '../../base/log.js';
 import { iso } from '../../base/time.js';
 import type { AuditEvent } from '../../audit/events.js';
 import { lineStart, readRecords } from '../../audit/records.js';
-import type { Activity, NextcloudAnswer } from '../../nextcloud/client.js';
+import type { NextcloudAnswer } from '../../nextcloud/client.js';
+import { newest, readBack, readOn, type Read } from './reads.js';
 import { isNextcloudError } from '../nextcloud-errors.js';
 import type { NextcloudPort } from '../ports.js';
 import type { Timers } from '../timers.js';
@@ -38,8 +39,6 @@ import {
   type ReconcileReport,
 } from './report.js';
 
-/** The most rows one pass reads; the next pass goes on from there. */
-export const MAX_ROWS_PER_PASS = 10_000;
 /** Unexplained changes listed in one `reconcile` line (all are counted). */
 export const LISTED_CHANGES = 100;
 /** How long after an operation ended a change may still be matched to it (late rows). */
@@ -74,13 +73,6 @@ export interface PassOptions {
   readonly trigger: ReconcileTrigger;
   /** Compare from this time (ms) back, not from the cursor; the cursor does not move. */
   readonly since?: number;
-}
-
-/** What step 1 read. */
-interface Read {
-  readonly rows: readonly Activity[];
-  readonly lastRead: string | undefined;
-  readonly serverTime: number | undefined;
 }
 
 export class Reconciler {
@@ -256,8 +248,17 @@ export class Reconciler {
         instance: account.name,
         error: errorDetail(error),
       });
-    // Security: even a failed pass records the ids of the requests it sent.
-    await this.#record(account, options, answers, { rows: 0, unexplained: [], problem });
+    else
+      this.#deps.logger.warn('reconciliation not possible now', {
+        instance: account.name,
+        problem,
+      });
+    // Security: even a failed pass records the ids of the requests it sent: a command's in
+    // its line; the daemon's with the quiet ones (a server without the Activity app, or
+    // down, would otherwise add a line every interval).
+    if (options.trigger === 'interval')
+      for (const a of answers) this.#deps.quiet?.(account.name, a);
+    else await this.#record(account, options, answers, { rows: 0, unexplained: [], problem });
     return notCompared(account, off ? 'off' : 'unreachable', problem);
   }
 
@@ -310,53 +311,4 @@ function stillUsed(
       .map((op) => op.correlationId),
   );
   return new Map([...counts].filter(([id]) => live.has(id)));
-}
-
-type Rows = Pick<NextcloudPort, 'activity' | 'activityRows'>;
-
-/** The newest row now (the first pass starts after it). */
-async function newest(client: Rows): Promise<Read> {
-  const page = await client.activity({ filter: 'self', sort: 'desc', limit: 1 });
-  return {
-    rows: [],
-    lastRead: page.lastGiven ?? page.activities[0]?.id,
-    serverTime: page.serverTime,
-  };
-}
-
-/** Every row after `after` (oldest first), up to MAX_ROWS_PER_PASS. */
-async function readOn(client: Rows, after: string | null): Promise<Read> {
-  const rows: Activity[] = [];
-  let since = after ?? undefined;
-  let serverTime: number | undefined;
-  for (;;) {
-    const page = await client.activityRows({
-      sort: 'asc',
-      ...(since === undefined ? {} : { since }),
-    });
-    rows.push(...page.rows);
-    serverTime = page.serverTime ?? serverTime;
-    since = page.lastRead ?? since;
-    if (page.next === undefined || rows.length >= MAX_ROWS_PER_PASS) break;
-  }
-  return { rows, lastRead: since, serverTime };
-}
-
-/** Every row from now back to `since` (ms), oldest first, up to MAX_ROWS_PER_PASS. */
-async function readBack(client: Rows, since: number): Promise<Read> {
-  const rows: Activity[] = [];
-  let before: string | undefined;
-  let serverTime: number | undefined;
-  for (;;) {
-    const page = await client.activityRows({
-      sort: 'desc',
-      ...(before === undefined ? {} : { since: before }),
-    });
-    rows.push(...page.rows.filter((r) => r.time >= since));
-    serverTime = page.serverTime ?? serverTime;
-    before = page.lastRead ?? before;
-    const reached = page.rows.some((r) => r.time < since);
-    if (reached || page.next === undefined || rows.length >= MAX_ROWS_PER_PASS) break;
-  }
-  return { rows: rows.reverse(), lastRead: undefined, serverTime };
 }
