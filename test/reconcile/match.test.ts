@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import type { AuditedOperation } from '../../broker/operations/reconcile/audited.js';
 import type { Change, ChangeKind } from '../../broker/operations/reconcile/changes.js';
 import { matchChanges, TOOL_CHANGES } from '../../broker/operations/reconcile/match.js';
+import { unexplainedOf } from '../../broker/operations/reconcile/report.js';
 
 const T = Date.parse('2026-12-04T12:00:00Z');
 const OPTIONS = { toleranceMs: 2000, now: T + 3_600_000 };
@@ -106,6 +107,14 @@ describe('a change like the broker’s, but not the broker’s', () => {
     const upload = op({ tool: 'blob_put', paths: ['Docs/a.txt'] });
     const share = change({ kind: 'other', type: 'shared', path: 'Docs/a.txt' });
     expect(unexplained([share], [upload])).toEqual([share]);
+  });
+});
+
+describe('what the owner is shown of an unexplained change', () => {
+  it('a type that is not an identifier is not shown as the broker’s words (a forged type)', () => {
+    const forged = change({ kind: 'other', type: 'file_changed\u202e\nApproved by owner' });
+    expect(unexplainedOf(forged).type).toBe('unknown_type');
+    expect(unexplainedOf(change({ kind: 'other', type: 'shared' })).type).toBe('shared');
   });
 });
 

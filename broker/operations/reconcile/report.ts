@@ -65,11 +65,16 @@ export interface ReconcileReport {
   readonly problem?: string;
 }
 
+/** An Activity type as Nextcloud's apps name them (`file_changed`, `calendar_event`). */
+const ACTIVITY_TYPE = /^[a-z][a-z0-9_]{0,63}$/;
+
 export function unexplainedOf(change: Change): UnexplainedChange {
   return {
     activity_id: change.id,
     time: iso(change.time),
-    type: change.type,
+    // Security: the type is shown to the owner as the broker's own words; anything but an
+    // identifier (a server or an app could send any text) is not shown as such.
+    type: ACTIVITY_TYPE.test(change.type) ? change.type : 'unknown_type',
     path: shownPath(change),
   };
 }
