@@ -11,17 +11,13 @@ import { describeProblem, parseCommandArgs } from '../args.js';
 import { type Command, ExitCode } from '../command.js';
 import { CliError } from '../transfer/errors.js';
 import { forTerminal, jsonLine } from '../transfer/output.js';
+import type { OwnerIo } from './owner.js';
 import { ownerConfigFile } from './owner-target.js';
 import type { AdminAuditReport } from '../../broker/operations/reconcile/command.js';
 import type { ReconcileReport } from '../../broker/operations/reconcile/report.js';
 
-export interface ReconcileIo {
-  env: NodeJS.ProcessEnv;
-  cwd: () => string;
-  stdout: (text: string) => void;
-  stderr: (text: string) => void;
-  now: () => number;
-}
+/** What the command reads and writes (the owner commands' own). */
+export type ReconcileIo = OwnerIo;
 
 const HELP = `Usage: broker reconcile [--since DURATION|ISO] [--json] [--admin-audit FILE] [--config FILE]
 
