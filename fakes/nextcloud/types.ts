@@ -57,6 +57,10 @@ export interface Faults {
    * limit (nginx client_max_body_size) does.
    */
   putBodyLimit: number | null;
+  /** The Activity app enabled (its API answers); off, its routes are 404 as on a server without it. */
+  activityApp: boolean;
+  /** The groups `cloud/user` names for the user (`admin`: an administrator). */
+  groups: string[];
 }
 
 export interface RecordedRequest {
@@ -134,6 +138,11 @@ export interface FakeNextcloud {
   uploadFolders(): string[];
   /** Original locations (canonical: NFC, no leading slash) of the items now in the trashbin. */
   trashed(): string[];
+  /**
+   * The admin_audit log (admin-audit.ts) as its file holds it: JSON lines, a login per
+   * authenticated request and a line per file action, under each request's id.
+   */
+  adminAudit(): string;
   /** Give the user a quota in bytes (as `occ user:setting USER files quota`), null for none. */
   setQuota(bytes: number | null): void;
   /**

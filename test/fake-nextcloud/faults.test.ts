@@ -161,6 +161,8 @@ describe('reset()', () => {
       uploadDeleteForbidden: 3,
       quotaBytes: 10,
       putBodyLimit: 1024,
+      activityApp: false,
+      groups: ['admin'],
     });
     await fake.lockAs('f.txt', { type: 'token' });
     fake.reset();
@@ -178,6 +180,8 @@ describe('reset()', () => {
       quotaBytes: null,
       putGate: null,
       putBodyLimit: null,
+      activityApp: true,
+      groups: [],
     });
     expect(fake.lockOf('f.txt')).toBeUndefined();
     expect(await fake.exists('f.txt')).toBe(true);
