@@ -116,7 +116,10 @@ export function ownerSocketOf(
     pairing: pairing?.desk,
     recordRequests: parts.recordRequests,
     reconcile: (since, instance) =>
-      reconciler.passAll({ trigger: 'command', ...(since === undefined ? {} : { since }) }, instance),
+      reconciler.passAll(
+        { trigger: 'command', ...(since === undefined ? {} : { since }) },
+        instance,
+      ),
   });
 }
 

@@ -19,10 +19,7 @@ export type AnswerFields = Pick<
 >;
 
 /** The audit fields of a list of answers (none when it is empty). */
-export function answerFields(
-  answers: readonly NextcloudAnswer[],
-  unlisted = 0,
-): AnswerFields {
+export function answerFields(answers: readonly NextcloudAnswer[], unlisted = 0): AnswerFields {
   if (answers.length === 0 && unlisted === 0) return {};
   const files = answers.flatMap((a) =>
     a.fileId === undefined && a.etag === undefined
