@@ -117,6 +117,8 @@ export async function startFakeNextcloud(opts: FakeNextcloudOptions = {}): Promi
       }
       const gate = req.method === 'PUT' ? state.faults.putGate : null;
       if (gate !== null) await gate;
+      const held = state.faults.gate;
+      if (held !== null && held.method === req.method) await held.until;
       if (state.faults.down || closing.signal.aborted) {
         req.socket.destroy();
         return;

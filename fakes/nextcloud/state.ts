@@ -59,6 +59,7 @@ export function defaultFaults(): Faults {
     uploadDeleteForbidden: 0,
     quotaBytes: null,
     putGate: null,
+    gate: null,
     putBodyLimit: null,
     activityApp: true,
     groups: [],

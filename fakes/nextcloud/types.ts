@@ -52,6 +52,11 @@ export interface Faults {
    */
   putGate: Promise<void> | null;
   /**
+   * While set, every request of that method waits for `until` before it is handled (a
+   * test makes something happen on the server before the request it races with).
+   */
+  gate: { readonly method: string; readonly until: Promise<unknown> } | null;
+  /**
    * The largest request body a PUT may announce (null: none). A larger one is answered
    * 413 before its body is asked for, as Apache's LimitRequestBody or a proxy's body
    * limit (nginx client_max_body_size) does.

@@ -179,6 +179,7 @@ describe('reset()', () => {
       uploadDeleteForbidden: 0,
       quotaBytes: null,
       putGate: null,
+      gate: null,
       putBodyLimit: null,
       activityApp: true,
       groups: [],
