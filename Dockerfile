@@ -1,6 +1,7 @@
 # Nextcloud Access Broker — container image.
 # Multi-stage: build the TypeScript in one stage, install production dependencies in
-# another, and run from a slim image as uid 1000 with nothing writable but /app/data.
+# another, and run from a slim image as a user of its own (uid 10001) with nothing
+# writable but /app/data.
 
 # Pinned Node LTS (24, as .node-version) on Debian bookworm slim.
 ARG NODE_IMAGE=node:24.22.3-bookworm-slim
@@ -36,10 +37,16 @@ COPY --from=deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY package.json config.yaml.example LICENSE ./
 COPY bin ./bin
-# Security: the daemon never runs as root; uid 1000 is the image's unprivileged `node`.
+# Security: the daemon never runs as root, and not as uid 1000 either (the image's `node`
+# user, and on most hosts the desktop user who also runs the agent): the owner socket in
+# the data folder belongs, on the host, to the uid the daemon runs as, and whoever has
+# that uid is the owner. A system user of its own, 10001, which no host user has.
 # Its data folder is private (0700) before the first start, as the broker keeps it.
-RUN mkdir -p /app/data && chmod 700 /app/data && chown 1000:1000 /app/data
-USER 1000:1000
+RUN groupadd --system --gid 10001 broker \
+    && useradd --system --uid 10001 --gid 10001 --no-create-home --home-dir /nonexistent \
+       --shell /usr/sbin/nologin broker \
+    && mkdir -p /app/data && chmod 700 /app/data && chown 10001:10001 /app/data
+USER 10001:10001
 # Grant database, audit log and checkpoint live here; everything else is read-only.
 VOLUME ["/app/data"]
 EXPOSE 8765

@@ -75,6 +75,11 @@ export interface BrokerServer {
   close(): Promise<void>;
   /** One lifecycle pass now (tests, and the timer). */
   sweep(): Promise<void>;
+  /**
+   * Writes the failed logins counted but not yet written (a `summary` line). close() does
+   * it once no request can come any more; the daemon's stop then writes its own counts.
+   */
+  flushAuthFailures(): Promise<void>;
   /** Operations currently running (aborted by grant ends). */
   readonly inFlight: InFlight;
 }
@@ -97,7 +102,7 @@ export function createServer(deps: ServerDeps): BrokerServer {
   routeMcp(app, deps, { surfaces, auth, correlationId });
   routeBlobs(app, blobs, auth.transfer);
   routeNotFoundAndErrors(app, deps, correlationId);
-  return brokerServer(deps, app);
+  return brokerServer(deps, app, auth.flush);
 }
 
 /** The two MCP surfaces (agent and transfer) over the operations. */
@@ -173,13 +178,15 @@ function bearerChecks(deps: ServerDeps): {
   agent: RequestHandler;
   transfer: RequestHandler;
   metrics: RequestHandler | undefined;
+  /** Writes the failed logins counted but not yet written (auth-failures.ts). */
+  flush: () => Promise<void>;
 } {
   const { config, logger } = deps;
   // Security: audited without the presented token (only why it failed), rate-limited.
   const onAuthFailure = authFailureRecorder({
     now: deps.now,
     log: (fields) => logger.warn('authentication failed', fields),
-    audit: (fields) => void deps.operations.trail.bestEffort({ event: 'auth_failed', ...fields }),
+    audit: (fields) => deps.operations.trail.bestEffort({ event: 'auth_failed', ...fields }),
   });
   const metrics = config.tokens.metrics;
   return {
@@ -189,6 +196,7 @@ function bearerChecks(deps: ServerDeps): {
       metrics === undefined || deps.metrics === undefined
         ? undefined
         : requireBearer('metrics', metrics, onAuthFailure),
+    flush: () => onAuthFailure.flush(),
   };
 }
 
@@ -286,13 +294,18 @@ function routeNotFoundAndErrors(app: Express, deps: ServerDeps, correlationId: (
 }
 
 /** The daemon around the app: the gateway, the lifecycle and the listening socket. */
-function brokerServer(deps: ServerDeps, app: Express): BrokerServer {
+function brokerServer(
+  deps: ServerDeps,
+  app: Express,
+  flushAuthFailures: () => Promise<void>,
+): BrokerServer {
   const { lifecycle, logger } = deps;
   let server: Server | undefined;
   return {
     app,
     inFlight: deps.operations.inFlight,
     sweep: () => lifecycle.sweep(),
+    flushAuthFailures,
     async start() {
       await startGateway(deps);
       await lifecycle.onStart();
@@ -308,6 +321,9 @@ function brokerServer(deps: ServerDeps, app: Express): BrokerServer {
       const http = server;
       server = undefined;
       if (http !== undefined) await drain(http, deps.drainTimeoutMs ?? 10_000);
+      // Security (of the record): no login can fail any more; the counted ones are
+      // written before the daemon writes `stop` and closes the log.
+      await flushAuthFailures();
       try {
         await deps.gateway.stop();
       } catch (error) {

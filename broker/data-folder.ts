@@ -7,6 +7,7 @@
  * is a Docker volume made by `mkdir`, and narrowing what is ours takes nothing from
  * anyone who should have it. One that belongs to another user is refused with the
  * `chmod` to run: it is not ours to change, and the broker must not keep its state there.
+ * A symlink, as the folder or in it, is refused, naming it: it would be followed.
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -18,11 +19,13 @@ import {
   narrowMode,
   octalMode,
   PRIVATE_DIR_MODE,
+  refuseSymlinks,
   PRIVATE_FILE_MODE,
   wideMode,
   type WideMode,
 } from './base/private-files.js';
 import { databaseFiles } from './grants/database.js';
+import { RECONCILE_FILE } from './operations/reconcile/cursor.js';
 
 /** The grant database's file name in data_dir. */
 export const GRANTS_FILE = 'grants.db';
@@ -34,6 +37,7 @@ export const DATA_FILES: readonly string[] = [
   CHECKPOINT_FILE,
   LOCK_FILE,
   OWNER_SOCKET_FILE,
+  RECONCILE_FILE,
 ];
 
 /** `dir` and the broker's files in it that grant more than 0700 / 0600. */
@@ -48,6 +52,8 @@ export function wideDataModes(dir: string, uid = currentUid()): WideMode[] {
  * PrivateModeError for a wider one this user does not own.
  */
 export function prepareDataFolder(dir: string, logger: Logger, uid = currentUid()): void {
+  // Security: nothing in the data folder is ever followed through a link (private-files.ts).
+  refuseSymlinks(dir);
   mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
   const narrowed = [narrowMode(dir, PRIVATE_DIR_MODE, uid)];
   for (const name of DATA_FILES) {

@@ -28,3 +28,21 @@ export function onRequest(
     requests.push = push;
   };
 }
+
+/**
+ * The owner's own client (not the broker) deletes `path` on the fake, with the account's
+ * app password: the item goes to the trash bin as any delete of theirs. Returns the status.
+ */
+export async function ownerDeletes(
+  fake: FakeNextcloud,
+  password: string,
+  path: string,
+): Promise<number> {
+  const res = await fetch(`${fake.url}/remote.php/dav/files/${fake.user}/${path}`, {
+    method: 'DELETE',
+    headers: {
+      authorization: `Basic ${Buffer.from(`${fake.user}:${password}`).toString('base64')}`,
+    },
+  });
+  return res.status;
+}

@@ -116,8 +116,25 @@ const IntentFields = {
   /** A calendar window or a new event's times (ms since the epoch). */
   start: z.number().optional(),
   end: z.number().optional(),
+  /** A new event's UID, written before its PUT (reconciliation knows it even if it fails). */
+  uid: z.string().optional(),
   include_text: z.boolean().optional(),
+  /** A read-only check of a grant (the transfer surface's check_access): nothing is sent. */
+  check_only: z.literal(true).optional(),
 };
+
+/**
+ * What a trash did, for undo and the owner (docs/contracts.md §4): where the item was,
+ * the unique name it was deleted under, and its trash bin entry; or, when the delete did
+ * not happen, where the item is.
+ */
+export const TrashRecordSchema = z.strictObject({
+  state: z.enum(['trashed', 'renamed_back', 'left_renamed', 'unconfirmed']),
+  original: z.string(),
+  renamed: z.string(),
+  name: z.string().nullable().optional(),
+  deleted_at: z.number().int().nullable().optional(),
+});
 
 /** An outcome line's own fields: how it ended, and what the verb says of its value. */
 const OutcomeFields = {
@@ -167,6 +184,7 @@ const OutcomeFields = {
     )
     .optional(),
   nc_requests_unlisted: CountSchema.optional(),
+  trash: TrashRecordSchema.optional(),
 };
 
 const OperationCall = { ...Call, instance: z.string(), ...OperationTarget };
@@ -242,6 +260,8 @@ export const RefusedLineSchema = z.strictObject({ event: z.literal('refused'), .
 /** What the operations record of one refused call (the `refused` line without its name). */
 export type RefusalFields = z.input<z.ZodObject<typeof RefusalShape>>;
 
+/** A trash's record on its outcome line (operations/files.ts writes it, undo reads it). */
+export type TrashRecord = z.infer<typeof TrashRecordSchema>;
 /** What a verb adds to its intent line (RunOptions.intent). */
 export type IntentDetail = Partial<Omit<z.input<z.ZodObject<typeof IntentFields>>, 'grants'>>;
 /** What a verb says of its value on the outcome line (RunOptions.describe). */
@@ -286,6 +306,32 @@ export const PinEventSchema = z.looseObject({
   actor: z.string(),
 });
 
+/**
+ * Ids of requests the broker sent to Nextcloud outside any operation's `outcome` (an
+ * answer that came late, a reconciliation that found nothing new), written in batches,
+ * or of `broker doctor`'s requests (`source`: `broker` or `doctor`).
+ */
+export const NcRequestsEventSchema = z.looseObject({
+  event: z.literal('nc_requests'),
+  instance: z.string(),
+  source: z.string(),
+  nc_request_ids: z.array(z.string()),
+});
+
+/**
+ * One reconciliation of an account's Activity against this log (operations/reconcile/):
+ * its `instances` (those of the one Nextcloud account), what started it (`trigger`), how
+ * many changes were read (`rows`) and how many the broker did not make (`unexplained`,
+ * listed in `changes`), with the ids of its own requests.
+ */
+export const ReconcileEventSchema = z.looseObject({
+  event: z.literal('reconcile'),
+  instances: z.array(z.string()),
+  trigger: z.string(),
+  rows: CountSchema,
+  unexplained: CountSchema,
+});
+
 /** Written by the log itself: a torn tail left in place (`torn`) or a full disk's `outage`. */
 export const RecoveryEventSchema = z.looseObject({ event: z.literal('recovery') });
 
@@ -304,6 +350,8 @@ export const AuditEventSchema = z.discriminatedUnion('event', [
   AuthFailedEventSchema,
   RecoveryEventSchema,
   PinEventSchema,
+  NcRequestsEventSchema,
+  ReconcileEventSchema,
 ]);
 
 /** An event as a reader parses it (reading.ts): what every line of it carries, and the rest. */

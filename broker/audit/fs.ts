@@ -2,7 +2,7 @@
  * The file-system surface the audit log uses, injectable so tests can make writes fail
  * (ENOSPC, EIO), hang, or count fsyncs. The default is node:fs/promises file handles.
  */
-import { promises as fsp } from 'node:fs';
+import { constants, promises as fsp } from 'node:fs';
 
 /** An open file. `node:fs/promises` FileHandle satisfies this. */
 export interface AuditFileHandle {
@@ -37,8 +37,19 @@ export interface AuditFs {
   mkdir(path: string, options: { recursive: true; mode: number }): Promise<unknown>;
 }
 
+/**
+ * Security: every open refuses a symlink at the path itself (`O_NOFOLLOW`): the log, its
+ * checkpoint and lock are never written through a link planted in the data folder.
+ */
+const OPEN_FLAGS: Record<AuditOpenFlags, number> = {
+  'a+': constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW,
+  w: constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW,
+  wx: constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+  r: constants.O_RDONLY | constants.O_NOFOLLOW,
+};
+
 export const nodeAuditFs: AuditFs = {
-  open: (path, flags, mode) => fsp.open(path, flags, mode),
+  open: (path, flags, mode) => fsp.open(path, OPEN_FLAGS[flags], mode),
   readFile: (path) => fsp.readFile(path),
   rename: (from, to) => fsp.rename(from, to),
   link: (existing, to) => fsp.link(existing, to),

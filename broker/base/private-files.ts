@@ -4,7 +4,8 @@
  * Nothing here widens a mode: a mode is only ever narrowed (`mode & allowed`).
  * On a platform without uids (Windows) ownership is not compared.
  */
-import { chmodSync, statSync } from 'node:fs';
+import { chmodSync, lstatSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { CodedError } from './coded-error.js';
 
 export const PRIVATE_DIR_MODE = 0o700;
@@ -30,15 +31,20 @@ export interface WideMode {
   mine: boolean;
 }
 
-/** The path's mode when it grants more than `allowed`; undefined when private or absent. */
+/**
+ * The path's mode when it grants more than `allowed`; undefined when private or absent.
+ * Security: never through a symlink (`lstat`): a link in the data folder is refused
+ * (`refuseSymlinks`), and its target's mode is never the broker's business.
+ */
 export function wideMode(path: string, allowed: number, uid = currentUid()): WideMode | undefined {
-  let st: ReturnType<typeof statSync>;
+  let st: ReturnType<typeof lstatSync>;
   try {
-    st = statSync(path);
+    st = lstatSync(path);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw err;
   }
+  if (st.isSymbolicLink()) throw symlinkRefused(path);
   const mode = Number(st.mode) & 0o777;
   if ((mode & ~allowed) === 0) return undefined;
   const owner = Number(st.uid);
@@ -60,11 +66,40 @@ export function chmodLine(wide: readonly WideMode[]): string {
   return [...byMode].map(([mode, paths]) => `chmod ${mode} ${paths.join(' ')}`).join(' && ');
 }
 
-/** A data folder or file that others can read and this user cannot narrow. */
-export class PrivateModeError extends CodedError<'not_private'> {
+/** A data folder or file that others can read and this user cannot narrow, or a symlink. */
+export class PrivateModeError extends CodedError<'not_private' | 'symlink'> {
   override readonly name = 'PrivateModeError';
-  constructor(message: string) {
-    super('not_private', message);
+  constructor(message: string, code: 'not_private' | 'symlink' = 'not_private') {
+    super(code, message);
+  }
+}
+
+function symlinkRefused(path: string): PrivateModeError {
+  return new PrivateModeError(
+    `${path} is a symlink; the broker never follows one in its data folder (it would change the mode of, and write its records into, whatever the link points to): remove the link, and set data_dir to the real folder if the folder itself is one`,
+    'symlink',
+  );
+}
+
+/**
+ * Security: refuses (PrivateModeError `symlink`, naming the path) a data folder that is a
+ * symlink, or that holds one. The broker narrows modes of, and writes into, what it finds
+ * there; a link planted there (to the system's password file, say, with the broker run as
+ * root) would be followed at start. Checked with `lstat`, before anything is opened.
+ */
+export function refuseSymlinks(dir: string): void {
+  let st: ReturnType<typeof lstatSync>;
+  try {
+    st = lstatSync(dir);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw err;
+  }
+  if (st.isSymbolicLink()) throw symlinkRefused(dir);
+  if (!st.isDirectory()) return;
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    if (lstatSync(path).isSymbolicLink()) throw symlinkRefused(path);
   }
 }
 

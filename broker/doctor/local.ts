@@ -7,7 +7,13 @@ import { randomBytes } from 'node:crypto';
 import { accessSync, constants, existsSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { CHECKPOINT_FILE, LOG_FILE, verifyAudit } from '../audit/index.js';
-import { chmodLine, currentUid, octalMode } from '../base/private-files.js';
+import {
+  chmodLine,
+  currentUid,
+  octalMode,
+  PrivateModeError,
+  refuseSymlinks,
+} from '../base/private-files.js';
 import { wideDataModes } from '../data-folder.js';
 import { type Check, fail, pass, warn } from './checklist.js';
 
@@ -94,8 +100,15 @@ export function checkAuditLog(dir: string): Check {
 export function checkDataModes(dir: string, uid = currentUid()): Check {
   let wide;
   try {
+    // A link in the data folder makes the broker refuse to start: say so first.
+    refuseSymlinks(dir);
     wide = wideDataModes(dir, uid);
   } catch (error) {
+    if (error instanceof PrivateModeError && error.code === 'symlink')
+      return fail(
+        error.message.replace(/: remove the link.*$/, ''),
+        error.message.replace(/^.*: (remove the link)/, '$1'),
+      );
     return fail(
       `the modes in data_dir ${dir} cannot be read`,
       "run doctor as the broker's user",

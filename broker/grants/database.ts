@@ -4,7 +4,7 @@
  * migrated to the current schema, with its random store id. The request and grant
  * tables (requests.ts, grant-table.ts) and approval's reaction links share it.
  */
-import { closeSync, openSync } from 'node:fs';
+import { closeSync, constants, openSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import type { Clock } from '../base/domain.js';
 import { narrowMode, PRIVATE_FILE_MODE } from '../base/private-files.js';
@@ -56,7 +56,14 @@ export function databaseFiles(file: string): string[] {
  * narrowed (with its `-wal`/`-shm`) first.
  */
 function privateFiles(file: string): void {
-  closeSync(openSync(file, 'a', PRIVATE_FILE_MODE));
+  // Security: never through a symlink at the path (O_NOFOLLOW).
+  closeSync(
+    openSync(
+      file,
+      constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW,
+      PRIVATE_FILE_MODE,
+    ),
+  );
   for (const f of databaseFiles(file)) narrowMode(f, PRIVATE_FILE_MODE);
 }
 

@@ -12,22 +12,25 @@
  *
  * A verb is declared once, in its own module, taking the instance's Session first (the
  * parts it uses): the client exposes it as it is through `#verb`. The modules:
- * connection.ts (credentials, transport, retries, errors), files.ts (list, mkdir, move,
- * trash; mounts.ts what trash refuses), search.ts (SEARCH), inspect.ts (stat, and the
+ * connection.ts (credentials, transport, retries, errors), files.ts (list, mkdir, move),
+ * trash.ts (trash under a unique name; mounts.ts what trash refuses), search.ts (SEARCH), inspect.ts (stat, and the
  * lock and mount properties), transfers.ts (the read stream), uploads.ts and chunked.ts
  * (uploads that commit once), locks.ts (LOCK, UNLOCK, a confirmed release), space.ts,
  * capabilities.ts, and for calendars and address books collections.ts,
  * calendar-events.ts, calendar-create.ts and contacts.ts (each collection named by one
  * component: see groupware-url.ts). What Nextcloud keeps beside the files, for
- * reconciliation and undo: activity.ts (the Activity stream), versions.ts, trashbin.ts
+ * reconciliation and undo: activity.ts (the Activity stream; activity-rows.ts its rows one
+ * change each), versions.ts, trashbin.ts
  * and calendar-trash.ts (URLs in history-url.ts).
  *
  * Every answer's `X-Request-Id` (and `OC-FileId` / `OC-ETag`) goes to the sink of the
  * `recording` scope the request was sent in (answers.ts), else to `deps.onAnswer`.
  */
+import { randomBytes } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { DEFAULT_CHUNK_SIZE } from '../base/limits.js';
 import { readActivity } from './activity.js';
+import { readActivityRows } from './activity-rows.js';
 import type { AnswerSink } from './answers.js';
 import { listCalendarTrash, restoreCalendarEvent, trashEvent } from './calendar-trash.js';
 import { createEvent } from './calendar-create.js';
@@ -37,13 +40,14 @@ import { listCollections } from './collections.js';
 import { searchContacts } from './contacts.js';
 import { NextcloudConnection, type ConnectionDeps, type NextcloudInstance } from './connection.js';
 import { createCursorCodec } from './cursor.js';
-import { listFolder, makeFolder, move, trash } from './files.js';
+import { listFolder, makeFolder, move } from './files.js';
 import { inspect, stat } from './inspect.js';
 import { lock, releaseLock, unlock } from './locks.js';
 import { NamespaceLock } from './namespace-lock.js';
 import { searchFolder } from './search.js';
 import type { Session } from './session.js';
-import { readSpace } from './space.js';
+import { readOwnSpace, readSpace } from './space.js';
+import { trash } from './trash.js';
 import { listTrash, restoreTrash } from './trashbin.js';
 import {
   readStream,
@@ -66,12 +70,14 @@ export type { Capabilities } from './capabilities.js';
 export type { Inspection, LockFacts, MountFacts } from './inspect.js';
 export type { Released } from './locks.js';
 export type { Activity, ActivityPage, ActivityQuery, RichParameter } from './activity.js';
+export type { ActivityRows, ActivityRowsQuery } from './activity-rows.js';
 export type { AnswerSink, NextcloudAnswer } from './answers.js';
 export type { TrashedEvent } from './calendar-trash.js';
 export type { RestoredItem, TrashItem } from './trashbin.js';
 export type { FileVersion } from './versions.js';
 export type { SearchPage } from './search.js';
-export type { Space } from './space.js';
+export type { OwnSpace, SharerSpace, Space, SpaceTarget } from './space.js';
+export type { TrashOutcome } from './trash.js';
 export type { NextcloudInstance } from './connection.js';
 export type { FileStream, ReadOptions, ConditionalReadOptions, Unchanged } from './transfers.js';
 export type { WriteCondition, Written } from './uploads.js';
@@ -86,6 +92,14 @@ export interface NextcloudClientDeps extends ConnectionDeps {
   chunkSize?: number;
   /** The largest new file sent as one PUT (below a proxy's body limit). Default: none. */
   putLimit?: number;
+  /** The random word of a trashed item's unique name. Default: 8 random letters and digits. */
+  trashTag?: () => string;
+}
+
+/** Eight random letters and digits (40 bits): a trashed item's name is nobody else's. */
+export function randomTrashTag(): string {
+  const alphabet = 'abcdefghijklmnopqrstuvwxyz234567';
+  return Array.from(randomBytes(8), (b) => alphabet[b & 31]).join('');
 }
 
 const DEFAULT_CAPABILITIES_TTL_MS = 60_000;
@@ -109,6 +123,7 @@ export class NextcloudClient {
       namespace: new NamespaceLock(instance.name),
       chunkSize: deps.chunkSize,
       putLimit: deps.putLimit,
+      trashTag: deps.trashTag ?? randomTrashTag,
     };
   }
 
@@ -136,8 +151,10 @@ export class NextcloudClient {
   readonly createEvent = this.#verb(createEvent);
   readonly searchContacts = this.#verb(searchContacts);
   readonly space = this.#verb(readSpace);
+  readonly ownSpace = this.#verb(readOwnSpace);
   readonly capabilities = this.#verb(readCapabilities);
   readonly activity = this.#verb(readActivity);
+  readonly activityRows = this.#verb(readActivityRows);
   readonly versions = this.#verb(listVersions);
   readonly restoreVersion = this.#verb(restoreVersion);
   readonly trashbin = this.#verb(listTrash);

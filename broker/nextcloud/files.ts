@@ -1,12 +1,11 @@
 /**
- * The file verbs over WebDAV: list a folder, create one, move or rename, and delete into
- * the trash bin. Each takes a canonical path (the exact value the wall checked) and the
+ * The file verbs over WebDAV: list a folder, create one, move or rename (trash.ts deletes
+ * into the trash bin). Each takes a canonical path (the exact value the wall checked) and the
  * operation's abort signal. Security decisions, each marked below: moves never
  * overwrite; deletes happen only while the trash bin is on and only where Nextcloud
  * would trash (never a mount it would unshare); none of these requests is retried.
  */
 import { NextcloudError } from './errors.js';
-import { refuseUntrashable } from './mounts.js';
 import { childrenOf, decodeHref, parseMultistatus, type Entry } from './multistatus.js';
 import type { Session } from './session.js';
 
@@ -105,48 +104,6 @@ async function moveNow(
       idempotent: false,
       ok: [201, 204],
       ctx: { verb: 'MOVE', instance: conn.name, path: from, to },
-      signal,
-    },
-  );
-}
-
-/**
- * Delete into the trash bin; refused when the trash bin is off, and when the item is or
- * holds a mount (a received share, an external storage) that the DELETE would unshare
- * or unmount instead of trashing.
- */
-export function trash(
-  { conn, capabilities, namespace }: Pick<Session, 'conn' | 'capabilities' | 'namespace'>,
-  path: string,
-  signal?: AbortSignal,
-): Promise<void> {
-  // Security: the check for shares and mounts and the DELETE it allows are one step
-  // for this instance's namespace: no move or mkdir of the broker's runs in between.
-  return namespace.run(() => trashNow(conn, capabilities, path, signal), signal);
-}
-
-async function trashNow(
-  conn: Session['conn'],
-  capabilities: Session['capabilities'],
-  path: string,
-  signal: AbortSignal | undefined,
-): Promise<void> {
-  const url = conn.url(path);
-  // Security: a DELETE is permanent when the trash bin is off. Ask afresh (not the
-  // cache) so a trash bin switched off a minute ago is noticed.
-  const caps = await capabilities.fetch(signal);
-  if (!caps.undelete)
-    throw new NextcloudError(
-      'trash_disabled',
-      `the trash bin is off on instance '${conn.name}', so a delete would be permanent: nothing was deleted; ask the owner to enable files_trashbin`,
-    );
-  await refuseUntrashable(conn, path, signal);
-  await conn.exchange(
-    { method: 'DELETE', url, headers: {} },
-    {
-      idempotent: false,
-      ok: [200, 204],
-      ctx: { verb: 'DELETE', instance: conn.name, path },
       signal,
     },
   );

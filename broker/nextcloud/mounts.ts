@@ -40,7 +40,7 @@ function nextStep(verb: string): string {
 }
 
 /** Throws `not_trashable` when `item` (found while checking `target`) is a mount root. */
-function refuseMountRoot(target: string, item: Inspection): void {
+export function refuseMountRoot(target: string, item: Inspection): void {
   const at = item.entry.path;
   if (item.mount.root === undefined)
     throw new NextcloudError(
@@ -60,29 +60,19 @@ function refuseMountRoot(target: string, item: Inspection): void {
 /**
  * Refuses (`not_trashable`) when `path` is, or holds at any depth, the root of a mount.
  * Reads the item, then each folder inside it breadth first (Depth 1 each, never
- * infinity), at most MAX_TRASH_CHECK_FOLDERS folders, then the item once more: the
- * caller sends its DELETE right after this returns.
+ * infinity), at most MAX_TRASH_CHECK_FOLDERS folders. Answers the item as it was when the
+ * walk began: the caller reads it again right before its DELETE, and sends none if its
+ * etag changed since (a share moved in by the owner's other clients: see trash.ts).
  */
 export async function refuseUntrashable(
   conn: NextcloudConnection,
   path: string,
   signal?: AbortSignal,
-): Promise<void> {
+): Promise<Inspection> {
   const target = await inspect({ conn }, path, signal);
   refuseMountRoot(path, target);
   if (target.entry.kind === 'folder') await refuseMountsBelow(conn, path, signal);
-  // Security: the walk takes a while, and the broker serialises only its own changes
-  // (namespace-lock.ts); the owner's other clients can still move a share in meanwhile.
-  // A folder's etag changes when anything below it does, a share moved in included
-  // (observed on Nextcloud 34), so the item is read again right before the DELETE and
-  // must be exactly as it was when the walk began.
-  const again = await inspect({ conn }, path, signal);
-  refuseMountRoot(path, again);
-  if (target.entry.etag === null || again.entry.etag !== target.entry.etag)
-    throw new NextcloudError(
-      'not_trashable',
-      `'${path}' changed while the broker checked it for shares and mounts that a delete would remove for good: nothing was deleted; trash it again`,
-    );
+  return target;
 }
 
 async function refuseMountsBelow(

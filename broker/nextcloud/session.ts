@@ -20,4 +20,6 @@ export interface Session {
   readonly chunkSize: number | undefined;
   /** The largest new file sent as one PUT, if configured. */
   readonly putLimit: number | undefined;
+  /** A fresh random word for the unique name an item is trashed under (trash.ts). */
+  readonly trashTag: () => string;
 }

@@ -23,6 +23,7 @@ import {
 import { relayHashing } from './hashing.js';
 import { isNextcloudError } from './nextcloud-errors.js';
 import { OperationRefusal, type Outcome, type Pipeline } from './pipeline.js';
+import type { SpaceGuard } from './space-guard.js';
 import { storeUpload, type Stored } from './store-upload.js';
 import type { Ticket, TicketBook, TicketKind } from './tickets.js';
 import { notAFile } from './transfer.js';
@@ -31,6 +32,8 @@ export interface BlobDeps {
   readonly pipeline: Pipeline;
   readonly tickets: TicketBook;
   readonly checkouts: Checkouts;
+  /** Holds each upload's bytes against the account's space until it settles. */
+  readonly space: SpaceGuard;
 }
 
 /** Where a download goes: the surface's response. */
@@ -226,6 +229,7 @@ export class BlobTransfers {
       { op: 'write', instance: ticket.instance, path: ticket.path },
       async (client, allowed): Promise<Uploaded & { warnings: string[] }> => {
         const stored = await storeUpload(
+          this.#deps.space,
           client,
           allowed,
           declared === undefined ? ticket : { ...ticket, sha256: declared },

@@ -6,10 +6,13 @@
 import type { CallContext } from '../base/call.js';
 import { refused } from '../base/envelope.js';
 import { searchTerm } from '../base/search-term.js';
-import { isNotFolder } from './nextcloud-errors.js';
+import { GrantEndedError } from './in-flight.js';
+import { envelopeForNextcloudError, isNotFolder } from './nextcloud-errors.js';
 import { OperationRefusal, type Outcome, type Pipeline } from './pipeline.js';
-import { guardSpace } from './space-guard.js';
-import type { Entry } from '../nextcloud/client.js';
+import type { SpaceGuard } from './space-guard.js';
+import { cutRefusal } from './wall-answers.js';
+import type { TrashRecord } from '../audit/events.js';
+import type { Entry, TrashOutcome } from '../nextcloud/client.js';
 
 export const LIST_PAGE_SIZE = 200;
 /** Results per search page: also the most one call answers. */
@@ -37,11 +40,36 @@ export interface SearchResults {
   outside: number;
 }
 
+/**
+ * What a trash did, as its audit outcome records it (docs/contracts.md §4): undo restores
+ * `name` from the trash bin to `renamed` and moves it back to `original`.
+ */
+export function trashRecord(outcome: TrashOutcome): TrashRecord {
+  const { state, original, renamed } = outcome;
+  return outcome.state === 'trashed'
+    ? { state, original, renamed, name: outcome.name, deleted_at: outcome.deletedAt }
+    : { state, original, renamed };
+}
+
+/** Where the item is when the delete did not happen, in words for the agent. */
+const NOT_TRASHED: Record<
+  Exclude<TrashOutcome['state'], 'trashed'>,
+  (o: TrashOutcome) => string
+> = {
+  renamed_back: (o) => `nothing was trashed: "${o.original}" is where it was`,
+  left_renamed: (o) =>
+    `nothing was trashed, and the broker could not give the item its name back: it is now "${o.renamed}" in the same folder; ask the owner to rename it back`,
+  unconfirmed: (o) =>
+    `Nextcloud did not confirm the delete: the item is either "${o.renamed}" (same folder) or in the trash bin under that name; nothing is lost; check with list, or ask the owner`,
+};
+
 export class FileOperations {
   readonly #pipeline: Pipeline;
+  readonly #space: SpaceGuard;
 
-  constructor(pipeline: Pipeline) {
+  constructor(pipeline: Pipeline, space: SpaceGuard) {
     this.#pipeline = pipeline;
+    this.#space = space;
   }
 
   list(
@@ -158,7 +186,7 @@ export class FileOperations {
   trash(
     ctx: CallContext,
     args: { instance: string; path: string },
-  ): Promise<Outcome<{ path: string }>> {
+  ): Promise<Outcome<{ path: string; trash: TrashRecord }>> {
     return this.#pipeline.run(
       ctx,
       { op: 'write', instance: args.instance, path: args.path },
@@ -177,11 +205,32 @@ export class FileOperations {
         }
         const path = first(allowed.paths);
         // Security: a trash that fills the trash bin past Nextcloud's limit makes its
-        // expiry job delete the oldest trash items (the owner's): refused first.
-        await guardSpace(client, allowed, { kind: 'trash', path });
-        await client.trash(path, allowed.signal);
-        return { path };
+        // expiry job delete the oldest trash items (the owner's): refused first, and its
+        // bytes held against the writes beside it until it is done.
+        const reservation = await this.#space.reserve(client, allowed, { kind: 'trash', path });
+        let outcome: TrashOutcome;
+        try {
+          // Security: under a unique name, so no later delete of the same name (the
+          // agent's next trash, the owner's own) can overwrite its trash bin entry.
+          outcome = await client.trash(path, allowed.signal);
+        } finally {
+          reservation.settle();
+        }
+        const trash = trashRecord(outcome);
+        if (outcome.state === 'trashed') return { path, trash };
+        // A grant that ended under the trash is the cause to name (as for any operation).
+        const end: unknown = allowed.signal.aborted ? allowed.signal.reason : undefined;
+        const envelope =
+          end instanceof GrantEndedError
+            ? cutRefusal(end.grantIds, end.end)
+            : envelopeForNextcloudError(outcome.cause, (text) => text);
+        throw new OperationRefusal(
+          { ...envelope, message: `${envelope.message}; ${NOT_TRASHED[outcome.state](outcome)}` },
+          end instanceof GrantEndedError ? end.end.state : undefined,
+          { trash },
+        );
       },
+      { describe: (v) => ({ trash: v.trash }) },
     );
   }
 }

@@ -18,6 +18,8 @@ import type { AuditSink } from '../audit/events.js';
 import type { CheckoutLocksPort, GrantsPort, NextcloudPort } from './ports.js';
 import type { RefusalBudgetOptions } from './refusal-budget.js';
 import { Refusals } from './refusals.js';
+import type { Retention } from '../config/retention.js';
+import { SpaceGuard } from './space-guard.js';
 import { releaseEndedGrants } from './release.js';
 import { TicketBook } from './tickets.js';
 import type { Timers } from './timers.js';
@@ -29,7 +31,10 @@ export interface OperationsDeps {
   readonly checkoutLocks: CheckoutLocksPort;
   readonly audit: AuditSink;
   /** Per-instance policy from the owner's config. */
-  readonly instances: ReadonlyMap<string, { readonly discovery: boolean }>;
+  readonly instances: ReadonlyMap<
+    string,
+    { readonly discovery: boolean; readonly retention?: Retention | undefined }
+  >;
   /** One Nextcloud client per configured instance, by name. */
   readonly clients: ReadonlyMap<string, NextcloudPort>;
   readonly logger: Logger;
@@ -95,15 +100,20 @@ export function createOperations(deps: OperationsDeps): Operations {
     now,
     correlationId,
   });
+  // One guard for every write: its ledger judges concurrent writes together.
+  const space = new SpaceGuard({
+    now,
+    retention: new Map([...deps.instances].map(([name, inst]) => [name, inst.retention])),
+  });
   return {
     pipeline,
     trail,
     refusals,
     inFlight,
-    files: new FileOperations(pipeline),
+    files: new FileOperations(pipeline, space),
     collections: new CollectionOperations(pipeline),
-    transfer: new TransferService({ pipeline, tickets, checkouts, logger, now }),
-    blobs: new BlobTransfers({ pipeline, tickets, checkouts }),
+    transfer: new TransferService({ pipeline, tickets, checkouts, logger, now, space }),
+    blobs: new BlobTransfers({ pipeline, tickets, checkouts, space }),
     endGrants: (grants, reason) =>
       releaseEndedGrants({ inFlight, tickets, checkouts, logger }, grants, reason),
     releaseDueLocks: () => checkouts.releaseDue(),

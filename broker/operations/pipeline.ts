@@ -303,8 +303,12 @@ export class Pipeline {
           outcome: envelope.status,
           code: envelope.code,
           reason: envelope.message,
-          // Which way the grant ended under the operation (`revoked`, `expired`); the answers.
-          ...answers.outcome(ended === undefined ? {} : { cause: ended }),
+          // Which way the grant ended under the operation (`revoked`, `expired`); the answers;
+          // what the step changed before it failed (a trash's renamed item, say).
+          ...answers.outcome({
+            ...(ended === undefined ? {} : { cause: ended }),
+            ...(error instanceof OperationRefusal ? error.audit : {}),
+          }),
         },
         outcomeDurability,
       );

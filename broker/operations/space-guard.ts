@@ -1,106 +1,272 @@
 /**
- * Nothing is ever permanently deleted, not even by Nextcloud on the agent's behalf.
- * Nextcloud expires the trash bin (files_trashbin `Trashbin::expire`) and old versions
- * (files_versions `Storage::expire`) when, with a quota, either takes more than half of
- * the space the quota leaves free (`quota - used`), or any at all once that space is
- * gone; the background job then deletes the oldest items first: the owner's own, outside
- * any grant. So before each upload (push, checkin) and each trash, the broker reads the
- * account's space (nextcloud/space.ts) and refuses, with `insufficient_space`, an
- * operation that would leave the trash bin at or above half the free space, or within a
- * tenth of the quota of it (docs/nextcloud-behaviour.md#space-driven-expiry says what this
- * covers and what not).
+ * Nothing is ever permanently deleted, not even by Nextcloud on the agent's behalf. With
+ * a quota, Nextcloud's background job deletes the oldest trash bin items and versions
+ * (the owner's own, outside any grant) once they take half the free space (space-rule.ts).
+ * So before each upload (push, checkin) and each trash, the broker reads whose space the
+ * write lands in and how much of it there is (nextcloud/space.ts), adds what its own
+ * writes in flight will change (space-ledger.ts: judged together, so concurrent writes
+ * cannot each see the same free space), and refuses with `insufficient_space`:
+ *
+ * - in the account's own space, what would leave the trash bin at or above half the free
+ *   space, or within a tenth of the quota of it;
+ * - in a folder another user shared (their space: `oc:owner-id`), every write while that
+ *   user has a quota, since their trash bin and versions cannot be seen at all, unless the
+ *   instance's config declares that the server keeps young trash and every version from
+ *   space-driven expiry (config/retention.ts); then what would take more than the free
+ *   space Nextcloud shows of them.
+ *
+ * docs/nextcloud-behaviour.md#space-driven-expiry says what this covers and what not.
+ * Calendar events take no space here: Nextcloud keeps them in its database, outside the
+ * files quota (observed on 34 and 29), so they reserve nothing.
  */
-import { refused } from '../base/envelope.js';
+import type { Clock } from '../base/domain.js';
+import { failure, refused, type Envelope } from '../base/envelope.js';
+import { keepsFromSpaceExpiry, type Retention } from '../config/retention.js';
+import type { OwnSpace, SharerSpace } from '../nextcloud/space.js';
 import { OperationRefusal, type Allowed } from './pipeline.js';
-import type { Space } from '../nextcloud/client.js';
 import type { NextcloudPort } from './ports.js';
+import { SpaceLedger, type ReadingTime, type Reservation } from './space-ledger.js';
+import {
+  atWorst,
+  bytesText,
+  headroomOf,
+  spaceAfter,
+  type SpaceChange,
+  type SpaceFigures,
+} from './space-rule.js';
 
-/** What the operation would change: an upload adds `bytes` of files; a trash moves them. */
-export type SpaceChange = { kind: 'upload'; bytes: number } | { kind: 'trash'; bytes: number };
-
-export interface SpaceVerdict {
-  /** Bytes the files would take after the operation. */
-  used: number;
-  /** Bytes the trash bin would hold after the operation. */
-  trash: number;
-  /** `quota - used` after the operation (may be negative). */
-  free: number;
-  /** How many more bytes of free space the operation needs to stay out of the zone with the headroom. */
-  short: number;
-}
+export { bytesText, headroomOf, spaceAfter } from './space-rule.js';
+export type { SpaceChange, SpaceVerdict } from './space-rule.js';
 
 /**
- * The share of the quota the agent's operations leave between the account and Nextcloud's
- * expiry zone: room for the owner's own next saves.
+ * How long after a change the account's own figures may not show it: none. `cloud/user`
+ * and the trash listing are computed per request (observed on 34 and 29: a PUT's bytes
+ * are in the next `cloud/user`), and a reading counts a write unless it began strictly
+ * after the write settled.
  */
-export const HEADROOM_SHARE = 0.1;
-
-/** The headroom in bytes for a quota: a tenth of it, rounded up. */
-export const headroomOf = (quota: number): number => Math.ceil(quota * HEADROOM_SHARE);
+export const OWN_LAG_MS = 0;
 
 /**
- * The account after `change`, and how far into Nextcloud's expiry zone (plus the headroom)
- * it would be; null when there is no quota (Nextcloud then expires only when the disk is
- * full).
+ * How long a sharer's `quota-available-bytes` may not show a change: Nextcloud caches it
+ * for five minutes per user and path (observed on 34 and 29), plus a margin.
  */
-export function spaceAfter(space: Space, change: SpaceChange): SpaceVerdict | null {
-  if (space.quota === null) return null;
-  // An upload that replaces a file is counted as if it added all its bytes: the old
-  // content becomes a version, which Nextcloud limits by the same rule.
-  const used = change.kind === 'upload' ? space.used + change.bytes : space.used - change.bytes;
-  const trash = change.kind === 'trash' ? space.trash + change.bytes : space.trash;
-  const free = space.quota - used;
-  // Security: Nextcloud's available trash space is `free * 50% - trash` (or `free - trash`
-  // when free is gone); at zero or below its expiry job deletes. Stopping just short of it
-  // is not enough: an agent that fills the trash bin to the edge leaves the owner's next
-  // save of their own to tip it, and the owner's oldest items go (seen on Nextcloud 34:
-  // a 10 MB save by the owner purged an item the owner had trashed). So the agent's
-  // operations must leave `free - 2 * trash` above a tenth of the quota: the owner can
-  // then store that much before the zone. (This also keeps `free` above zero.)
-  const short = Math.max(0, 2 * trash + headroomOf(space.quota) - free + 1);
-  return { used, trash, free, short };
+export const SHARER_LAG_MS = 5 * 60_000 + 30_000;
+
+/** A write the guard weighs: an upload to `path` (replacing a file, or a new one), or a trash. */
+export type SpaceWrite =
+  | {
+      readonly kind: 'upload';
+      readonly path: string;
+      readonly bytes: number;
+      readonly replaces: boolean;
+    }
+  | { readonly kind: 'trash'; readonly path: string };
+
+export interface SpaceGuardDeps {
+  readonly now: Clock;
+  /** What each instance's config declares of the server's retention (by instance name). */
+  readonly retention: ReadonlyMap<string, Retention | undefined>;
+  readonly ledger?: SpaceLedger;
 }
 
-/** Bytes in decimal units, one decimal (as Nextcloud's own quota display rounds). */
-export function bytesText(bytes: number): string {
-  for (const [unit, size] of [
-    ['GB', 1e9],
-    ['MB', 1e6],
-    ['kB', 1e3],
-  ] as const)
-    if (Math.abs(bytes) >= size) return `${(bytes / size).toFixed(1)} ${unit}`;
-  return bytes === 1 ? `1 byte` : `${bytes} bytes`;
+const NO_HOLD: Reservation = { settle: () => undefined };
+
+/** The folder a new file at `path` goes into ('' = the root). */
+function folderOf(path: string): string {
+  const cut = path.lastIndexOf('/');
+  return cut < 0 ? '' : path.slice(0, cut);
 }
 
-/**
- * Security: refuses an upload or trash that would let Nextcloud's space-driven expiry
- * delete trash bin items or versions (the owner's included); nothing was sent.
- */
-export async function guardSpace(
-  client: NextcloudPort,
-  allowed: Allowed,
-  change: SpaceChange | { kind: 'trash'; path: string },
-): Promise<void> {
-  const space = await client.space('path' in change ? change.path : undefined, allowed.signal);
-  const resolved: SpaceChange =
-    'path' in change ? { kind: 'trash', bytes: space.item ?? 0 } : change;
-  const after = spaceAfter(space, resolved);
-  if (after === null || after.short === 0 || space.quota === null) return;
-  const what = resolved.kind === 'upload' ? 'this upload' : 'trashing this';
-  throw new OperationRefusal(
-    refused(
-      'insufficient_space',
-      `not enough space: ${what} (${bytesText(resolved.bytes)}) would leave ${bytesText(Math.max(0, after.free))} free of the ${bytesText(space.quota)} quota with ${bytesText(after.trash)} in the trash bin, too close to where Nextcloud deletes trash bin items and old versions to make room (the broker keeps a tenth of the quota, ${bytesText(headroomOf(space.quota))}, for the owner's own saves); ${bytesText(after.short)} more free space is needed; nothing was done`,
-      {
-        hint: 'ask the owner to free space or raise the quota (emptying the trash bin is their call); retrying as is will be refused again',
-        space: {
-          quota: space.quota,
-          used: space.used,
-          trash: space.trash,
-          bytes: resolved.bytes,
-          needed: after.short,
-        },
+function refusal(envelope: Envelope): OperationRefusal {
+  return new OperationRefusal(envelope);
+}
+
+export class SpaceGuard {
+  readonly #now: Clock;
+  readonly #retention: ReadonlyMap<string, Retention | undefined>;
+  readonly ledger: SpaceLedger;
+
+  constructor(deps: SpaceGuardDeps) {
+    this.#now = deps.now;
+    this.#retention = deps.retention;
+    this.ledger = deps.ledger ?? new SpaceLedger({ now: deps.now });
+  }
+
+  /**
+   * An early answer (a ticket): refuses what would not be admitted now, with the writes
+   * in flight; holds nothing (the write itself is judged again when it runs).
+   */
+  async check(client: NextcloudPort, allowed: Allowed, write: SpaceWrite): Promise<void> {
+    await this.#weigh(client, allowed, write, false);
+  }
+
+  /**
+   * Security: refuses a write that would let Nextcloud's space-driven expiry delete trash
+   * bin items or versions (the owner's, or a sharer's), judged together with the broker's
+   * other writes in flight; nothing was sent. Admitted, the write holds its bytes until
+   * the caller settles the reservation (once it committed or failed).
+   */
+  reserve(client: NextcloudPort, allowed: Allowed, write: SpaceWrite): Promise<Reservation> {
+    return this.#weigh(client, allowed, write, true);
+  }
+
+  async #weigh(
+    client: NextcloudPort,
+    allowed: Allowed,
+    write: SpaceWrite,
+    hold: boolean,
+  ): Promise<Reservation> {
+    const takenAt = this.#now();
+    const at =
+      write.kind === 'trash'
+        ? { path: write.path, item: true }
+        : { path: write.replaces ? write.path : folderOf(write.path), item: false };
+    const space = await client.space(at, allowed.signal);
+    const bytes = write.kind === 'upload' ? write.bytes : (space.item ?? 0);
+    if (space.whose === 'own') {
+      const change: SpaceChange = { kind: write.kind, bytes };
+      return this.#own(allowed, space, { takenAt, lagMs: OWN_LAG_MS }, change, hold);
+    }
+    const reading = { takenAt, lagMs: SHARER_LAG_MS };
+    const sharer = this.#sharer(allowed, write, space, reading, bytes, hold);
+    if (write.kind === 'upload') return sharer;
+    // Security: Nextcloud also puts a copy of an item trashed from a share into this
+    // account's trash bin, which its own expiry weighs: judged as well.
+    try {
+      const ownTakenAt = this.#now();
+      const own = await client.ownSpace(allowed.signal);
+      const copy = this.#own(
+        allowed,
+        own,
+        { takenAt: ownTakenAt, lagMs: OWN_LAG_MS },
+        { kind: 'trash_copy', bytes },
+        hold,
+      );
+      return { settle: () => (sharer.settle(), copy.settle()) };
+    } catch (error) {
+      sharer.settle();
+      throw error;
+    }
+  }
+
+  #fresh(takenAt: number): void {
+    // Security: a reading older than the ledger keeps settled reservations could miss
+    // one of the broker's own writes; never judged.
+    if (this.ledger.tooOld(takenAt))
+      throw refusal(
+        failure(
+          'nextcloud_unavailable',
+          'Nextcloud took too long to answer how much space is left, so the broker cannot tell whether the write is safe; nothing was done; try again later',
+          true,
+        ),
+      );
+  }
+
+  #own(
+    allowed: Allowed,
+    space: OwnSpace,
+    reading: ReadingTime,
+    change: SpaceChange,
+    hold: boolean,
+  ): Reservation {
+    // Without a quota Nextcloud expires for space only on a full disk: nothing to hold.
+    if (space.quota === null) return NO_HOLD;
+    this.#fresh(reading.takenAt);
+    const figures: SpaceFigures = { quota: space.quota, used: space.used, trash: space.trash };
+    const admission = this.ledger.admit(
+      `${allowed.instance}\u0000own`,
+      reading,
+      change,
+      (pending) => {
+        const seen = pending.reduce(atWorst, figures);
+        const after = spaceAfter(seen, change);
+        return after === null || after.short === 0 ? undefined : { seen, after };
       },
-    ),
-  );
+      hold,
+    );
+    if (admission.ok) return admission.reservation;
+    const { seen, after } = admission.verdict;
+    const quota = space.quota;
+    const what =
+      change.kind === 'upload'
+        ? 'this upload'
+        : change.kind === 'trash'
+          ? 'trashing this'
+          : 'the copy of this item that Nextcloud puts in this account’s trash bin';
+    const inFlight = seen.used - figures.used + (seen.trash - figures.trash);
+    throw refusal(
+      refused(
+        'insufficient_space',
+        `not enough space: ${what} (${bytesText(change.bytes)}) would leave ${bytesText(Math.max(0, after.free))} free of the ${bytesText(quota)} quota with ${bytesText(after.trash)} in the trash bin` +
+          (inFlight > 0
+            ? ` (counting ${bytesText(inFlight)} of the broker's writes still in progress)`
+            : '') +
+          `, too close to where Nextcloud deletes trash bin items and old versions to make room (the broker keeps a tenth of the quota, ${bytesText(headroomOf(quota))}, for the owner's own saves); ${bytesText(after.short)} more free space is needed; nothing was done`,
+        {
+          hint: 'ask the owner to free space or raise the quota (emptying the trash bin is their call); retrying as is will be refused again',
+          space: {
+            quota,
+            used: space.used,
+            trash: space.trash,
+            in_flight: inFlight,
+            bytes: change.bytes,
+            needed: after.short,
+          },
+        },
+      ),
+    );
+  }
+
+  #sharer(
+    allowed: Allowed,
+    write: SpaceWrite,
+    space: SharerSpace,
+    reading: ReadingTime,
+    bytes: number,
+    hold: boolean,
+  ): Reservation {
+    // A sharer without a quota: Nextcloud expires their trash and versions only on a full disk.
+    if (space.free === 'unlimited') return NO_HOLD;
+    const whose = space.owner === '' ? 'a mount that names no owner' : `'${space.owner}'`;
+    const what = write.kind === 'upload' ? 'this upload' : 'trashing this';
+    // Security: the sharer's trash bin and versions are invisible to this account, and
+    // the expiry weighs them: never guess toward a purge. Only the owner's declaration
+    // that the server keeps young trash and every version from it lets a write through.
+    if (!keepsFromSpaceExpiry(this.#retention.get(allowed.instance)))
+      throw refusal(
+        refused(
+          'insufficient_space',
+          `"${write.path}" is in a folder ${whose} shared with this account, and a quota limits ${space.owner === '' ? 'it' : 'their space'}: Nextcloud deletes their trash bin items and old versions to make room once those take half of their free space, and this account cannot see their trash bin or versions, so the broker cannot tell whether ${what} would make that happen; nothing was done`,
+          {
+            hint: `ask the owner: ${whose} can lift the quota, or the server can be set to keep young trash and versions from space-driven expiry and that declared in the broker's config (instances.${allowed.instance}.retention; \`broker doctor\` explains it); retrying as is will be refused again`,
+            space: { owner: space.owner, free: space.free, bytes, rule: 'sharer_quota' },
+          },
+        ),
+      );
+    if (write.kind === 'trash' || space.free === 'unknown') return NO_HOLD;
+    this.#fresh(reading.takenAt);
+    const free = space.free;
+    const admission = this.ledger.admit(
+      `${allowed.instance}\u0000sharer:${space.owner}`,
+      reading,
+      { kind: 'upload', bytes },
+      (pending) => {
+        const held = pending.reduce((sum, c) => sum + (c.kind === 'upload' ? c.bytes : 0), 0);
+        return free - held - bytes >= 0 ? undefined : { held };
+      },
+      hold,
+    );
+    if (admission.ok) return admission.reservation;
+    const { held } = admission.verdict;
+    throw refusal(
+      refused(
+        'insufficient_space',
+        `not enough space: this upload (${bytesText(bytes)}) into a folder ${whose} shared with this account would take more than the ${bytesText(free)} Nextcloud shows free in their space (up to five minutes old)${held > 0 ? `, less ${bytesText(held)} of the broker's writes since` : ''}; nothing was done`,
+        {
+          hint: `ask ${whose} to free space or raise their quota; retrying as is will be refused again`,
+          space: { owner: space.owner, free, in_flight: held, bytes, rule: 'sharer_free' },
+        },
+      ),
+    );
+  }
 }

@@ -87,6 +87,8 @@ export class OperationRefusal extends CodedError<EnvelopeCode> {
     readonly envelope: Envelope,
     /** Set when the refusal is a grant that ended under the operation (audited as `cause`). */
     readonly ended?: GrantEndedError['end']['state'],
+    /** Fields for the operation's outcome line: what the step changed before it refused. */
+    readonly audit?: Readonly<Record<string, unknown>>,
   ) {
     super(envelope.code ?? 'internal', envelope.message);
   }

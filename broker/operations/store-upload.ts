@@ -20,7 +20,8 @@ import type { Readable } from 'node:stream';
 import { digestStream, HashingStream } from './hashing.js';
 import { GrantEndedError } from './in-flight.js';
 import { OperationRefusal, type Allowed } from './pipeline.js';
-import { guardSpace } from './space-guard.js';
+import type { SpaceGuard } from './space-guard.js';
+import type { Reservation } from './space-ledger.js';
 import type { NextcloudPort } from './ports.js';
 import type { Ticket } from './tickets.js';
 import { NextcloudError } from '../nextcloud/errors.js';
@@ -137,6 +138,39 @@ function nextcloudRefusal(error: NextcloudError, path: string): unknown {
 }
 
 export async function storeUpload(
+  space: SpaceGuard,
+  client: NextcloudPort,
+  allowed: Allowed,
+  ticket: Ticket,
+  source: UploadBody,
+): Promise<Stored> {
+  const path = allowed.paths[0] ?? ticket.path;
+  // Security: read the space again right before the upload (the ticket's check may be
+  // minutes old) and hold this upload's bytes until it has committed or failed: no write
+  // may let Nextcloud's expiry delete the trash bin or versions, alone or with the
+  // broker's other writes in flight (space-ledger.ts).
+  let reservation: Reservation;
+  try {
+    reservation = await space.reserve(client, allowed, {
+      kind: 'upload',
+      path,
+      bytes: ticket.size ?? 0,
+      replaces: !('ifNoneMatch' in (ticket.condition ?? { ifNoneMatch: '*' })),
+    });
+  } catch (error) {
+    // Nextcloud's own refusal of the space read (507: nothing is left) is the same
+    // refusal as one mid-body: never "retry later". The body was not read yet: the
+    // blob endpoint answers at once (blobs.ts), as for any refusal before it.
+    throw isNextcloudsAnswer(error) ? nextcloudRefusal(error, path) : error;
+  }
+  try {
+    return await storeReserved(client, allowed, ticket, source);
+  } finally {
+    reservation.settle();
+  }
+}
+
+async function storeReserved(
   client: NextcloudPort,
   allowed: Allowed,
   ticket: Ticket,
@@ -171,15 +205,6 @@ export async function storeUpload(
     // Security: the commit point: the grants must hold now, not only when it began.
     allowed.recheck();
   };
-  // Security: read the space again right before the upload (the ticket's check may be
-  // minutes old): no write may let Nextcloud's expiry delete the trash bin or versions.
-  try {
-    await guardSpace(client, allowed, { kind: 'upload', bytes: size });
-  } catch (error) {
-    // Nextcloud's own refusal of the space read (507: nothing is left) is the same
-    // refusal as one mid-body: never "retry later".
-    throw stopReading(hasher, isNextcloudsAnswer(error) ? nextcloudRefusal(error, path) : error);
-  }
   // Settles (never rejects) with what cut the body, if anything did.
   const piping = pipe(source.body, hasher, { signal: allowed.signal }).then(
     () => undefined,

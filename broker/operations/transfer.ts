@@ -22,8 +22,7 @@ import { iso } from '../base/time.js';
 import type { Checkouts } from './checkouts.js';
 import { isNotFound } from './nextcloud-errors.js';
 import { OperationRefusal, type Outcome, type Pipeline } from './pipeline.js';
-import { guardSpace } from './space-guard.js';
-import { wallRefusal } from './wall-answers.js';
+import type { SpaceGuard } from './space-guard.js';
 import type { WriteCondition } from '../nextcloud/client.js';
 import type { Ticket, TicketBook } from './tickets.js';
 
@@ -36,6 +35,8 @@ export interface TransferDeps {
   readonly checkouts: Checkouts;
   readonly logger: Logger;
   readonly now: Clock;
+  /** Weighs each write ticket against the account's space and the writes in flight. */
+  readonly space: SpaceGuard;
 }
 
 export interface FileTicket {
@@ -100,24 +101,27 @@ export class TransferService {
   }
 
   /** The wall alone: whether `mode` is allowed on the path now, and until when. */
-  checkAccess(args: TransferArgs<'check_access'>): Outcome<TransferAnswer<'check_access'>> {
-    const decision = this.#deps.pipeline.check({
-      op: args.mode,
-      instance: args.instance,
-      path: args.path,
-    });
-    if (!decision.ok) return { ok: false, envelope: wallRefusal(decision) };
-    const path = decision.paths[0] ?? '';
-    const expiry = decision.expiresAt;
-    return {
-      ok: true,
-      value: {
-        path,
-        mode: args.mode,
-        ...(expiry === undefined ? {} : { expires_at: iso(expiry) }),
-      },
-      warnings: [],
-    };
+  /**
+   * Whether a grant allows `mode` on the path now. Touches nothing on Nextcloud, but is
+   * audited as a check (the pipeline's intent and outcome, `check_only`): the CLI asks it
+   * before it answers `unchanged` for a push it need not send, and that answer is a
+   * statement about the grant.
+   */
+  checkAccess(
+    ctx: CallContext,
+    args: TransferArgs<'check_access'>,
+  ): Promise<Outcome<TransferAnswer<'check_access'>>> {
+    return this.#deps.pipeline.run(
+      ctx,
+      { op: args.mode, instance: args.instance, path: args.path },
+      (_client, allowed) =>
+        Promise.resolve({
+          path: allowed.paths[0] ?? '',
+          mode: args.mode,
+          ...(allowed.expiresAt === undefined ? {} : { expires_at: iso(allowed.expiresAt) }),
+        }),
+      { intent: { check_only: true } },
+    );
   }
 
   /**
@@ -199,7 +203,12 @@ export class TransferService {
         }
         // Security: an early answer (the blob upload checks again) for a write that would
         // let Nextcloud's space-driven expiry delete the trash bin or old versions.
-        await guardSpace(client, allowed, { kind: 'upload', bytes: args.size });
+        await this.#deps.space.check(client, allowed, {
+          kind: 'upload',
+          path,
+          bytes: args.size,
+          replaces: !('ifNoneMatch' in condition),
+        });
         return tickets.issue({
           instance: allowed.instance,
           path,
@@ -318,7 +327,12 @@ export class TransferService {
         const entry = await client.stat(path, allowed.signal);
         if (entry.kind !== 'file') throw notAFile(path);
         // Security: as for a write: a checkin must not push the account into expiry.
-        await guardSpace(client, allowed, { kind: 'upload', bytes: args.size ?? 0 });
+        await this.#deps.space.check(client, allowed, {
+          kind: 'upload',
+          path,
+          bytes: args.size ?? 0,
+          replaces: true,
+        });
         const ticket = tickets.issue({
           instance: allowed.instance,
           path,

@@ -82,15 +82,27 @@ export const envelopeBaseShape = {
   ended_by: z.literal('owner').optional(),
   // A refusal of the arguments (secret_in_arguments): which field, never its value.
   field: z.string().optional(),
-  // An insufficient_space refusal: the account's space in bytes, and how many more are needed.
+  // An insufficient_space refusal: the account's space in bytes, and how many more are
+  // needed (`in_flight`: the broker's own writes not yet shown); or, in a folder another
+  // user shared, whose space and what Nextcloud shows free of it (space-guard.ts).
   space: z
-    .strictObject({
-      quota: z.number(),
-      used: z.number(),
-      trash: z.number(),
-      bytes: z.number(),
-      needed: z.number(),
-    })
+    .union([
+      z.strictObject({
+        quota: z.number(),
+        used: z.number(),
+        trash: z.number(),
+        in_flight: z.number().optional(),
+        bytes: z.number(),
+        needed: z.number(),
+      }),
+      z.strictObject({
+        owner: z.string(),
+        free: z.union([z.number(), z.enum(['unlimited', 'unknown'])]),
+        in_flight: z.number().optional(),
+        bytes: z.number(),
+        rule: z.enum(['sharer_quota', 'sharer_free']),
+      }),
+    ])
     .optional(),
 };
 

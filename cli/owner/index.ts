@@ -4,6 +4,7 @@ import { doctorCommand } from './doctor.js';
 import { ownerSocketCommands } from './owner.js';
 import { pairCommand } from './pair.js';
 import { pinCommands } from './pins.js';
+import { reconcileCommand } from './reconcile.js';
 import { serveCommand } from './serve.js';
 import { startCommand } from './start.js';
 
@@ -14,6 +15,7 @@ export const ownerCommands: readonly Command[] = [
   ...ownerSocketCommands,
   pairCommand,
   ...pinCommands,
+  reconcileCommand,
   auditCommand,
   doctorCommand,
 ];
@@ -24,6 +26,7 @@ export {
   ownerSocketCommands,
   pairCommand,
   pinCommands,
+  reconcileCommand,
   serveCommand,
   startCommand,
 };

@@ -139,10 +139,10 @@ export async function ocs(ctx: OcsContext): Promise<void> {
     return ocsReply(ctx, 401, 'Current user is not logged in', [], 997);
   }
   if (ctx.req.method === 'GET' && route === 'cloud/user') {
-    const used = await ctx.state.store.treeSize('');
+    const used = await ctx.state.shares.ownUsed();
     const limit = ctx.state.quota;
     // As Nextcloud 34 computes it per request: with a quota, free = quota - used (the
-    // files only; trash and versions are not counted).
+    // user's own files only; trash, versions and what others shared are not counted).
     const quota =
       limit === null
         ? { free: 1e12, used, total: 1e12 + used, relative: 0, quota: -3 }
@@ -161,12 +161,17 @@ export async function ocs(ctx: OcsContext): Promise<void> {
       email: null,
       displayname: ctx.user,
       'display-name': ctx.user,
-      groups: ['users'],
+      groups: [...ctx.state.faults.groups],
+      subadmin: [],
       language: 'en',
       locale: '',
     });
   }
-  if (ctx.req.method === 'GET' && route.startsWith('apps/activity/api/v2/activity')) {
+  if (
+    ctx.state.faults.activityApp &&
+    ctx.req.method === 'GET' &&
+    route.startsWith('apps/activity/api/v2/activity')
+  ) {
     const [, , , , name, filter, ...more] = ctx.segments;
     if (name === 'activity' && more.length === 0)
       return activityApi(ctx, ctx.user, filter ?? 'all');

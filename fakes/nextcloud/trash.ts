@@ -32,6 +32,8 @@ const Info = z.object({
 
 export class TrashBin {
   readonly #items = new Map<string, TrashItem>();
+  /** Entries being written: the lock `move2trash` takes on the trash path. */
+  readonly #inProgress = new Set<string>();
 
   readonly #store: DiskStore;
   readonly #now: () => number;
@@ -79,17 +81,30 @@ export class TrashBin {
     return path.join(this.dir, 'files', id, ...inner);
   }
 
-  /** Move rel from the user's files into the trashbin. */
+  /**
+   * Move rel from the user's files into the trashbin, as files_trashbin's
+   * `Trashbin::move2trash` does (observed on 34 and 29): the entry is `NAME.d<seconds>`,
+   * whichever folder the item was in. A delete of the same NAME that overlaps one in
+   * progress moves the time on by a second; one that comes after it in the same second
+   * unlinks that entry first: **the earlier item is gone for good** (only the later one is
+   * listed and kept).
+   */
   async put(rel: string, kind: 'file' | 'folder'): Promise<TrashItem> {
     let deletedAt = Math.floor(this.#now() / 1000);
     const name = baseName(rel);
-    while (this.#items.has(`${name}.d${deletedAt}`)) deletedAt += 1;
+    while (this.#inProgress.has(`${name}.d${deletedAt}`)) deletedAt += 1;
     const id = `${name}.d${deletedAt}`;
-    await moveOnDisk(this.#store.abs(rel), this.abs(id));
-    const item: TrashItem = { id, original: rel, deletedAt, kind, ids: this.#store.detach(rel) };
-    this.#items.set(id, item);
-    await fsp.writeFile(this.#infoFile(id), JSON.stringify({ original: rel, deletedAt, kind }));
-    return item;
+    this.#inProgress.add(id);
+    try {
+      if (this.#items.has(id)) await this.purge(id);
+      await moveOnDisk(this.#store.abs(rel), this.abs(id));
+      const item: TrashItem = { id, original: rel, deletedAt, kind, ids: this.#store.detach(rel) };
+      this.#items.set(id, item);
+      await fsp.writeFile(this.#infoFile(id), JSON.stringify({ original: rel, deletedAt, kind }));
+      return item;
+    } finally {
+      this.#inProgress.delete(id);
+    }
   }
 
   /** Restore to the original place, or the root if its folder is gone; never overwrites. */

@@ -47,11 +47,25 @@ export interface Faults {
    */
   quotaBytes: number | null;
   /**
+   * While set, every file or chunk PUT waits for it before it is handled (a test holds
+   * uploads in flight to see what is decided meanwhile).
+   */
+  putGate: Promise<void> | null;
+  /**
+   * While set, every request of that method waits for `until` before it is handled (a
+   * test makes something happen on the server before the request it races with).
+   */
+  gate: { readonly method: string; readonly until: Promise<unknown> } | null;
+  /**
    * The largest request body a PUT may announce (null: none). A larger one is answered
    * 413 before its body is asked for, as Apache's LimitRequestBody or a proxy's body
    * limit (nginx client_max_body_size) does.
    */
   putBodyLimit: number | null;
+  /** The Activity app enabled (its API answers); off, its routes are 404 as on a server without it. */
+  activityApp: boolean;
+  /** The groups `cloud/user` names for the user (`admin`: an administrator). */
+  groups: string[];
 }
 
 export interface RecordedRequest {
@@ -129,6 +143,11 @@ export interface FakeNextcloud {
   uploadFolders(): string[];
   /** Original locations (canonical: NFC, no leading slash) of the items now in the trashbin. */
   trashed(): string[];
+  /**
+   * The admin_audit log (admin-audit.ts) as its file holds it: JSON lines, a login per
+   * authenticated request and a line per file action, under each request's id.
+   */
+  adminAudit(): string;
   /** Give the user a quota in bytes (as `occ user:setting USER files quota`), null for none. */
   setQuota(bytes: number | null): void;
   /**
@@ -142,7 +161,12 @@ export interface FakeNextcloud {
    * Make the folder or file at `path` (create it first) the root of a share this user
    * received from `owner` (default `bob`), read-write, as Nextcloud 29 shows one.
    */
-  receiveShare(path: string, opts?: { owner?: string }): Promise<void>;
+  receiveShare(path: string, opts?: { owner?: string; ownerQuota?: number | null }): Promise<void>;
+  /**
+   * The sharer's space as the server knows it: their quota (as `occ user:setting <owner>
+   * files quota`; null for none) and the bytes of theirs outside what they shared.
+   */
+  setSharerSpace(owner: string, space: { quota?: number | null; elsewhere?: number }): void;
   /**
    * Make a calendar (as `occ dav:create-calendar` does: components VEVENT and VTODO,
    * display name = the name), or with `sharedBy` one another user shares with this one.

@@ -4,8 +4,7 @@
  * operation is refused). A restart re-verifies; after a full disk the log also resumes
  * by itself once a write succeeds again (resume.test.ts), never before its next try.
  */
-import { existsSync, symlinkSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
 import { describe, expect, it, vi } from 'vitest';
 import { AuditError, AuditLog, verifyAudit } from '../../broker/audit/index.js';
 import { until } from '../../support/until.js';
@@ -101,7 +100,7 @@ describe('attack: the log is a full device (/dev/full)', () => {
     // The real kernel's ENOSPC where /dev/full exists (Linux); an injected one elsewhere.
     const devFull = existsSync('/dev/full');
     const fs = new InstrumentedFs();
-    if (devFull) symlinkSync('/dev/full', join(dir, 'audit.log'));
+    if (devFull) fs.logTarget = '/dev/full';
     else fs.faults.writeError = () => errnoError('ENOSPC', 'no space left on device, write');
     const log = await AuditLog.open(dir, { now: tickingClock(), fs });
     const err = await settle(appendLine(log, 'intent', { path: 'a' }));

@@ -45,15 +45,24 @@ export class InstrumentedFs implements AuditFs {
   written = Buffer.alloc(0);
   synced = Buffer.alloc(0);
   faults: FsFaults = {};
+  /**
+   * Where audit.log is really opened (a device such as /dev/full). A symlink in the data
+   * folder would do it too, but the log never opens one (O_NOFOLLOW).
+   */
+  logTarget: string | undefined;
 
   open = async (
     path: string,
     flags: Parameters<AuditFs['open']>[1],
     mode?: number,
   ): Promise<AuditFileHandle> => {
-    const real = await nodeAuditFs.open(path, flags, mode);
     const name = basename(path);
     const isLog = name === 'audit.log';
+    const real = await nodeAuditFs.open(
+      isLog && this.logTarget !== undefined ? this.logTarget : path,
+      flags,
+      mode,
+    );
     const isCheckpointTmp = name === 'audit.checkpoint.tmp';
     return {
       read: (b, o, l, p) => real.read(b, o, l, p),

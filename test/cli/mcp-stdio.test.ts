@@ -5,7 +5,15 @@
  * tests can say what crossed the protocol channel (and that file content never did).
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -72,9 +80,12 @@ afterEach(async () => {
   for (const s of open.splice(0)) await s.client.close();
 });
 
-/** `broker mcp` started by the SDK's client, as an agent's MCP client starts it. */
-async function connect(): Promise<Session> {
-  const stage = mkdtempSync(join(tmpdir(), 'broker-mcp-'));
+/**
+ * `broker mcp` started by the SDK's client, as an agent's MCP client starts it, in a
+ * fresh working folder (or `cwd`, a way to reach it) with its staging folder inside.
+ */
+async function connect(cwd?: string): Promise<Session> {
+  const stage = cwd ?? mkdtempSync(join(tmpdir(), 'broker-mcp-'));
   const inner = new StdioClientTransport({
     command: process.execPath,
     args: [bundle, 'mcp'],
@@ -273,5 +284,75 @@ describe('broker mcp over stdio', () => {
     await expect(s.client.callTool({ name: 'delete', arguments: {} })).rejects.toThrow(
       /unknown tool/,
     );
+  });
+});
+
+describe('attack: a local path leads out of the folders broker mcp may use', () => {
+  /** A working folder holding `link` → a folder outside it (the agent's planted link). */
+  function linkedOut(): { s: Promise<Session>; outside: string } {
+    const work = mkdtempSync(join(tmpdir(), 'broker-mcp-work-'));
+    const outside = mkdtempSync(join(tmpdir(), 'broker-mcp-outside-'));
+    symlinkSync(outside, join(work, 'link'));
+    return { s: connect(work), outside };
+  }
+
+  it('fetch into link/… where link leads outside: refused (exit 1), nothing written there', async () => {
+    await broker.fake.writeFile('McpOut/a.txt', 'remote');
+    await broker.grant([{ path: 'McpOut', mode: 'read' }]);
+    const { s: session, outside } = linkedOut();
+    const s = await session;
+    const { answer, isError } = await call(s, 'fetch', {
+      target: 'personal:McpOut/a.txt',
+      local: join(s.stage, 'link', 'a.txt'),
+    });
+    expect(isError).toBe(true);
+    expect(answer).toMatchObject({ exit_code: ExitCode.usage });
+    expect(String(answer.error)).toContain('outside the folders broker mcp may use');
+    expect(readdirSync(outside)).toEqual([]);
+  });
+
+  it('push from link/… (a file outside, read through the link): refused, nothing uploaded', async () => {
+    await broker.fake.mkdir('McpOutPush');
+    await broker.grant([{ path: 'McpOutPush', mode: 'write' }]);
+    const { s: session, outside } = linkedOut();
+    writeFileSync(join(outside, 'id_ed25519'), 'a private key');
+    const s = await session;
+    const { answer, isError } = await call(s, 'push', {
+      target: 'personal:McpOutPush/key',
+      local: join(s.stage, 'link', 'id_ed25519'),
+    });
+    expect(isError).toBe(true);
+    expect(answer).toMatchObject({ exit_code: ExitCode.usage });
+    expect(await broker.fake.exists('McpOutPush/key')).toBe(false);
+  });
+
+  it('an absolute path outside the working folder and the staging folder is refused as well', async () => {
+    await broker.fake.writeFile('McpAbs/a.txt', 'remote');
+    await broker.grant([{ path: 'McpAbs', mode: 'read' }]);
+    const elsewhere = mkdtempSync(join(tmpdir(), 'broker-mcp-elsewhere-'));
+    const s = await connect();
+    const { answer } = await call(s, 'fetch', {
+      target: 'personal:McpAbs/a.txt',
+      local: join(elsewhere, 'a.txt'),
+    });
+    expect(answer).toMatchObject({ exit_code: ExitCode.usage });
+    expect(readdirSync(elsewhere)).toEqual([]);
+  });
+
+  it('a working folder that is itself reached through a link (a linked home, /tmp) still works', async () => {
+    await broker.fake.writeFile('McpLinkedHome/a.txt', 'remote');
+    await broker.grant([{ path: 'McpLinkedHome', mode: 'read' }]);
+    const real = mkdtempSync(join(tmpdir(), 'broker-mcp-realhome-'));
+    const viaLink = `${real}-link`;
+    symlinkSync(real, viaLink);
+    mkdirSync(join(real, 'docs'));
+    const s = await connect(viaLink);
+    const { answer, isError } = await call(s, 'fetch', {
+      target: 'personal:McpLinkedHome/a.txt',
+      local: join(viaLink, 'docs', 'a.txt'),
+    });
+    expect(isError).toBe(false);
+    expect(answer).toMatchObject({ status: 'fetched', exit_code: ExitCode.ok });
+    expect(readFileSync(join(real, 'docs', 'a.txt'), 'utf8')).toBe('remote');
   });
 });

@@ -4,6 +4,7 @@
  * requests finish, and the deadline on slow request bodies.
  */
 import { connect as netConnect } from 'node:net';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { authFailureRecorder } from '../../broker/surfaces/http/auth-failures.js';
 import { startBroker } from '../../support/daemon.js';
@@ -131,7 +132,7 @@ describe('auth failure flood', () => {
     const audited: Record<string, unknown>[] = [];
     const record = authFailureRecorder({
       now: () => now,
-      audit: (f) => audited.push(f),
+      audit: (f) => Promise.resolve(audited.push(f)),
       log: () => undefined,
       perWindow: 3,
       windowMs: 1_000,
@@ -146,5 +147,61 @@ describe('auth failure flood', () => {
       remote: null,
       suppressed: 7,
     });
+  });
+
+  it('attack: failures over the budget, then a stop: the count is written before the log closes', async () => {
+    const audited: Record<string, unknown>[] = [];
+    const record = authFailureRecorder({
+      now: () => 0,
+      audit: (f) => Promise.resolve(audited.push(f)),
+      log: () => undefined,
+      perWindow: 20,
+    });
+    for (let i = 0; i < 30; i += 1) record('metrics', 'mismatch', '127.0.0.1');
+    expect(audited).toHaveLength(20);
+    await record.flush();
+    expect(audited.at(-1)).toEqual({
+      surface: 'metrics',
+      reason: 'mismatch',
+      remote: '127.0.0.1',
+      suppressed: 10,
+      summary: true,
+    });
+    // Nothing more is held: a second flush writes nothing.
+    await record.flush();
+    expect(audited).toHaveLength(21);
+  });
+
+  it('property: every failure is one line or one unit of exactly one count, whatever the times, after a flush', async () => {
+    const failures = fc.array(
+      fc.record({
+        at: fc.integer({ min: 0, max: 5_000 }),
+        surface: fc.constantFrom('agent' as const, 'transfer' as const, 'metrics' as const),
+      }),
+      { maxLength: 200 },
+    );
+    await fc.assert(
+      fc.asyncProperty(failures, async (events) => {
+        let now = 0;
+        const audited: { suppressed?: number; summary?: true }[] = [];
+        const record = authFailureRecorder({
+          now: () => now,
+          audit: (f) => Promise.resolve(audited.push(f)),
+          log: () => undefined,
+          perWindow: 5,
+          windowMs: 1_000,
+        });
+        for (const e of [...events].sort((a, b) => a.at - b.at)) {
+          now = e.at;
+          record(e.surface, 'mismatch', undefined);
+        }
+        await record.flush();
+        const accounted = audited.reduce(
+          (n, line) => n + (line.summary === true ? 0 : 1) + (line.suppressed ?? 0),
+          0,
+        );
+        expect(accounted).toBe(events.length);
+      }),
+    );
   });
 });

@@ -184,7 +184,11 @@ describe('startDemo', () => {
     await first.demo.stop();
 
     const trashFiles = join(cwd, 'data', 'demo-cloud-trash', 'files');
-    expect(readdirSync(trashFiles)).toEqual([expect.stringMatching(/^notes\.txt\.d\d+$/)]);
+    // Trashed under the unique name the answer gives (a name no other delete can take).
+    expect(trashed['trashed_as']).toMatch(/^Documents\/notes \(trashed [a-z2-7]{8}\)\.txt$/);
+    expect(readdirSync(trashFiles)).toEqual([
+      expect.stringMatching(/^notes \(trashed [a-z2-7]{8}\)\.txt\.d\d+$/),
+    ]);
     // Next start: the demo cloud still has it in its trash bin and restores it.
     const second = await running(cwd);
     try {
@@ -201,9 +205,10 @@ describe('startDemo', () => {
         headers: { Authorization: auth, Destination: `${base}/restore/${id}` },
       });
       expect(restored.status).toBe(201);
-      expect(readFileSync(join(cwd, 'data', 'demo-cloud', 'Documents', 'notes.txt'), 'utf8')).toBe(
-        DEMO_FILES.get('Documents/notes.txt'),
-      );
+      // Restored under the name it was trashed under, with its content.
+      expect(
+        readFileSync(join(cwd, 'data', 'demo-cloud', String(trashed['trashed_as'])), 'utf8'),
+      ).toBe(DEMO_FILES.get('Documents/notes.txt'));
     } finally {
       await second.demo.stop();
     }

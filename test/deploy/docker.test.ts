@@ -27,6 +27,8 @@ function instructions(text: string): { op: string; args: string }[] {
 }
 
 const steps = instructions(dockerfile);
+/** The uid the image runs the daemon as (its USER), one of its own. */
+const DAEMON_UID = '10001';
 const stages = steps.filter((s) => s.op === 'FROM');
 const lastStageIndex = steps.lastIndexOf(stages[stages.length - 1] ?? { op: '', args: '' });
 const runtime = steps.slice(lastStageIndex);
@@ -43,9 +45,15 @@ describe('Dockerfile', () => {
     expect(steps.some((s) => s.op === 'RUN' && /npm ci --omit=dev/.test(s.args))).toBe(true);
   });
 
-  it('runs as uid 1000 in the final stage', () => {
+  it('attack: the owner socket belongs on the host to the desktop user (uid 1000), who runs the agent too', () => {
+    // Security: the daemon runs as a user of its own, never root, never uid 1000.
     const user = runtime.filter((s) => s.op === 'USER').at(-1);
-    expect(user?.args).toMatch(/^1000(:1000)?$/);
+    expect(user?.args).toBe(`${DAEMON_UID}:${DAEMON_UID}`);
+    expect(DAEMON_UID).not.toBe('1000');
+    expect(Number(DAEMON_UID)).toBeGreaterThanOrEqual(10_000);
+    const made = runtime.find((s) => s.op === 'RUN' && s.args.includes('useradd'));
+    expect(made?.args).toContain(`--uid ${DAEMON_UID}`);
+    expect(made?.args).toContain(`--gid ${DAEMON_UID}`);
   });
 
   it('starts the daemon with the node flags of npm start, which the benchmarks measure', () => {
@@ -63,7 +71,7 @@ describe('Dockerfile', () => {
   it('writes nothing outside the data volume at run time (read-only root works)', () => {
     // Only the data folder is prepared writable for uid 1000; the command serves from /app.
     const chowned = runtime.filter((s) => s.op === 'RUN' && s.args.includes('chown'));
-    for (const s of chowned) expect(s.args).toMatch(/chown 1000:1000 \/app\/data$/);
+    for (const s of chowned) expect(s.args).toMatch(/chown 10001:10001 \/app\/data$/);
     // Security: the data folder is private from the start (issue 14.9).
     expect(chowned.some((s) => s.args.includes('chmod 700 /app/data'))).toBe(true);
     expect(runtime.find((s) => s.op === 'CMD')?.args).toContain('serve');
@@ -87,11 +95,22 @@ describe('docker-compose.yml', () => {
     expect(broker.volumes).toContain('./data:/app/data');
   });
 
-  it('runs read-only as uid 1000 without privileges', () => {
+  it('runs read-only as the image’s own uid, without privileges', () => {
     expect(broker.read_only).toBe(true);
-    expect(broker.user).toBe('1000:1000');
+    expect(broker.user).toBe(`${DAEMON_UID}:${DAEMON_UID}`);
     expect(broker.cap_drop).toEqual(['ALL']);
     expect(broker.security_opt).toContain('no-new-privileges:true');
+  });
+});
+
+describe('the runbook’s Docker setup gives the data folder to the same uid', () => {
+  it('chowns data and config.yaml to it, and says what the socket’s owner means', () => {
+    const runbook = readFileSync(new URL('../../docs/runbook.md', import.meta.url), 'utf8');
+    expect(runbook).toContain(`sudo chown ${DAEMON_UID}:${DAEMON_UID} data config.yaml`);
+    expect(runbook).not.toMatch(/chown 1000:1000/);
+    expect(runbook).toMatch(
+      /owner socket, `data\/owner\.sock`, belongs on the\s+host to uid 10001/,
+    );
   });
 });
 

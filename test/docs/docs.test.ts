@@ -257,12 +257,12 @@ describe('config keys in the documents', () => {
     // A secret may be written as key, key_file or key_env; the example uses one form.
     const base = normal.replace(/_(?:file|env)$/, '');
     const forms = [base, `${base}_file`, `${base}_env`];
-    // An optional key the example shows commented out (`# metrics_env: …`) counts when the
-    // schema has it.
+    // An optional key the example shows commented out (`# metrics_env: …`, or a mapping
+    // `# retention:` with its keys commented below it) counts when the schema has it.
     const last = base.split('.').at(-1) ?? base;
     const commented =
       schemaKeys().has(base) &&
-      new RegExp(`^\\s*# ${last}(?:_file|_env)?: `, 'm').test(EXAMPLE_TEXT);
+      new RegExp(`^\\s*#\\s+${last}(?:_file|_env)?:(?: |$)`, 'm').test(EXAMPLE_TEXT);
     expect(
       forms.some((f) => keys.has(f)) || commented,
       `${key} is not a key of config.yaml.example`,

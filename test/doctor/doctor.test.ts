@@ -65,6 +65,8 @@ interface Setup {
   botToken?: string;
   dataDir?: string;
   extra?: string[];
+  /** The instance's `retention` declaration, as inline YAML. */
+  retention?: string;
 }
 
 function writeConfig(s: Setup = {}): string {
@@ -74,7 +76,7 @@ function writeConfig(s: Setup = {}): string {
     `approval: ${s.approval ?? 'matrix'}`,
     `data_dir: ${s.dataDir ?? './data'}`,
     'instances:',
-    `  personal: { url: "${s.url ?? fake.url}", username: ${fake.user}, app_password_env: D_NC }`,
+    `  personal: { url: "${s.url ?? fake.url}", username: ${fake.user}, app_password_env: D_NC${s.retention === undefined ? '' : `, retention: ${s.retention}`} }`,
     ...(s.extra ?? []),
   ];
   if ((s.approval ?? 'matrix') === 'matrix') {
@@ -137,7 +139,7 @@ describe('a good setup', () => {
     expect(report.exitCode).toBe(0);
     expect(report.text).toContain('All checks passed.');
     const nc = section(report, /Nextcloud instance "personal"/).checks;
-    expect(nc.map((c) => c.status)).toEqual(['pass', 'pass', 'pass', 'pass', 'pass']);
+    expect(nc.map((c) => c.status)).toEqual(['pass', 'pass', 'pass', 'pass', 'pass', 'pass']);
     expect(nc[0]?.label).toContain('Nextcloud 34.0.1');
     const mx = section(report, /Matrix/).checks;
     expect(mx.map((c) => c.status)).toEqual(['pass', 'pass', 'pass', 'pass', 'pass']);
@@ -148,7 +150,7 @@ describe('a good setup', () => {
 
   it('approval: console skips the Matrix checks', async () => {
     const report = await doctor({ approval: 'console' });
-    expect(report.exitCode).toBe(0);
+    expect(report.exitCode, report.text).toBe(0);
     expect(report.sections.some((s) => /Matrix/.test(s.title))).toBe(false);
     expect(report.text).toContain('no Matrix checks');
   });
@@ -202,8 +204,44 @@ describe('Nextcloud problems (exit 2, ✗ with the fix)', () => {
     const [warning] = only(report, 'warn').filter((c) => c.label.includes('quota'));
     expect(warning?.label).toContain('has a quota of 120.0 MB');
     expect(warning?.label).toContain('insufficient_space');
+    // The versions' size is invisible to the broker: the one setting that keeps them.
+    expect(warning?.label).toContain(
+      "cannot see the versions' size, so only versions_retention_obligation 'disabled' keeps them",
+    );
     expect(warning?.fix).toContain("'trashbin_retention_obligation' => '30, 30'");
     expect(warning?.fix).toContain("'versions_retention_obligation' => 'disabled'");
+  });
+
+  it('the retention declaration: unset, one that keeps young trash and versions, and one that does not', async () => {
+    /** The doctor's check of the declaration, with `retention` as inline YAML (or none). */
+    const declaration = async (retention?: string): Promise<Check | undefined> =>
+      (
+        await doctor({ approval: 'console', ...(retention === undefined ? {} : { retention }) })
+      ).sections
+        .flatMap((s) => s.checks)
+        .find((c) => c.label.includes('instances.personal.retention'));
+    const unset = await declaration();
+    expect(unset?.status).toBe('pass');
+    expect(unset?.label).toContain('refuses every write into a folder another user shared');
+    expect(unset?.label).toContain("'versions_retention_obligation' => 'disabled'");
+    const keeps = await declaration(
+      '{ trashbin_retention_obligation: "30, 60", versions_retention_obligation: disabled }',
+    );
+    expect(keeps?.status).toBe('pass');
+    expect(keeps?.label).toContain(
+      'writes into folders other users shared even when they have a quota',
+    );
+    const auto = await declaration(
+      '{ trashbin_retention_obligation: "30, auto", versions_retention_obligation: "30, 60" }',
+    );
+    expect(auto?.status).toBe('warn');
+    expect(auto?.label).toContain(
+      "trashbin_retention_obligation '30, auto' lets it delete any trash bin item",
+    );
+    expect(auto?.label).toContain(
+      "versions_retention_obligation '30, 60' lets it delete old versions",
+    );
+    expect(auto?.fix).toContain("'versions_retention_obligation' => 'disabled'");
   });
 
   it('files_lock off', async () => {

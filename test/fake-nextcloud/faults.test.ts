@@ -161,6 +161,8 @@ describe('reset()', () => {
       uploadDeleteForbidden: 3,
       quotaBytes: 10,
       putBodyLimit: 1024,
+      activityApp: false,
+      groups: ['admin'],
     });
     await fake.lockAs('f.txt', { type: 'token' });
     fake.reset();
@@ -176,7 +178,11 @@ describe('reset()', () => {
       xHash: 'honest',
       uploadDeleteForbidden: 0,
       quotaBytes: null,
+      putGate: null,
+      gate: null,
       putBodyLimit: null,
+      activityApp: true,
+      groups: [],
     });
     expect(fake.lockOf('f.txt')).toBeUndefined();
     expect(await fake.exists('f.txt')).toBe(true);

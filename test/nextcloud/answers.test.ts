@@ -96,7 +96,7 @@ describe('recording a scope', () => {
   it('hands requests outside every scope to onAnswer', async () => {
     outside.length = 0;
     const from = rig.fake.requests.length;
-    await rig.client.space();
+    await rig.client.ownSpace();
     expect(outside.map((a) => a.requestId)).toEqual(shownSince(from));
     expect(outside[0]?.method).toBe('GET');
   });

@@ -154,8 +154,9 @@ describe('attack: trash a share you received (a DELETE would unshare it, for goo
   });
 
   it('a file inside a received share is trashed as usual (it can be restored)', async () => {
-    await rig.client.trash('BobShared/inner.txt');
-    expect(rig.fake.trashed()).toContain('BobShared/inner.txt');
+    const trashed = await rig.client.trash('BobShared/inner.txt');
+    expect(trashed).toMatchObject({ state: 'trashed', original: 'BobShared/inner.txt' });
+    expect(rig.fake.trashed()).toContain(trashed.renamed);
   });
 
   it('the mount facts are read from the item itself', async () => {
@@ -183,9 +184,13 @@ describe('attack: trash a share you received (a DELETE would unshare it, for goo
   it('a folder with no mount inside is trashed after its check', async () => {
     await rig.fake.writeFile('Plain/a/b.txt', 'b');
     rig.sent();
-    await rig.client.trash('Plain');
+    const trashed = await rig.client.trash('Plain');
     const sent = rig.sent();
-    expect(sent.at(-1)).toBe(`DELETE ${DAV}/Plain`);
-    expect(rig.fake.trashed()).toContain('Plain');
+    // Renamed to its unique name, deleted under it, then found in the trash bin.
+    expect(sent.at(-4)).toMatch(new RegExp(`^MOVE ${DAV}/Plain$`));
+    expect(sent.at(-3)).toMatch(/^PROPFIND .*trashed/);
+    expect(sent.at(-2)).toBe(`DELETE ${DAV}/${encodeURIComponent(trashed.renamed)}`);
+    expect(sent.at(-1)).toMatch(/^PROPFIND \/remote\.php\/dav\/trashbin\//);
+    expect(rig.fake.trashed()).toContain(trashed.renamed);
   });
 });

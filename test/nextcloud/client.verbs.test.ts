@@ -371,9 +371,10 @@ describe('F10-F13 MOVE', () => {
 describe('F14 DELETE to the trash bin', () => {
   it('deletes into the trash bin (204); a repeat is not_found', async () => {
     await rig.fake.writeFile('T/old.txt', 'x');
-    await rig.client.trash('T/old.txt');
+    const trashed = await rig.client.trash('T/old.txt');
     expect(await rig.fake.exists('T/old.txt')).toBe(false);
-    expect(rig.fake.trashed()).toContain('T/old.txt');
+    expect(trashed).toMatchObject({ state: 'trashed', original: 'T/old.txt' });
+    expect(rig.fake.trashed()).toContain(trashed.renamed);
     await rejectsWith(rig.client.trash('T/old.txt'), 'not_found', false);
   });
 

@@ -5,6 +5,7 @@
  * test/real/history-verbs.test.ts runs the same on the real servers.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { ownerDeletes } from '../../support/fake-requests.js';
 import { DAV, rejectsWith, startRig, type Rig } from './helpers.js';
 
 let rig: Rig;
@@ -51,7 +52,8 @@ describe('the Activity stream', () => {
     await rig.client.mkdir(`${dir}/m`);
     const since = await mark();
     for (const name of ['a', 'b', 'c', 'd']) await write(`${dir}/${name}.txt`, name, 1_700_000_000);
-    await rig.client.trash(`${dir}/a.txt`);
+    // A plain DELETE (the broker's trash renames first: a `file_changed` entry of its own).
+    expect(await ownerDeletes(rig.fake, rig.fake.password, `${dir}/a.txt`)).toBe(204);
     const first = await rig.client.activity({ since, sort: 'asc', limit: 3 });
     expect(first.next).toMatch(/^\d+$/);
     expect(first.activities.map((a) => [a.type, a.user, a.objects.map(([, p]) => p)])).toEqual([
@@ -67,7 +69,7 @@ describe('the Activity stream', () => {
     expect(first.activities[0]?.objectName).toBe(`/${dir}/c.txt`);
     expect(first.activities[0]?.time).toBeGreaterThan(0);
     const last = second.activities[1]?.id ?? '';
-    expect(await rig.client.activity({ since: last, sort: 'asc' })).toEqual({
+    expect(await rig.client.activity({ since: last, sort: 'asc' })).toMatchObject({
       activities: [],
       next: undefined,
     });
@@ -143,36 +145,39 @@ describe('versions', () => {
 describe('the trash bin', () => {
   it('lists an item with where it was, and restores it there', async () => {
     await write(`${dir}/t.txt`, 'trash me', 1_700_000_000);
-    await rig.client.trash(`${dir}/t.txt`);
-    const item = (await rig.client.trashbin()).find((i) => i.original === `${dir}/t.txt`);
-    expect(item).toMatchObject({ name: 't.txt', kind: 'file', size: 8 });
-    expect(item?.item).toMatch(/^t\.txt\.d\d+$/);
+    // Trashed under its unique name (trash.ts), which the trash bin lists as where it was.
+    const { renamed } = await rig.client.trash(`${dir}/t.txt`);
+    const item = (await rig.client.trashbin()).find((i) => i.original === renamed);
+    expect(item).toMatchObject({ kind: 'file', size: 8 });
+    expect(item?.name).toMatch(/^t \(trashed [a-z2-7]{8}\)\.txt$/);
+    expect(item?.item).toMatch(/^t \(trashed [a-z2-7]{8}\)\.txt\.d\d+$/);
     if (item === undefined) return;
-    expect(await rig.client.restoreTrash(item)).toEqual({ path: `${dir}/t.txt` });
-    expect((await rig.fake.readFile(`${dir}/t.txt`))?.toString()).toBe('trash me');
+    expect(await rig.client.restoreTrash(item)).toEqual({ path: renamed });
+    expect((await rig.fake.readFile(renamed))?.toString()).toBe('trash me');
   });
 
   it('refuses to restore onto a taken place and sends no MOVE', async () => {
     await write(`${dir}/t.txt`, 'old', 1_700_000_000);
-    await rig.client.trash(`${dir}/t.txt`);
-    await write(`${dir}/t.txt`, 'new', 1_700_000_000);
-    const item = (await rig.client.trashbin()).find((i) => i.original === `${dir}/t.txt`);
+    const { renamed } = await rig.client.trash(`${dir}/t.txt`);
+    // Another client takes the place it would come back to.
+    await write(renamed, 'new', 1_700_000_000);
+    const item = (await rig.client.trashbin()).find((i) => i.original === renamed);
     if (item === undefined) throw new Error('not in the trash bin');
     rig.sent();
     await rejectsWith(rig.client.restoreTrash(item), 'destination_exists');
     expect(rig.sent().some((r) => r.startsWith('MOVE'))).toBe(false);
-    expect((await rig.fake.readFile(`${dir}/t.txt`))?.toString()).toBe('new');
-    expect(rig.fake.trashed()).toContain(`${dir}/t.txt`);
+    expect((await rig.fake.readFile(renamed))?.toString()).toBe('new');
+    expect(rig.fake.trashed()).toContain(renamed);
   });
 
   it('restores into the root when the folder is gone', async () => {
     await rig.fake.mkdir(`${dir}/G`);
     await write(`${dir}/G/g${n}.txt`, 'g', 1_700_000_000);
-    await rig.client.trash(`${dir}/G/g${n}.txt`);
+    const { renamed } = await rig.client.trash(`${dir}/G/g${n}.txt`);
     await rig.client.trash(`${dir}/G`);
-    const item = (await rig.client.trashbin()).find((i) => i.original === `${dir}/G/g${n}.txt`);
+    const item = (await rig.client.trashbin()).find((i) => i.original === renamed);
     if (item === undefined) throw new Error('not in the trash bin');
-    expect(await rig.client.restoreTrash(item)).toEqual({ path: `g${n}.txt` });
+    expect(await rig.client.restoreTrash(item)).toEqual({ path: renamed.split('/').pop() });
   });
 });
 

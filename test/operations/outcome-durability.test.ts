@@ -13,6 +13,7 @@ import { InFlight } from '../../broker/operations/in-flight.js';
 import { Pipeline } from '../../broker/operations/pipeline.js';
 import type { NextcloudPort } from '../../broker/operations/ports.js';
 import { Refusals } from '../../broker/operations/refusals.js';
+import { SpaceGuard } from '../../broker/operations/space-guard.js';
 import { readOnly } from '../../broker/operations/step.js';
 import { nodeTimers } from '../../broker/operations/timers.js';
 import { startBroker, type Broker } from '../../support/daemon.js';
@@ -50,7 +51,8 @@ function recorded(client: Partial<NextcloudPort>) {
     scrub,
     now: Date.now,
   });
-  return { files: new FileOperations(pipeline), lines };
+  const space = new SpaceGuard({ now: Date.now, retention: new Map() });
+  return { files: new FileOperations(pipeline, space), lines };
 }
 
 const ctx = (tool: string) => ({ surface: 'agent' as const, tool, correlationId: `c-${tool}` });

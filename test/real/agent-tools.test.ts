@@ -162,23 +162,25 @@ describe('trash', () => {
   it('sends a file to the trash bin, from where the owner restores it', async () => {
     await rig.owner.writeFile('Tr/keep.txt', 'precious');
     await rig.broker.grant([{ path: 'Tr', mode: 'write' }]);
-    expect(
-      await call(rig.agent, 'trash', { instance: 'personal', path: 'Tr/keep.txt' }),
-    ).toMatchObject({ status: 'ok' });
+    const trashed = await call(rig.agent, 'trash', { instance: 'personal', path: 'Tr/keep.txt' });
+    expect(trashed).toMatchObject({ status: 'ok' });
     expect(await rig.owner.read('Tr/keep.txt')).toBeUndefined();
-    const item = (await rig.owner.trash()).find((t) => t.original === 'Tr/keep.txt');
+    // Trashed under a name no other delete can take; restored, it comes back under it.
+    const as = String(trashed['trashed_as']);
+    expect(as).toMatch(/^Tr\/keep \(trashed [a-z2-7]{8}\)\.txt$/);
+    const item = (await rig.owner.trash()).find((t) => t.original === as);
     expect(item).toBeDefined();
     expect(await rig.owner.restore(item?.item ?? '', 'keep.txt')).toBe(201);
-    expect(await rig.owner.read('Tr/keep.txt')).toBe('precious');
+    expect(await rig.owner.read(as)).toBe('precious');
   });
 
   it('sends a whole folder to the trash bin', async () => {
     await rig.owner.writeFile('TrDir/inner/x.txt', 'x');
     await rig.broker.grant([{ path: 'TrDir', mode: 'write' }]);
-    expect(
-      await call(rig.agent, 'trash', { instance: 'personal', path: 'TrDir/inner' }),
-    ).toMatchObject({ status: 'ok' });
+    const trashed = await call(rig.agent, 'trash', { instance: 'personal', path: 'TrDir/inner' });
+    expect(trashed).toMatchObject({ status: 'ok' });
     expect(await rig.owner.list('TrDir')).toEqual([]);
-    expect((await rig.owner.trash()).map((t) => t.original)).toContain('TrDir/inner');
+    expect(trashed['trashed_as']).toMatch(/^TrDir\/inner \(trashed [a-z2-7]{8}\)$/);
+    expect((await rig.owner.trash()).map((t) => t.original)).toContain(trashed['trashed_as']);
   });
 });

@@ -64,7 +64,8 @@ describe('the Activity stream (real server)', () => {
     const since = await mark();
     for (const name of ['a', 'b', 'c']) await write(`Act/${name}.txt`, name, 1_700_000_000);
     await client.move('Act/a.txt', 'Act/z.txt');
-    await client.trash('Act/b.txt');
+    // A plain DELETE (the broker's trash renames first: a `file_changed` entry of its own).
+    expect((await owner.del('Act/b.txt')).status).toBe(204);
     await client.list('Act');
     const entries = [];
     let page = await client.activity({ since, sort: 'asc', limit: 2 });
@@ -131,25 +132,26 @@ describe('the trash bin (real server)', () => {
     await client.mkdir('Tr/G');
     await write('Tr/t.txt', 'first', 1_700_000_000);
     await write('Tr/G/g.txt', 'g', 1_700_000_000);
-    await client.trash('Tr/t.txt');
-    await client.trash('Tr/G/g.txt');
+    // Each trashed under its unique name (trash.ts): that is where it comes back.
+    const tAs = (await client.trash('Tr/t.txt')).renamed;
+    const gAs = (await client.trash('Tr/G/g.txt')).renamed;
     await client.trash('Tr/G');
     const items = await client.trashbin();
-    const t = items.find((i) => i.original === 'Tr/t.txt');
-    const g = items.find((i) => i.original === 'Tr/G/g.txt');
+    const t = items.find((i) => i.original === tAs);
+    const g = items.find((i) => i.original === gAs);
     if (t === undefined || g === undefined) throw new Error('not in the trash bin');
-    expect(t).toMatchObject({ name: 't.txt', kind: 'file', size: 5 });
-    expect(t.item).toMatch(/^t\.txt\.d\d+$/);
-    await write('Tr/t.txt', 'second', 1_700_000_000);
+    expect(t).toMatchObject({ kind: 'file', size: 5 });
+    expect(t.item).toMatch(/^t \(trashed [a-z2-7]{8}\)\.txt\.d\d+$/);
+    await write(tAs, 'second', 1_700_000_000);
     await expect(client.restoreTrash(t)).rejects.toMatchObject({ code: 'destination_exists' });
-    expect(await owner.read('Tr/t.txt')).toBe('second');
-    expect(await client.restoreTrash(g)).toEqual({ path: 'g.txt' });
-    expect(await owner.read('g.txt')).toBe('g');
-    // The place freed (moved away, not trashed: two trashes of one name in one second
-    // leave one item), the first t.txt goes back there.
-    await client.move('Tr/t.txt', 'Tr/second.txt');
-    expect(await client.restoreTrash(t)).toEqual({ path: 'Tr/t.txt' });
-    expect(await owner.read('Tr/t.txt')).toBe('first');
+    expect(await owner.read(tAs)).toBe('second');
+    const gName = gAs.split('/').pop() ?? '';
+    expect(await client.restoreTrash(g)).toEqual({ path: gName });
+    expect(await owner.read(gName)).toBe('g');
+    // The place freed (moved away), the first t goes back there.
+    await client.move(tAs, 'Tr/second.txt');
+    expect(await client.restoreTrash(t)).toEqual({ path: tAs });
+    expect(await owner.read(tAs)).toBe('first');
   });
 
   it('a delete by the receiving account inside a share lands in both trash bins', async () => {
@@ -157,9 +159,10 @@ describe('the trash bin (real server)', () => {
     await client.mkdir(folder);
     await write(`${folder}/in.txt`, 'shared', 1_700_000_000);
     await shareWith(server, 'owner', folder);
-    await other.trash(`${folder}/in.txt`);
-    const theirs = (await other.trashbin()).find((i) => i.original === `${folder}/in.txt`);
-    const mine = (await client.trashbin()).find((i) => i.original === `${folder}/in.txt`);
+    // Trashed under its unique name (trash.ts): both trash bins list it as where it was.
+    const { renamed } = await other.trash(`${folder}/in.txt`);
+    const theirs = (await other.trashbin()).find((i) => i.original === renamed);
+    const mine = (await client.trashbin()).find((i) => i.original === renamed);
     expect(theirs).toBeDefined();
     expect(mine).toBeDefined();
     // The receiving account's item is a copy with an id of its own.

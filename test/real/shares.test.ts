@@ -42,7 +42,8 @@ describe('attack: trash a share the owner received (Nextcloud would unshare it)'
     });
     expect(inner).toMatchObject({ status: 'ok' });
     expect(await rig.owner.exists('BobShared/inner.txt')).toBe(false);
-    expect((await rig.owner.trash()).map((t) => t.original)).toContain('BobShared/inner.txt');
+    expect(inner['trashed_as']).toMatch(/^BobShared\/inner \(trashed [a-z2-7]{8}\)\.txt$/);
+    expect((await rig.owner.trash()).map((t) => t.original)).toContain(inner['trashed_as']);
   });
 
   it('the root moves like a folder of hers; a folder holding it is then refused too', async () => {

@@ -72,6 +72,41 @@ describe('intentsPrecedeRequests', () => {
     const r = intentsPrecedeRequests(reqs, records, 'alice');
     expect(r.violations).toHaveLength(3);
   });
+
+  it('lets reconciliation read the account’s own Activity without an intent, and nothing else by that name', () => {
+    const reqs: ArrivedRequest[] = [
+      {
+        method: 'GET',
+        path: '/ocs/v2.php/apps/activity/api/v2/activity/self?limit=1',
+        durableSeq: 0,
+      },
+      { method: 'DELETE', path: '/ocs/v2.php/apps/activity/api/v2/activity/self', durableSeq: 0 },
+    ];
+    const r = intentsPrecedeRequests(reqs, records, 'alice');
+    expect(r.violations.map((v) => v.detail)).toEqual([
+      expect.stringMatching(/^request #1 DELETE/),
+    ]);
+  });
+});
+
+describe('intentsPrecedeRequests: what a write sends beside its own path', () => {
+  it('a trash’s DELETE under its unique name, and the space read of a new file’s folder, count for their intent', () => {
+    const reqs: ArrivedRequest[] = [
+      { method: 'PROPFIND', path: `${DAV}/A`, durableSeq: 2 },
+      { method: 'DELETE', path: `${DAV}/A/x%20(trashed%20abcdefgh)`, durableSeq: 2 },
+    ];
+    const r = intentsPrecedeRequests(reqs, records, 'alice');
+    expect(r.violations).toEqual([]);
+    expect(r.matched).toEqual([2, 2]);
+  });
+
+  it('but not anything else of the folder, nor another item’s unique name', () => {
+    const reqs: ArrivedRequest[] = [
+      { method: 'DELETE', path: `${DAV}/A`, durableSeq: 2 },
+      { method: 'DELETE', path: `${DAV}/B/z%20(trashed%20abcdefgh).txt`, durableSeq: 7 },
+    ];
+    expect(intentsPrecedeRequests(reqs, records, 'alice').violations).toHaveLength(2);
+  });
 });
 
 describe('intentsPrecedeRequests: chunked uploads', () => {

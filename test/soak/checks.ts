@@ -32,6 +32,23 @@ function actedOn(
   return folders.get(id) ?? `(upload folder ${id} without a destination)`;
 }
 
+/** The marker of the unique name a trash gives an item before its DELETE. */
+const TRASHED = / \(trashed [a-z2-7]{8}\)(?=\.[^./]*$|$)/;
+
+/**
+ * Whether a request on `path` is one the operation on `intended` sends: the path itself,
+ * the unique name its trash renamed it to (the DELETE and its reads), or, for a PROPFIND,
+ * the folder a new file lands in (the space guard reads whose space that is).
+ */
+function actsFor(req: ArrivedRequest, path: string, intended: string): boolean {
+  if (path === intended || path.replace(TRASHED, '') === intended) return true;
+  const folder = intended.includes('/') ? intended.slice(0, intended.lastIndexOf('/')) : '';
+  return req.method === 'PROPFIND' && path === folder;
+}
+
+/** Where reconciliation reads the account's own changes. */
+const ACTIVITY_API = '/ocs/v2.php/apps/activity/api/v2/activity';
+
 export interface AuditLine {
   seq: number;
   ts: string;
@@ -82,10 +99,19 @@ export function intentsPrecedeRequests(
   const matched: (number | undefined)[] = [];
   const folders = new Map<string, string | undefined>();
   for (const [i, req] of requests.entries()) {
+    // Reconciliation's one kind of request goes without an intent by design: a read of
+    // the account's own Activity stream, no operation of the agent's, its request id
+    // recorded after it (docs/architecture.md, "Reconciliation").
+    if (req.method === 'GET' && req.path.startsWith(ACTIVITY_API)) {
+      matched.push(undefined);
+      continue;
+    }
     const path = actedOn(req, user, folders);
     const before = intents.filter((r) => r.seq <= req.durableSeq);
     const match =
-      path === undefined ? before.at(-1) : before.findLast((r) => intentPaths(r).includes(path));
+      path === undefined
+        ? before.at(-1)
+        : before.findLast((r) => intentPaths(r).some((p) => actsFor(req, path, p)));
     matched.push(match?.seq);
     if (match === undefined) {
       violations.push({

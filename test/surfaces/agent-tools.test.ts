@@ -431,11 +431,13 @@ describe('trash', () => {
   it('ok: moves to the trash bin; refused without a grant', async () => {
     await broker.fake.writeFile('Tr/old.txt', 'old');
     await broker.grant([{ path: 'Tr', mode: 'write' }]);
-    expect(await call(agent, 'trash', { instance: 'personal', path: 'Tr/old.txt' })).toMatchObject({
+    const trashed = await call(agent, 'trash', { instance: 'personal', path: 'Tr/old.txt' });
+    expect(trashed).toMatchObject({
       status: 'ok',
       path: 'Tr/old.txt',
+      trashed_as: expect.stringMatching(/^Tr\/old \(trashed [a-z2-7]{8}\)\.txt$/),
     });
-    expect(broker.fake.trashed()).toContain('Tr/old.txt');
+    expect(broker.fake.trashed()).toContain(trashed['trashed_as']);
     expect(await call(agent, 'trash', { instance: 'personal', path: 'Other/x' })).toMatchObject({
       status: 'refused',
       code: 'no_grant',

@@ -9,6 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { memoryLogger } from '../../broker/base/log.js';
 import { Pipeline } from '../../broker/operations/pipeline.js';
 import { FileOperations } from '../../broker/operations/files.js';
+import { SpaceGuard } from '../../broker/operations/space-guard.js';
 import { InFlight } from '../../broker/operations/in-flight.js';
 import { nodeTimers } from '../../broker/operations/timers.js';
 import { Refusals } from '../../broker/operations/refusals.js';
@@ -267,7 +268,8 @@ describe('one error boundary', () => {
         now: Date.now,
       });
       const ctx = { surface: 'agent' as const, tool: 'mkdir', correlationId: 'cid-123' };
-      const outcome = await new FileOperations(pipeline).mkdir(ctx, {
+      const space = new SpaceGuard({ now: Date.now, retention: new Map() });
+      const outcome = await new FileOperations(pipeline, space).mkdir(ctx, {
         instance: 'personal',
         path: 'Boom/x',
       });

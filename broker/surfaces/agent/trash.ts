@@ -10,7 +10,10 @@ export const TrashInputSchema = z.strictObject({
   path: PathArgSchema,
 });
 
-export const TrashOutputSchema = envelopeSchema({ path: z.string().optional() });
+export const TrashOutputSchema = envelopeSchema({
+  path: z.string().optional(),
+  trashed_as: z.string().optional(),
+});
 
 export function registerTrash(registry: ToolRegistry, deps: AgentToolDeps): void {
   registry.add({
@@ -28,8 +31,11 @@ export function registerTrash(registry: ToolRegistry, deps: AgentToolDeps): void
       openWorldHint: true,
     },
     handler: async (args, ctx) =>
-      answer(await deps.files.trash(ctx, args), ({ path }) =>
-        ok(`moved "${path}" to the trash bin; the owner can restore it`, { path }),
+      answer(await deps.files.trash(ctx, args), ({ path, trash }) =>
+        ok(
+          `moved "${path}" to the trash bin as "${trash.renamed}" (a name no other delete can take); the owner can restore it`,
+          { path, trashed_as: trash.renamed },
+        ),
       ),
   });
 }

@@ -37,9 +37,9 @@ export function registerTransferCheckAccess(registry: ToolRegistry, deps: Transf
       idempotentHint: true,
       openWorldHint: false,
     },
-    handler: (args) =>
-      Promise.resolve(
-        answer(deps.transfer.checkAccess(args), (v) => ok(`${v.mode} allowed on "${v.path}"`, v)),
+    handler: async (args, ctx) =>
+      answer(await deps.transfer.checkAccess(ctx, args), (v) =>
+        ok(`${v.mode} allowed on "${v.path}"`, v),
       ),
   });
 }

@@ -34,6 +34,7 @@ export const OWNER_COMMAND_NAMES: readonly string[] = [
   'pair',
   'pins',
   'unpin',
+  'reconcile',
   'audit',
   'doctor',
 ];

@@ -24,6 +24,7 @@ import { ExitCode } from '../../command.js';
 import { isObject } from '../transfer/json.js';
 import { jsonLine } from '../../terminal.js';
 import { settleClientTransfer } from '../transfer/run.js';
+import { confineLocal } from './area.js';
 import { progressNotifier, type ProgressSink } from './progress.js';
 import { commandArgs, toolListing, TRANSFER_TOOLS } from './tools.js';
 import type { JsonObject } from '../../../broker/base/protocol.js';
@@ -138,12 +139,16 @@ async function callTool(
             },
           })
       : undefined;
+  const cwd = process.cwd();
   const { answer, exitCode } = await settleClientTransfer(
     tool.transfer,
     args.argv,
     opts.stderr,
     opts.env,
     progressNotifier(sink),
+    // Security: the agent has no shell here: a local path must resolve inside its
+    // working folder or the staging folder (area.ts).
+    (local, stageRoot) => confineLocal(local, [cwd, stageRoot]),
   );
   return toolResult(answer, exitCode);
 }

@@ -46,7 +46,7 @@ export async function planLocal(
 }
 
 /** The real path of `path`, through its nearest existing ancestor. */
-async function realPathOf(path: string): Promise<string> {
+export async function realPathOf(path: string): Promise<string> {
   const rest: string[] = [];
   let current = path;
   for (;;) {

@@ -45,6 +45,8 @@ export function settleClientTransfer(
   stderr: (text: string) => void,
   env: NodeJS.ProcessEnv = process.env,
   progress: ProgressFactory = progressFor,
+  /** Judges a `local` path before anything is done (`broker mcp`: cli/mcp/area.ts). */
+  checkLocal?: (local: string, stageRoot: string) => Promise<void>,
 ): Promise<Settled> {
   return settle(stderr, async (warn) => {
     const { positional, flags } = parseClientArgs(
@@ -59,13 +61,15 @@ export function settleClientTransfer(
         ? positional.map(parseTarget)
         : [target];
     const clientEnv = readClientEnv(env);
+    const local = targets.length > 1 ? undefined : positional[1];
+    if (local !== undefined) await checkLocal?.(local, clientEnv.stageRoot);
     return transfer.body({
       client: new TransferClient(clientEnv),
       stageRoot: clientEnv.stageRoot,
       state: new StateStore(clientEnv.stateDir),
       target,
       targets,
-      local: targets.length > 1 ? undefined : positional[1],
+      local,
       flags,
       warn,
       progress,

@@ -101,6 +101,19 @@ export async function upload(opts: UploadOptions): Promise<Outcome> {
     entry?.sha256 === local.sha256 && entry.size === local.size;
   const answerUnedited = async (local: Digest): Promise<Outcome> => {
     if (opts.mode === 'push') {
+      // Security (of what the agent is told): "unchanged" says the remote file is what it
+      // pushed, and that it may still push there; ask the broker (a read-only check it
+      // audits) instead of answering from the records alone. A grant revoked or expired
+      // since is a refusal (exit 3), as the push itself would be.
+      const access = await client.call('check_access', {
+        instance: target.instance,
+        path: target.path,
+        mode: 'write',
+      });
+      const until = str(access.expires_at);
+      opts.warn?.(
+        `unchanged since the CLI last fetched or pushed it: nothing was uploaded; the write grant still covers ${name}${until === null ? '' : ` (until ${until})`}`,
+      );
       return {
         status: 'unchanged',
         local_path: plan.file,

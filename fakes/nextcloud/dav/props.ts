@@ -7,6 +7,7 @@ import type { LockRecord } from '../locks.js';
 import type { NodeInfo } from '../store.js';
 import { escapeXml, NS } from '../xml.js';
 import { hrefOf, type DavContext } from './context.js';
+import { quotaShown } from './quota.js';
 
 type Producer = (
   ctx: DavContext,
@@ -97,11 +98,12 @@ export const PRODUCERS = new Map<string, Producer>([
   [dav('getlastmodified'), (_, n) => httpDate(n.mtimeMs)],
   [dav('getcontentlength'), file((n) => String(n.size))],
   [dav('resourcetype'), (_, n) => (n.kind === 'folder' ? '<d:collection/>' : '')],
+  // Observed: the folder's size and its owner's free space, cached five minutes (quota.ts).
+  [dav('quota-used-bytes'), folder(async (ctx, n) => (await quotaShown(ctx.state, n)).used)],
   [
-    dav('quota-used-bytes'),
-    folder(async (ctx, n) => String(await ctx.state.store.treeSize(n.rel))),
+    dav('quota-available-bytes'),
+    folder(async (ctx, n) => (await quotaShown(ctx.state, n)).available),
   ],
-  [dav('quota-available-bytes'), folder(async () => '-3')],
   [dav('getetag'), (_, n) => escapeXml(`"${n.etag}"`)],
   [dav('getcontenttype'), file((n) => escapeXml(mimeOf(n.name)))],
   [dav('displayname'), (ctx, n) => escapeXml(n.rel === '' ? ctx.user : n.name)],

@@ -13,18 +13,80 @@
  *   folder stays.
  *
  * The free space is the quota less what the user's files take (the trash bin and upload
- * folders do not count here). Not modelled: where among the other checks of a MOVE the
- * quota comes (the fake checks it last), and the free space of an overwrite.
+ * folders do not count here). Inside a folder another user shared, it is that user's
+ * quota and files that count (shares.ts). Not modelled: where among the other checks of
+ * a MOVE the quota comes (the fake checks it last), and the free space of an overwrite.
+ *
+ * A folder's `quota-used-bytes` and `quota-available-bytes` (observed on 34 and 29):
+ * the folder's own size, and the free space of whoever owns it (the user's, or the
+ * sharer's inside a received share), -3 without a quota. Nextcloud caches both for five
+ * minutes per user and path (`storage_info`): after a quota was set, or bytes written, a
+ * path read before answers as it did then; a path read for the first time answers as
+ * things are.
  */
 import { EX } from '../reply.js';
 import { bodyNeverRequested } from '../continue.js';
+import type { NodeInfo } from '../store.js';
+import type { FakeState } from '../state.js';
 import { header, type DavContext } from './context.js';
 
-/** Whether `length` more bytes do not fit in the user's quota (`faults.quotaBytes`). */
-export async function overQuota(ctx: DavContext, length: number): Promise<boolean> {
+/** How long Nextcloud keeps a path's quota figures (its `storage_info` cache). */
+export const QUOTA_CACHE_MS = 5 * 60_000;
+
+interface Shown {
+  readonly used: string;
+  readonly available: string;
+  readonly until: number;
+}
+
+const shownByState = new WeakMap<FakeState, Map<string, Shown>>();
+
+/** The free space of whoever owns `rel` right now (null: no quota). */
+async function freeAt(state: FakeState, rel: string): Promise<number | null> {
+  const share = state.shares.containing(rel);
+  if (share === undefined) {
+    const quota = state.quota;
+    return quota === null ? null : quota - (await state.shares.ownUsed());
+  }
+  const { quota } = state.shares.sharer(share.owner);
+  return quota === null ? null : quota - (await state.shares.usedBy(share.owner));
+}
+
+/** A folder's `quota-used-bytes` and `quota-available-bytes`, as cached for five minutes. */
+export async function quotaShown(state: FakeState, node: NodeInfo): Promise<Shown> {
+  const shown = shownByState.get(state) ?? new Map<string, Shown>();
+  shownByState.set(state, shown);
+  const now = state.now();
+  const kept = shown.get(node.rel);
+  if (kept !== undefined && now < kept.until) return kept;
+  const free = await freeAt(state, node.rel);
+  const fresh: Shown = {
+    used: String(await state.store.treeSize(node.rel)),
+    available: free === null ? '-3' : String(Math.max(0, free)),
+    until: now + QUOTA_CACHE_MS,
+  };
+  shown.set(node.rel, fresh);
+  return fresh;
+}
+
+/**
+ * Whether `length` more bytes do not fit: the user's quota (`faults.quotaBytes`) for
+ * their own files, the sharer's inside a received share (`at`: where the bytes go).
+ */
+export async function overQuota(
+  ctx: DavContext,
+  length: number,
+  at = ctx.target.rel,
+): Promise<boolean> {
+  if (!Number.isFinite(length)) return false;
+  const share = ctx.state.shares.containing(at);
+  if (share !== undefined) {
+    const { quota } = ctx.state.shares.sharer(share.owner);
+    return quota !== null && length > quota - (await ctx.state.shares.usedBy(share.owner));
+  }
   const quota = ctx.state.faults.quotaBytes;
-  if (quota === null || !Number.isFinite(length)) return false;
-  return length > quota - (await ctx.state.store.treeSize(''));
+  if (quota === null) return false;
+  return length > quota - (await ctx.state.shares.ownUsed());
 }
 
 /** The length a file PUT declares: OC-Total-Length, else Content-Length. */

@@ -101,7 +101,7 @@ export async function uploads(ctx: DavContext, at: UploadTarget): Promise<void> 
 
 async function putChunk(ctx: DavContext, id: string, name: string): Promise<void> {
   const total = header(ctx, 'OC-Total-Length');
-  if (total !== undefined && (await overQuota(ctx, Number(total))))
+  if (total !== undefined && (await overQuota(ctx, Number(total), destinationFolder(ctx))))
     return insufficientStorage(ctx, destinationFolder(ctx));
   const lengthHeader = header(ctx, 'Content-Length');
   const expected = lengthHeader === undefined ? undefined : Number(lengthHeader);
@@ -252,7 +252,7 @@ async function commit(ctx: DavContext, id: string, folderEtag: string): Promise<
     );
     return;
   }
-  if (await overQuota(ctx, total)) return insufficientStorage(ctx, parentRel(to.rel));
+  if (await overQuota(ctx, total, to.rel)) return insufficientStorage(ctx, parentRel(to.rel));
   if (isPartName(to.rel)) {
     // Observed: written under that name, never listed, and answered with an empty ETag.
     await folders.remove(id);

@@ -12,6 +12,7 @@ import { searchBody } from '../../../broker/nextcloud/search-query.js';
 import { GROUPWARE_CASES } from './groupware-cases.js';
 import { QUOTA_CASES } from './quota-cases.js';
 import { RECORDS_CASES } from './records-cases.js';
+import { SPACE_CASES } from './space-cases.js';
 import { NEXT_SECOND, type Case, type Step } from './steps.js';
 
 const XML = 'application/xml; charset=utf-8';
@@ -1019,4 +1020,5 @@ export const CASES: readonly Case[] = [
   ...GROUPWARE_CASES,
   ...QUOTA_CASES,
   ...RECORDS_CASES,
+  ...SPACE_CASES,
 ];

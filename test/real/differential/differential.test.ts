@@ -43,10 +43,16 @@ async function onFake(c: Case): Promise<ReturnType<typeof runCase>> {
   try {
     for (const folder of c.received ?? []) {
       await fake.writeFile(`${folder}/${RECEIVED_FILE.name}`, RECEIVED_FILE.content);
-      await fake.receiveShare(folder, { owner: real.other.user });
+      await fake.receiveShare(folder, {
+        owner: real.other.user,
+        ownerQuota: c.sharerQuota?.bytes ?? null,
+      });
     }
     if (c.filesLockOff === true) fake.faults.filesLock = false;
-    if (c.quota !== undefined) fake.faults.quotaBytes = c.quota.bytes;
+    if (c.quota !== undefined) {
+      fake.faults.quotaBytes = c.quota.bytes;
+      fake.setQuota(c.quota.bytes);
+    }
     for (const name of c.calendars ?? []) fake.createCalendar(name);
     for (const name of c.addressbooks ?? []) fake.createAddressBook(name);
     return await runCase(
@@ -71,12 +77,20 @@ async function collectionsOnReal(c: Case, make: boolean): Promise<void> {
 }
 
 async function onReal(c: Case): Promise<ReturnType<typeof runCase>> {
-  await shareOnReal(c);
-  await collectionsOnReal(c, true);
+  const sharer = c.sharerQuota?.occ;
+  if (sharer !== undefined)
+    await real.occ('user:setting', real.other.user, 'files', 'quota', sharer);
   try {
-    return await onRealFiles(c);
+    await shareOnReal(c);
+    await collectionsOnReal(c, true);
+    try {
+      return await onRealFiles(c);
+    } finally {
+      await collectionsOnReal(c, false);
+    }
   } finally {
-    await collectionsOnReal(c, false);
+    if (sharer !== undefined)
+      await real.occ('user:setting', real.other.user, 'files', 'quota', 'none');
   }
 }
 

@@ -73,6 +73,12 @@ export interface Case {
    * the real server (set back to none after), `faults.quotaBytes = bytes` on the fake.
    */
   quota?: { occ: string; bytes: number };
+  /**
+   * The second user's quota (whose folders `received` are), set before they share:
+   * `occ user:setting <other> files quota <occ>` on the real server (none after), the
+   * sharer's quota on the fake.
+   */
+  sharerQuota?: { occ: string; bytes: number };
 }
 
 /** What the second user puts in each folder it shares (`Case.received`). */
