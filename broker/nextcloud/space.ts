@@ -4,13 +4,14 @@
  * bin and old versions (docs/nextcloud-behaviour.md#space-driven-expiry;
  * operations/space-guard.ts decides).
  *
- * Never cached: `GET /ocs/v2.php/cloud/user` (this account's id, its quota and the bytes
- * its files take, computed per request); with `at`, one `PROPFIND Depth: 0` of that path
- * for its `oc:owner-id` (a folder someone else shared belongs to them: the write lands in
- * their space), their free space as this account can see it (`quota-available-bytes`,
- * which Nextcloud caches for five minutes) and, for an item, its `oc:size`; for this
- * account's own space with a quota, one `PROPFIND Depth: 1` of the trash bin summing each
- * item's `oc:size`.
+ * Read anew on every call (the guard may reuse a reading for a few seconds:
+ * operations/space-readings.ts): `GET /ocs/v2.php/cloud/user` (this account's id, its
+ * quota and the bytes its files take, computed per request); with `at`, one `PROPFIND
+ * Depth: 0` of that path for its `oc:owner-id` (a folder someone else shared belongs to
+ * them: the write lands in their space), their free space as this account can see it
+ * (`quota-available-bytes`, which Nextcloud caches for five minutes) and, for an item,
+ * its `oc:size`; for this account's own space with a quota, one `PROPFIND Depth: 1` of
+ * the trash bin summing each item's `oc:size`.
  */
 import { z } from 'zod';
 import { MAX_SMALL_REPLY_BYTES } from './connection.js';

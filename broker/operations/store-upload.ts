@@ -145,10 +145,11 @@ export async function storeUpload(
   source: UploadBody,
 ): Promise<Stored> {
   const path = allowed.paths[0] ?? ticket.path;
-  // Security: read the space again right before the upload (the ticket's check may be
-  // minutes old) and hold this upload's bytes until it has committed or failed: no write
-  // may let Nextcloud's expiry delete the trash bin or versions, alone or with the
-  // broker's other writes in flight (space-ledger.ts).
+  // Security: judge the space again right before the upload (the ticket's check may be
+  // minutes old; a reading of at most a few seconds is reused, space-readings.ts) and
+  // hold this upload's bytes until it has committed or failed: no write may let
+  // Nextcloud's expiry delete the trash bin or versions, alone or with the broker's
+  // other writes in flight (space-ledger.ts).
   let reservation: Reservation;
   try {
     reservation = await space.reserve(client, allowed, {
