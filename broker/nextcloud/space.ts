@@ -224,11 +224,24 @@ export async function readSpace(
   at: SpaceTarget,
   signal?: AbortSignal,
 ): Promise<Space> {
-  const user = await readUser(conn, signal);
+  // The user and the target are read side by side (one round trip, not two); a failure
+  // of the user's read is still the answer, and cuts the other short.
+  const cut = new AbortController();
   // Security: an item to trash must be there to be weighed (a missing one is refused, as
   // Nextcloud's 404 says, never weighed as 0 bytes). A new file's folder that is missing
   // reads as this account's own: Nextcloud refuses an upload into a missing folder.
-  const target = await readTarget(conn, at.path, signal, at.item ? 'refuse' : 'undefined');
+  const targetRead = readTarget(
+    conn,
+    at.path,
+    signal === undefined ? cut.signal : AbortSignal.any([signal, cut.signal]),
+    at.item ? 'refuse' : 'undefined',
+  );
+  targetRead.catch(() => undefined); // awaited below, unless the user's read fails first
+  const user = await readUser(conn, signal).catch((error: unknown) => {
+    cut.abort();
+    throw error;
+  });
+  const target = await targetRead;
   const item = at.item && target !== undefined ? { item: bytesOf(target) } : {};
   if (target !== undefined) {
     const owner = textProp(target, 'owner-id') ?? '';
