@@ -28,6 +28,8 @@ const OLDEST_SUBSET = [
   // Nothing lost, round four (issue 35): concurrent writes, shared folders, trash names.
   'test/real/space-concurrency.test.ts',
   'test/real/trash-names.test.ts',
+  // Undo (issue 39): versions, the trash bins and their restores, per series.
+  'test/real/undo.test.ts',
 ];
 
 function skipped(what: string, prefix: string): void {

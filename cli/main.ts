@@ -9,6 +9,7 @@ import {
   pinCommands,
   serveCommand,
   startCommand,
+  undoCommand,
 } from './owner/index.js';
 import { BUILTINS_USAGE, commandList, dispatch } from './dispatch.js';
 import { processUsageIo, type UsageIo } from './usage.js';
@@ -19,6 +20,7 @@ export const commands: readonly Command[] = [
   serveCommand,
   ...clientCommands,
   ...ownerSocketCommands,
+  undoCommand,
   pairCommand,
   ...pinCommands,
   auditCommand,
@@ -34,7 +36,7 @@ ${commandList(commands)}
 
 Run \`broker <command> --help\` for a command's options and an example.
 Client commands read $BROKER_URL and $BROKER_TRANSFER_TOKEN.
-approve, deny, revoke, show, status, grants, pair, pins and unpin talk to the running
+approve, deny, revoke, show, status, grants, undo, pair, pins and unpin talk to the running
 broker over <data_dir>/owner.sock (found through --config FILE, $BROKER_CONFIG or ./config.yaml).
 With an encrypted Matrix room, \`broker pair\` pins the device you decide from.
 

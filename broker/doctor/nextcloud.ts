@@ -12,6 +12,7 @@ import { NextcloudError } from '../nextcloud/errors.js';
 import { buildDavUrl } from '../nextcloud/url.js';
 import { type Check, fail, pass, skip } from './checklist.js';
 import { checkRetentionDeclaration, checkSpace } from './space.js';
+import { checkUndo } from './undo.js';
 
 export interface NextcloudCheckDeps {
   /** Per request. Default 10 s. */
@@ -188,6 +189,7 @@ async function checkCapabilities(inst: InstanceConfig, timeoutMs: number): Promi
             'file locking off (capability files.locking missing): checkout and checkin are refused',
             'install and enable the Temporary files lock app (`occ app:install files_lock`)',
           ),
+      checkUndo(inst, caps),
     ];
   } catch (error) {
     const detail =
@@ -199,6 +201,7 @@ async function checkCapabilities(inst: InstanceConfig, timeoutMs: number): Promi
         detail,
       ),
       skip('file locking (files.locking): not checked'),
+      skip('undo (files.versioning, files.undelete): not checked'),
     ];
   } finally {
     conn.close();
@@ -217,6 +220,7 @@ export async function checkInstance(
       skip('credentials: not checked (the server is not reachable)'),
       skip('trash bin (files.undelete): not checked'),
       skip('file locking (files.locking): not checked'),
+      skip('undo (files.versioning): not checked'),
     ];
   const credentials = await checkCredentials(inst, timeoutMs);
   if (credentials.status === 'fail')
@@ -225,6 +229,7 @@ export async function checkInstance(
       credentials,
       skip('trash bin (files.undelete): not checked (credentials first)'),
       skip('file locking (files.locking): not checked (credentials first)'),
+      skip('undo (files.versioning): not checked (credentials first)'),
     ];
   return [
     reachable,

@@ -6,12 +6,14 @@ import { pairCommand } from './pair.js';
 import { pinCommands } from './pins.js';
 import { serveCommand } from './serve.js';
 import { startCommand } from './start.js';
+import { processUndoCommand as undoCommand } from './undo.js';
 
 /** The owner's commands (the broker package's `broker` only). */
 export const ownerCommands: readonly Command[] = [
   startCommand,
   serveCommand,
   ...ownerSocketCommands,
+  undoCommand,
   pairCommand,
   ...pinCommands,
   auditCommand,
@@ -26,4 +28,5 @@ export {
   pinCommands,
   serveCommand,
   startCommand,
+  undoCommand,
 };

@@ -10,6 +10,7 @@ import { z } from 'zod';
 import type { GrantRecord, RequestRecord } from '../../base/domain.js';
 import { DEFAULT_KIND } from '../../base/kinds.js';
 import { iso } from '../../base/time.js';
+import type { UndoAnswer } from '../../operations/undo/service.js';
 
 /** The socket's file name in data_dir. */
 export const OWNER_SOCKET_FILE = 'owner.sock';
@@ -129,6 +130,8 @@ export type OwnerResponse =
       pending?: PendingJson[];
       pins?: PinJson[];
       unpinned?: PinJson;
+      /** What an `undo` did (`broker undo`). */
+      undo?: UndoAnswer;
     }
   | { ok: false; error: string; next_step: string };
 

@@ -166,6 +166,9 @@ export class OwnerSocket {
       const end = buffered.indexOf('\n');
       if (end < 0 && buffered.length <= MAX_REQUEST_BYTES) return;
       answered = true;
+      // The line is in: what follows is the broker's to take its time over (an undo
+      // waits on Nextcloud), not the client's idle time.
+      socket.setTimeout(0);
       const line = end < 0 ? '' : buffered.slice(0, end);
       const request = line.length > MAX_REQUEST_BYTES ? undefined : parseOwnerRequest(line);
       if (request?.op === 'pair') {
@@ -266,6 +269,7 @@ export class OwnerSocket {
       ...(reply.revoked === undefined
         ? {}
         : { revoked: reply.revoked.map((g) => grantJson(g, now)) }),
+      ...(reply.undo === undefined ? {} : { undo: reply.undo }),
     };
   }
 }

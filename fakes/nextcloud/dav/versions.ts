@@ -2,7 +2,9 @@
  * `/remote.php/dav/versions/<user>/` as Nextcloud 34.0.1 and 29.0.5 answer it (the model
  * is ../versions.ts): `versions/<fileid>` lists a file's entries (Depth 1; 404 for an id
  * no file has, or a folder's), `versions/<fileid>/<seconds>` is read with GET (404 for
- * the entry of the current content) and restored with MOVE to `restore/<anything>`:
+ * the entry of the current content; 500 `TypeError` for an entry whose saved content a
+ * restore took, with the message of the series) and restored with MOVE to
+ * `restore/<anything>`:
  * the file keeps its id and takes the version's mtime. `Overwrite: F` on that MOVE is
  * always 412 (the restore target counts as existing). Another user's versions: 403.
  */
@@ -13,6 +15,7 @@ import { encodeHrefSegment } from '../paths.js';
 import { EX } from '../reply.js';
 import { NS } from '../xml.js';
 import { readSmallBody } from './body.js';
+import { parseRange } from './get.js';
 import { header, type DavContext } from './context.js';
 import { MULTISTATUS_OPEN, requestedProps, response } from './groupware-props.js';
 import { httpDate, mimeOf } from './props.js';
@@ -73,20 +76,29 @@ async function read(ctx: VersionsContext, id: string, name: string): Promise<voi
     node === undefined || !/^\d+$/.test(name)
       ? undefined
       : await ctx.state.versions.savedContent(node.fileId, Number(name));
+  if (node !== undefined && saved === undefined && ctx.state.versions.takenByRestore(node.fileId, Number(name))) {
+    // Observed: the entry stays listed while its file is gone; reading it fails in PHP.
+    ctx.reply.sabre(500, 'TypeError', ctx.state.series.versionGoneMessage);
+    return;
+  }
   if (node === undefined || saved === undefined) return notFound(ctx);
   const { size } = await fsp.stat(saved);
+  // A range as a file's GET takes one (observed: 206 with Content-Range).
+  const range = parseRange(header(ctx, 'Range'), size);
+  const part = range === undefined || range === 'unsatisfiable' ? undefined : range;
   // Observed: the version's name, unquoted, as its ETag.
-  ctx.res.writeHead(200, {
+  ctx.res.writeHead(part === undefined ? 200 : 206, {
     'Content-Type': mimeOf(node.name),
-    'Content-Length': size,
+    'Content-Length': part === undefined ? size : part.end - part.start + 1,
     ETag: name,
     'OC-ETag': name,
+    ...(part === undefined ? {} : { 'Content-Range': `bytes ${part.start}-${part.end}/${size}` }),
   });
   if (ctx.req.method === 'HEAD') {
     ctx.res.end();
     return;
   }
-  await pipeline(createReadStream(saved), ctx.res);
+  await pipeline(createReadStream(saved, part ?? {}), ctx.res);
 }
 
 async function restore(ctx: VersionsContext, id: string, name: string): Promise<void> {

@@ -1,0 +1,183 @@
+/**
+ * Undo as a whole, on the fake Nextcloud through the whole daemon: undoing in the wrong
+ * order, the owner's edit made after the agent's, two undos at once, an undo of what is
+ * undone already, a log that does not verify, and an audit log that cannot record the
+ * undo (nothing is sent). Each is an attack on "never destroys, never guesses".
+ */
+import { appendFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { UndoAnswer } from '../../broker/operations/undo/service.js';
+import { nextSecond } from '../../fakes/nextcloud.js';
+import { push, replace } from '../../support/agent-writes.js';
+import { startBroker, type Broker } from '../../support/daemon.js';
+import { call } from '../../support/mcp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+
+let broker: Broker;
+let agent: Client;
+let transfer: Client;
+
+beforeEach(async () => {
+  broker = await startBroker();
+  agent = await broker.agent();
+  transfer = await broker.transfer();
+});
+afterEach(async () => {
+  await broker.close();
+});
+
+const read = async (path: string): Promise<string | undefined> =>
+  (await broker.fake.readFile(path))?.toString();
+
+async function undo(words: string): Promise<UndoAnswer> {
+  const reply = await broker.gateway.decide(words);
+  if (reply?.undo === undefined) throw new Error(`no undo answer to "${words}": ${reply?.text}`);
+  return reply.undo;
+}
+
+/** The seq of each blob_put outcome on `path`, oldest first. */
+const pushes = (path: string): number[] =>
+  broker
+    .auditLines()
+    .filter((l) => l.event === 'outcome' && l.tool === 'blob_put' && l.path === path)
+    .map((l) => Number(l.seq));
+
+/** Two pushes over the owner's file, each in its own second (versions are named by it). */
+async function twoPushes(): Promise<number> {
+  await broker.fake.writeFile('W/doc.txt', 'v0 owner');
+  const id = await broker.grant([{ path: 'W', mode: 'write' }]);
+  await nextSecond();
+  await replace(broker.url, transfer, 'W/doc.txt', 'v1 agent');
+  await nextSecond();
+  await replace(broker.url, transfer, 'W/doc.txt', 'v2 agent!');
+  return id;
+}
+
+describe('attack: undoing in the wrong order', () => {
+  it('the older push is left while the newer one stands; once that is undone, it is taken back', async () => {
+    await twoPushes();
+    const [older, newer] = pushes('W/doc.txt');
+    expect(await undo(`undo ${older}`)).toMatchObject({
+      exit: 5,
+      items: [{ result: 'changed_since', now: { path: 'W/doc.txt', size: 9 } }],
+    });
+    expect(await read('W/doc.txt')).toBe('v2 agent!');
+    expect(await undo(`undo ${newer}`)).toMatchObject({ exit: 0, items: [{ result: 'undone' }] });
+    expect(await read('W/doc.txt')).toBe('v1 agent');
+    expect(await undo(`undo ${older}`)).toMatchObject({ exit: 0, items: [{ result: 'undone' }] });
+    expect(await read('W/doc.txt')).toBe('v0 owner');
+  });
+
+  it('undo --request takes them newest first: the owner’s content comes back in one go', async () => {
+    const id = await twoPushes();
+    expect(await undo(`undo --request ${id}`)).toMatchObject({
+      exit: 0,
+      items: [{ result: 'undone' }, { result: 'undone' }],
+    });
+    expect(await read('W/doc.txt')).toBe('v0 owner');
+  });
+});
+
+describe('attack: the owner’s edit made after the agent’s', () => {
+  it('is kept; what depends on it is left too, and the rest of the request goes on', async () => {
+    const id = await twoPushes();
+    await push(broker.url, transfer, 'W/other.txt', 'the agent’s other file');
+    await nextSecond();
+    await broker.fake.writeFile('W/doc.txt', 'the owner, after the agent');
+    const answer = await undo(`undo --request ${id}`);
+    expect(answer.ok && answer.items.map((i) => [i.path, i.result])).toEqual([
+      ['W/other.txt', 'undone'],
+      ['W/doc.txt', 'changed_since'],
+      ['W/doc.txt', 'changed_since'],
+    ]);
+    expect(answer).toMatchObject({ exit: 5 });
+    expect(await read('W/doc.txt')).toBe('the owner, after the agent');
+    expect(await broker.fake.exists('W/other.txt')).toBe(false);
+  });
+});
+
+describe('attack: two undos at once', () => {
+  it('run one after the other: the second finds it done and changes nothing', async () => {
+    const id = await twoPushes();
+    const [a, b] = await Promise.all([undo(`undo --request ${id}`), undo(`undo --request ${id}`)]);
+    const results = [a, b].map((x) => (x.ok ? x.items.map((i) => i.result) : []));
+    expect(results).toEqual([
+      ['undone', 'undone'],
+      ['already', 'already'],
+    ]);
+    expect(await read('W/doc.txt')).toBe('v0 owner');
+    // The second sent nothing to Nextcloud: its lines are outcome lines only.
+    const second = broker
+      .auditLines()
+      .filter((l) => l.event === 'undo')
+      .slice(-2);
+    expect(second.map((l) => [l.stage, l.result])).toEqual([
+      ['outcome', 'already'],
+      ['outcome', 'already'],
+    ]);
+  });
+
+  it('an undo of a single seq beside one of its request: taken back once', async () => {
+    const id = await twoPushes();
+    const [newer] = pushes('W/doc.txt').slice(-1);
+    await Promise.all([undo(`undo ${newer}`), undo(`undo --request ${id}`)]);
+    expect(await read('W/doc.txt')).toBe('v0 owner');
+    const undone = broker
+      .auditLines()
+      .filter((l) => l.event === 'undo' && l.result === 'undone')
+      .map((l) => l.undoes);
+    expect(undone.sort()).toEqual(pushes('W/doc.txt').sort());
+  });
+});
+
+describe('attack: the audit log', () => {
+  it('that does not verify: undo refuses, nothing is sent', async () => {
+    await twoPushes();
+    const [older] = pushes('W/doc.txt');
+    const before = broker.fake.requests.length;
+    // A line that does not continue the chain (an edit on the host).
+    appendFileSync(join(broker.dir, 'audit.log'), '{"seq":99999,"event":"start"}\n');
+    const answer = await undo(`undo ${older}`);
+    expect(answer).toMatchObject({ ok: false, code: 'audit' });
+    expect(broker.fake.requests.length).toBe(before);
+  });
+
+  it('that cannot record the undo: nothing is sent, and the rest is not tried', async () => {
+    const id = await twoPushes();
+    const before = broker.fake.requests.length;
+    broker.failAudit(true);
+    const answer = await undo(`undo --request ${id}`);
+    broker.failAudit(false);
+    expect(answer).toMatchObject({
+      exit: 2,
+      items: [
+        { result: 'failed', code: 'audit_unavailable' },
+        { result: 'failed', code: 'audit_unavailable' },
+      ],
+    });
+    expect(broker.fake.requests.length).toBe(before);
+    expect(await read('W/doc.txt')).toBe('v2 agent!');
+  });
+});
+
+describe('usage', () => {
+  it('a seq the log does not have, a line that is no operation, a request that does not exist', async () => {
+    expect(await undo('undo 999999')).toMatchObject({ ok: false, code: 'usage' });
+    expect(await undo('undo 1')).toMatchObject({
+      ok: false,
+      code: 'usage',
+      message: expect.stringContaining('start line'),
+    });
+    expect(await undo('undo --request 77')).toMatchObject({ ok: false, code: 'usage' });
+  });
+
+  it('a read is nothing to undo; a request that only read lists nothing', async () => {
+    await broker.fake.writeFile('R/a.txt', 'x');
+    const id = await broker.grant([{ path: 'R', mode: 'read' }]);
+    await call(agent, 'list', { instance: 'personal', path: 'R' });
+    const list = Number(broker.auditLines().findLast((l) => l.tool === 'list')?.seq);
+    expect(await undo(`undo ${list}`)).toMatchObject({ exit: 0, items: [{ result: 'nothing' }] });
+    expect(await undo(`undo --request ${id}`)).toMatchObject({ exit: 0, items: [] });
+  });
+});
