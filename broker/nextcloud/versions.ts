@@ -7,8 +7,7 @@
  */
 import { MAX_SMALL_REPLY_BYTES } from './connection.js';
 import { NextcloudError } from './errors.js';
-import { sabreException } from './failures.js';
-import { discard, readText } from './http.js';
+import { discard } from './http.js';
 import { versionRestoreUrl, versionsUrl, VERSION_NAME } from './history-url.js';
 import { parseMultistatus, textProp } from './multistatus.js';
 import { restoreMove } from './restore-move.js';
@@ -106,12 +105,14 @@ export async function restoreVersion(
  * (true), or the entry of that name only stands for the current content (false). The
  * listing cannot tell them apart (both are one entry named by an mtime), and a restore
  * over a current content whose mtime names a saved version drops the current content
- * (observed on 34 and 29), so undo asks this of the current mtime first. Read with
- * `Range: bytes=0-1` (not `0-0`, which Nextcloud answers with the whole content), and
- * the connection is dropped after the head: a saved one answers 200 or 206,
- * the current content's entry 404, and, once a restore took its saved content, 500 with
- * the Sabre exception `TypeError` (its file is gone, its entry stays). Any other answer
- * is an error: nothing is concluded from it.
+ * (observed on 34 and 29), so undo asks this of the current mtime first.
+ *
+ * Read with `Range: bytes=0-1` (not `0-0`, which Nextcloud answers with the whole
+ * content), the connection dropped after the head: a saved one answers 200 or 206, the
+ * current content's entry 404; an entry whose file a restore took answers its first
+ * read 500 (a PHP `TypeError`, its body cut to the version's size) and every later one
+ * 404 (observed on 34 and 29). So a 500 is asked once more, and the second answer
+ * decides; another 500 is an error: nothing is concluded from it.
  */
 export async function versionSaved(
   { conn }: Pick<Session, 'conn'>,
@@ -120,31 +121,28 @@ export async function versionSaved(
   signal?: AbortSignal,
 ): Promise<boolean> {
   const url = versionsUrl(conn.instance.url, conn.instance.username, fileId, name);
-  const res = await conn.call(
-    { method: 'GET', url, headers: { range: 'bytes=0-1' } },
-    {
-      idempotent: true,
-      ok: [200, 206, 404, 500],
-      ctx: { verb: 'GET', instance: conn.name, path: '' },
-      deadline: true,
-      signal,
-    },
-  );
+  const read = (ok: readonly number[]) =>
+    conn.call(
+      { method: 'GET', url, headers: { range: 'bytes=0-1' } },
+      {
+        idempotent: true,
+        ok,
+        ctx: { verb: 'GET', instance: conn.name, path: '' },
+        deadline: true,
+        signal,
+      },
+    );
+  let res = await read([200, 206, 404, 500]);
+  if (res.status === 500) {
+    discard(res);
+    res = await read([200, 206, 404]);
+  }
   if (res.status === 404) {
     discard(res);
     return false;
   }
-  if (res.status !== 500) {
-    // Saved: its bytes are not needed (the connection goes, not the content).
-    res.body.on('error', () => undefined);
-    res.body.destroy();
-    return true;
-  }
-  const body = await readText(res, MAX_SMALL_REPLY_BYTES).catch(() => '');
-  if (sabreException(body) === 'TypeError') return false;
-  throw new NextcloudError(
-    'server_error',
-    `Nextcloud failed to read version ${name} of file id ${fileId} on instance '${conn.name}': try again later`,
-    { status: 500, retry: true },
-  );
+  // Saved: its bytes are not needed (the connection goes, not the content).
+  res.body.on('error', () => undefined);
+  res.body.destroy();
+  return true;
 }

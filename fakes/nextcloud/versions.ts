@@ -12,8 +12,8 @@
  * - A restore saves the current content under its mtime unless a saved content of that
  *   name exists (then the current content is lost, as on the real server), puts the
  *   version's content in place with the version's mtime, and the version's own save is
- *   gone (its entry now stands for the current content; reading it fails with a 500
- *   `TypeError` until a later write saves content under its name again).
+ *   gone (its entry now stands for the current content; the first read of it fails
+ *   with a 500 `TypeError`, later ones answer 404 as any current entry's).
  * - Versions are keyed by file id, so they follow moves, and a trashed file's versions
  *   come back with it; while no file has the id (trashed, deleted) none are listed.
  */
@@ -109,11 +109,17 @@ export class VersionStore {
   }
 
   /**
-   * Whether a restore took the saved content of this entry (observed: reading it then
-   * fails with a Sabre `TypeError`, 500, while the listing still shows it).
+   * Whether a restore took the saved content of this entry and nothing read it since
+   * (observed: the first read then fails with a 500, later ones are 404); the read
+   * that asks counts as that first one.
    */
-  takenByRestore(fileId: number, seconds: number): boolean {
-    return this.#taken.has(`${fileId}.v${seconds}`);
+  takeFirstReadAfterRestore(fileId: number, seconds: number): boolean {
+    return this.#taken.delete(`${fileId}.v${seconds}`);
+  }
+
+  /** The size the listing shows for an entry, if it has one. */
+  sizeOf(fileId: number, seconds: number): number | undefined {
+    return this.#entries.get(fileId)?.get(seconds);
   }
 
   /**
