@@ -8,6 +8,7 @@
  * undoing in the wrong order, and a version already named by the current mtime.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NextcloudClient } from '../../broker/nextcloud/index.js';
 import { replace, push } from '../../support/agent-writes.js';
 import { call } from '../../support/mcp.js';
 import type { Dav } from './dav.js';
@@ -96,11 +97,67 @@ async function calendarTrashUids(dav: Dav): Promise<string[]> {
   return [...res.text.matchAll(/UID:([^\r\n]+)/g)].map((m) => m[1] ?? '');
 }
 
+let client: NextcloudClient;
+
 beforeAll(async () => {
   await createCalendar(rig.server, rig.server.owner.user, calendar);
+  const { url, owner } = rig.server;
+  client = new NextcloudClient({
+    name: 'personal',
+    url,
+    username: owner.user,
+    app_password: owner.password,
+  });
 });
 afterAll(async () => {
+  client.close();
   await removeCollection(rig.server.url, rig.server.owner, 'calendars', calendar);
+});
+
+/** A PUT that sets the file's mtime (as a sync client does), answering the file id. */
+async function write(path: string, content: string, mtime: number): Promise<string> {
+  const res = await rig.owner.put(path, content, { 'X-OC-Mtime': String(mtime) });
+  expect(res.status).toBeLessThan(300);
+  return /^0*(\d+)oc/.exec(String(res.headers['oc-fileid'] ?? ''))?.[1] ?? '';
+}
+
+describe('the verbs undo adds (real server)', () => {
+  it('versionSaved tells a saved version from the current content’s entry, before and after a restore', async () => {
+    await rig.owner.mkdirs('VS');
+    const id = await write('VS/v.txt', 'one', 1_700_000_000);
+    await write('VS/v.txt', 'two', 1_700_000_100);
+    expect(await client.versionSaved(id, '1700000000')).toBe(true);
+    expect(await client.versionSaved(id, '1700000100')).toBe(false);
+    await client.restoreVersion(id, '1700000000');
+    expect(await client.versionSaved(id, '1700000000')).toBe(false);
+    expect(await client.versionSaved(id, '1700000000')).toBe(false);
+    expect(await client.versionSaved(id, '1700000100')).toBe(true);
+  });
+
+  it('keeps no version of an empty content', async () => {
+    await rig.owner.mkdirs('VE');
+    const id = await write('VE/e.txt', '', 1_700_000_000);
+    await write('VE/e.txt', 'filled', 1_700_000_100);
+    expect((await client.versions(id)).map((v) => v.name)).toEqual(['1700000100']);
+  });
+
+  it('eventEtag is the ETag the creation read back; null once the event is trashed', async () => {
+    const created = await client.createEvent(calendar, {
+      title: 'Mine',
+      start: Date.UTC(2027, 0, 10, 9),
+      end: Date.UTC(2027, 0, 10, 10),
+    });
+    expect(await client.eventEtag(calendar, created.object)).toBe(created.etag);
+    await client.trashEvent(calendar, created.object);
+    expect(await client.eventEtag(calendar, created.object)).toBeNull();
+  });
+
+  it('a new folder, a move and an upload answer with the item’s file id', async () => {
+    const { fileId } = await client.mkdir('IDS');
+    expect(fileId).toBe(await rig.owner.fileId('IDS'));
+    const moved = await client.move('IDS', 'IDS2');
+    expect(moved.fileId).toBe(fileId);
+  });
 });
 
 describe('the whole cycle of a request, then undo --request N', () => {
