@@ -4,7 +4,7 @@
  * what to do about what was left. Paths come from the audit log (the agent's), so they
  * are spans like every agent path (format.ts).
  */
-import type { UndoResult } from '../audit/events.js';
+import type { UndoResult } from '../audit/changes.js';
 import type { UndoAnswer, UndoItem } from '../operations/undo/service.js';
 import type { Line } from './format.js';
 import { reply, say, type Reply } from './reply.js';

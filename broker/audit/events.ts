@@ -13,6 +13,7 @@
  * (test/audit/events.test.ts) then asks for it in docs/contracts.md.
  */
 import { z } from 'zod';
+import { EffectRecordSchema, TrashRecordSchema, UndoFields } from './changes.js';
 
 const CountSchema = z.number().int().nonnegative();
 /** What a call's lines share: which surface and tool, and the id tying them together. */
@@ -118,58 +119,6 @@ const IntentFields = {
   /** A read-only check of a grant (the transfer surface's check_access): nothing is sent. */
   check_only: z.literal(true).optional(),
 };
-
-/**
- * What a trash did, for undo and the owner (docs/contracts.md §4): where the item was,
- * the unique name it was deleted under, and its trash bin entry; or, when the delete did
- * not happen, where the item is.
- */
-export const TrashRecordSchema = z.strictObject({
-  state: z.enum(['trashed', 'renamed_back', 'left_renamed', 'unconfirmed']),
-  original: z.string(),
-  renamed: z.string(),
-  name: z.string().nullable().optional(),
-  deleted_at: z.number().int().nullable().optional(),
-  /** (`trashed` only) the file id the trash bin lists for the entry; `null` with `name`. */
-  file_id: z.string().nullable().optional(),
-});
-
-/**
- * What an operation changed on Nextcloud, as undo needs it to take it back
- * (docs/contracts.md §4, "What undo reads"), beside the line's own `path` (or `from` and
- * `to`), `sha256` and `size`: a file whose content was replaced (its id, and the
- * replaced content's mtime, size and ETag: Nextcloud keeps it as the version named by
- * that mtime), a new file or folder, a move, a new calendar event, a checkout's lock.
- * A trash says what it did in `trash` (TrashRecordSchema). Ids are Nextcloud's strings;
- * null where Nextcloud's answer did not name one.
- */
-export const EffectRecordSchema = z.discriminatedUnion('kind', [
-  z.strictObject({
-    kind: z.literal('replaced'),
-    file_id: z.string().nullable(),
-    replaced: z.strictObject({
-      /** Unix seconds: the name of the version Nextcloud keeps it under. */
-      mtime: z.number().int().nullable(),
-      size: CountSchema.nullable(),
-      etag: z.string().nullable(),
-    }),
-  }),
-  z.strictObject({
-    kind: z.literal('created'),
-    what: z.enum(['file', 'folder']),
-    file_id: z.string().nullable(),
-  }),
-  z.strictObject({ kind: z.literal('moved'), file_id: z.string().nullable() }),
-  /** A calendar event: its calendar, object name and ETag when it was created. */
-  z.strictObject({
-    kind: z.literal('event'),
-    calendar: z.string(),
-    object: z.string(),
-    etag: z.string().nullable(),
-  }),
-  /** A checkout's lock: its number in the broker's lock table. */
-  z.strictObject({ kind: z.literal('locked'), lock: RequestIdSchema }),
-]);
 
 /** An outcome line's own fields: how it ended, and what the verb says of its value. */
 const OutcomeFields = {
@@ -296,10 +245,6 @@ export const RefusedLineSchema = z.strictObject({ event: z.literal('refused'), .
 /** What the operations record of one refused call (the `refused` line without its name). */
 export type RefusalFields = z.input<z.ZodObject<typeof RefusalShape>>;
 
-/** A trash's record on its outcome line (operations/files.ts writes it, undo reads it). */
-export type TrashRecord = z.infer<typeof TrashRecordSchema>;
-/** What an operation changed, on its outcome line (the verbs write it, undo reads it). */
-export type EffectRecord = z.infer<typeof EffectRecordSchema>;
 /** What a verb adds to its intent line (RunOptions.intent). */
 export type IntentDetail = Partial<Omit<z.input<z.ZodObject<typeof IntentFields>>, 'grants'>>;
 /** What a verb says of its value on the outcome line (RunOptions.describe). */
@@ -361,83 +306,15 @@ export const UndoEventSchema = z.looseObject({
   correlation_id: z.string(),
 });
 
-/** What undo does to take an operation back (the `action` of its lines). */
-export const UNDO_ACTIONS = [
-  'restore_version',
-  'trash',
-  'move_back',
-  'restore_trash',
-  'trash_event',
-  'release_lock',
-  'none',
-] as const;
-
-/** How undo left an operation (the `result` of its outcome line). */
-export const UNDO_RESULTS = [
-  /** Taken back. */
-  'undone',
-  /** Nothing left to take back: an earlier undo did, or the lock is gone. */
-  'already',
-  /** The operation changed nothing (a read, a refusal). */
-  'nothing',
-  /** A dry run: it would be taken back. */
-  'would_undo',
-  /** Left as it is: what is there changed since (`now`). */
-  'changed_since',
-  /** Left as it is: the record does not say enough (`reason`). */
-  'not_undoable',
-  /** Left as it is: Nextcloud failed (`code`, `reason`). */
-  'failed',
-] as const;
-
-/** What undo found where the operation acted, when it left it as it is. */
-const UndoNowSchema = z.strictObject({
-  path: z.string().optional(),
-  exists: z.boolean(),
-  kind: z.enum(['file', 'folder']).optional(),
-  file_id: z.string().nullable().optional(),
-  size: CountSchema.nullable().optional(),
-  etag: z.string().nullable().optional(),
-  /** Unix seconds. */
-  mtime: z.number().int().nullable().optional(),
-  /** A folder's entries, or the versions Nextcloud lists. */
-  entries: CountSchema.optional(),
-});
-
 /** An undo line as undo writes it: every field it may carry, typed, no other. */
 export const UndoLineSchema = z.strictObject({
-  event: z.literal('undo'),
-  stage: z.enum(['intent', 'outcome']),
-  undoes: RequestIdSchema,
-  actor: z.string(),
-  correlation_id: z.string(),
-  instance: z.string(),
-  /** The operation's tool, and what undo does to it. */
-  tool: z.string(),
-  action: z.enum(UNDO_ACTIONS),
-  path: z.string().optional(),
-  from: z.string().optional(),
-  to: z.string().optional(),
-  /** Part of `undo --request N`. */
-  request: RequestIdSchema.optional(),
-  dry_run: z.literal(true).optional(),
-  result: z.enum(UNDO_RESULTS).optional(),
-  reason: z.string().optional(),
-  code: z.string().optional(),
-  now: UndoNowSchema.optional(),
-  /** The version put back (its name), the trash bin entry restored, what undo trashed. */
-  version: z.string().optional(),
-  restored: z.string().optional(),
-  trash: TrashRecordSchema.optional(),
-  calendar_trash: z.string().nullable().optional(),
+  ...UndoEventSchema.shape,
+  ...UndoFields,
   nc_request_ids: OutcomeFields.nc_request_ids,
   nc_files: OutcomeFields.nc_files,
   nc_requests_unlisted: OutcomeFields.nc_requests_unlisted,
 });
 export type UndoLine = z.input<typeof UndoLineSchema>;
-export type UndoAction = (typeof UNDO_ACTIONS)[number];
-export type UndoResult = (typeof UNDO_RESULTS)[number];
-export type UndoNow = z.infer<typeof UndoNowSchema>;
 
 /** Written by the log itself: a torn tail left in place (`torn`) or a full disk's `outage`. */
 export const RecoveryEventSchema = z.looseObject({ event: z.literal('recovery') });

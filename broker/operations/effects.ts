@@ -3,7 +3,7 @@
  * (`effect`, docs/contracts.md §4): built here from what the step saw and what Nextcloud
  * answered, so every verb words it the same way.
  */
-import type { EffectRecord } from '../audit/events.js';
+import type { EffectRecord } from '../audit/changes.js';
 import type { Entry } from '../nextcloud/client.js';
 
 /** An upload's effect: over `replaced` (the file as its ticket read it), or a new file. */

@@ -11,7 +11,7 @@ import { envelopeForNextcloudError, isNotFolder } from './nextcloud-errors.js';
 import { OperationRefusal, type Outcome, type Pipeline } from './pipeline.js';
 import type { SpaceGuard } from './space-guard.js';
 import { cutRefusal } from './wall-answers.js';
-import type { TrashRecord } from '../audit/events.js';
+import type { TrashRecord } from '../audit/changes.js';
 import type { Entry, TrashOutcome } from '../nextcloud/client.js';
 
 export const LIST_PAGE_SIZE = 200;

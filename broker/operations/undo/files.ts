@@ -21,7 +21,7 @@
  */
 import { digestStream } from '../hashing.js';
 import { isNextcloudError, isNotFound } from '../nextcloud-errors.js';
-import type { EffectRecord, TrashRecord } from '../../audit/events.js';
+import type { EffectRecord, TrashRecord } from '../../audit/changes.js';
 import type { Entry } from '../../nextcloud/client.js';
 import type { NextcloudPort } from '../ports.js';
 import type { RecordedOperation } from './scan.js';

@@ -6,7 +6,7 @@
  * lines record the requests). Security: as for files (files.ts), nothing is destroyed
  * and an event edited since is left to the owner.
  */
-import type { EffectRecord } from '../../audit/events.js';
+import type { EffectRecord } from '../../audit/changes.js';
 import type { CheckoutLockRecord } from '../../base/domain.js';
 import { iso } from '../../base/time.js';
 import type { NextcloudPort } from '../ports.js';

@@ -15,8 +15,8 @@
  * read, never stops the scan.
  */
 import { z } from 'zod';
-import { EffectRecordSchema, TrashRecordSchema } from '../../audit/events.js';
-import type { EffectRecord, TrashRecord } from '../../audit/events.js';
+import { EffectRecordSchema, TrashRecordSchema } from '../../audit/changes.js';
+import type { EffectRecord, TrashRecord } from '../../audit/changes.js';
 import type { JsonObject } from '../../base/protocol.js';
 
 /** What `undo` was asked to take back. */

@@ -3,7 +3,7 @@
  * answer in (files.ts, others.ts) and its outcome line records (`undo`, docs/contracts.md
  * §4). A step never throws for "changed since": only Nextcloud failing throws.
  */
-import type { TrashRecord, UndoNow, UndoResult } from '../../audit/events.js';
+import type { TrashRecord, UndoNow, UndoResult } from '../../audit/changes.js';
 import type { Entry } from '../../nextcloud/client.js';
 import type { NextcloudPort } from '../ports.js';
 import { isNotFound } from '../nextcloud-errors.js';
