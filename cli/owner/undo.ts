@@ -16,8 +16,7 @@ import type { OwnerResponse } from '../../broker/approval/owner/protocol.js';
 import { describeProblem, parseCommandArgs } from '../args.js';
 import { ExitCode, type Command } from '../command.js';
 import { forTerminal, jsonLine } from '../terminal.js';
-import { FINDING, processOwnerIo, type OwnerIo } from './owner.js';
-import { ownerDataDir } from './owner-target.js';
+import { askRunningBroker, FINDING, processOwnerIo, type OwnerIo } from './owner.js';
 
 const USAGE = 'broker undo SEQ | --request N [--dry-run] [--config FILE] [--json]';
 
@@ -120,27 +119,14 @@ export function undoCommand(io: OwnerIo): Command {
       const { values, positionals } = parsed;
       const text = commandText(positionals, values.request, values['dry-run'] === true);
       if (!text.ok) return fail(json, ExitCode.usage, text.error, usageNext);
-      const config = values.config;
-      const found = await ownerDataDir(
-        io.cwd(),
-        io.env,
-        typeof config === 'string' ? config : undefined,
+      const response = await askRunningBroker(
+        io,
+        values.config,
+        { op: 'command', text: text.text },
+        (code, error, nextStep) => fail(json, code, error, nextStep),
+        { timeoutMs: UNDO_TIMEOUT_MS },
       );
-      if (!found.ok) return fail(json, ExitCode.usage, found.error, found.nextStep);
-      const { askOwner } = await import('../../broker/approval/owner/client.js');
-      const { OwnerSocketError } = await import('../../broker/approval/owner/safety.js');
-      let response: OwnerResponse;
-      try {
-        response = await askOwner(
-          found.dir,
-          { op: 'command', text: text.text },
-          { timeoutMs: UNDO_TIMEOUT_MS },
-        );
-      } catch (err) {
-        if (err instanceof OwnerSocketError)
-          return fail(json, ExitCode.infrastructure, err.message, err.nextStep);
-        throw err;
-      }
+      if (typeof response === 'number') return response;
       // The shared parser refused the words (a bad SEQ): a usage error.
       if (!response.ok) return fail(json, ExitCode.usage, response.error, usageNext);
       const undo = response.undo;

@@ -6,7 +6,7 @@
  */
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { DAV, rejectsWith, startRig, type Rig } from './helpers.js';
+import { rejectsWith, startRig, writeAt, type Rig } from './helpers.js';
 
 let rig: Rig;
 let n = 0;
@@ -24,18 +24,8 @@ beforeEach(async () => {
 });
 
 /** A PUT that sets the file's mtime, as another client writes; the file id. */
-async function write(path: string, content: string, mtime: number): Promise<string> {
-  const res = await fetch(`${rig.fake.url}${DAV}/${path}`, {
-    method: 'PUT',
-    headers: {
-      Authorization: `Basic ${Buffer.from(`${rig.fake.user}:${rig.fake.password}`).toString('base64')}`,
-      'X-OC-Mtime': String(mtime),
-    },
-    body: content,
-  });
-  expect(res.status).toBeLessThan(300);
-  return /^0*(\d+)oc/.exec(res.headers.get('oc-fileid') ?? '')?.[1] ?? '';
-}
+const write = (path: string, content: string, mtime: number): Promise<string> =>
+  writeAt(rig.fake, path, content, mtime);
 
 describe('versionSaved', () => {
   it('tells a saved version from the entry of the current content, before and after a restore', async () => {

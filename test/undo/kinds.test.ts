@@ -5,38 +5,18 @@
  * the attack that matters for it: the owner (or anyone) changed the place since, and undo
  * leaves it as it is, saying what is there (`changed_since`), never destroying.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import type { UndoAnswer, UndoItem } from '../../broker/operations/undo/service.js';
+import { useUndoScene } from './helpers.js';
 import { nextSecond } from '../../fakes/nextcloud.js';
 import { checkin, checkout, push, replace } from '../../support/agent-writes.js';
-import { startBroker, type Broker } from '../../support/daemon.js';
 import { call } from '../../support/mcp.js';
 import { ownerDeletes } from '../../support/fake-requests.js';
 import { APP_PASSWORD } from '../../support/tokens.js';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 
-let broker: Broker;
-let agent: Client;
-let transfer: Client;
-
-beforeEach(async () => {
-  broker = await startBroker();
-  agent = await broker.agent();
-  transfer = await broker.transfer();
-});
-afterEach(async () => {
-  await broker.close();
-});
-
-const read = async (path: string): Promise<string | undefined> =>
-  (await broker.fake.readFile(path))?.toString();
-
-/** The owner types `undo …`; its answer. */
-async function undo(words: string): Promise<UndoAnswer> {
-  const reply = await broker.gateway.decide(words);
-  if (reply?.undo === undefined) throw new Error(`no undo answer to "${words}": ${reply?.text}`);
-  return reply.undo;
-}
+const scene = useUndoScene();
+const read = (path: string) => scene.read(path);
+const undo = (words: string) => scene.undo(words);
 
 function only(answer: UndoAnswer): UndoItem {
   if (!answer.ok || answer.items.length !== 1) throw new Error(JSON.stringify(answer));
@@ -44,11 +24,11 @@ function only(answer: UndoAnswer): UndoItem {
 }
 
 const tool = (name: string, args: Record<string, unknown>) =>
-  call(agent, name, { instance: 'personal', ...args });
+  call(scene.agent, name, { instance: 'personal', ...args });
 
 /** The seq of the newest outcome line of `name` on `path` (or `to`). */
 function seqOf(name: string, path?: string): number {
-  const line = broker
+  const line = scene.broker
     .auditLines()
     .filter(
       (l) =>
@@ -62,20 +42,20 @@ function seqOf(name: string, path?: string): number {
 
 /** The contents Nextcloud keeps of `path` as versions, through the broker's own client. */
 async function versionsOf(path: string): Promise<string[]> {
-  const base = `${broker.fake.url}/remote.php/dav`;
-  const auth = `Basic ${Buffer.from(`${broker.fake.user}:${APP_PASSWORD}`).toString('base64')}`;
-  const id = await fetch(`${base}/files/${broker.fake.user}/${path}`, {
+  const base = `${scene.broker.fake.url}/remote.php/dav`;
+  const auth = `Basic ${Buffer.from(`${scene.broker.fake.user}:${APP_PASSWORD}`).toString('base64')}`;
+  const id = await fetch(`${base}/files/${scene.broker.fake.user}/${path}`, {
     method: 'PROPFIND',
     headers: { authorization: auth, depth: '0' },
     body: '<d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:prop><oc:fileid/></d:prop></d:propfind>',
   }).then(async (r) => /<oc:fileid>(\d+)</.exec(await r.text())?.[1]);
-  const list = await fetch(`${base}/versions/${broker.fake.user}/versions/${id}`, {
+  const list = await fetch(`${base}/versions/${scene.broker.fake.user}/versions/${id}`, {
     method: 'PROPFIND',
     headers: { authorization: auth, depth: '1' },
   }).then((r) => r.text());
   const out: string[] = [];
   for (const [, name] of list.matchAll(/versions\/\d+\/(\d+)</g)) {
-    const got = await fetch(`${base}/versions/${broker.fake.user}/versions/${id}/${name}`, {
+    const got = await fetch(`${base}/versions/${scene.broker.fake.user}/versions/${id}/${name}`, {
       headers: { authorization: auth },
     });
     if (got.status === 200) out.push(await got.text());
@@ -85,10 +65,10 @@ async function versionsOf(path: string): Promise<string[]> {
 
 describe('a replaced file (push)', () => {
   beforeEach(async () => {
-    await broker.fake.writeFile('D/a.txt', 'the owner');
-    await broker.grant([{ path: 'D', mode: 'write' }]);
+    await scene.broker.fake.writeFile('D/a.txt', 'the owner');
+    await scene.broker.grant([{ path: 'D', mode: 'write' }]);
     await nextSecond();
-    await replace(broker.url, transfer, 'D/a.txt', 'the agent');
+    await replace(scene.broker.url, scene.transfer, 'D/a.txt', 'the agent');
   });
 
   it('comes back from the version it replaced; what the agent wrote is a version now', async () => {
@@ -102,7 +82,7 @@ describe('a replaced file (push)', () => {
 
   it('attack: the owner wrote it since: left, with what is there (size, file id)', async () => {
     await nextSecond();
-    await broker.fake.writeFile('D/a.txt', 'the owner, again');
+    await scene.broker.fake.writeFile('D/a.txt', 'the owner, again');
     const item = only(await undo(`undo ${seqOf('blob_put')}`));
     expect(item).toMatchObject({
       result: 'changed_since',
@@ -112,7 +92,7 @@ describe('a replaced file (push)', () => {
   });
 
   it('attack: the same size, other bytes (an overwrite in the same second keeps the ETag): left', async () => {
-    await broker.fake.writeFile('D/a.txt', 'THE AGENT');
+    await scene.broker.fake.writeFile('D/a.txt', 'THE AGENT');
     expect(only(await undo(`undo ${seqOf('blob_put')}`))).toMatchObject({
       result: 'changed_since',
       reason: expect.stringContaining('other content'),
@@ -121,8 +101,8 @@ describe('a replaced file (push)', () => {
   });
 
   it('attack: another file put at its place: left (another file id)', async () => {
-    expect(await ownerDeletes(broker.fake, APP_PASSWORD, 'D/a.txt')).toBe(204);
-    await broker.fake.writeFile('D/a.txt', 'the agent');
+    expect(await ownerDeletes(scene.broker.fake, APP_PASSWORD, 'D/a.txt')).toBe(204);
+    await scene.broker.fake.writeFile('D/a.txt', 'the agent');
     expect(only(await undo(`undo ${seqOf('blob_put')}`))).toMatchObject({
       result: 'changed_since',
       reason: expect.stringContaining('another file'),
@@ -130,7 +110,7 @@ describe('a replaced file (push)', () => {
   });
 
   it('the version gone (the Versions app switched off since): left, saying so', async () => {
-    broker.fake.faults.versions = false;
+    scene.broker.fake.faults.versions = false;
     const item = only(await undo(`undo ${seqOf('blob_put')}`));
     expect(item).toMatchObject({
       result: 'changed_since',
@@ -142,14 +122,14 @@ describe('a replaced file (push)', () => {
 
 describe('a checkin, and a checkout left without one', () => {
   beforeEach(async () => {
-    await broker.fake.writeFile('L/doc.txt', 'the owner');
-    await broker.grant([{ path: 'L', mode: 'write' }]);
+    await scene.broker.fake.writeFile('L/doc.txt', 'the owner');
+    await scene.broker.grant([{ path: 'L', mode: 'write' }]);
     await nextSecond();
   });
 
   it('a checkin comes back from its version; its checkout’s lock is gone already', async () => {
-    const token = await checkout(transfer, 'L/doc.txt');
-    await checkin(broker.url, transfer, 'L/doc.txt', token, 'checked in');
+    const token = await checkout(scene.transfer, 'L/doc.txt');
+    await checkin(scene.broker.url, scene.transfer, 'L/doc.txt', token, 'checked in');
     const answer = await undo('undo --request 1');
     expect(answer.ok && answer.items.map((i) => [i.tool, i.result])).toEqual([
       ['blob_put', 'undone'],
@@ -160,54 +140,54 @@ describe('a checkin, and a checkout left without one', () => {
   });
 
   it('a checkout the agent never checked in: its lock is released', async () => {
-    await checkout(transfer, 'L/doc.txt');
-    expect(broker.fake.lockOf('L/doc.txt')).toBeDefined();
+    await checkout(scene.transfer, 'L/doc.txt');
+    expect(scene.broker.fake.lockOf('L/doc.txt')).toBeDefined();
     expect(only(await undo(`undo ${seqOf('checkout')}`))).toMatchObject({
       result: 'undone',
       action: 'release_lock',
     });
-    expect(broker.fake.lockOf('L/doc.txt')).toBeUndefined();
+    expect(scene.broker.fake.lockOf('L/doc.txt')).toBeUndefined();
   });
 });
 
 describe('a new file (push)', () => {
   beforeEach(async () => {
-    await broker.fake.mkdir('N');
-    await broker.grant([{ path: 'N', mode: 'write' }]);
-    await push(broker.url, transfer, 'N/new.txt', 'made by the agent');
+    await scene.broker.fake.mkdir('N');
+    await scene.broker.grant([{ path: 'N', mode: 'write' }]);
+    await push(scene.broker.url, scene.transfer, 'N/new.txt', 'made by the agent');
   });
 
   it('goes to the trash bin, under a name no later delete can take', async () => {
     const item = only(await undo(`undo ${seqOf('blob_put')}`));
     expect(item).toMatchObject({ result: 'undone', action: 'trash', trash: { state: 'trashed' } });
-    expect(await broker.fake.exists('N/new.txt')).toBe(false);
-    expect(broker.fake.trashed()).toEqual([item.trash?.renamed]);
+    expect(await scene.broker.fake.exists('N/new.txt')).toBe(false);
+    expect(scene.broker.fake.trashed()).toEqual([item.trash?.renamed]);
   });
 
   it('attack: the owner wrote into it since: left', async () => {
-    await broker.fake.writeFile('N/new.txt', 'the owner took it over');
+    await scene.broker.fake.writeFile('N/new.txt', 'the owner took it over');
     expect(only(await undo(`undo ${seqOf('blob_put')}`))).toMatchObject({
       result: 'changed_since',
     });
     expect(await read('N/new.txt')).toBe('the owner took it over');
-    expect(broker.fake.trashed()).toEqual([]);
+    expect(scene.broker.fake.trashed()).toEqual([]);
   });
 });
 
 describe('a new folder (mkdir)', () => {
   beforeEach(async () => {
-    await broker.fake.mkdir('F');
-    await broker.grant([{ path: 'F', mode: 'write' }]);
+    await scene.broker.fake.mkdir('F');
+    await scene.broker.grant([{ path: 'F', mode: 'write' }]);
     expect(await tool('mkdir', { path: 'F/Made' })).toMatchObject({ status: 'ok' });
   });
 
   it('goes to the trash bin while it is empty', async () => {
     expect(only(await undo(`undo ${seqOf('mkdir')}`))).toMatchObject({ result: 'undone' });
-    expect(await broker.fake.exists('F/Made')).toBe(false);
+    expect(await scene.broker.fake.exists('F/Made')).toBe(false);
   });
 
   it('attack: the owner put a file in it: left, counting what it holds', async () => {
-    await broker.fake.writeFile('F/Made/mine.txt', 'the owner');
+    await scene.broker.fake.writeFile('F/Made/mine.txt', 'the owner');
     expect(only(await undo(`undo ${seqOf('mkdir')}`))).toMatchObject({
       result: 'changed_since',
       now: { path: 'F/Made', entries: 1 },
@@ -218,8 +198,8 @@ describe('a new folder (mkdir)', () => {
 
 describe('a move', () => {
   beforeEach(async () => {
-    await broker.fake.writeFile('M/a.txt', 'moved');
-    await broker.grant([{ path: 'M', mode: 'write' }]);
+    await scene.broker.fake.writeFile('M/a.txt', 'moved');
+    await scene.broker.grant([{ path: 'M', mode: 'write' }]);
     expect(await tool('move', { from: 'M/a.txt', to: 'M/b.txt' })).toMatchObject({ status: 'ok' });
   });
 
@@ -230,11 +210,11 @@ describe('a move', () => {
       to: 'M/b.txt',
     });
     expect(await read('M/a.txt')).toBe('moved');
-    expect(await broker.fake.exists('M/b.txt')).toBe(false);
+    expect(await scene.broker.fake.exists('M/b.txt')).toBe(false);
   });
 
   it('attack: the owner took the old place: left, never over it', async () => {
-    await broker.fake.writeFile('M/a.txt', 'the owner’s new a');
+    await scene.broker.fake.writeFile('M/a.txt', 'the owner’s new a');
     expect(only(await undo(`undo ${seqOf('move')}`))).toMatchObject({
       result: 'changed_since',
       now: { path: 'M/a.txt', exists: true },
@@ -244,20 +224,20 @@ describe('a move', () => {
   });
 
   it('attack: another item at the new place (the moved one went): left', async () => {
-    expect(await ownerDeletes(broker.fake, APP_PASSWORD, 'M/b.txt')).toBe(204);
-    await broker.fake.writeFile('M/b.txt', 'another b');
+    expect(await ownerDeletes(scene.broker.fake, APP_PASSWORD, 'M/b.txt')).toBe(204);
+    await scene.broker.fake.writeFile('M/b.txt', 'another b');
     expect(only(await undo(`undo ${seqOf('move')}`))).toMatchObject({
       result: 'changed_since',
       reason: expect.stringContaining('another item'),
     });
-    expect(await broker.fake.exists('M/a.txt')).toBe(false);
+    expect(await scene.broker.fake.exists('M/a.txt')).toBe(false);
   });
 });
 
 describe('a trash', () => {
   beforeEach(async () => {
-    await broker.fake.writeFile('T/x.txt', 'trashed by the agent');
-    await broker.grant([{ path: 'T', mode: 'write' }]);
+    await scene.broker.fake.writeFile('T/x.txt', 'trashed by the agent');
+    await scene.broker.grant([{ path: 'T', mode: 'write' }]);
     expect(await tool('trash', { path: 'T/x.txt' })).toMatchObject({ status: 'ok' });
   });
 
@@ -268,25 +248,25 @@ describe('a trash', () => {
       path: 'T/x.txt',
     });
     expect(await read('T/x.txt')).toBe('trashed by the agent');
-    expect(broker.fake.trashed()).toEqual([]);
+    expect(scene.broker.fake.trashed()).toEqual([]);
   });
 
   it('attack: the owner put another file where it was: left in the trash bin', async () => {
-    await broker.fake.writeFile('T/x.txt', 'the owner’s new x');
+    await scene.broker.fake.writeFile('T/x.txt', 'the owner’s new x');
     expect(only(await undo(`undo ${seqOf('trash')}`))).toMatchObject({
       result: 'changed_since',
       now: { path: 'T/x.txt', exists: true },
     });
     expect(await read('T/x.txt')).toBe('the owner’s new x');
-    expect(broker.fake.trashed()).toHaveLength(1);
+    expect(scene.broker.fake.trashed()).toHaveLength(1);
   });
 });
 
 describe('a new calendar event', () => {
   let object: string;
   beforeEach(async () => {
-    broker.fake.createCalendar('work');
-    await broker.grant([{ kind: 'calendar', path: 'work', mode: 'write' }]);
+    scene.broker.fake.createCalendar('work');
+    await scene.broker.grant([{ kind: 'calendar', path: 'work', mode: 'write' }]);
     const created = await tool('calendar_create_event', {
       calendar: 'work',
       title: 'made by the agent',
@@ -295,7 +275,7 @@ describe('a new calendar event', () => {
     });
     expect(created).toMatchObject({ status: 'ok' });
     object = String(
-      broker.auditLines().findLast((l) => l.tool === 'calendar_create_event')?.object,
+      scene.broker.auditLines().findLast((l) => l.tool === 'calendar_create_event')?.object,
     );
   });
 
@@ -303,12 +283,12 @@ describe('a new calendar event', () => {
     const item = only(await undo(`undo ${seqOf('calendar_create_event')}`));
     expect(item).toMatchObject({ result: 'undone', action: 'trash_event' });
     expect(item.calendar_trash).toEqual(expect.any(String));
-    expect(broker.fake.objectOf('calendar', 'work', object)).toBeUndefined();
+    expect(scene.broker.fake.objectOf('calendar', 'work', object)).toBeUndefined();
   });
 
   it('attack: the owner edited it since: left', async () => {
-    const data = broker.fake.objectOf('calendar', 'work', object) ?? '';
-    broker.fake.addObject(
+    const data = scene.broker.fake.objectOf('calendar', 'work', object) ?? '';
+    scene.broker.fake.addObject(
       'calendar',
       'work',
       object,
@@ -318,13 +298,13 @@ describe('a new calendar event', () => {
       result: 'changed_since',
       reason: expect.stringContaining('edited since'),
     });
-    expect(broker.fake.objectOf('calendar', 'work', object)).toContain('mine now');
+    expect(scene.broker.fake.objectOf('calendar', 'work', object)).toContain('mine now');
   });
 });
 
 describe('attack: an operation recorded before undo existed', () => {
   it('is listed, never guessed from its path: "cannot undo: recorded before undo existed"', async () => {
-    await broker.fake.writeFile('O/a.txt', 'old');
+    await scene.broker.fake.writeFile('O/a.txt', 'old');
     const fields = {
       surface: 'agent',
       tool: 'mkdir',
@@ -333,8 +313,8 @@ describe('attack: an operation recorded before undo existed', () => {
       path: 'O/a.txt',
       correlation_id: 'an-older-broker',
     };
-    await broker.audit.append({ event: 'intent', ...fields, grants: [] });
-    const outcome = await broker.audit.append({ event: 'outcome', ...fields, outcome: 'ok' });
+    await scene.broker.audit.append({ event: 'intent', ...fields, grants: [] });
+    const outcome = await scene.broker.audit.append({ event: 'outcome', ...fields, outcome: 'ok' });
     const item = only(await undo(`undo ${outcome.seq}`));
     expect(item).toMatchObject({
       result: 'not_undoable',

@@ -6,51 +6,31 @@
  */
 import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { UndoAnswer } from '../../broker/operations/undo/service.js';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { useUndoScene } from './helpers.js';
 import { nextSecond } from '../../fakes/nextcloud.js';
 import { push, replace } from '../../support/agent-writes.js';
-import { startBroker, type Broker } from '../../support/daemon.js';
 import { call } from '../../support/mcp.js';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 
-let broker: Broker;
-let agent: Client;
-let transfer: Client;
-
-beforeEach(async () => {
-  broker = await startBroker();
-  agent = await broker.agent();
-  transfer = await broker.transfer();
-});
-afterEach(async () => {
-  await broker.close();
-});
-
-const read = async (path: string): Promise<string | undefined> =>
-  (await broker.fake.readFile(path))?.toString();
-
-async function undo(words: string): Promise<UndoAnswer> {
-  const reply = await broker.gateway.decide(words);
-  if (reply?.undo === undefined) throw new Error(`no undo answer to "${words}": ${reply?.text}`);
-  return reply.undo;
-}
+const scene = useUndoScene();
+const read = (path: string) => scene.read(path);
+const undo = (words: string) => scene.undo(words);
 
 /** The seq of each blob_put outcome on `path`, oldest first. */
 const pushes = (path: string): number[] =>
-  broker
+  scene.broker
     .auditLines()
     .filter((l) => l.event === 'outcome' && l.tool === 'blob_put' && l.path === path)
     .map((l) => Number(l.seq));
 
 /** Two pushes over the owner's file, each in its own second (versions are named by it). */
 async function twoPushes(): Promise<number> {
-  await broker.fake.writeFile('W/doc.txt', 'v0 owner');
-  const id = await broker.grant([{ path: 'W', mode: 'write' }]);
+  await scene.broker.fake.writeFile('W/doc.txt', 'v0 owner');
+  const id = await scene.broker.grant([{ path: 'W', mode: 'write' }]);
   await nextSecond();
-  await replace(broker.url, transfer, 'W/doc.txt', 'v1 agent');
+  await replace(scene.broker.url, scene.transfer, 'W/doc.txt', 'v1 agent');
   await nextSecond();
-  await replace(broker.url, transfer, 'W/doc.txt', 'v2 agent!');
+  await replace(scene.broker.url, scene.transfer, 'W/doc.txt', 'v2 agent!');
   return id;
 }
 
@@ -82,9 +62,9 @@ describe('attack: undoing in the wrong order', () => {
 describe('attack: the owner’s edit made after the agent’s', () => {
   it('is kept; what depends on it is left too, and the rest of the request goes on', async () => {
     const id = await twoPushes();
-    await push(broker.url, transfer, 'W/other.txt', 'the agent’s other file');
+    await push(scene.broker.url, scene.transfer, 'W/other.txt', 'the agent’s other file');
     await nextSecond();
-    await broker.fake.writeFile('W/doc.txt', 'the owner, after the agent');
+    await scene.broker.fake.writeFile('W/doc.txt', 'the owner, after the agent');
     const answer = await undo(`undo --request ${id}`);
     expect(answer.ok && answer.items.map((i) => [i.path, i.result])).toEqual([
       ['W/other.txt', 'undone'],
@@ -93,7 +73,7 @@ describe('attack: the owner’s edit made after the agent’s', () => {
     ]);
     expect(answer).toMatchObject({ exit: 5 });
     expect(await read('W/doc.txt')).toBe('the owner, after the agent');
-    expect(await broker.fake.exists('W/other.txt')).toBe(false);
+    expect(await scene.broker.fake.exists('W/other.txt')).toBe(false);
   });
 });
 
@@ -108,7 +88,7 @@ describe('attack: two undos at once', () => {
     ]);
     expect(await read('W/doc.txt')).toBe('v0 owner');
     // The second sent nothing to Nextcloud: its lines are outcome lines only.
-    const second = broker
+    const second = scene.broker
       .auditLines()
       .filter((l) => l.event === 'undo')
       .slice(-2);
@@ -123,7 +103,7 @@ describe('attack: two undos at once', () => {
     const [newer] = pushes('W/doc.txt').slice(-1);
     await Promise.all([undo(`undo ${newer}`), undo(`undo --request ${id}`)]);
     expect(await read('W/doc.txt')).toBe('v0 owner');
-    const undone = broker
+    const undone = scene.broker
       .auditLines()
       .filter((l) => l.event === 'undo' && l.result === 'undone')
       .map((l) => l.undoes);
@@ -135,20 +115,20 @@ describe('attack: the audit log', () => {
   it('that does not verify: undo refuses, nothing is sent', async () => {
     await twoPushes();
     const [older] = pushes('W/doc.txt');
-    const before = broker.fake.requests.length;
+    const before = scene.broker.fake.requests.length;
     // A line that does not continue the chain (an edit on the host).
-    appendFileSync(join(broker.dir, 'audit.log'), '{"seq":99999,"event":"start"}\n');
+    appendFileSync(join(scene.broker.dir, 'audit.log'), '{"seq":99999,"event":"start"}\n');
     const answer = await undo(`undo ${older}`);
     expect(answer).toMatchObject({ ok: false, code: 'audit' });
-    expect(broker.fake.requests.length).toBe(before);
+    expect(scene.broker.fake.requests.length).toBe(before);
   });
 
   it('that cannot record the undo: nothing is sent, and the rest is not tried', async () => {
     const id = await twoPushes();
-    const before = broker.fake.requests.length;
-    broker.failAudit(true);
+    const before = scene.broker.fake.requests.length;
+    scene.broker.failAudit(true);
     const answer = await undo(`undo --request ${id}`);
-    broker.failAudit(false);
+    scene.broker.failAudit(false);
     expect(answer).toMatchObject({
       exit: 2,
       items: [
@@ -156,7 +136,7 @@ describe('attack: the audit log', () => {
         { result: 'failed', code: 'audit_unavailable' },
       ],
     });
-    expect(broker.fake.requests.length).toBe(before);
+    expect(scene.broker.fake.requests.length).toBe(before);
     expect(await read('W/doc.txt')).toBe('v2 agent!');
   });
 });
@@ -173,10 +153,10 @@ describe('usage', () => {
   });
 
   it('a read is nothing to undo; a request that only read lists nothing', async () => {
-    await broker.fake.writeFile('R/a.txt', 'x');
-    const id = await broker.grant([{ path: 'R', mode: 'read' }]);
-    await call(agent, 'list', { instance: 'personal', path: 'R' });
-    const list = Number(broker.auditLines().findLast((l) => l.tool === 'list')?.seq);
+    await scene.broker.fake.writeFile('R/a.txt', 'x');
+    const id = await scene.broker.grant([{ path: 'R', mode: 'read' }]);
+    await call(scene.agent, 'list', { instance: 'personal', path: 'R' });
+    const list = Number(scene.broker.auditLines().findLast((l) => l.tool === 'list')?.seq);
     expect(await undo(`undo ${list}`)).toMatchObject({ exit: 0, items: [{ result: 'nothing' }] });
     expect(await undo(`undo --request ${id}`)).toMatchObject({ exit: 0, items: [] });
   });

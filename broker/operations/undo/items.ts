@@ -5,7 +5,7 @@
  */
 import { errorDetail } from '../../base/errors.js';
 import type { Logger } from '../../base/log.js';
-import type { TrashRecord, UndoAction, UndoNow, UndoResult } from '../../audit/changes.js';
+import type { UndoAction, UndoResult } from '../../audit/changes.js';
 import { isNextcloudError } from '../nextcloud-errors.js';
 import { OperationRefusal } from '../pipeline.js';
 import type { RecordedOperation, UndoTarget } from './scan.js';
@@ -18,8 +18,8 @@ export interface UndoCommand {
   readonly actor: string;
 }
 
-/** One operation in undo's answer. */
-export interface UndoItem {
+/** One operation in undo's answer: which, what undo does to it and where, and how it went. */
+export type UndoItem = {
   /** The operation's outcome line. */
   readonly seq: number;
   readonly tool: string;
@@ -28,15 +28,7 @@ export interface UndoItem {
   readonly path?: string;
   readonly from?: string;
   readonly to?: string;
-  readonly result: UndoResult;
-  readonly reason: string;
-  readonly now?: UndoNow;
-  readonly version?: string;
-  readonly restored?: string;
-  readonly trash?: TrashRecord;
-  readonly calendar_trash?: string | null;
-  readonly code?: string;
-}
+} & Undoing;
 
 /** The exit code of `broker undo` (docs/contracts.md §6): 0 all undone, 2 retry, 5 some left. */
 export type UndoExit = 0 | 2 | 5;
