@@ -166,11 +166,12 @@ export class ApprovalEngine {
 
   /**
    * Applies one command on behalf of `actor` (already verified by the gateway). An undo
-   * does not wait in line with the decisions (it may take a while on Nextcloud, and
-   * decides nothing about grants): undo runs one at a time by itself.
+   * does not wait in line with the decisions, nor hold their anchor posts (it may take a
+   * while on Nextcloud, and decides nothing about grants): undo runs one at a time by
+   * itself, and its lines are anchored by the interval like an operation's.
    */
   apply(command: Command, actor: string): Promise<Reply> {
-    if (command.kind === 'undo') return this.#batch(() => this.#applyNow(command, actor));
+    if (command.kind === 'undo') return this.#applyNow(command, actor);
     return this.#serially(() => this.#applyNow(command, actor));
   }
 

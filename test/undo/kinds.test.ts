@@ -11,7 +11,7 @@ import { useUndoScene } from './helpers.js';
 import { nextSecond } from '../../fakes/nextcloud.js';
 import { checkin, checkout, push, replace } from '../../support/agent-writes.js';
 import { call } from '../../support/mcp.js';
-import { ownerDeletes } from '../../support/fake-requests.js';
+import { ownerDeletes, ownerWritesAt } from '../../support/fake-requests.js';
 import { APP_PASSWORD } from '../../support/tokens.js';
 
 const scene = useUndoScene();
@@ -107,6 +107,24 @@ describe('a replaced file (push)', () => {
       result: 'changed_since',
       reason: expect.stringContaining('another file'),
     });
+  });
+
+  it('attack: a version already saved under the current mtime: left, the agent’s content kept', async () => {
+    const seq = seqOf('blob_put');
+    const line = scene.broker.auditLines().find((l) => l.seq === seq);
+    const mtime = (line?.['effect'] as { replaced: { mtime: number } }).replaced.mtime;
+    // The owner's sync client: content saved as version X, then the agent's bytes again
+    // at mtime X, set back onto that version's name.
+    const write = (content: string, at: number) =>
+      ownerWritesAt(scene.broker.fake, APP_PASSWORD, 'D/a.txt', content, at);
+    expect(await write('the owner, second', mtime + 1000)).toBeLessThan(300);
+    expect(await write('other', mtime + 2000)).toBeLessThan(300);
+    expect(await write('the agent', mtime + 1000)).toBeLessThan(300);
+    expect(only(await undo(`undo ${seq}`))).toMatchObject({
+      result: 'changed_since',
+      reason: expect.stringContaining('a version is already saved under the current mtime'),
+    });
+    expect(await read('D/a.txt')).toBe('the agent');
   });
 
   it('the version gone (the Versions app switched off since): left, saying so', async () => {

@@ -99,7 +99,13 @@ export class UndoService {
     const { grants } = this.#deps;
     if ('request' in target && grants.getRequest(target.request) === undefined)
       return usage(`there is no request ${target.request}`, 'run `broker status` for the requests');
-    const scan = new UndoScan(target, (grant) => grants.grant(grant)?.requestId);
+    // Each intent names its grants: asked of the store once per grant, however long the log.
+    const requests = new Map<number, number | undefined>();
+    const requestOf = (grant: number): number | undefined => {
+      if (!requests.has(grant)) requests.set(grant, grants.grant(grant)?.requestId);
+      return requests.get(grant);
+    };
+    const scan = new UndoScan(target, requestOf);
     const read = await this.#deps.history((record) => scan.add(record));
     if (!read.ok)
       return {
