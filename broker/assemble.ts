@@ -4,8 +4,8 @@
  * review all call it). `assemble` is the list of its steps, in order: the secret guard
  * and the logger, the data folder and the metrics, the audit log, the grant store, one
  * Nextcloud client per instance, the operations around one pipeline, the audit anchor,
- * the approval engine and its gateway, the owner socket, the access requests and the
- * lifecycle, and the HTTP server. Each part is built after everything it needs, so
+ * the approval engine and its gateway, the reconciler of Nextcloud's records, the owner
+ * socket, the access requests and the lifecycle, and the HTTP server. Each part is built after everything it needs, so
  * nothing is wired late. `start()` listens; `stop()` is the one teardown.
  */
 import { randomBytes } from 'node:crypto';
@@ -32,6 +32,7 @@ import {
   type GatewayParts,
 } from './assemble/approval.js';
 import { runningDaemon, type Daemon } from './assemble/daemon.js';
+import { reconcilerOf, recordDoctorRequests, strayAnswers } from './assemble/reconciling.js';
 import {
   accessRequests,
   operationsOf,
@@ -94,6 +95,7 @@ export async function assemble(config: BrokerConfig, options: AssembleOptions): 
     ...(options.auditFs === undefined ? {} : { fs: options.auditFs }),
   });
   const open = new OpenParts(audit, logger);
+  const strays = strayAnswers(audit, guard.scrub, logger, now);
   try {
     const store = open.store(openGrantStore(config, options.grantsFile, now));
     metrics.watch({
@@ -104,7 +106,7 @@ export async function assemble(config: BrokerConfig, options: AssembleOptions): 
     const clients = nextcloudClients(
       config,
       options.nextcloud,
-      { logger, metrics, now },
+      { logger, metrics, now, onAnswer: (name, answer) => strays.answers.add(name, answer) },
       open.clients,
     );
     const timers = options.timers ?? nodeTimers;
@@ -142,6 +144,15 @@ export async function assemble(config: BrokerConfig, options: AssembleOptions): 
       options.gateway?.(engine, parts) ??
       (await defaultGateway(engine, parts, options.console, pairing));
     if (gateway instanceof ConsoleGateway) log.around((write) => gateway.aroundLog(write));
+    const reconciler = reconcilerOf(config, {
+      clients,
+      operations,
+      strays,
+      gateway,
+      metrics,
+      now,
+      logger,
+    });
     const ownerSocket = ownerSocketOf(config, {
       engine,
       store,
@@ -150,12 +161,15 @@ export async function assemble(config: BrokerConfig, options: AssembleOptions): 
       grantUse,
       gateway,
       pairing,
+      reconciler,
+      recordRequests: recordDoctorRequests(config, strays),
     });
     const requests = accessRequests(config, { operations, store, gateway, logger, now });
     const lifecycle = sweeping(config, options.sweepIntervalMs, {
       store,
       gateway,
       operations,
+      strays: strays.answers,
       logger,
       timers,
     });
@@ -170,7 +184,13 @@ export async function assemble(config: BrokerConfig, options: AssembleOptions): 
       metrics,
     });
     const daemon = { config, logger, audit, store, engine, gateway, operations, server };
-    return runningDaemon({ ...daemon, ownerSocket, metrics }, anchor, open);
+    return runningDaemon(
+      { ...daemon, ownerSocket, reconciler, metrics },
+      anchor,
+      strays.answers,
+      timers,
+      open,
+    );
   } catch (error) {
     await open.close();
     throw error;

@@ -25,6 +25,7 @@ import {
   type WideMode,
 } from './base/private-files.js';
 import { databaseFiles } from './grants/database.js';
+import { RECONCILE_FILE } from './operations/reconcile/cursor.js';
 
 /** The grant database's file name in data_dir. */
 export const GRANTS_FILE = 'grants.db';
@@ -36,6 +37,7 @@ export const DATA_FILES: readonly string[] = [
   CHECKPOINT_FILE,
   LOCK_FILE,
   OWNER_SOCKET_FILE,
+  RECONCILE_FILE,
 ];
 
 /** `dir` and the broker's files in it that grant more than 0700 / 0600. */

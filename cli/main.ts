@@ -7,6 +7,7 @@ import {
   ownerSocketCommands,
   pairCommand,
   pinCommands,
+  reconcileCommand,
   serveCommand,
   startCommand,
   undoCommand,
@@ -23,6 +24,7 @@ export const commands: readonly Command[] = [
   undoCommand,
   pairCommand,
   ...pinCommands,
+  reconcileCommand,
   auditCommand,
   doctorCommand,
 ];
@@ -36,9 +38,9 @@ ${commandList(commands)}
 
 Run \`broker <command> --help\` for a command's options and an example.
 Client commands read $BROKER_URL and $BROKER_TRANSFER_TOKEN.
-approve, deny, revoke, show, status, grants, undo, pair, pins and unpin talk to the running
-broker over <data_dir>/owner.sock (found through --config FILE, $BROKER_CONFIG or ./config.yaml).
-With an encrypted Matrix room, \`broker pair\` pins the device you decide from.
+approve, deny, revoke, show, status, grants, undo, pair, pins, unpin and reconcile talk to
+the running broker over <data_dir>/owner.sock (found through --config FILE, $BROKER_CONFIG or
+./config.yaml). With an encrypted Matrix room, \`broker pair\` pins the device you decide from.
 
 ${BUILTINS_USAGE}
 `;

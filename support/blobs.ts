@@ -220,3 +220,31 @@ export async function fetchedEtag(
     throw new Error(`fetchedEtag: the blob GET of ${path} answered ${got.status} without an ETag`);
   return etag;
 }
+
+/**
+ * A whole upload as the CLI makes it: the `write` tool's ticket (`condition`: one of
+ * `if_none_match: '*'`, `if_match`, `lock_token`), then the PUT; the broker's answer.
+ */
+export async function uploadVia(
+  base: string,
+  transfer: Client,
+  path: string,
+  body: Buffer,
+  condition: Record<string, string>,
+  instance = 'personal',
+): Promise<BlobUpload> {
+  const ticket = await call(transfer, 'write', { instance, path, size: body.length, ...condition });
+  if (ticket.status !== 'ok') return { status: 0, json: ticket };
+  return putBlob(base, String(ticket.blob_url), TRANSFER_TOKEN, body);
+}
+
+/** A whole download as the CLI makes it: the `read` tool's ticket, then the GET. */
+export async function downloadVia(
+  base: string,
+  transfer: Client,
+  path: string,
+  instance = 'personal',
+): Promise<BlobDownload> {
+  const ticket = await call(transfer, 'read', { instance, path });
+  return getBlob(base, String(ticket.blob_url), TRANSFER_TOKEN);
+}

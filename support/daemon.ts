@@ -30,6 +30,7 @@ import type { BrokerConfig, InstanceConfig, MatrixConfig } from '../broker/confi
 import type { GrantStore } from '../broker/grants/index.js';
 import type { RefusalBudgetOptions } from '../broker/operations/refusal-budget.js';
 import type { Timers } from '../broker/operations/timers.js';
+import type { Reconciler } from '../broker/operations/reconcile/reconciler.js';
 import { startFakeHomeserver, type FakeHomeserver } from '../fakes/homeserver.js';
 import { startFakeNextcloud, type FakeNextcloud } from '../fakes/nextcloud.js';
 import { faultyAuditFs } from './audit-fs.js';
@@ -80,6 +81,8 @@ export interface BrokerOptions {
   refusalBudget?: RefusalBudgetOptions;
   /** Set tokens.metrics to METRICS_TOKEN (GET /metrics on). Default off. */
   metrics?: boolean;
+  /** reconcile.interval (ms). Default off: tests run passes through `reconciler`. */
+  reconcileIntervalMs?: number;
 }
 
 /**
@@ -122,6 +125,8 @@ interface Common {
   onAuditWrite(fn: ((text: string) => void) | undefined): void;
   /** Audit records written so far. */
   auditLines(): Record<string, unknown>[];
+  /** The daemon's reconciliation (reconcile.interval is off unless set: tests run passes). */
+  reconciler: Reconciler;
   agent(): Promise<Client>;
   transfer(): Promise<Client>;
   /** request_access from `agent`; returns the request number (throws unless pending). */
@@ -356,6 +361,7 @@ async function start<B>(
       max_pending: opts.maxPending ?? 10,
     },
     audit: { anchor_interval: opts.anchorIntervalMs ?? H },
+    reconcile: { interval: opts.reconcileIntervalMs ?? 'off' },
     transfer: {
       chunk_size: opts.chunkSize ?? 16 * 2 ** 20,
       ...(opts.putLimit === undefined ? {} : { put_limit: opts.putLimit }),
@@ -410,6 +416,7 @@ async function start<B>(
     logger: Object.assign(daemon.logger, { lines }),
     dir,
     clock,
+    reconciler: daemon.reconciler,
     failAudit: faulty.failWrites,
     onAuditWrite: faulty.onWrite,
     auditLines: () =>

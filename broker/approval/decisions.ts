@@ -31,7 +31,8 @@ export interface DecisionDeps {
   readonly logger: Logger;
 }
 
-function auditGrant(g: GrantRecord): Record<string, unknown> {
+/** A grant as a decision's audit line names it. */
+function auditGrant(g: GrantRecord) {
   return {
     id: g.id,
     item: g.itemNo,

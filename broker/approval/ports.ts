@@ -3,7 +3,7 @@
  * log (the real classes satisfy these), and the owner's lifecycle policy.
  */
 import type { CheckoutLockRecord, GrantRecord, RequestRecord } from '../base/domain.js';
-import type { AuditEvent } from '../audit/events.js';
+import type { AuditSink } from '../audit/events.js';
 import type { GrantDatabase } from '../grants/index.js';
 import type { DecideRefusalCode } from './refusals.js';
 
@@ -46,10 +46,8 @@ export interface ReactionRef {
   roomId: string;
 }
 
-/** What the engine uses of broker/audit's AuditLog. */
-export interface ApprovalAudit {
-  append(event: AuditEvent): Promise<unknown>;
-}
+/** What the engine uses of broker/audit's AuditLog: its one append port. */
+export type ApprovalAudit = AuditSink;
 
 export interface LifecyclePolicy {
   /** A pending request older than this is expired: it can no longer be decided. */

@@ -14,6 +14,9 @@ import type { BrokerConfig } from '../config.js';
 import type { GrantStore } from '../grants/index.js';
 import type { Operations } from '../operations/index.js';
 import type { BrokerMetrics } from '../surfaces/metrics.js';
+import type { Reconciler } from '../operations/reconcile/reconciler.js';
+import type { StrayAnswers } from '../operations/stray-answers.js';
+import type { Timers } from '../operations/timers.js';
 import type { OpenParts } from './parts.js';
 
 export interface Daemon {
@@ -27,6 +30,8 @@ export interface Daemon {
   readonly server: BrokerServer;
   /** The owner socket (`broker approve N` and the other owner commands). */
   readonly ownerSocket: OwnerSocket;
+  /** Nextcloud's Activity compared with the audit log (on reconcile.interval, and on request). */
+  readonly reconciler: Reconciler;
   /** This daemon's own metrics registry (served on GET /metrics with tokens.metrics). */
   readonly metrics: BrokerMetrics;
   /** Starts the gateway, audits `start`, listens. On failure everything is closed again. */
@@ -39,9 +44,11 @@ export interface Daemon {
 export function runningDaemon(
   daemon: Omit<Daemon, 'start' | 'stop'>,
   anchor: AuditAnchor,
+  strays: StrayAnswers,
+  timers: Timers,
   open: OpenParts,
 ): Daemon {
-  const { server, ownerSocket, gateway, operations, audit, logger } = daemon;
+  const { server, ownerSocket, gateway, operations, audit, logger, reconciler, config } = daemon;
   return {
     ...daemon,
     async start() {
@@ -49,6 +56,8 @@ export function runningDaemon(
         const listening = await server.start();
         await ownerSocket.start();
         anchor.start((line) => gateway.announce(line));
+        const { interval } = config.reconcile;
+        if (interval !== 'off') reconciler.start(interval, timers);
         return listening;
       } catch (error) {
         await ownerSocket.stop();
@@ -60,10 +69,12 @@ export function runningDaemon(
     async stop() {
       anchor.stop();
       await ownerSocket.stop();
+      await reconciler.stop();
       await server.close();
-      // Security: the counted refusals are written before the log closes, so none is
-      // unrecorded at a clean stop.
+      // Security: the counted refusals and the held request ids are written before the
+      // log closes, so none is unrecorded at a clean stop.
       await operations.refusals.flushAll();
+      await strays.flushAll();
       try {
         await audit.append({ event: 'stop' });
       } catch (error) {

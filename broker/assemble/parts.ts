@@ -10,6 +10,7 @@ import { createLogger, type Logger } from '../base/log.js';
 import type { BrokerConfig } from '../config.js';
 import { GRANTS_FILE } from '../data-folder.js';
 import { GrantStore } from '../grants/index.js';
+import type { NextcloudAnswer } from '../nextcloud/client.js';
 import { NextcloudClient, type NextcloudClientDeps } from '../nextcloud/index.js';
 
 /**
@@ -70,16 +71,22 @@ export function openGrantStore(
   });
 }
 
-/** One Nextcloud client per configured instance. */
+/**
+ * One Nextcloud client per configured instance; an answer outside every operation's
+ * recording goes to `onAnswer` with the instance's name.
+ */
 export function nextcloudClients(
   config: BrokerConfig,
   overrides: Partial<NextcloudClientDeps> | undefined,
-  deps: Pick<NextcloudClientDeps, 'logger' | 'metrics' | 'now'>,
+  deps: Pick<NextcloudClientDeps, 'logger' | 'metrics' | 'now'> & {
+    onAnswer: (instance: string, answer: NextcloudAnswer) => void;
+  },
   into: Map<string, NextcloudClient>,
 ): ReadonlyMap<string, NextcloudClient> {
   const { chunk_size, put_limit } = config.transfer;
+  const { onAnswer, ...shared } = deps;
   const clientDeps: NextcloudClientDeps = {
-    ...deps,
+    ...shared,
     timeoutMs: 30_000,
     ...(chunk_size === undefined ? {} : { chunkSize: chunk_size }),
     ...(put_limit === undefined ? {} : { putLimit: put_limit }),
@@ -87,6 +94,12 @@ export function nextcloudClients(
   };
   // Each kept as it is made, so a failure half-way still closes those made before.
   for (const [name, instance] of config.instances)
-    into.set(name, new NextcloudClient(instance, clientDeps));
+    into.set(
+      name,
+      new NextcloudClient(instance, {
+        onAnswer: (answer) => onAnswer(name, answer),
+        ...clientDeps,
+      }),
+    );
   return into;
 }

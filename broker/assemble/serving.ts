@@ -21,7 +21,9 @@ import type { NextcloudClient } from '../nextcloud/index.js';
 import { createOperations, type Operations } from '../operations/index.js';
 import { Lifecycle } from '../operations/lifecycle.js';
 import type { RefusalBudgetOptions } from '../operations/refusal-budget.js';
+import type { Reconciler } from '../operations/reconcile/reconciler.js';
 import { AccessRequests } from '../operations/requests.js';
+import type { StrayAnswers } from '../operations/stray-answers.js';
 import type { Timers } from '../operations/timers.js';
 import type { BrokerMetrics } from '../surfaces/metrics.js';
 
@@ -98,9 +100,11 @@ export function ownerSocketOf(
     grantUse: GrantUse;
     gateway: ApprovalGateway;
     pairing: Pairing | undefined;
+    reconciler: Reconciler;
+    recordRequests: (instance: string, ids: readonly string[]) => Promise<boolean>;
   },
 ): OwnerSocket {
-  const { grantUse, gateway, pairing } = parts;
+  const { grantUse, gateway, pairing, reconciler } = parts;
   return new OwnerSocket({
     dir: config.data_dir,
     engine: parts.engine,
@@ -113,6 +117,12 @@ export function ownerSocketOf(
     show: (text, html) => gateway.announce(text, html),
     pins: pairing?.pins,
     pairing: pairing?.desk,
+    recordRequests: parts.recordRequests,
+    reconcile: (since, instance) =>
+      reconciler.passAll(
+        { trigger: 'command', ...(since === undefined ? {} : { since }) },
+        instance,
+      ),
   });
 }
 
@@ -124,11 +134,12 @@ export function sweeping(
     store: GrantStore;
     gateway: ApprovalGateway;
     operations: Operations;
+    strays: StrayAnswers;
     logger: Logger;
     timers: Timers;
   },
 ): Lifecycle {
-  const { operations } = parts;
+  const { operations, strays } = parts;
   return new Lifecycle({
     grants: parts.store,
     gateway: parts.gateway,
@@ -138,7 +149,10 @@ export function sweeping(
     pendingTimeoutMs: config.lifecycle.pending_timeout,
     onGrantsEnded: (grants, reason) => operations.endGrants(grants, reason),
     releaseLocks: () => operations.releaseDueLocks(),
-    summarise: () => operations.refusals.flushDue(),
+    summarise: async () => {
+      await operations.refusals.flushDue();
+      await strays.flushDue();
+    },
     timers: parts.timers,
     intervalMs: intervalMs ?? 5_000,
   });

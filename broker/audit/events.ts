@@ -115,6 +115,8 @@ const IntentFields = {
   /** A calendar window or a new event's times (ms since the epoch). */
   start: z.number().optional(),
   end: z.number().optional(),
+  /** A new event's UID, written before its PUT (reconciliation knows it even if it fails). */
+  uid: z.string().optional(),
   include_text: z.boolean().optional(),
   /** A read-only check of a grant (the transfer surface's check_access): nothing is sent. */
   check_only: z.literal(true).optional(),
@@ -316,6 +318,32 @@ export const UndoLineSchema = z.strictObject({
 });
 export type UndoLine = z.input<typeof UndoLineSchema>;
 
+/**
+ * Ids of requests the broker sent to Nextcloud outside any operation's `outcome` (an
+ * answer that came late, a reconciliation that found nothing new), written in batches,
+ * or of `broker doctor`'s requests (`source`: `broker` or `doctor`).
+ */
+export const NcRequestsEventSchema = z.looseObject({
+  event: z.literal('nc_requests'),
+  instance: z.string(),
+  source: z.string(),
+  nc_request_ids: z.array(z.string()),
+});
+
+/**
+ * One reconciliation of an account's Activity against this log (operations/reconcile/):
+ * its `instances` (those of the one Nextcloud account), what started it (`trigger`), how
+ * many changes were read (`rows`) and how many the broker did not make (`unexplained`,
+ * listed in `changes`), with the ids of its own requests.
+ */
+export const ReconcileEventSchema = z.looseObject({
+  event: z.literal('reconcile'),
+  instances: z.array(z.string()),
+  trigger: z.string(),
+  rows: CountSchema,
+  unexplained: CountSchema,
+});
+
 /** Written by the log itself: a torn tail left in place (`torn`) or a full disk's `outage`. */
 export const RecoveryEventSchema = z.looseObject({ event: z.literal('recovery') });
 
@@ -335,6 +363,8 @@ export const AuditEventSchema = z.discriminatedUnion('event', [
   RecoveryEventSchema,
   PinEventSchema,
   UndoEventSchema,
+  NcRequestsEventSchema,
+  ReconcileEventSchema,
 ]);
 
 /** An event as a reader parses it (reading.ts): what every line of it carries, and the rest. */

@@ -32,6 +32,8 @@ export interface MetricsPort {
   ): void;
   /** The owner decided a request this long after the agent asked. */
   decided(outcome: 'approved' | 'denied', seconds: number): void;
+  /** Reconciliation found changes of the instance's account the broker did not make. */
+  reconcileUnexplained(instance: string, count: number): void;
 }
 
 export const NO_METRICS: MetricsPort = {
@@ -41,6 +43,7 @@ export const NO_METRICS: MetricsPort = {
   bytesMoved: () => undefined,
   nextcloudRequest: () => undefined,
   decided: () => undefined,
+  reconcileUnexplained: () => undefined,
 };
 
 /** Seconds since `started` (a performance.now() reading): what every duration metric takes. */

@@ -24,9 +24,9 @@ export const MIN_SECRET_LENGTH = 16;
 /** `transfer.chunk_size` bounds: 5 MiB (Nextcloud's smallest part) to 4 GiB. */
 const CHUNK_SIZE_MIN = 5 * 2 ** 20;
 const CHUNK_SIZE_MAX = 4 * 2 ** 30;
-/** `audit.anchor_interval` bounds: 1 minute to 7 days. */
-const ANCHOR_INTERVAL_MIN = 60_000;
-const ANCHOR_INTERVAL_MAX = 7 * 86_400_000;
+/** `audit.anchor_interval` and `reconcile.interval` bounds: 1 minute to 7 days. */
+const INTERVAL_MIN = 60_000;
+const INTERVAL_MAX = 7 * 86_400_000;
 type SecretRule = 'token' | 'header' | 'password' | 'login';
 
 const TOKEN_HINT = 'make one with: openssl rand -hex 32';
@@ -327,10 +327,19 @@ export function resolveConfig(
   const { anchor_interval } = raw.audit;
   // Security: a timer above 2^31 ms fires at once in Node, so an interval that long would
   // post the head in a loop; one under a minute floods the owner's room.
-  if (anchor_interval < ANCHOR_INTERVAL_MIN || anchor_interval > ANCHOR_INTERVAL_MAX) {
+  if (anchor_interval < INTERVAL_MIN || anchor_interval > INTERVAL_MAX) {
     out.issue(
       'audit.anchor_interval',
-      `must be between ${formatDuration(ANCHOR_INTERVAL_MIN)} and ${formatDuration(ANCHOR_INTERVAL_MAX)} (got ${formatDuration(anchor_interval)})`,
+      `must be between ${formatDuration(INTERVAL_MIN)} and ${formatDuration(INTERVAL_MAX)} (got ${formatDuration(anchor_interval)})`,
+    );
+  }
+
+  const { interval } = raw.reconcile;
+  // A timer above 2^31 ms fires at once; a pass more often than a minute only loads Nextcloud.
+  if (interval !== 'off' && (interval < INTERVAL_MIN || interval > INTERVAL_MAX)) {
+    out.issue(
+      'reconcile.interval',
+      `must be off, or between ${formatDuration(INTERVAL_MIN)} and ${formatDuration(INTERVAL_MAX)} (got ${formatDuration(interval)})`,
     );
   }
 

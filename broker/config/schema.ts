@@ -154,6 +154,15 @@ export const AuditSchema = strict({
   anchor_interval: duration('1h').default(3_600_000),
 });
 
+export const ReconcileSchema = strict({
+  // `off`: the daemon does not reconcile by itself (`broker reconcile` still does).
+  interval: z
+    .union([z.literal('off'), duration('10m')], {
+      error: 'must be a duration like 10m (s, m, h or d), or off',
+    })
+    .default(600_000),
+});
+
 const BYTE_UNITS: Record<string, number> = { '': 1, KiB: 2 ** 10, MiB: 2 ** 20, GiB: 2 ** 30 };
 
 /** A size like `16MiB` (KiB, MiB, GiB) or a whole number of bytes. */
@@ -211,6 +220,7 @@ export const RawConfigSchema = strict({
   approval: z.enum(['matrix', 'console'], { error: 'must be matrix or console' }).default('matrix'),
   lifecycle: LifecycleSchema.prefault({}),
   audit: AuditSchema.prefault({}),
+  reconcile: ReconcileSchema.prefault({}),
   transfer: TransferSchema.prefault({}),
   // Resolved to an absolute path; a relative one against the config file's folder.
   data_dir: text('a folder for the grant database and audit log').default('./data'),

@@ -10,6 +10,7 @@ import { CapabilitiesCache } from '../nextcloud/capabilities.js';
 import { NextcloudConnection } from '../nextcloud/connection.js';
 import { NextcloudError } from '../nextcloud/errors.js';
 import { buildDavUrl } from '../nextcloud/url.js';
+import { answerOf, type AnswerSink } from '../nextcloud/answers.js';
 import { type Check, fail, pass, skip } from './checklist.js';
 import { checkRetentionDeclaration, checkSpace } from './space.js';
 import { checkUndo } from './undo.js';
@@ -17,6 +18,8 @@ import { checkUndo } from './undo.js';
 export interface NextcloudCheckDeps {
   /** Per request. Default 10 s. */
   timeoutMs?: number;
+  /** Where each answer's request id goes (the doctor records them: requests.ts). */
+  onAnswer?: AnswerSink;
 }
 
 const PROPFIND_DEPTH0 =
@@ -117,7 +120,11 @@ async function checkReachable(inst: InstanceConfig, timeoutMs: number): Promise<
   return pass(`${inst.url} is reachable (Nextcloud${version})`);
 }
 
-async function checkCredentials(inst: InstanceConfig, timeoutMs: number): Promise<Check> {
+async function checkCredentials(
+  inst: InstanceConfig,
+  timeoutMs: number,
+  onAnswer: AnswerSink | undefined,
+): Promise<Check> {
   const pw = `instances.${inst.name}.app_password`;
   const user = `instances.${inst.name}.username`;
   const url = buildDavUrl(inst.url, inst.username, '');
@@ -144,6 +151,8 @@ async function checkCredentials(inst: InstanceConfig, timeoutMs: number): Promis
       r.detail,
     );
   const status = r.res.status;
+  const answer = answerOf('PROPFIND', status, Object.fromEntries(r.res.headers));
+  if (answer !== undefined) onAnswer?.(answer);
   await r.res.body?.cancel().catch(() => undefined);
   if (status === 207) return pass(`credentials accepted (user ${inst.username})`);
   if (status === 401)
@@ -172,8 +181,12 @@ async function checkCredentials(inst: InstanceConfig, timeoutMs: number): Promis
   );
 }
 
-async function checkCapabilities(inst: InstanceConfig, timeoutMs: number): Promise<Check[]> {
-  const conn = new NextcloudConnection(inst, { timeoutMs });
+async function checkCapabilities(
+  inst: InstanceConfig,
+  timeoutMs: number,
+  onAnswer: AnswerSink | undefined,
+): Promise<Check[]> {
+  const conn = new NextcloudConnection(inst, { timeoutMs, ...(onAnswer ? { onAnswer } : {}) });
   try {
     const caps = await conn.guard(() => new CapabilitiesCache(conn, 0).fetch());
     return [
@@ -222,7 +235,7 @@ export async function checkInstance(
       skip('file locking (files.locking): not checked'),
       skip('undo (files.versioning): not checked'),
     ];
-  const credentials = await checkCredentials(inst, timeoutMs);
+  const credentials = await checkCredentials(inst, timeoutMs, deps.onAnswer);
   if (credentials.status === 'fail')
     return [
       reachable,
@@ -234,8 +247,8 @@ export async function checkInstance(
   return [
     reachable,
     credentials,
-    ...(await checkCapabilities(inst, timeoutMs)),
-    await checkSpace(inst, timeoutMs),
+    ...(await checkCapabilities(inst, timeoutMs, deps.onAnswer)),
+    await checkSpace(inst, timeoutMs, deps.onAnswer),
     checkRetentionDeclaration(inst),
   ];
 }

@@ -22,7 +22,9 @@ import { checkAuditLog, checkDataDir, checkDataModes } from './local.js';
 import { checkMatrix } from './matrix.js';
 import { fetchPreflightClient } from './matrix-client.js';
 import { checkEncryption } from './matrix-devices.js';
-import { checkInstance } from './nextcloud.js';
+import { instanceSections } from './instance.js';
+import { recordDoctorRequests } from './requests.js';
+import type { NextcloudAnswer } from '../nextcloud/answers.js';
 
 export interface DoctorDeps {
   env: NodeJS.ProcessEnv;
@@ -90,13 +92,16 @@ export async function runDoctor(configPath: string, deps: DoctorDeps): Promise<D
       ],
     },
   ];
+  // Security: the doctor's own requests are recorded like the broker's (requests.ts).
+  const answers = new Map<string, NextcloudAnswer[]>();
   const instances = await Promise.all(
-    [...config.instances.values()].map(async (inst) => ({
-      title: `Nextcloud instance "${inst.name}"`,
-      checks: await checkInstance(inst, { timeoutMs }),
-    })),
+    [...config.instances.values()].map((inst) => {
+      const list: NextcloudAnswer[] = [];
+      answers.set(inst.name, list);
+      return instanceSections(inst, config, { timeoutMs, onAnswer: (a) => list.push(a) });
+    }),
   );
-  sections.push(...instances);
+  sections.push(...instances.flat());
   if (config.approval === 'matrix' && config.matrix !== undefined) {
     const client = (deps.matrixClient ?? fetchPreflightClient)(config.matrix, timeoutMs);
     sections.push({
@@ -117,6 +122,10 @@ export async function runDoctor(configPath: string, deps: DoctorDeps): Promise<D
       ],
     });
   }
+  sections.push({
+    title: "The doctor's own requests",
+    checks: [await recordDoctorRequests(config.data_dir, answers)],
+  });
   const scrub = createScrubber(
     configSecrets(config),
     [...config.instances.values()].map((i) => [i.username, i.app_password] as const),

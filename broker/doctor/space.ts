@@ -8,6 +8,7 @@
  */
 import type { InstanceConfig } from '../config.js';
 import { keepsFromSpaceExpiry, trashKeepsYoung, versionsKept } from '../config/retention.js';
+import type { AnswerSink } from '../nextcloud/answers.js';
 import { NextcloudConnection } from '../nextcloud/connection.js';
 import { NextcloudError } from '../nextcloud/errors.js';
 import { readOwnSpace } from '../nextcloud/space.js';
@@ -49,8 +50,12 @@ export function checkRetentionDeclaration(inst: InstanceConfig): Check {
   );
 }
 
-export async function checkSpace(inst: InstanceConfig, timeoutMs: number): Promise<Check> {
-  const conn = new NextcloudConnection(inst, { timeoutMs });
+export async function checkSpace(
+  inst: InstanceConfig,
+  timeoutMs: number,
+  onAnswer?: AnswerSink,
+): Promise<Check> {
+  const conn = new NextcloudConnection(inst, { timeoutMs, ...(onAnswer ? { onAnswer } : {}) });
   try {
     const space = await conn.guard(() => readOwnSpace({ conn }));
     if (space.quota === null)

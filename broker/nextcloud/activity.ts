@@ -1,16 +1,20 @@
 /**
  * One page of the Activity app's stream of the broker's account, for reconciliation
  * (docs/nextcloud-behaviour.md "The Activity app"): `GET
- * /ocs/v2.php/apps/activity/api/v2/activity?format=json` with `since` (an activity id),
- * `limit` (at most 200 rows, counted before Nextcloud merges them into entries) and
+ * /ocs/v2.php/apps/activity/api/v2/activity[/self]?format=json` with `since` (an activity
+ * id), `limit` (at most 200 rows, counted before Nextcloud merges them into entries) and
  * `sort`. The next page starts at the `since` of the answer's `Link: <…>; rel="next"`;
- * without one this was the last. An empty page is Nextcloud's 304.
+ * without one this was the last. A page whose rows all came to nothing (none, or none a
+ * provider could word) is Nextcloud's 304, which still carries the `Link` when more
+ * follow. `X-Activity-Last-Given` names the last row read, and the `Date` header the
+ * server's clock.
  */
 import { z } from 'zod';
 import { MAX_SMALL_REPLY_BYTES } from './connection.js';
 import { NextcloudError } from './errors.js';
 import { header } from './connection.js';
 import { activityUrl } from './history-url.js';
+import type { HttpResponse } from './http.js';
 import type { Session } from './session.js';
 
 /** One rich parameter of a subject (a file, a user, an event, a calendar). */
@@ -48,6 +52,10 @@ export interface ActivityPage {
   readonly activities: readonly Activity[];
   /** The `since` of the next page; undefined on the last. */
   readonly next: string | undefined;
+  /** `X-Activity-Last-Given`: the id of the last row the page read (absent: none). */
+  readonly lastGiven?: string;
+  /** The server's clock when it answered (`Date`, ms), when the answer says. */
+  readonly serverTime?: number;
 }
 
 export interface ActivityQuery {
@@ -57,6 +65,8 @@ export interface ActivityQuery {
   readonly limit?: number;
   /** `asc` (oldest first) or `desc` (the default of Nextcloud: newest first). */
   readonly sort?: 'asc' | 'desc';
+  /** `self`: only the account's own changes (who made it: the account); default all. */
+  readonly filter?: 'all' | 'self';
 }
 
 const MAX_LIMIT = 200;
@@ -145,7 +155,7 @@ export async function readActivity(
     throw new NextcloudError('invalid_argument', `an activity page holds 1 to ${MAX_LIMIT} rows`);
   if (query.since !== undefined && !ACTIVITY_ID.test(query.since))
     throw new NextcloudError('invalid_argument', 'an activity id is digits only');
-  const url = activityUrl(conn.instance.url);
+  const url = activityUrl(conn.instance.url, query.filter ?? 'all');
   url.searchParams.set('format', 'json');
   if (query.since !== undefined) url.searchParams.set('since', query.since);
   url.searchParams.set('limit', String(limit));
@@ -160,7 +170,8 @@ export async function readActivity(
     },
     MAX_SMALL_REPLY_BYTES * 8,
   );
-  if (res.status === 304) return { activities: [], next: undefined };
+  const facts = pageFacts(res, conn.name);
+  if (res.status === 304) return { activities: [], ...facts };
   if (res.status === 403)
     throw new NextcloudError(
       'bad_cursor',
@@ -181,8 +192,16 @@ export async function readActivity(
   }
   const page = PageSchema.safeParse(doc);
   if (!page.success) throw bad(conn.name);
+  return { activities: page.data.ocs.data.map(toActivity), ...facts };
+}
+
+/** What every answer says beside its rows: the next page, the last row read, the time. */
+function pageFacts(res: HttpResponse, instance: string): Omit<ActivityPage, 'activities'> {
+  const lastGiven = header(res, 'x-activity-last-given');
+  const date = Date.parse(header(res, 'date') ?? '');
   return {
-    activities: page.data.ocs.data.map(toActivity),
-    next: nextSince(header(res, 'link'), conn.name),
+    next: nextSince(header(res, 'link'), instance),
+    ...(lastGiven !== undefined && ACTIVITY_ID.test(lastGiven) ? { lastGiven } : {}),
+    ...(Number.isFinite(date) ? { serverTime: date } : {}),
   };
 }

@@ -12,8 +12,9 @@
  * to `sink`; an answer outside every such scope goes to the connection's own sink (the
  * broker's other requests). Scopes nest; the innermost wins. The connection reports each
  * answer as it arrives (connection.ts), so a sink has every answer of the requests
- * that got one, also when `run` then fails. An answer that arrives after `run` ended
- * (a request left running) still reaches the sink, which may no longer be read.
+ * that got one, also when `run` then fails. An answer that arrives after `run` ended (a
+ * request left running) goes to the connection's own sink too: the scope's owner has
+ * read its sink by then, and the answer would otherwise be recorded nowhere.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { IncomingHttpHeaders } from 'node:http';
@@ -35,6 +36,11 @@ export type AnswerSink = (answer: NextcloudAnswer) => void;
 // odd reaches the audit log through them. Nextcloud's ids are 20 letters and digits, or
 // Apache mod_unique_id's (letters, digits, `@`, `-`); 128 characters is ample for both.
 const REQUEST_ID = /^[A-Za-z0-9@_.+=/-]{1,128}$/;
+/** Whether `id` is one this module keeps as a request id (a value read back from elsewhere). */
+export function isRequestId(id: unknown): id is string {
+  return typeof id === 'string' && REQUEST_ID.test(id);
+}
+
 /** `OC-FileId`: the file id padded to 8 digits, then the instance id. */
 const OC_FILE_ID = /^0*(\d{1,24})oc[a-z0-9]{1,64}$/;
 const QUOTED_ETAG = /^(W\/)?"[\x21\x23-\x7e]{0,200}"$/;
@@ -80,7 +86,11 @@ export class AnswerRecorder {
 
   /** Runs `run`; every answer to a request it sends goes to `sink`. */
   collect<T>(sink: AnswerSink, run: () => Promise<T>): Promise<T> {
-    return this.#scopes.run(sink, run);
+    let open = true;
+    const scoped: AnswerSink = (answer) => (open ? sink : this.#outside)?.(answer);
+    return this.#scopes.run(scoped, run).finally(() => {
+      open = false;
+    });
   }
 
   /** Hands one answer to the sink of the scope it was sent in. */

@@ -27,6 +27,11 @@ import { checkWindow } from './calendar-events.js';
 import type { Session } from './session.js';
 
 export interface NewEvent {
+  /**
+   * The event's object name and UID stem (a random UUID): chosen by the caller so that it
+   * can record the UID before the PUT is sent (`eventUid`); default a new one.
+   */
+  uuid?: string;
   title: string;
   /** ms since the epoch (whole seconds are kept). */
   start: number;
@@ -36,6 +41,13 @@ export interface NewEvent {
 }
 
 export const PRODID = '-//Nextcloud Access Broker//EN';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** The UID of the event the broker creates from `uuid` (its object is `<uuid>.ics`). */
+export function eventUid(uuid: string): string {
+  return `${uuid}@nextcloud-access-broker`;
+}
 
 /** The iCalendar document of a new event (CRLF line ends, folded, every text escaped). */
 export function eventDocument(event: NewEvent, uid: string, now: number): string {
@@ -94,8 +106,10 @@ export async function createEvent(
   signal?: AbortSignal,
 ): Promise<CreatedEvent> {
   checkWindow(event);
-  const uuid = randomUUID();
-  const uid = `${uuid}@nextcloud-access-broker`;
+  const uuid = event.uuid ?? randomUUID();
+  if (!UUID.test(uuid))
+    throw new NextcloudError('invalid_argument', 'invalid event id: nothing was sent');
+  const uid = eventUid(uuid);
   const object = `${uuid}.ics`;
   const url = groupwareUrl(conn.instance.url, conn.instance.username, 'calendar', [
     calendar,

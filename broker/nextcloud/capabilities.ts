@@ -66,20 +66,26 @@ const OcsSchema = z.object({
   }),
 });
 
-export function parseCapabilities(json: string): Capabilities {
+/** An OCS answer's JSON read with `schema`; undefined when it is not JSON or not that shape. */
+export function ocsJsonOf<T>(json: string, schema: z.ZodType<T>): T | undefined {
   let doc: unknown;
   try {
     doc = JSON.parse(json);
   } catch {
-    doc = undefined;
+    return undefined;
   }
-  const parsed = OcsSchema.safeParse(doc);
-  if (!parsed.success)
+  const parsed = schema.safeParse(doc);
+  return parsed.success ? parsed.data : undefined;
+}
+
+export function parseCapabilities(json: string): Capabilities {
+  const parsed = ocsJsonOf(json, OcsSchema);
+  if (parsed === undefined)
     throw new NextcloudError(
       'bad_response',
       'Nextcloud sent capabilities the broker cannot read: not retried; report this to the owner',
     );
-  const files = parsed.data.ocs.data.capabilities.files;
+  const files = parsed.ocs.data.capabilities.files;
   return {
     // Security: only an explicit `true` counts; anything else means a DELETE could be
     // permanent, so trash is refused.

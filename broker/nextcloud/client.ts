@@ -19,7 +19,8 @@
  * capabilities.ts, and for calendars and address books collections.ts,
  * calendar-events.ts, calendar-create.ts and contacts.ts (each collection named by one
  * component: see groupware-url.ts). What Nextcloud keeps beside the files, for
- * reconciliation and undo: activity.ts (the Activity stream), versions.ts, trashbin.ts
+ * reconciliation and undo: activity.ts (the Activity stream; activity-rows.ts its rows one
+ * change each), versions.ts, trashbin.ts
  * and calendar-trash.ts (URLs in history-url.ts).
  *
  * Every answer's `X-Request-Id` (and `OC-FileId` / `OC-ETag`) goes to the sink of the
@@ -29,6 +30,7 @@ import { randomBytes } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { DEFAULT_CHUNK_SIZE } from '../base/limits.js';
 import { readActivity } from './activity.js';
+import { readActivityRows } from './activity-rows.js';
 import type { AnswerSink } from './answers.js';
 import {
   eventEtag,
@@ -73,6 +75,7 @@ export type { Capabilities } from './capabilities.js';
 export type { Inspection, LockFacts, MountFacts } from './inspect.js';
 export type { Released } from './locks.js';
 export type { Activity, ActivityPage, ActivityQuery, RichParameter } from './activity.js';
+export type { ActivityRows, ActivityRowsQuery } from './activity-rows.js';
 export type { AnswerSink, NextcloudAnswer } from './answers.js';
 export type { TrashedEvent } from './calendar-trash.js';
 export type { RestoredItem, TrashItem } from './trashbin.js';
@@ -157,6 +160,7 @@ export class NextcloudClient {
   readonly ownSpace = this.#verb(readOwnSpace);
   readonly capabilities = this.#verb(readCapabilities);
   readonly activity = this.#verb(readActivity);
+  readonly activityRows = this.#verb(readActivityRows);
   readonly versions = this.#verb(listVersions);
   readonly restoreVersion = this.#verb(restoreVersion);
   readonly versionSaved = this.#verb(versionSaved);

@@ -90,7 +90,7 @@ export function calendarRestoreUrl(base: string, username: string, item: string)
   );
 }
 
-/** The Activity app's stream of the signed-in user (OCS v2). */
-export function activityUrl(base: string): URL {
-  return under(base, ['ocs', 'v2.php', 'apps', 'activity', 'api', 'v2', 'activity'], []);
+/** The Activity app's stream of the signed-in user (OCS v2): all of it, or their own changes. */
+export function activityUrl(base: string, filter: 'all' | 'self' = 'all'): URL {
+  return under(base, ['ocs', 'v2.php', 'apps', 'activity', 'api', 'v2', 'activity', filter], []);
 }

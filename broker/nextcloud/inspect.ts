@@ -21,7 +21,7 @@ export const INSPECT_BODY =
   '<?xml version="1.0" encoding="utf-8"?>' +
   '<d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns" xmlns:nc="http://nextcloud.org/ns"><d:prop>' +
   '<d:resourcetype/><d:getcontentlength/><d:getlastmodified/><d:getetag/>' +
-  '<oc:owner-id/><nc:mount-type/><nc:is-mount-root/><nc:lock-owner-type/><nc:lock-token/>' +
+  '<oc:owner-id/><oc:permissions/><nc:mount-type/><nc:is-mount-root/><nc:lock-owner-type/><nc:lock-token/>' +
   '</d:prop></d:propfind>';
 
 /** A folder's listing for the mount check is refused rather than held in memory beyond this. */
@@ -48,6 +48,8 @@ export interface Inspection {
   readonly entry: Entry;
   readonly lock: LockFacts | null;
   readonly mount: MountFacts;
+  /** `oc:permissions` as Nextcloud spells them (`SRGDNVCK`, …); null when not answered. */
+  readonly permissions: string | null;
 }
 
 function text(props: ReadonlyMap<string, unknown>, key: string): string | undefined {
@@ -75,7 +77,12 @@ function mountOf(props: ReadonlyMap<string, unknown>): MountFacts {
 }
 
 function inspection(entry: Entry, response: DavResponse): Inspection {
-  return { entry, lock: lockOf(response.props), mount: mountOf(response.props) };
+  return {
+    entry,
+    lock: lockOf(response.props),
+    mount: mountOf(response.props),
+    permissions: text(response.props, 'permissions') ?? null,
+  };
 }
 
 /** One file or folder (PROPFIND Depth 0). */
@@ -110,12 +117,28 @@ export async function inspect(
 }
 
 /** The children of a folder, each with its lock and mount facts (PROPFIND Depth 1). */
-export async function inspectChildren(
+export function inspectChildren(
   conn: NextcloudConnection,
   path: string,
   signal?: AbortSignal,
 ): Promise<Inspection[]> {
-  const url = conn.url(path);
+  return children(conn, conn.url(path), path, signal);
+}
+
+/** What the account reaches at its root, each with its owner and mount (`broker doctor`). */
+export function inspectRoot(
+  conn: NextcloudConnection,
+  signal?: AbortSignal,
+): Promise<Inspection[]> {
+  return children(conn, conn.davUrl(''), '', signal);
+}
+
+async function children(
+  conn: NextcloudConnection,
+  url: URL,
+  path: string,
+  signal: AbortSignal | undefined,
+): Promise<Inspection[]> {
   const body = await conn.propfind(url, '1', path, MAX_INSPECT_LISTING_BYTES, signal, INSPECT_BODY);
   const segments = decodeHref(url.pathname, conn.origin);
   return childResponses(parseMultistatus(body), path, segments, conn.origin).map((c) =>

@@ -5,7 +5,9 @@
  * each is checked, audited before it runs, and answered with the canonical name the wall
  * returned; only the steps below hold a Nextcloud client.
  */
+import { randomUUID } from 'node:crypto';
 import type { CallContext } from '../base/call.js';
+import { eventUid } from '../nextcloud/calendar-create.js';
 import type { CollectionKind } from '../base/domain.js';
 import type { Outcome, Pipeline } from './pipeline.js';
 import type {
@@ -94,6 +96,7 @@ export class CollectionOperations {
     ctx: CallContext,
     args: { instance: string; calendar: string; event: NewEvent },
   ): Promise<Outcome<{ calendar: string; created: CreatedEvent }>> {
+    const uuid = randomUUID();
     return this.#pipeline.run(
       ctx,
       collectionOp(args.instance, 'calendar', args.calendar, 'create'),
@@ -101,12 +104,14 @@ export class CollectionOperations {
         const calendar = allowed.paths[0] ?? '';
         return {
           calendar,
-          created: await client.createEvent(calendar, args.event, allowed.signal),
+          created: await client.createEvent(calendar, { ...args.event, uuid }, allowed.signal),
         };
       },
       {
-        // Never the title or text: the audit log records what was done, not content.
-        intent: { start: args.event.start, end: args.event.end },
+        // Never the title or text: the audit log records what was done, not content. The
+        // UID is written before the PUT is sent, so reconciliation knows the event even
+        // when the operation fails after it.
+        intent: { start: args.event.start, end: args.event.end, uid: eventUid(uuid) },
         describe: (v) => ({
           object: v.created.object,
           uid: v.created.event.uid,

@@ -116,6 +116,12 @@ export function createMetrics(instances: readonly string[]): BrokerMetrics {
     buckets: APPROVAL_BUCKETS,
     registers,
   });
+  const unexplained = new Counter({
+    name: 'broker_reconcile_unexplained_total',
+    help: 'Changes in Nextcloud made with the account of the instance that the broker did not make.',
+    labelNames: ['instance'] as const,
+    registers,
+  });
   let gauges: MetricsGauges | undefined;
   const gauge = (name: string, help: string, read: (g: MetricsGauges) => number): void => {
     new Gauge({
@@ -166,6 +172,9 @@ export function createMetrics(instances: readonly string[]): BrokerMetrics {
     },
     decided(outcome, seconds) {
       approval.observe({ outcome: oneOf(outcome, ['approved', 'denied']) }, seconds);
+    },
+    reconcileUnexplained(instance, count) {
+      unexplained.inc({ instance: oneOf(instance, known) }, count);
     },
   };
 }

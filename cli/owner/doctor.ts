@@ -18,9 +18,16 @@ Checks a configuration against the real world and prints a checklist (✓ passed
   - each Nextcloud instance: reachable (status.php), the app password accepted (exactly
     one authenticated request, never retried: Nextcloud throttles failed logins), the
     trash bin (files.undelete) and file locking (files.locking, files_lock app) enabled;
+  - the broker's account on each instance: not an administrator (else ✗), what it
+    reaches (each top-level entry with its owner and permissions; ! when it owns them:
+    then it is someone's own account, see the user guide, "A dedicated account");
+  - reconciliation: the Activity app answers (without it reconciliation is off),
+    reconcile.interval, and the account's stream shows the broker's own last change;
   - with approval: matrix, the room: bot token valid, bot and approver joined, room
     invite-only and not encrypted.
-Safe beside a running broker. Secrets are never printed.
+Safe beside a running broker: it changes nothing, and records the ids of its own
+requests to Nextcloud in the audit log (through the running broker, or directly when
+it is stopped) like the broker's own. Secrets are never printed.
 
 Options:
   --config FILE   the configuration (default: $BROKER_CONFIG, else ./config.yaml)

@@ -4,6 +4,7 @@ import { doctorCommand } from './doctor.js';
 import { ownerSocketCommands } from './owner.js';
 import { pairCommand } from './pair.js';
 import { pinCommands } from './pins.js';
+import { reconcileCommand } from './reconcile.js';
 import { serveCommand } from './serve.js';
 import { startCommand } from './start.js';
 import { processUndoCommand as undoCommand } from './undo.js';
@@ -16,6 +17,7 @@ export const ownerCommands: readonly Command[] = [
   undoCommand,
   pairCommand,
   ...pinCommands,
+  reconcileCommand,
   auditCommand,
   doctorCommand,
 ];
@@ -26,6 +28,7 @@ export {
   ownerSocketCommands,
   pairCommand,
   pinCommands,
+  reconcileCommand,
   serveCommand,
   startCommand,
   undoCommand,

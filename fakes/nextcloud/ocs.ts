@@ -161,12 +161,17 @@ export async function ocs(ctx: OcsContext): Promise<void> {
       email: null,
       displayname: ctx.user,
       'display-name': ctx.user,
-      groups: ['users'],
+      groups: [...ctx.state.faults.groups],
+      subadmin: [],
       language: 'en',
       locale: '',
     });
   }
-  if (ctx.req.method === 'GET' && route.startsWith('apps/activity/api/v2/activity')) {
+  if (
+    ctx.state.faults.activityApp &&
+    ctx.req.method === 'GET' &&
+    route.startsWith('apps/activity/api/v2/activity')
+  ) {
     const [, , , , name, filter, ...more] = ctx.segments;
     if (name === 'activity' && more.length === 0)
       return activityApi(ctx, ctx.user, filter ?? 'all');

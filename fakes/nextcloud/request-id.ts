@@ -32,9 +32,11 @@ export function requestIdRule(res: ServerResponse, rule: RequestIdRule): void {
   if (stamp !== undefined) stamp.rule = rule;
 }
 
-/** Gives the request answered by `res` an id, shown as the rules above say. */
-export function stampRequestId(res: ServerResponse): void {
-  STAMPS.set(res, new RequestIdStamp(newRequestId(), res));
+/** Gives the request answered by `res` an id, shown as the rules above say; answers it. */
+export function stampRequestId(res: ServerResponse): string {
+  const stamp = new RequestIdStamp(newRequestId(), res);
+  STAMPS.set(res, stamp);
+  return stamp.id;
 }
 
 class RequestIdStamp {

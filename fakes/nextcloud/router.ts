@@ -91,7 +91,10 @@ type Auth = { user: string | undefined } | 'answered';
 /** Basic auth; a wrong password counts toward the throttle. Undefined user = no credentials. */
 async function authenticate(state: FakeState, reply: Reply, ocsRoute: boolean): Promise<Auth> {
   const result = checkBasic(reply.req, state);
-  if (result.kind === 'ok') return { user: result.user };
+  if (result.kind === 'ok') {
+    state.adminAudit.loggedIn(result.user);
+    return { user: result.user };
+  }
   if (result.kind === 'bad') await recordFailure(state);
   if (result.kind === 'none' && ocsRoute) return { user: undefined };
   if (ocsRoute) {

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expectContinue } from './continue.js';
 import { ActivityLog } from './activity/log.js';
+import { AdminAuditLog, inRequest } from './admin-audit.js';
 import { CalendarTrash } from './groupware/calendar-trash.js';
 import { Groupware, newEtag } from './groupware/collections.js';
 import { LockTable } from './locks.js';
@@ -18,7 +19,7 @@ import { route } from './router.js';
 import { stampRequestId } from './request-id.js';
 import { ReceivedShares } from './shares.js';
 import { defaultFaults, type FakeState } from './state.js';
-import { traitsOf } from './series.js';
+import { traitsOf, versionOf } from './series.js';
 import { DiskStore } from './store.js';
 import { TrashBin } from './trash.js';
 import { UploadFolders } from './uploads.js';
@@ -77,6 +78,7 @@ export async function startFakeNextcloud(opts: FakeNextcloudOptions = {}): Promi
     calendarTrash: new CalendarTrash(now),
     versions: new VersionStore(path.join(own, 'versions')),
     activity: new ActivityLog(series.collectionIdAsString, now),
+    adminAudit: new AdminAuditLog(opts.series ?? 34, versionOf(series), now),
     authFailures: 0,
     authDelayScale: opts.authDelayScale ?? 0,
     throttleAtFailure: opts.throttleAtFailure ?? 12,
@@ -101,7 +103,7 @@ export async function startFakeNextcloud(opts: FakeNextcloudOptions = {}): Promi
       headers: { ...req.headers },
     };
     state.requests.push(recorded);
-    stampRequestId(res);
+    const requestId = stampRequestId(res);
     res.on('finish', () => {
       recorded.status = res.statusCode;
       const shown = res.getHeader('x-request-id');
@@ -115,11 +117,19 @@ export async function startFakeNextcloud(opts: FakeNextcloudOptions = {}): Promi
       }
       const gate = req.method === 'PUT' ? state.faults.putGate : null;
       if (gate !== null) await gate;
+      const held = state.faults.gate;
+      if (held !== null && held.method === req.method) await held.until;
       if (state.faults.down || closing.signal.aborted) {
         req.socket.destroy();
         return;
       }
-      await route(state, req, res);
+      const current = {
+        id: requestId,
+        method: req.method ?? '',
+        url: req.url ?? '',
+        userAgent: req.headers['user-agent'] ?? '--',
+      };
+      await inRequest(current, () => route(state, req, res));
     })().catch((e: unknown) => {
       if (res.headersSent) {
         res.destroy();
@@ -189,6 +199,9 @@ export async function startFakeNextcloud(opts: FakeNextcloudOptions = {}): Promi
         ...(await files(state.versions.dir)),
         ...(await files(path.join(trashDir, 'files'))),
       ];
+    },
+    adminAudit() {
+      return state.adminAudit.text();
     },
     setQuota(bytes) {
       state.quota = bytes;

@@ -1,5 +1,6 @@
 /** Everything one fake instance knows, shared by its request handlers. */
 import type { ActivityLog } from './activity/log.js';
+import type { AdminAuditLog } from './admin-audit.js';
 import type { CalendarTrash } from './groupware/calendar-trash.js';
 import type { Groupware } from './groupware/collections.js';
 import type { LockTable } from './locks.js';
@@ -31,6 +32,8 @@ export interface FakeState {
   versions: VersionStore;
   /** The Activity app's rows, every user's. */
   activity: ActivityLog;
+  /** The admin_audit app's log lines. */
+  adminAudit: AdminAuditLog;
   /** Failed logins since start or the last reset (one client IP: loopback). */
   authFailures: number;
   authDelayScale: number;
@@ -57,6 +60,9 @@ export function defaultFaults(): Faults {
     uploadDeleteForbidden: 0,
     quotaBytes: null,
     putGate: null,
+    gate: null,
     putBodyLimit: null,
+    activityApp: true,
+    groups: [],
   };
 }

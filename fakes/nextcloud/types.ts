@@ -57,11 +57,20 @@ export interface Faults {
    */
   putGate: Promise<void> | null;
   /**
+   * While set, every request of that method waits for `until` before it is handled (a
+   * test makes something happen on the server before the request it races with).
+   */
+  gate: { readonly method: string; readonly until: Promise<unknown> } | null;
+  /**
    * The largest request body a PUT may announce (null: none). A larger one is answered
    * 413 before its body is asked for, as Apache's LimitRequestBody or a proxy's body
    * limit (nginx client_max_body_size) does.
    */
   putBodyLimit: number | null;
+  /** The Activity app enabled (its API answers); off, its routes are 404 as on a server without it. */
+  activityApp: boolean;
+  /** The groups `cloud/user` names for the user (`admin`: an administrator). */
+  groups: string[];
 }
 
 export interface RecordedRequest {
@@ -145,6 +154,11 @@ export interface FakeNextcloud {
    * For tests of "nothing is lost".
    */
   keptContents(): Promise<Buffer[]>;
+  /**
+   * The admin_audit log (admin-audit.ts) as its file holds it: JSON lines, a login per
+   * authenticated request and a line per file action, under each request's id.
+   */
+  adminAudit(): string;
   /** Give the user a quota in bytes (as `occ user:setting USER files quota`), null for none. */
   setQuota(bytes: number | null): void;
   /**

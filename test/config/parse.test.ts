@@ -31,6 +31,7 @@ describe('parseConfig: a valid file', () => {
       max_pending: 10,
     });
     expect(config.audit).toEqual({ anchor_interval: 3_600_000 });
+    expect(config.reconcile).toEqual({ interval: 600_000 });
     expect(config.transfer).toEqual({});
     expect(config.data_dir).toBe('/srv/broker/data');
     expect(config.logging).toEqual({ level: 'info' });
@@ -76,6 +77,7 @@ describe('parseConfig: a valid file', () => {
       max_pending: 3,
     };
     raw['audit'] = { anchor_interval: '15m' };
+    raw['reconcile'] = { interval: 'off' };
     raw['transfer'] = { chunk_size: '32MiB', put_limit: '100MiB' };
     raw['data_dir'] = '/var/lib/broker';
     raw['logging'] = { level: 'debug' };
@@ -100,6 +102,7 @@ describe('parseConfig: a valid file', () => {
       max_pending: 3,
     });
     expect(config.audit).toEqual({ anchor_interval: 900_000 });
+    expect(config.reconcile).toEqual({ interval: 'off' });
     expect(config.transfer).toEqual({ chunk_size: 32 * 2 ** 20, put_limit: 100 * 2 ** 20 });
     expect(config.data_dir).toBe('/var/lib/broker');
     expect(config.logging.level).toBe('debug');
@@ -299,6 +302,13 @@ const NEGATIVE: [string, unknown, RegExp][] = [
   ['audit.anchor_interval', '8d', /between 1m and 7d \(got 8d\)/],
   ['audit.anchor_interval', '30d', /between 1m and 7d/],
   ['audit.anchor_intervall', '1h', /unknown key/],
+  ['reconcile', 'often', /mapping/],
+  ['reconcile.interval', 'sometimes', /duration like 10m .*, or off/],
+  ['reconcile.interval', 'Off', /duration like 10m .*, or off/],
+  ['reconcile.interval', 600, /duration like 10m .*, or off/],
+  ['reconcile.interval', '30s', /must be off, or between 1m and 7d \(got 30s\)/],
+  ['reconcile.interval', '8d', /must be off, or between 1m and 7d \(got 8d\)/],
+  ['reconcile.intervals', '10m', /unknown key/],
   ['transfer.chunk_size', '1MiB', /between 5MiB and 4GiB/],
   ['transfer.chunk_size', '5GiB', /between 5MiB and 4GiB/],
   ['transfer.chunk_size', '16MB', /size: a whole number followed by KiB, MiB or GiB/],

@@ -162,6 +162,8 @@ describe('reset()', () => {
       uploadDeleteForbidden: 3,
       quotaBytes: 10,
       putBodyLimit: 1024,
+      activityApp: false,
+      groups: ['admin'],
     });
     await fake.lockAs('f.txt', { type: 'token' });
     fake.reset();
@@ -179,7 +181,10 @@ describe('reset()', () => {
       uploadDeleteForbidden: 0,
       quotaBytes: null,
       putGate: null,
+      gate: null,
       putBodyLimit: null,
+      activityApp: true,
+      groups: [],
     });
     expect(fake.lockOf('f.txt')).toBeUndefined();
     expect(await fake.exists('f.txt')).toBe(true);

@@ -72,6 +72,21 @@ describe('intentsPrecedeRequests', () => {
     const r = intentsPrecedeRequests(reqs, records, 'alice');
     expect(r.violations).toHaveLength(3);
   });
+
+  it('lets reconciliation read the account’s own Activity without an intent, and nothing else by that name', () => {
+    const reqs: ArrivedRequest[] = [
+      {
+        method: 'GET',
+        path: '/ocs/v2.php/apps/activity/api/v2/activity/self?limit=1',
+        durableSeq: 0,
+      },
+      { method: 'DELETE', path: '/ocs/v2.php/apps/activity/api/v2/activity/self', durableSeq: 0 },
+    ];
+    const r = intentsPrecedeRequests(reqs, records, 'alice');
+    expect(r.violations.map((v) => v.detail)).toEqual([
+      expect.stringMatching(/^request #1 DELETE/),
+    ]);
+  });
 });
 
 describe('intentsPrecedeRequests: what a write sends beside its own path', () => {

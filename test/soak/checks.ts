@@ -46,6 +46,9 @@ function actsFor(req: ArrivedRequest, path: string, intended: string): boolean {
   return req.method === 'PROPFIND' && path === folder;
 }
 
+/** Where reconciliation reads the account's own changes. */
+const ACTIVITY_API = '/ocs/v2.php/apps/activity/api/v2/activity';
+
 export interface AuditLine {
   seq: number;
   ts: string;
@@ -96,6 +99,13 @@ export function intentsPrecedeRequests(
   const matched: (number | undefined)[] = [];
   const folders = new Map<string, string | undefined>();
   for (const [i, req] of requests.entries()) {
+    // Reconciliation's one kind of request goes without an intent by design: a read of
+    // the account's own Activity stream, no operation of the agent's, its request id
+    // recorded after it (docs/architecture.md, "Reconciliation").
+    if (req.method === 'GET' && req.path.startsWith(ACTIVITY_API)) {
+      matched.push(undefined);
+      continue;
+    }
     const path = actedOn(req, user, folders);
     const before = intents.filter((r) => r.seq <= req.durableSeq);
     const match =

@@ -130,10 +130,15 @@ describe('a failure between the rename and the delete loses nothing and says whe
             decodeURIComponent(String(r.headers['destination']).split('/alice/')[1] ?? ''),
           )
           .at(-1);
-        void broker.fake.lockAs(String(renamed), { type: 'user', owner: 'bob' });
+        // Held until the lock is in place, so the DELETE always meets it.
+        broker.fake.faults.gate = {
+          method: 'DELETE',
+          until: broker.fake.lockAs(String(renamed), { type: 'user', owner: 'bob' }),
+        };
       },
     );
     const answer = await trash('A/x.txt');
+    broker.fake.faults.gate = null;
     expect(answer).toMatchObject({ status: 'error', code: 'locked' });
     const record = trashOutcomes().at(-1)?.['trash'] as { state: string; renamed: string };
     expect(record).toMatchObject({ state: 'left_renamed', original: 'A/x.txt' });

@@ -6,7 +6,7 @@
  */
 import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { useUndoScene } from './helpers.js';
 import { nextSecond } from '../../fakes/nextcloud.js';
 import { push, replace } from '../../support/agent-writes.js';

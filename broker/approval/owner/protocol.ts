@@ -11,6 +11,8 @@ import type { GrantRecord, RequestRecord } from '../../base/domain.js';
 import { DEFAULT_KIND } from '../../base/kinds.js';
 import { iso } from '../../base/time.js';
 import type { UndoAnswer } from '../../operations/undo/service.js';
+import type { ReconcileReport } from '../../operations/reconcile/report.js';
+import { isRequestId } from '../../nextcloud/answers.js';
 
 /** The socket's file name in data_dir. */
 export const OWNER_SOCKET_FILE = 'owner.sock';
@@ -19,6 +21,9 @@ export const OWNER_SOCKET_FILE = 'owner.sock';
 export const MAX_REQUEST_BYTES = 4096;
 
 const DeviceIdSchema = z.string().min(1).max(255);
+
+/** The most request ids one `requests` line carries. */
+export const MAX_RECORDED_IDS = 100;
 
 /**
  * A typed command (the approval language), a read-only listing, an unpin, or the start
@@ -31,6 +36,22 @@ export const OwnerRequestSchema = z.discriminatedUnion('op', [
   z.object({ op: z.literal('pins') }),
   z.object({ op: z.literal('unpin'), device: DeviceIdSchema }),
   z.object({ op: z.literal('pair'), expect: DeviceIdSchema.optional() }),
+  // `broker reconcile` now (`since`: an ISO time, else from the cursor).
+  z.object({
+    op: z.literal('reconcile'),
+    since: z
+      .string()
+      .refine((s) => Number.isFinite(Date.parse(s)))
+      .optional(),
+    instance: z.string().optional(),
+  }),
+  // `broker doctor`'s request ids, to be recorded (`nc_requests`, source `doctor`).
+  // Security: only values that read as Nextcloud's request ids reach the audit log.
+  z.object({
+    op: z.literal('requests'),
+    instance: z.string(),
+    ids: z.array(z.string().refine(isRequestId)).max(MAX_RECORDED_IDS),
+  }),
 ]);
 export type OwnerRequest = z.infer<typeof OwnerRequestSchema>;
 
@@ -132,6 +153,8 @@ export type OwnerResponse =
       unpinned?: PinJson;
       /** What an `undo` did (`broker undo`). */
       undo?: UndoAnswer;
+      /** `reconcile`: one report per Nextcloud account. */
+      reports?: ReconcileReport[];
     }
   | { ok: false; error: string; next_step: string };
 

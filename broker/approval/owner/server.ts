@@ -38,6 +38,7 @@ import type { ApproverPins } from '../pairing/pins.js';
 import { pairOverSocket } from './pair-conversation.js';
 import { pinsAnswer, unpinAnswer } from './pin-answers.js';
 import { shellDecision } from './shell-decisions.js';
+import type { ReconcileReport } from '../../operations/reconcile/report.js';
 
 /** The actor (and channel) the audit records for a decision made over the socket. */
 export const SOCKET_ACTOR = 'socket';
@@ -63,6 +64,10 @@ export interface OwnerSocketDeps {
   readonly lastUsed?: (grantId: number) => number | undefined;
   /** The broker's uid (default this process's); tests pass another to see a refusal. */
   readonly uid?: number | undefined;
+  /** A reconciliation now (`broker reconcile`): every account's, or `instance`'s. */
+  readonly reconcile?: (since: number | undefined, instance?: string) => Promise<ReconcileReport[]>;
+  /** Records `broker doctor`'s request ids of a configured instance; false: not written. */
+  readonly recordRequests?: (instance: string, ids: readonly string[]) => Promise<boolean>;
 }
 
 /** Resolves true when something accepts connections on `path`. */
@@ -166,8 +171,8 @@ export class OwnerSocket {
       const end = buffered.indexOf('\n');
       if (end < 0 && buffered.length <= MAX_REQUEST_BYTES) return;
       answered = true;
-      // The line is in: what follows is the broker's to take its time over (an undo
-      // waits on Nextcloud), not the client's idle time.
+      // The line is in: the answer may take long (an undo waits on Nextcloud, a
+      // reconciliation pages it), and that is the broker's time, not the client's idle time.
       socket.setTimeout(0);
       const line = end < 0 ? '' : buffered.slice(0, end);
       const request = line.length > MAX_REQUEST_BYTES ? undefined : parseOwnerRequest(line);
@@ -216,6 +221,17 @@ export class OwnerSocket {
     if (request.op === 'grants') return this.#grants();
     if (request.op === 'pins') return pinsAnswer(this.#deps.pins);
     if (request.op === 'unpin') return unpinAnswer(this.#deps.pins, request.device, SOCKET_ACTOR);
+    if (request.op === 'reconcile') return this.#reconcile(request);
+    if (request.op === 'requests') {
+      const written = (await this.#deps.recordRequests?.(request.instance, request.ids)) ?? false;
+      return written
+        ? { ok: true, text: '' }
+        : {
+            ok: false,
+            error: `the request ids of instance '${request.instance}' were not recorded`,
+            next_step: 'check the instance name and the broker log',
+          };
+    }
     if (request.op === 'status') {
       const reply = await this.#deps.engine.apply({ kind: 'status' }, SOCKET_ACTOR);
       const now = this.#deps.now();
@@ -254,6 +270,18 @@ export class OwnerSocket {
         error: errorLine(err),
       });
     });
+  }
+
+  async #reconcile(request: OwnerRequest & { op: 'reconcile' }): Promise<OwnerResponse> {
+    const reconcile = this.#deps.reconcile;
+    if (reconcile === undefined)
+      return {
+        ok: false,
+        error: 'this broker does not reconcile',
+        next_step: 'stop it and run `broker reconcile` again: it then reads directly',
+      };
+    const since = request.since === undefined ? undefined : Date.parse(request.since);
+    return { ok: true, text: '', reports: await reconcile(since, request.instance) };
   }
 
   #replied(reply: Reply): OwnerResponse {

@@ -35,6 +35,7 @@ export const OWNER_COMMAND_NAMES: readonly string[] = [
   'pair',
   'pins',
   'unpin',
+  'reconcile',
   'audit',
   'doctor',
 ];

@@ -1,9 +1,10 @@
 /**
  * What Nextcloud does beside a change to a file or folder (observed on 34.0.1 and
- * 29.0.5): files_versions saves the content an overwrite replaces (../versions.ts), and
- * the Activity app records the change in the stream of each user it reaches
+ * 29.0.5): files_versions saves the content an overwrite replaces (../versions.ts), the
+ * Activity app records the change in the stream of each user it reaches
  * (../activity/log.ts): the user who made it, and the sharer when it lies in a share the
- * user received. The WebDAV handlers call these around the change itself.
+ * user received; and admin_audit logs the request's file action (../admin-audit.ts).
+ * The WebDAV handlers call these around the change itself.
  */
 import type { SharerView } from '../activity/log.js';
 import { parentRel } from '../paths.js';
@@ -75,6 +76,13 @@ export async function written(
 ): Promise<void> {
   const node = await versionWritten(scope, before, rel);
   if (node === undefined) return;
+  if (author === scope.user)
+    scope.state.adminAudit.file(scope.user, {
+      kind: before === undefined ? 'created' : 'written',
+      fileId: node.fileId,
+      path: rel,
+      isNew: before === undefined,
+    });
   scope.state.activity.file(
     before === undefined ? 'created' : 'changed',
     author,
@@ -101,6 +109,13 @@ async function fileChange(
 ): Promise<void> {
   const node = await scope.state.store.info(rel);
   if (node === undefined) return;
+  if (change === 'created')
+    scope.state.adminAudit.file(scope.user, {
+      kind: 'created',
+      fileId: node.fileId,
+      path: rel,
+      isNew: true,
+    });
   scope.state.activity.file(
     change,
     scope.user,
@@ -112,6 +127,7 @@ async function fileChange(
 
 /** The item with `fileId` that was at `rel` went to the trash bin (or is gone). */
 export function deleted(scope: ChangeScope, rel: string, fileId: number): void {
+  scope.state.adminAudit.file(scope.user, { kind: 'deleted', fileId, path: rel });
   scope.state.activity.file(
     'deleted',
     scope.user,
@@ -127,6 +143,7 @@ export async function moved(scope: ChangeScope, from: string, to: string): Promi
   const node = await store.info(to);
   const folder = await store.info(parentRel(to));
   if (node === undefined || folder === undefined) return;
+  scope.state.adminAudit.file(scope.user, { kind: 'renamed', fileId: node.fileId, from, to });
   scope.state.activity.moved(
     scope.user,
     scope.user,

@@ -107,6 +107,8 @@ async function sendFile(ctx: DavContext, node: NodeInfo): Promise<void> {
     'X-Accel-Buffering': 'no',
     ...(range ? { 'Content-Range': `bytes ${start}-${end}/${node.size}` } : {}),
   });
+  if (ctx.req.method === 'GET')
+    ctx.state.adminAudit.file(ctx.user, { kind: 'accessed', fileId: node.fileId, path: node.rel });
   if (ctx.req.method === 'HEAD' || length === 0) {
     ctx.res.end();
     return;

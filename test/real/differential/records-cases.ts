@@ -50,6 +50,12 @@ const activity = (name: string, query: string, extra: Partial<Step> = {}): Step 
   ...extra,
 });
 
+/** The same request on the account's own changes (`/activity/self`: reconciliation's). */
+const own = (name: string, query: string, extra: Partial<Step> = {}): Step => ({
+  ...activity(name, query, extra),
+  target: `${ACTIVITY}/self?format=json&${query}`,
+});
+
 /**
  * The folder `at` made, then the newest activity row read: where a case's own changes
  * start (`{activity:start}`). Two changes come before the read, so that both servers have
@@ -172,6 +178,25 @@ export const RECORDS_CASES: readonly Case[] = [
         method: 'GET',
         target: `${ACTIVITY}?format=json&limit=1`,
       },
+    ],
+  },
+  {
+    name: 'the Activity app: the account’s own rows, one per page, read on past a merged entry',
+    steps: [
+      ...markAfter('R'),
+      write('PUT a file', '~/R/r.txt', 'r1', 0),
+      write('PUT a change', '~/R/r.txt', 'r2', 10),
+      write('PUT another change', '~/R/r.txt', 'r3', 20),
+      own('the account’s own since the mark (merged)', 'since={activity:start}&sort=asc'),
+      own('one row: the first', 'since={activity:start}&sort=asc&limit=1', { activity: 'r1' }),
+      own('one row: the second', 'since={activity:r1}&sort=asc&limit=1', { activity: 'r2' }),
+      own('one row: the third', 'since={activity:r2}&sort=asc&limit=1', { activity: 'r3' }),
+      own('one row after the last: 304', 'since={activity:r3}&sort=asc&limit=1'),
+      own(
+        'the page asked again with fewer rows than it read',
+        'since={activity:start}&sort=asc&limit=2',
+      ),
+      own('newest first, one row', 'sort=desc&limit=1'),
     ],
   },
   {
