@@ -15,6 +15,7 @@ import { failure, type Envelope } from '../base/envelope.js';
 import type { Checkouts } from './checkouts.js';
 import { ETAG_FORM, isQuotedEtag } from '../base/etag.js';
 import { BLOB_SHA256_HEADER, SHA256_HEX } from '../base/protocol.js';
+import { uploadEffect } from './effects.js';
 import { relayHashing } from './hashing.js';
 import { isNextcloudError } from './nextcloud-errors.js';
 import { OperationRefusal, type Outcome, type Pipeline } from './pipeline.js';
@@ -244,6 +245,8 @@ export class BlobTransfers {
           verified_by: v.verifiedBy,
           chunked: v.chunked,
           unlocked: v.unlocked,
+          // What undo needs: the content it replaced (a version now), or a new file.
+          effect: uploadEffect(ticket.replaces, v.fileId),
         }),
       },
     );
