@@ -10,6 +10,7 @@ import {
   reconcileCommand,
   serveCommand,
   startCommand,
+  undoCommand,
 } from './owner/index.js';
 import { BUILTINS_USAGE, commandList, dispatch } from './dispatch.js';
 import { processUsageIo, type UsageIo } from './usage.js';
@@ -20,6 +21,7 @@ export const commands: readonly Command[] = [
   serveCommand,
   ...clientCommands,
   ...ownerSocketCommands,
+  undoCommand,
   pairCommand,
   ...pinCommands,
   reconcileCommand,
@@ -36,8 +38,8 @@ ${commandList(commands)}
 
 Run \`broker <command> --help\` for a command's options and an example.
 Client commands read $BROKER_URL and $BROKER_TRANSFER_TOKEN.
-approve, deny, revoke, show, status, grants, pair, pins, unpin and reconcile talk to the
-running broker over <data_dir>/owner.sock (found through --config FILE, $BROKER_CONFIG or
+approve, deny, revoke, show, status, grants, undo, pair, pins, unpin and reconcile talk to
+the running broker over <data_dir>/owner.sock (found through --config FILE, $BROKER_CONFIG or
 ./config.yaml). With an encrypted Matrix room, \`broker pair\` pins the device you decide from.
 
 ${BUILTINS_USAGE}

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { AuditLog, type AuditRecord } from '../broker/audit/index.js';
 import { GrantStore } from '../broker/grants/index.js';
 import type { LifecyclePolicy } from '../broker/approval/ports.js';
-import { ApprovalEngine } from '../broker/approval/engine.js';
+import { ApprovalEngine, type ApprovalEngineDeps } from '../broker/approval/engine.js';
 import type { GrantRecord, Mode } from '../broker/base/domain.js';
 import { memoryLogger } from '../broker/base/log.js';
 import { faultyAuditFs } from './audit-fs.js';
@@ -49,6 +49,8 @@ export async function harness(
     /** The Matrix room is encrypted (help offers the poll and pairing). */
     encrypted?: boolean;
     lifecycle?: Partial<LifecyclePolicy>;
+    /** What `undo` runs (the daemon's is operations/undo/); without it undo is refused. */
+    undo?: ApprovalEngineDeps['undo'];
   } = {},
 ): Promise<Harness> {
   const clock = { now: T0 };
@@ -67,6 +69,7 @@ export async function harness(
     instances: new Set(opts.instances ?? ['personal', 'work']),
     ...(opts.channel === undefined ? {} : { channel: opts.channel }),
     ...(opts.encrypted === undefined ? {} : { encrypted: opts.encrypted }),
+    ...(opts.undo === undefined ? {} : { undo: opts.undo }),
     logger,
     onRevoked: async (grants) => {
       revokedCalls.push(grants);

@@ -46,3 +46,25 @@ export async function ownerDeletes(
   });
   return res.status;
 }
+
+/**
+ * The owner's own sync client writes `content` to `path` with the mtime it had locally
+ * (`X-OC-Mtime`, unix seconds), as a desktop client does. Returns the status.
+ */
+export async function ownerWritesAt(
+  fake: FakeNextcloud,
+  password: string,
+  path: string,
+  content: string,
+  mtime: number,
+): Promise<number> {
+  const res = await fetch(`${fake.url}/remote.php/dav/files/${fake.user}/${path}`, {
+    method: 'PUT',
+    headers: {
+      authorization: `Basic ${Buffer.from(`${fake.user}:${password}`).toString('base64')}`,
+      'x-oc-mtime': String(mtime),
+    },
+    body: content,
+  });
+  return res.status;
+}

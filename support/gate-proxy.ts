@@ -16,6 +16,12 @@ export interface GateProxy {
   readonly url: string;
   /** Holds `direction` once `bytes` more have passed it; resolves when it holds. */
   holdAfter(direction: Direction, bytes: number): Promise<void>;
+  /**
+   * Holds the next request whose request line matches `line` (e.g. `PROPFIND <path>`):
+   * that connection's upward bytes stop before the line and the server never sees the
+   * request until `release`; every other connection flows. Resolves when it holds.
+   */
+  holdRequest(line: RegExp): Promise<void>;
   /** Forwards what was held and lets everything flow again. */
   release(): void;
   /** Drops every connection at once, as a server that went away. */
@@ -40,11 +46,15 @@ export async function startGateProxy(target: string): Promise<GateProxy> {
   const upstream = new URL(target);
   const sockets = new Set<Socket>();
   let gate: Gate | undefined;
+  let requestHold: { readonly line: RegExp; readonly onHeld: () => void } | undefined;
+  /** Connections whose request is held (`holdRequest`): a drain does not wake them. */
+  const heldRequests = new Set<Socket>();
   const waiting: (() => void)[] = [];
   const made: string[] = [];
   /** The last bytes sent upward on each connection, so a request line cut in two is found. */
   const tails = new WeakMap<Socket, string>();
-  const scanUp = (from: Socket, chunk: Buffer): void => {
+  /** Records the MKCOLs in `chunk`; answers the text scanned (with the joined tail). */
+  const scanUp = (from: Socket, chunk: Buffer): string => {
     const text = (tails.get(from) ?? '') + chunk.toString('latin1');
     for (const m of text.matchAll(/MKCOL (\/\S+) HTTP\/1\.1\r\n/g))
       if (m[1] !== undefined) made.push(m[1]);
@@ -52,12 +62,28 @@ export async function startGateProxy(target: string): Promise<GateProxy> {
     // previous request's body directly. A request line is short: keep enough to join one
     // cut at a chunk boundary (a line seen twice this way is listed once).
     tails.set(from, text.slice(-512));
+    return text;
   };
 
   /** Forwards `from` → `to`, through the gate for `direction`. */
   const forward = (from: Socket, to: Socket, direction: Direction): void => {
     from.on('data', (chunk: Buffer) => {
-      if (direction === 'up') scanUp(from, chunk);
+      const text = direction === 'up' ? scanUp(from, chunk) : '';
+      const hold = requestHold;
+      if (hold !== undefined && direction === 'up' && hold.line.test(text)) {
+        // The whole chunk waits (a request line cut in two: its first part went ahead,
+        // and a request is not served before its line ends).
+        requestHold = undefined;
+        heldRequests.add(from);
+        from.pause();
+        waiting.push(() => {
+          heldRequests.delete(from);
+          if (!to.destroyed) to.write(chunk);
+          from.resume();
+        });
+        hold.onHeld();
+        return;
+      }
       const g = gate;
       if (g === undefined || g.direction !== direction) {
         if (!to.write(chunk)) from.pause();
@@ -82,6 +108,7 @@ export async function startGateProxy(target: string): Promise<GateProxy> {
       if (!to.write(chunk)) from.pause();
     });
     to.on('drain', () => {
+      if (heldRequests.has(from)) return;
       if (gate?.held !== true || gate.direction !== direction) from.resume();
     });
     from.on('end', () => to.end());
@@ -108,12 +135,19 @@ export async function startGateProxy(target: string): Promise<GateProxy> {
       new Promise<void>((onHeld) => {
         gate = { direction, remaining: bytes, held: false, onHeld };
       }),
+    holdRequest: (line) =>
+      new Promise<void>((onHeld) => {
+        requestHold = { line, onHeld };
+      }),
     release: () => {
       gate = undefined;
+      requestHold = undefined;
       for (const resume of waiting.splice(0)) resume();
     },
     cut: () => {
       gate = undefined;
+      requestHold = undefined;
+      heldRequests.clear();
       waiting.length = 0;
       for (const s of sockets) s.destroy();
     },

@@ -8,6 +8,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { ApprovalEngineDeps } from '../broker/approval/engine.js';
 import type { GrantRecord, RequestRecord } from '../broker/base/domain.js';
 import { memoryLogger } from '../broker/base/log.js';
 import type { AuditRecord } from '../broker/audit/index.js';
@@ -234,6 +235,8 @@ export interface E2eeRigOptions {
   readonly pinPhone?: boolean;
   /** Pairing for the gateway (support/pairing.ts), built on the rig's store and data folder. */
   readonly pairing?: (core: Harness, dataDir: string) => MatrixPairing;
+  /** What the engine runs for `undo` (the harness's option). */
+  readonly undo?: ApprovalEngineDeps['undo'];
 }
 
 export async function e2eeRig(opts: E2eeRigOptions = {}): Promise<E2eeRig> {
@@ -242,7 +245,12 @@ export async function e2eeRig(opts: E2eeRigOptions = {}): Promise<E2eeRig> {
   });
   hs.createRoom({ id: ROOM, members: [OWNER, BOT], encrypted: true });
   const dataDir = mkdtempSync(join(tmpdir(), 'broker-e2ee-'));
-  let core = await harness();
+  // The engine of an encrypted room (help, and what only a pinned device may decide).
+  const engineOptions = {
+    encrypted: true,
+    ...(opts.undo === undefined ? {} : { undo: opts.undo }),
+  };
+  let core = await harness(engineOptions);
   const [phone, laptop] = await Promise.all([
     e2eeClient(hs, OWNER, 'PHONEDEVICE'),
     e2eeClient(hs, OWNER, 'LAPTOPDEVICE'),
@@ -308,7 +316,7 @@ export async function e2eeRig(opts: E2eeRigOptions = {}): Promise<E2eeRig> {
     newDatabase: async () => {
       await rig.gw.stop();
       await core.close();
-      core = await harness();
+      core = await harness(engineOptions);
       rig.gw = gateway();
       await rig.gw.start();
     },

@@ -11,4 +11,9 @@ export type Command =
   /** Request N in full: reason, every item with its state. */
   | { kind: 'show'; request: number }
   | { kind: 'status' }
-  | { kind: 'help' };
+  | { kind: 'help' }
+  /**
+   * Takes back what operation SEQ (its audit line), or every operation under the grants
+   * of request N, changed (operations/undo/); with `dryRun`, only says what it would do.
+   */
+  | { kind: 'undo'; target: { seq: number } | { request: number }; dryRun: boolean };

@@ -24,6 +24,8 @@ import { MemoryReactionLinks, ReactionLinks, type ReactionLinkStore } from './re
 import { reply, say, type Reply } from './reply.js';
 import { Revocations } from './revocations.js';
 import { Views } from './views.js';
+import { renderUndo } from './undo-message.js';
+import type { UndoAnswer, UndoCommand } from '../operations/undo/service.js';
 
 type PolicyDeps =
   | { config: { lifecycle: LifecyclePolicy; instances: ReadonlyMap<string, unknown> } }
@@ -52,7 +54,13 @@ export type ApprovalEngineDeps = PolicyDeps & {
   batch?: <T>(command: () => Promise<T>) => Promise<T>;
   /** A line `status` ends with (the clear-text room warning, views.ts). */
   statusNotice?: string;
+  /** Takes back what operations changed (operations/undo/); without it `undo` is refused. */
+  undo?: (command: UndoCommand) => Promise<UndoAnswer>;
 };
+
+/** Said when `undo` is typed in a clear-text room. */
+export const UNDO_NEEDS_ENCRYPTION =
+  "Undo is taken only from a pinned device in an encrypted room (matrix.encryption: required), or on the broker's host (broker undo); in this clear-text room the homeserver could make it up. Nothing was changed.";
 
 export class ApprovalEngine {
   /**
@@ -74,8 +82,13 @@ export class ApprovalEngine {
   readonly #reactions: ReactionLinkStore;
   #queue: Promise<unknown> = Promise.resolve();
   readonly #batch: <T>(command: () => Promise<T>) => Promise<T>;
+  readonly #undo: ApprovalEngineDeps['undo'];
+  /** A Matrix room without encryption: its decisions are only the homeserver's word. */
+  readonly #clearTextRoom: boolean;
 
   constructor(deps: ApprovalEngineDeps) {
+    this.#undo = deps.undo;
+    this.#clearTextRoom = (deps.channel ?? 'matrix') === 'matrix' && deps.encrypted !== true;
     this.storeId = deps.store.storeId;
     this.database = deps.store.database;
     this.#logger = deps.logger ?? silentLogger;
@@ -122,6 +135,11 @@ export class ApprovalEngine {
     if (parsed === null) return null;
     // The reason may quote what was typed; shown escaped like any other outside text.
     if (!parsed.ok) return reply([[{ text: parsed.reason }]]);
+    // Security: undo changes the owner's files; in a clear-text room anyone who controls
+    // the homeserver can type as the owner, so it is taken only where a decision is the
+    // owner's own (a pinned device's encrypted message, the console, the owner socket).
+    if (parsed.command.kind === 'undo' && this.#clearTextRoom)
+      return { ...say(UNDO_NEEDS_ENCRYPTION), refused: true };
     return this.apply(parsed.command, actor);
   }
 
@@ -146,8 +164,14 @@ export class ApprovalEngine {
     });
   }
 
-  /** Applies one command on behalf of `actor` (already verified by the gateway). */
+  /**
+   * Applies one command on behalf of `actor` (already verified by the gateway). An undo
+   * does not wait in line with the decisions, nor hold their anchor posts (it may take a
+   * while on Nextcloud, and decides nothing about grants): undo runs one at a time by
+   * itself, and its lines are anchored by the interval like an operation's.
+   */
   apply(command: Command, actor: string): Promise<Reply> {
+    if (command.kind === 'undo') return this.#applyNow(command, actor);
     return this.#serially(() => this.#applyNow(command, actor));
   }
 
@@ -248,7 +272,16 @@ export class ApprovalEngine {
           return this.#views.status();
         case 'help':
           return say(...this.#help);
+        case 'undo':
+          return this.#undoNow(command, actor);
       }
     });
+  }
+
+  async #undoNow(command: Extract<Command, { kind: 'undo' }>, actor: string): Promise<Reply> {
+    if (this.#undo === undefined)
+      return { ...say('Undo is not available in this broker.'), refused: true };
+    const answer = await this.#undo({ target: command.target, dryRun: command.dryRun, actor });
+    return renderUndo(answer);
   }
 }

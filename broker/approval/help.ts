@@ -36,6 +36,9 @@ export function helpText(ctx: HelpContext): string {
     '  revoke <instance>   end every grant on that instance',
     '  revoke all          end every grant',
     '  status              active grants and pending requests',
+    '  undo SEQ            take back what operation SEQ changed (its seq in the audit log)',
+    '  undo --request N    take back everything done under the grants of request N, newest first',
+    '                      add --dry-run to see what undo would do; it never deletes anything',
     '  help                this text',
     WRITE_MEANS,
   ];
@@ -54,7 +57,7 @@ export function helpText(ctx: HelpContext): string {
     lines.push('Reactions on a request: 👍 approve all · 👎 deny · 🛇 revoke · 📋 status');
   } else {
     lines.push(
-      'From another shell on this host: broker approve N, deny N, revoke N, status, grants (and, with an encrypted Matrix room, broker pair, pins, unpin).',
+      'From another shell on this host: broker approve N, deny N, revoke N, undo SEQ, status, grants (and, with an encrypted Matrix room, broker pair, pins, unpin).',
     );
   }
   return lines.join('\n');

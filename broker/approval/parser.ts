@@ -3,7 +3,8 @@
  *
  * Allows exactly: `approve N`, `approve N 1,3`, `approve N 8h`, `approve N 1,3 8h`,
  * `deny N`, `deny all`, `show N`, `revoke N`, `revoke <instance>`, `revoke all`, `status`,
- * `help`.
+ * `help`, `undo SEQ`, `undo --request N` (each with `--dry-run` after it, as `broker undo`
+ * takes them).
  * Verbs (and the rest of the line) are case-insensitive; surrounding whitespace is
  * ignored; words are separated by ASCII spaces or tabs. Everything else is refused
  * with a reason, never repaired: a command grants access, so a guess is a risk.
@@ -24,7 +25,7 @@ import type { Command } from './command.js';
 
 export type ParseResult = { ok: true; command: Command } | { ok: false; reason: string };
 
-const VERBS = ['approve', 'deny', 'revoke', 'show', 'status', 'help'] as const;
+const VERBS = ['approve', 'deny', 'revoke', 'show', 'status', 'help', 'undo'] as const;
 type Verb = (typeof VERBS)[number];
 
 /** Appended to every refusal so the owner sees the accepted forms. */
@@ -157,6 +158,25 @@ function parseRevoke(args: readonly string[]): ParseResult {
   return ok({ kind: 'revoke', target: { instance: target } });
 }
 
+const UNDO_FORMS = '"undo SEQ" or "undo --request N", each with "--dry-run" after it if you like';
+
+function parseUndo(args: readonly string[]): ParseResult {
+  const dryRun = args[args.length - 1] === '--dry-run';
+  const rest = dryRun ? args.slice(0, -1) : args;
+  const [first, second, ...more] = rest;
+  if (more.length > 0 || first === undefined || rest.includes('--dry-run'))
+    return fail(`undo takes ${UNDO_FORMS}.`);
+  if (first === '--request') {
+    const request = parseNumber(second, 'the request number');
+    if (typeof request === 'string') return fail(`undo: ${request}`);
+    return ok({ kind: 'undo', target: { request }, dryRun });
+  }
+  if (second !== undefined) return fail(`undo takes ${UNDO_FORMS}.`);
+  const seq = parseNumber(first, 'the record number (the seq of the operation)');
+  if (typeof seq === 'string') return fail(`undo: ${seq}`);
+  return ok({ kind: 'undo', target: { seq }, dryRun });
+}
+
 function parseVerb(verb: Verb, args: readonly string[]): ParseResult {
   switch (verb) {
     case 'approve':
@@ -178,6 +198,8 @@ function parseVerb(verb: Verb, args: readonly string[]): ParseResult {
     }
     case 'revoke':
       return parseRevoke(args);
+    case 'undo':
+      return parseUndo(args);
     case 'status':
     case 'help':
       if (args.length !== 0) return fail(`${verb} takes no arguments.`);
@@ -237,6 +259,11 @@ export function renderCommand(command: Command): string {
       const t = command.target;
       if (t === 'all') return 'revoke all';
       return 'request' in t ? `revoke ${t.request}` : `revoke ${t.instance}`;
+    }
+    case 'undo': {
+      const t = command.target;
+      const what = 'seq' in t ? `undo ${t.seq}` : `undo --request ${t.request}`;
+      return command.dryRun ? `${what} --dry-run` : what;
     }
     case 'status':
     case 'help':

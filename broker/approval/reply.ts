@@ -1,5 +1,6 @@
 /** The answer to one owner command, in plain text and as Matrix HTML. */
 import type { GrantRecord } from '../base/domain.js';
+import type { UndoAnswer } from '../operations/undo/service.js';
 import { renderLines, type Line, type Rendered } from './format.js';
 
 /** The answer to one command. `granted`/`revoked`: what changed, for the caller to act on. */
@@ -12,6 +13,8 @@ export interface Reply {
   revoked?: GrantRecord[];
   /** The command was refused and changed nothing (the owner commands exit 3 on it). */
   refused?: true;
+  /** What an `undo` did, item by item (`broker undo` prints it and exits by it). */
+  undo?: UndoAnswer;
   /**
    * Further messages that belong to this answer, sent after it in order (`show N` of a
    * request too large for one Matrix event).

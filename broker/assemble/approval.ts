@@ -109,6 +109,7 @@ export function approvalEngine(parts: {
     now: parts.now,
     logger: parts.logger,
     onRevoked: (grants) => operations.endGrants(grants, 'revoked'),
+    undo: (command) => operations.undo.undo(command),
     channel: config.approval,
     encrypted: config.approval === 'matrix' && config.matrix?.encryption === 'required',
     // Security: in a clear-text room every `status` reminds the owner that a decision

@@ -11,6 +11,7 @@ import type { GrantUse } from '../approval/owner/grant-use.js';
 import { OwnerSocket } from '../approval/owner/server.js';
 import type { Pairing } from '../approval/pairing/index.js';
 import type { AuditSink } from '../audit/events.js';
+import { readHistory } from '../audit/history.js';
 import type { Clock } from '../base/domain.js';
 import type { Logger } from '../base/log.js';
 import type { SecretGuard } from '../base/scrub.js';
@@ -55,6 +56,8 @@ export function operationsOf(
     scrub: parts.scrub,
     now: parts.now,
     timers: parts.timers,
+    // Undo reads what happened back from the log this daemon writes.
+    history: (onRecord) => readHistory(config.data_dir, onRecord),
     ...(options.correlationId ? { correlationId: options.correlationId } : {}),
     ...(options.randomBytes ? { randomBytes: options.randomBytes } : {}),
     ...(options.refusalBudget ? { refusalBudget: options.refusalBudget } : {}),

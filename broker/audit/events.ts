@@ -13,6 +13,7 @@
  * (test/audit/events.test.ts) then asks for it in docs/contracts.md.
  */
 import { z } from 'zod';
+import { EffectRecordSchema, TrashRecordSchema, UndoFields } from './changes.js';
 
 const CountSchema = z.number().int().nonnegative();
 /** What a call's lines share: which surface and tool, and the id tying them together. */
@@ -123,19 +124,6 @@ const IntentFields = {
   check_only: z.literal(true).optional(),
 };
 
-/**
- * What a trash did, for undo and the owner (docs/contracts.md §4): where the item was,
- * the unique name it was deleted under, and its trash bin entry; or, when the delete did
- * not happen, where the item is.
- */
-export const TrashRecordSchema = z.strictObject({
-  state: z.enum(['trashed', 'renamed_back', 'left_renamed', 'unconfirmed']),
-  original: z.string(),
-  renamed: z.string(),
-  name: z.string().nullable().optional(),
-  deleted_at: z.number().int().nullable().optional(),
-});
-
 /** An outcome line's own fields: how it ended, and what the verb says of its value. */
 const OutcomeFields = {
   outcome: z.enum(['ok', 'refused', 'error', 'pending']),
@@ -185,6 +173,7 @@ const OutcomeFields = {
     .optional(),
   nc_requests_unlisted: CountSchema.optional(),
   trash: TrashRecordSchema.optional(),
+  effect: EffectRecordSchema.optional(),
 };
 
 const OperationCall = { ...Call, instance: z.string(), ...OperationTarget };
@@ -260,8 +249,6 @@ export const RefusedLineSchema = z.strictObject({ event: z.literal('refused'), .
 /** What the operations record of one refused call (the `refused` line without its name). */
 export type RefusalFields = z.input<z.ZodObject<typeof RefusalShape>>;
 
-/** A trash's record on its outcome line (operations/files.ts writes it, undo reads it). */
-export type TrashRecord = z.infer<typeof TrashRecordSchema>;
 /** What a verb adds to its intent line (RunOptions.intent). */
 export type IntentDetail = Partial<Omit<z.input<z.ZodObject<typeof IntentFields>>, 'grants'>>;
 /** What a verb says of its value on the outcome line (RunOptions.describe). */
@@ -307,6 +294,33 @@ export const PinEventSchema = z.looseObject({
 });
 
 /**
+ * The owner took back an operation (docs/contracts.md §4, `undo`): two lines for each
+ * operation an undo considers, tied by `correlation_id`: `stage: "intent"`, written and
+ * fsynced before anything is sent, says what undo is about to do (`action`); `stage:
+ * "outcome"` what came of it (`result`; `now`, what is there, when it was left as it
+ * is) with Nextcloud's answers to undo's own requests (`nc_request_ids`, `nc_files`, as
+ * an operation's outcome records them). `undoes` is the `seq` of the operation's outcome
+ * line (a record's own `seq` is the chain's).
+ */
+export const UndoEventSchema = z.looseObject({
+  event: z.literal('undo'),
+  stage: z.enum(['intent', 'outcome']),
+  undoes: RequestIdSchema,
+  actor: z.string(),
+  correlation_id: z.string(),
+});
+
+/** An undo line as undo writes it: every field it may carry, typed, no other. */
+export const UndoLineSchema = z.strictObject({
+  ...UndoEventSchema.shape,
+  ...UndoFields,
+  nc_request_ids: OutcomeFields.nc_request_ids,
+  nc_files: OutcomeFields.nc_files,
+  nc_requests_unlisted: OutcomeFields.nc_requests_unlisted,
+});
+export type UndoLine = z.input<typeof UndoLineSchema>;
+
+/**
  * Ids of requests the broker sent to Nextcloud outside any operation's `outcome` (an
  * answer that came late, a reconciliation that found nothing new), written in batches,
  * or of `broker doctor`'s requests (`source`: `broker` or `doctor`).
@@ -350,6 +364,7 @@ export const AuditEventSchema = z.discriminatedUnion('event', [
   AuthFailedEventSchema,
   RecoveryEventSchema,
   PinEventSchema,
+  UndoEventSchema,
   NcRequestsEventSchema,
   ReconcileEventSchema,
 ]);
@@ -359,9 +374,10 @@ export type ReadEvent = z.output<typeof AuditEventSchema>;
 
 /** An event as a writer hands it to the log: an operation's lines exactly as declared. */
 export type AuditEvent =
-  | Exclude<z.input<typeof AuditEventSchema>, { event: 'intent' | 'outcome' }>
+  | Exclude<z.input<typeof AuditEventSchema>, { event: 'intent' | 'outcome' | 'undo' }>
   | z.input<typeof IntentLineSchema>
-  | z.input<typeof OutcomeLineSchema>;
+  | z.input<typeof OutcomeLineSchema>
+  | UndoLine;
 
 /**
  * Where events are written, declared once: `AuditLog.append` (log.ts) and what wraps it

@@ -13,6 +13,7 @@ import { buildDavUrl } from '../nextcloud/url.js';
 import { answerOf, type AnswerSink } from '../nextcloud/answers.js';
 import { type Check, fail, pass, skip } from './checklist.js';
 import { checkRetentionDeclaration, checkSpace } from './space.js';
+import { checkUndo } from './undo.js';
 
 export interface NextcloudCheckDeps {
   /** Per request. Default 10 s. */
@@ -201,6 +202,7 @@ async function checkCapabilities(
             'file locking off (capability files.locking missing): checkout and checkin are refused',
             'install and enable the Temporary files lock app (`occ app:install files_lock`)',
           ),
+      checkUndo(inst, caps),
     ];
   } catch (error) {
     const detail =
@@ -212,6 +214,7 @@ async function checkCapabilities(
         detail,
       ),
       skip('file locking (files.locking): not checked'),
+      skip('undo (files.versioning, files.undelete): not checked'),
     ];
   } finally {
     conn.close();
@@ -230,6 +233,7 @@ export async function checkInstance(
       skip('credentials: not checked (the server is not reachable)'),
       skip('trash bin (files.undelete): not checked'),
       skip('file locking (files.locking): not checked'),
+      skip('undo (files.versioning): not checked'),
     ];
   const credentials = await checkCredentials(inst, timeoutMs, deps.onAnswer);
   if (credentials.status === 'fail')
@@ -238,6 +242,7 @@ export async function checkInstance(
       credentials,
       skip('trash bin (files.undelete): not checked (credentials first)'),
       skip('file locking (files.locking): not checked (credentials first)'),
+      skip('undo (files.versioning): not checked (credentials first)'),
     ];
   return [
     reachable,

@@ -229,6 +229,11 @@ export class CheckoutLockTable {
       .run(this.#now(), end, attempted ? 1 : 0, lockId);
   }
 
+  /** The lock recorded under this number, whatever its state (undo reads it). */
+  byId(lockId: number): CheckoutLockRecord | undefined {
+    return this.#byId(lockId);
+  }
+
   #byId(lockId: number): CheckoutLockRecord | undefined {
     const row = this.#db.prepare(`${SELECT} WHERE l.id = ?`).get(lockId);
     return row === undefined ? undefined : toLock(row);

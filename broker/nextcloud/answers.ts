@@ -50,6 +50,11 @@ function header(headers: IncomingHttpHeaders, name: string): string | undefined 
   return Array.isArray(v) ? v[0] : v;
 }
 
+/** The file id an answer's `OC-FileId` names, as `oc:fileid` spells it; undefined if none. */
+export function answeredFileId(headers: IncomingHttpHeaders): string | undefined {
+  return OC_FILE_ID.exec(header(headers, 'oc-fileid') ?? '')?.[1];
+}
+
 /** What an answer says for the audit log; undefined when it shows no (well-formed) id. */
 export function answerOf(
   method: string,
@@ -58,7 +63,7 @@ export function answerOf(
 ): NextcloudAnswer | undefined {
   const requestId = header(headers, 'x-request-id');
   if (requestId === undefined || !REQUEST_ID.test(requestId)) return undefined;
-  const fileId = OC_FILE_ID.exec(header(headers, 'oc-fileid') ?? '')?.[1];
+  const fileId = answeredFileId(headers);
   const etag = header(headers, 'oc-etag');
   return {
     requestId,

@@ -161,3 +161,44 @@ export async function trashEvent(
       { status: 403 },
     );
 }
+
+/**
+ * The ETag of event `object` of `calendar` now (a GET; Nextcloud's calendar ETag is a
+ * hash of the object's data, so an edit changes it), or null when no such event is
+ * there (deleted, moved to the calendar trash bin, or the calendar is gone).
+ */
+export async function eventEtag(
+  { conn }: Pick<Session, 'conn'>,
+  calendar: string,
+  object: string,
+  signal?: AbortSignal,
+): Promise<string | null> {
+  const url = groupwareUrl(conn.instance.url, conn.instance.username, 'calendar', [
+    calendar,
+    object,
+  ]);
+  let res;
+  try {
+    res = await conn.call(
+      { method: 'GET', url, headers: {} },
+      {
+        idempotent: true,
+        ok: [200, 404],
+        ctx: { verb: 'GET', instance: conn.name, path: calendar },
+        deadline: true,
+        signal,
+      },
+    );
+  } catch (error) {
+    throw collectionError(error, 'calendar', calendar, conn.name);
+  }
+  discard(res);
+  if (res.status === 404) return null;
+  const etag = res.headers['etag'];
+  if (typeof etag !== 'string')
+    throw new NextcloudError(
+      'bad_response',
+      `Nextcloud answered event '${object}' of calendar '${calendar}' on instance '${conn.name}' without an ETag: report this to the owner`,
+    );
+  return etag;
+}

@@ -39,16 +39,19 @@ export interface Capabilities {
   undelete: boolean;
   /** files_lock is on: LOCK/UNLOCK work. */
   locking: boolean;
+  /** files_versions is on (`files.versioning`): a replaced content is kept as a version. */
+  versioning: boolean;
   /** `files.chunked_upload.max_size` (Nextcloud 31+: 100 MiB by default); null if unsaid. */
   maxChunkSize: number | null;
 }
 
 // Not `.strict()`: this is Nextcloud's document with hundreds of keys we do not use;
 // unknown keys are stripped and only the fields below are trusted.
-// The two fields stay `unknown`: an odd type reads as "off", never as a broken document.
+// The flags stay `unknown`: an odd type reads as "off", never as a broken document.
 const FilesSchema = z.object({
   undelete: z.unknown().optional(),
   locking: z.unknown().optional(),
+  versioning: z.unknown().optional(),
   chunked_upload: z
     .object({ max_size: z.unknown().optional() })
     .partial()
@@ -88,6 +91,8 @@ export function parseCapabilities(json: string): Capabilities {
     // permanent, so trash is refused.
     undelete: files?.undelete === true,
     locking: typeof files?.locking === 'string' && files.locking !== '',
+    // Only an explicit `true`: undo restores a replaced file only from a kept version.
+    versioning: files?.versioning === true,
     maxChunkSize: chunkSizeOf(files?.chunked_upload?.max_size),
   };
 }

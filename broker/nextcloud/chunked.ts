@@ -35,8 +35,7 @@ import { NextcloudError, type StatusContext } from './errors.js';
 import { discard } from './http.js';
 import { buildUploadUrl } from './url.js';
 import {
-  answeredEtag,
-  answeredHash,
+  committed,
   type Precondition,
   VERIFY_HASH,
   type UploadOptions,
@@ -147,7 +146,7 @@ export async function chunkedUpload(
       },
     );
     discard(res);
-    return { etag: answeredEtag(res), sha1: answeredHash(res), chunked: true };
+    return { ...committed(res), chunked: true };
   } catch (thrown) {
     // The first failure is the cause; the chunks it cut fail as cancelled after it.
     const error = answers.failure ?? thrown;

@@ -32,7 +32,12 @@ import { DEFAULT_CHUNK_SIZE } from '../base/limits.js';
 import { readActivity } from './activity.js';
 import { readActivityRows } from './activity-rows.js';
 import type { AnswerSink } from './answers.js';
-import { listCalendarTrash, restoreCalendarEvent, trashEvent } from './calendar-trash.js';
+import {
+  eventEtag,
+  listCalendarTrash,
+  restoreCalendarEvent,
+  trashEvent,
+} from './calendar-trash.js';
 import { createEvent } from './calendar-create.js';
 import { calendarEvents } from './calendar-events.js';
 import { CapabilitiesCache, readCapabilities } from './capabilities.js';
@@ -57,7 +62,7 @@ import {
   type Unchanged,
 } from './transfers.js';
 import { upload, type WriteCondition, type Written } from './uploads.js';
-import { listVersions, restoreVersion } from './versions.js';
+import { listVersions, restoreVersion, versionSaved } from './versions.js';
 
 export type { Entry } from './multistatus.js';
 export type { CalendarEvent } from './calendar-event.js';
@@ -81,6 +86,7 @@ export type { TrashOutcome } from './trash.js';
 export type { NextcloudInstance } from './connection.js';
 export type { FileStream, ReadOptions, ConditionalReadOptions, Unchanged } from './transfers.js';
 export type { WriteCondition, Written } from './uploads.js';
+export type { Placed } from './files.js';
 
 export interface NextcloudClientDeps extends ConnectionDeps {
   /** How long capabilities are cached. Default 60 s. */
@@ -157,11 +163,13 @@ export class NextcloudClient {
   readonly activityRows = this.#verb(readActivityRows);
   readonly versions = this.#verb(listVersions);
   readonly restoreVersion = this.#verb(restoreVersion);
+  readonly versionSaved = this.#verb(versionSaved);
   readonly trashbin = this.#verb(listTrash);
   readonly restoreTrash = this.#verb(restoreTrash);
   readonly calendarTrash = this.#verb(listCalendarTrash);
   readonly restoreEvent = this.#verb(restoreCalendarEvent);
   readonly trashEvent = this.#verb(trashEvent);
+  readonly eventEtag = this.#verb(eventEtag);
 
   /**
    * Runs `run`; the answer to every request it sends to this instance (its

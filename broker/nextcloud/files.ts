@@ -5,6 +5,7 @@
  * overwrite; deletes happen only while the trash bin is on and only where Nextcloud
  * would trash (never a mount it would unshare); none of these requests is retried.
  */
+import { answeredFileId } from './answers.js';
 import { NextcloudError } from './errors.js';
 import { childrenOf, decodeHref, parseMultistatus, type Entry } from './multistatus.js';
 import type { Session } from './session.js';
@@ -39,18 +40,24 @@ export async function listFolder(
   return end < all.length ? { entries, next: cursors.encode(path, end) } : { entries };
 }
 
+/** What a MKCOL or MOVE answered of the item: its file id (`OC-FileId`), null when none. */
+export interface Placed {
+  readonly fileId: string | null;
+}
+
 /** Create one folder (its parent must exist). */
 export function makeFolder(
   { conn, namespace }: Pick<Session, 'conn' | 'namespace'>,
   path: string,
   signal?: AbortSignal,
-): Promise<void> {
+): Promise<Placed> {
   return namespace.run(async () => {
     // Not retried: a repeat of a MKCOL that did succeed would answer 405 "exists".
-    await conn.exchange(
+    const { res } = await conn.exchange(
       { method: 'MKCOL', url: conn.url(path), headers: {} },
       { idempotent: false, ok: [201], ctx: { verb: 'MKCOL', instance: conn.name, path }, signal },
     );
+    return { fileId: answeredFileId(res.headers) ?? null };
   }, signal);
 }
 
@@ -60,7 +67,7 @@ export function move(
   from: string,
   to: string,
   signal?: AbortSignal,
-): Promise<void> {
+): Promise<Placed> {
   // Security: a move waits for a trash's check and DELETE to finish (and the reverse),
   // so it can never carry a received share into a folder already checked for one.
   return namespace.run(() => moveNow(conn, from, to, signal), signal);
@@ -71,7 +78,7 @@ async function moveNow(
   from: string,
   to: string,
   signal: AbortSignal | undefined,
-): Promise<void> {
+): Promise<Placed> {
   const source = conn.url(from);
   const target = conn.url(to);
   if (from === to)
@@ -94,7 +101,7 @@ async function moveNow(
     );
   // Security: `Overwrite: F` — without it Nextcloud overwrites (trashes) the target.
   // Not retried: a repeated MOVE after a lost answer would fail or move twice.
-  await conn.exchange(
+  const { res } = await conn.exchange(
     {
       method: 'MOVE',
       url: source,
@@ -107,4 +114,5 @@ async function moveNow(
       signal,
     },
   );
+  return { fileId: answeredFileId(res.headers) ?? null };
 }

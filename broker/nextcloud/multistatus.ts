@@ -11,6 +11,7 @@
  */
 import { iso } from '../base/time.js';
 import { NextcloudError } from './errors.js';
+import { FILE_ID } from './history-url.js';
 import { strictDecodeSegment } from './url.js';
 import { readXml, XmlError } from './xml.js';
 import type { JsonObject } from '../base/protocol.js';
@@ -22,6 +23,8 @@ export interface Entry {
   size: number | null;
   modified: string | null;
   etag: string | null;
+  /** `oc:fileid` when the reply carried it (a PROPFIND of PROPFIND_BODY does): what undo names a file by. */
+  fileId?: string;
 }
 
 /** One `<d:response>`: its raw href and the props of its 2xx propstats, by local name. */
@@ -160,6 +163,7 @@ export function toEntry(name: string, path: string, props: ReadonlyMap<string, u
   const lastModified = textProp(props, 'getlastmodified');
   const ms = lastModified === null ? NaN : Date.parse(lastModified);
   const etag = textProp(props, 'getetag');
+  const fileId = textProp(props, 'fileid');
   return {
     name,
     path,
@@ -168,6 +172,7 @@ export function toEntry(name: string, path: string, props: ReadonlyMap<string, u
     modified: Number.isFinite(ms) ? iso(ms) : null,
     // Kept exactly as sent (quoted), so it can go back into If-Match unchanged.
     etag: etag !== null && /^(W\/)?"[\x21\x23-\x7e]*"$/.test(etag) ? etag : null,
+    ...(fileId !== null && FILE_ID.test(fileId) ? { fileId } : {}),
   };
 }
 

@@ -37,6 +37,8 @@ export type TrashOutcome =
       readonly name: string | null;
       /** When the trash bin says it was deleted (unix seconds); null with `name`. */
       readonly deletedAt: number | null;
+      /** The file id the trash bin lists for the entry; null with `name`. */
+      readonly fileId: string | null;
     }
   | {
       /** `renamed_back`: at `original` again, unchanged; `left_renamed`: at `renamed`; `unconfirmed`: at `renamed` or in the trash bin under that name. */
@@ -213,13 +215,13 @@ async function afterFailedDelete(
 async function entryOf(
   conn: Session['conn'],
   renamed: string,
-): Promise<{ name: string | null; deletedAt: number | null }> {
+): Promise<{ name: string | null; deletedAt: number | null; fileId: string | null }> {
   const found = await listTrash({ conn }).then(
     (items) => items.filter((i) => i.original.normalize('NFC') === renamed.normalize('NFC')),
     () => [],
   );
   const only = found.length === 1 ? found[0] : undefined;
   return only === undefined
-    ? { name: null, deletedAt: null }
-    : { name: only.item, deletedAt: Math.floor(only.deletedAt / 1000) };
+    ? { name: null, deletedAt: null, fileId: null }
+    : { name: only.item, deletedAt: Math.floor(only.deletedAt / 1000), fileId: only.fileId };
 }

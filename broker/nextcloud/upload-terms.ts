@@ -2,6 +2,7 @@
  * The terms of an upload (uploads.ts, chunked.ts): its condition, validated before
  * anything is sent, its options, and what Nextcloud answered to its commit.
  */
+import { answeredFileId } from './answers.js';
 import { header } from './connection.js';
 import { NextcloudError, type StatusContext } from './errors.js';
 import type { HttpResponse } from './http.js';
@@ -14,6 +15,8 @@ export type WriteCondition =
 /** What Nextcloud answered to a committed upload. */
 export interface Written {
   etag: string | null;
+  /** The file's id (`OC-FileId` of the commit's answer); null when it named none. */
+  fileId: string | null;
   /** Nextcloud's `X-Hash-SHA1` of the bytes it stored; null when it did not answer one. */
   sha1: string | null;
   /** Whether the upload went through a chunked upload (its `MOVE` was the commit). */
@@ -97,6 +100,15 @@ export const VERIFY_HASH = 'sha1';
 export function answeredHash(res: HttpResponse): string | null {
   const value = header(res, 'x-hash-sha1')?.trim();
   return value !== undefined && /^[0-9a-f]{40}$/.test(value) ? value : null;
+}
+
+/** What an upload's committing answer says of the file: its ETag, Nextcloud's hash, its id. */
+export function committed(res: HttpResponse): Pick<Written, 'etag' | 'sha1' | 'fileId'> {
+  return {
+    etag: answeredEtag(res),
+    sha1: answeredHash(res),
+    fileId: answeredFileId(res.headers) ?? null,
+  };
 }
 
 /** The ETag (or OC-ETag) of an answer, normalised. */

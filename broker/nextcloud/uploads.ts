@@ -27,8 +27,7 @@ import type { NextcloudConnection } from './connection.js';
 import { NextcloudError } from './errors.js';
 import { discard, type HttpResponse } from './http.js';
 import {
-  answeredEtag,
-  answeredHash,
+  committed,
   precondition,
   type Precondition,
   type UploadOptions,
@@ -147,7 +146,7 @@ async function createWithPut(
     throw error;
   }
   discard(res);
-  return { etag: answeredEtag(res), sha1: answeredHash(res), chunked: false };
+  return { ...committed(res), chunked: false };
 }
 
 /**

@@ -7,6 +7,7 @@
  */
 import { MAX_SMALL_REPLY_BYTES } from './connection.js';
 import { NextcloudError } from './errors.js';
+import { discard } from './http.js';
 import { versionRestoreUrl, versionsUrl, VERSION_NAME } from './history-url.js';
 import { parseMultistatus, textProp } from './multistatus.js';
 import { restoreMove } from './restore-move.js';
@@ -97,4 +98,51 @@ export async function restoreVersion(
       `version ${name} of file id ${fileId} is gone on instance '${conn.name}' (expired, or the file was deleted): nothing was restored`,
       { status: 404 },
     );
+}
+
+/**
+ * Whether Nextcloud holds a saved content under version `name` of the file with `fileId`
+ * (true), or the entry of that name only stands for the current content (false). The
+ * listing cannot tell them apart (both are one entry named by an mtime), and a restore
+ * over a current content whose mtime names a saved version drops the current content
+ * (observed on 34 and 29), so undo asks this of the current mtime first.
+ *
+ * Read with `Range: bytes=0-1` (not `0-0`, which Nextcloud answers with the whole
+ * content), the connection dropped after the head: a saved one answers 200 or 206, the
+ * current content's entry 404; an entry whose file a restore took answers its first
+ * read 500 (a PHP `TypeError`, its body cut to the version's size) and every later one
+ * 404 (observed on 34 and 29). So a 500 is asked once more, and the second answer
+ * decides; another 500 is an error: nothing is concluded from it.
+ */
+export async function versionSaved(
+  { conn }: Pick<Session, 'conn'>,
+  fileId: string,
+  name: string,
+  signal?: AbortSignal,
+): Promise<boolean> {
+  const url = versionsUrl(conn.instance.url, conn.instance.username, fileId, name);
+  const read = (ok: readonly number[]) =>
+    conn.call(
+      { method: 'GET', url, headers: { range: 'bytes=0-1' } },
+      {
+        idempotent: true,
+        ok,
+        ctx: { verb: 'GET', instance: conn.name, path: '' },
+        deadline: true,
+        signal,
+      },
+    );
+  let res = await read([200, 206, 404, 500]);
+  if (res.status === 500) {
+    discard(res);
+    res = await read([200, 206, 404]);
+  }
+  if (res.status === 404) {
+    discard(res);
+    return false;
+  }
+  // Saved: its bytes are not needed (the connection goes, not the content).
+  res.body.on('error', () => undefined);
+  res.body.destroy();
+  return true;
 }

@@ -20,6 +20,7 @@ import {
   SHA256_AT_END_BYTES,
   SHA256_HEX,
 } from '../base/protocol.js';
+import { uploadEffect } from './effects.js';
 import { relayHashing } from './hashing.js';
 import { isNextcloudError } from './nextcloud-errors.js';
 import { OperationRefusal, type Outcome, type Pipeline } from './pipeline.js';
@@ -270,6 +271,8 @@ export class BlobTransfers {
           verified_by: v.verifiedBy,
           chunked: v.chunked,
           unlocked: v.unlocked,
+          // What undo needs: the content it replaced (a version now), or a new file.
+          effect: uploadEffect(ticket.replaces, v.fileId),
         }),
       },
     );

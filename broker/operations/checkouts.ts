@@ -166,6 +166,21 @@ export class Checkouts {
     }
   }
 
+  /**
+   * The owner's undo of a checkout: its lock is released now (as an abandoned checkout's;
+   * retried like any release if Nextcloud does not confirm it). Resolves once the
+   * attempt ran; the record then says whether it is released.
+   */
+  releaseForUndo(lockId: number): Promise<void> {
+    this.#deps.locks.markReleasing(lockId, 'abandon');
+    return this.releaseDue();
+  }
+
+  /** The lock recorded under this number, whatever its state. */
+  lock(lockId: number): CheckoutLockRecord | undefined {
+    return this.#deps.locks.byId(lockId);
+  }
+
   /** Releases one lock now (its checkout failed after the LOCK); retried if that fails. */
   #releaseNow(lock: CheckoutLockRecord, end: CheckoutLockEnd): Promise<void> {
     this.#deps.locks.markReleasing(lock.id, end);

@@ -116,6 +116,13 @@ export class CollectionOperations {
           object: v.created.object,
           uid: v.created.event.uid,
           changed: v.created.changed,
+          // What undo needs: the event, and its ETag (an edit since changes it).
+          effect: {
+            kind: 'event',
+            calendar: v.calendar,
+            object: v.created.object,
+            etag: v.created.etag,
+          },
         }),
       },
     );

@@ -11,7 +11,7 @@ import { envelopeForNextcloudError, isNotFolder } from './nextcloud-errors.js';
 import { OperationRefusal, type Outcome, type Pipeline } from './pipeline.js';
 import type { SpaceGuard } from './space-guard.js';
 import { cutRefusal } from './wall-answers.js';
-import type { TrashRecord } from '../audit/events.js';
+import type { TrashRecord } from '../audit/changes.js';
 import type { Entry, TrashOutcome } from '../nextcloud/client.js';
 
 export const LIST_PAGE_SIZE = 200;
@@ -47,7 +47,14 @@ export interface SearchResults {
 export function trashRecord(outcome: TrashOutcome): TrashRecord {
   const { state, original, renamed } = outcome;
   return outcome.state === 'trashed'
-    ? { state, original, renamed, name: outcome.name, deleted_at: outcome.deletedAt }
+    ? {
+        state,
+        original,
+        renamed,
+        name: outcome.name,
+        deleted_at: outcome.deletedAt,
+        file_id: outcome.fileId,
+      }
     : { state, original, renamed };
 }
 
@@ -154,22 +161,24 @@ export class FileOperations {
   mkdir(
     ctx: CallContext,
     args: { instance: string; path: string },
-  ): Promise<Outcome<{ path: string }>> {
+  ): Promise<Outcome<{ path: string; fileId: string | null }>> {
     return this.#pipeline.run(
       ctx,
       { op: 'write', instance: args.instance, path: args.path },
       async (client, allowed) => {
         const path = first(allowed.paths);
-        await client.mkdir(path, allowed.signal);
-        return { path };
+        const { fileId } = await client.mkdir(path, allowed.signal);
+        return { path, fileId };
       },
+      // What undo needs: the folder it made (undo trashes it while it is empty).
+      { describe: (v) => ({ effect: { kind: 'created', what: 'folder', file_id: v.fileId } }) },
     );
   }
 
   move(
     ctx: CallContext,
     args: { instance: string; from: string; to: string },
-  ): Promise<Outcome<{ from: string; to: string }>> {
+  ): Promise<Outcome<{ from: string; to: string; fileId: string | null }>> {
     return this.#pipeline.run(
       ctx,
       { op: 'move', instance: args.instance, from: args.from, to: args.to },
@@ -177,9 +186,11 @@ export class FileOperations {
         const [from, to] = allowed.paths;
         if (from === undefined || to === undefined)
           throw new Error('move decided without two paths');
-        await client.move(from, to, allowed.signal);
-        return { from, to };
+        const { fileId } = await client.move(from, to, allowed.signal);
+        return { from, to, fileId };
       },
+      // What undo needs: which item moved (undo moves it back while it is still there).
+      { describe: (v) => ({ effect: { kind: 'moved', file_id: v.fileId } }) },
     );
   }
 

@@ -24,6 +24,9 @@ import { releaseEndedGrants } from './release.js';
 import { TicketBook } from './tickets.js';
 import type { Timers } from './timers.js';
 import { TransferService } from './transfer.js';
+import type { HistoryRead } from '../audit/history.js';
+import type { AuditRecord } from '../audit/record.js';
+import { UndoService } from './undo/service.js';
 
 export interface OperationsDeps {
   readonly grants: GrantsPort;
@@ -47,6 +50,8 @@ export interface OperationsDeps {
   readonly randomBytes?: (n: number) => Buffer;
   /** Refused calls each surface may make (default DEFAULT_REFUSAL_BUDGET). */
   readonly refusalBudget?: RefusalBudgetOptions;
+  /** Reads the audit log back, for undo (audit/history.ts); without it undo reads nothing. */
+  readonly history?: (onRecord: (record: AuditRecord) => void) => Promise<HistoryRead>;
 }
 
 export interface Operations {
@@ -65,6 +70,8 @@ export interface Operations {
   endGrants(grants: readonly GrantRecord[], reason: 'revoked' | 'expired'): Promise<void>;
   /** One attempt at every checkout lock release that is due (the sweep, and on start). */
   releaseDueLocks(): Promise<void>;
+  /** The owner takes back what operations changed (undo/service.ts). */
+  readonly undo: UndoService;
 }
 
 export function createOperations(deps: OperationsDeps): Operations {
@@ -114,6 +121,20 @@ export function createOperations(deps: OperationsDeps): Operations {
     collections: new CollectionOperations(pipeline),
     transfer: new TransferService({ pipeline, tickets, checkouts, logger, now, space }),
     blobs: new BlobTransfers({ pipeline, tickets, checkouts, space }),
+    undo: new UndoService({
+      pipeline,
+      trail,
+      space,
+      locks: {
+        lock: (id) => checkouts.lock(id),
+        release: (id) => checkouts.releaseForUndo(id),
+      },
+      grants: deps.grants,
+      history: deps.history ?? (() => Promise.resolve({ ok: true, records: 0 })),
+      instances: deps.clients,
+      correlationId,
+      logger,
+    }),
     endGrants: (grants, reason) =>
       releaseEndedGrants({ inFlight, tickets, checkouts, logger }, grants, reason),
     releaseDueLocks: () => checkouts.releaseDue(),

@@ -209,6 +209,24 @@ export class Pipeline {
   }
 
   /**
+   * The owner's own act on an instance (undo, operations/undo/): past no wall, since the
+   * owner needs no grant. The caller writes its audit lines around it (its intent before:
+   * nothing is sent without it). Every answer to the step's requests goes to `answers`,
+   * as an operation's do. Security: only undo calls it, with paths its audited
+   * operations' own lines name.
+   */
+  owner<T>(
+    instance: string,
+    answers: OutcomeAnswers,
+    step: (client: NextcloudPort) => Promise<T>,
+  ): Promise<T> {
+    const client = this.#deps.clients.get(instance);
+    if (client === undefined)
+      return Promise.reject(new Error(`no Nextcloud client for instance '${instance}'`));
+    return client.recording(answers.add, () => step(client));
+  }
+
+  /**
    * The intent line, written and fsynced before anything reaches Nextcloud.
    * Security: no line, no operation (false: the caller refuses).
    */

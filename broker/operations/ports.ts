@@ -29,7 +29,14 @@ export type GrantsPort = Pick<
 /** Where checkout locks are kept until Nextcloud confirms their release (grants/checkout-locks.ts). */
 export type CheckoutLocksPort = Pick<
   CheckoutLockTable,
-  'add' | 'byToken' | 'due' | 'releaseForGrants' | 'markReleasing' | 'attemptFailed' | 'released'
+  | 'add'
+  | 'byToken'
+  | 'byId'
+  | 'due'
+  | 'releaseForGrants'
+  | 'markReleasing'
+  | 'attemptFailed'
+  | 'released'
 >;
 
 /**

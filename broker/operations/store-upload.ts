@@ -42,6 +42,8 @@ export interface Stored {
   readonly sha256: string;
   readonly size: number;
   readonly etag: string | null;
+  /** The file's id, as the upload's committing answer named it (null: it named none). */
+  readonly fileId: string | null;
   /** `nextcloud`: its X-Hash-SHA1 matched; `read_back`: it gave none or another, the file was re-read. */
   readonly verifiedBy: 'nextcloud' | 'read_back';
   readonly chunked: boolean;
@@ -269,6 +271,7 @@ async function storeReserved(
     path,
     ...mine,
     etag,
+    fileId: written.fileId,
     verifiedBy,
     chunked: written.chunked,
     warnings,

@@ -9,7 +9,7 @@
  */
 import { createHash, randomBytes as nodeRandomBytes } from 'node:crypto';
 import type { Clock } from '../base/domain.js';
-import type { WriteCondition } from '../nextcloud/client.js';
+import type { Entry, WriteCondition } from '../nextcloud/client.js';
 
 export type TicketKind = 'read' | 'write' | 'checkin';
 
@@ -27,6 +27,13 @@ export interface TicketGrant {
   readonly lockToken?: string;
   /** Uploads: the sha256 the client declared for the body (lowercase hex), if it did. */
   readonly sha256?: string;
+  /**
+   * Uploads over a file: the file as the ticket's step read it (its id, mtime, size and
+   * ETag), for the outcome's record of what the upload replaced (undo finds the version
+   * Nextcloud keeps of it by that mtime). The upload's condition makes sure it is still
+   * that content when it is replaced (If-Match, or the broker's lock).
+   */
+  readonly replaces?: Entry;
 }
 
 export interface Ticket extends TicketGrant {

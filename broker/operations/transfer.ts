@@ -179,9 +179,10 @@ export class TransferService {
             () => undefined,
             (error: unknown) => ({ error }),
           );
+        let current: Awaited<ReturnType<typeof client.stat>> | null;
         try {
           // Early answer for the common conflicts; Nextcloud enforces the same condition on the PUT.
-          const current = await statOrNull(() => client.stat(path, allowed.signal));
+          current = await statOrNull(() => client.stat(path, allowed.signal));
           refuseConflict(condition, current, path, `${allowed.instance}:${path}`);
         } catch (error) {
           cut.abort();
@@ -198,6 +199,7 @@ export class TransferService {
           size: args.size,
           condition,
           ...(args.sha256 === undefined ? {} : { sha256: args.sha256 }),
+          ...(current === null ? {} : { replaces: current }),
         });
       },
       {
@@ -237,9 +239,24 @@ export class TransferService {
           kind: 'read',
           grantIds: allowed.grantIds,
         });
-        return { entry: locked, token, seconds, lockExpiresAt: record.lockExpiresAt, ticket };
+        return {
+          entry: locked,
+          token,
+          seconds,
+          lockExpiresAt: record.lockExpiresAt,
+          lock: record.id,
+          ticket,
+        };
       },
-      { describe: (v) => ({ size: v.entry.size, etag: v.entry.etag, lock_seconds: v.seconds }) },
+      {
+        describe: (v) => ({
+          size: v.entry.size,
+          etag: v.entry.etag,
+          lock_seconds: v.seconds,
+          // What undo needs: the lock, by its number in the broker's lock table.
+          effect: { kind: 'locked', lock: v.lock },
+        }),
+      },
     );
     if (!outcome.ok) return outcome;
     const { entry, token, seconds, lockExpiresAt, ticket } = outcome.value;
@@ -323,6 +340,8 @@ export class TransferService {
           condition: { lockToken: args.lock_token },
           lockToken: args.lock_token,
           ...(args.sha256 === undefined ? {} : { sha256: args.sha256 }),
+          // Under the broker's lock: nobody else changes it before the upload.
+          replaces: entry,
         });
         return { kind: 'ticket' as const, path, ticket };
       },

@@ -7,12 +7,14 @@ import { pinCommands } from './pins.js';
 import { reconcileCommand } from './reconcile.js';
 import { serveCommand } from './serve.js';
 import { startCommand } from './start.js';
+import { processUndoCommand as undoCommand } from './undo.js';
 
 /** The owner's commands (the broker package's `broker` only). */
 export const ownerCommands: readonly Command[] = [
   startCommand,
   serveCommand,
   ...ownerSocketCommands,
+  undoCommand,
   pairCommand,
   ...pinCommands,
   reconcileCommand,
@@ -29,4 +31,5 @@ export {
   reconcileCommand,
   serveCommand,
   startCommand,
+  undoCommand,
 };

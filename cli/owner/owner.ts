@@ -121,6 +121,35 @@ an operation last relied on it (since the broker started; "–": not yet).`,
   },
 ];
 
+/**
+ * Finds the running broker through the configuration (owner-target.ts) and asks it
+ * `request` over its owner socket: its answer, or the exit code `fail` gave after saying
+ * why not (1: no configuration found; 2: no broker running, or an unsafe socket).
+ */
+export async function askRunningBroker(
+  io: Pick<OwnerIo, 'cwd' | 'env'>,
+  config: unknown,
+  request: OwnerRequest,
+  fail: (code: number, error: string, nextStep: string) => number,
+  options: { timeoutMs?: number } = {},
+): Promise<OwnerResponse | number> {
+  const found = await ownerDataDir(
+    io.cwd(),
+    io.env,
+    typeof config === 'string' ? config : undefined,
+  );
+  if (!found.ok) return fail(ExitCode.usage, found.error, found.nextStep);
+  const { askOwner } = await import('../../broker/approval/owner/client.js');
+  const { OwnerSocketError } = await import('../../broker/approval/owner/safety.js');
+  try {
+    return await askOwner(found.dir, request, options);
+  } catch (err) {
+    if (err instanceof OwnerSocketError)
+      return fail(ExitCode.infrastructure, err.message, err.nextStep);
+    throw err;
+  }
+}
+
 export function ownerCommand(spec: Spec, io: OwnerIo): Command {
   const who = `broker ${spec.name}`;
   const fail = (json: boolean, code: number, error: string, nextStep: string): number => {
@@ -148,24 +177,13 @@ export function ownerCommand(spec: Spec, io: OwnerIo): Command {
       if (positionals.length < spec.min || positionals.length > spec.max) {
         return fail(json, ExitCode.usage, `usage: ${spec.usage}`, usageNext);
       }
-      const config = parsed.values.config;
-      const found = await ownerDataDir(
-        io.cwd(),
-        io.env,
-        typeof config === 'string' ? config : undefined,
+      const response = await askRunningBroker(
+        io,
+        parsed.values.config,
+        spec.request(positionals),
+        (code, error, nextStep) => fail(json, code, error, nextStep),
       );
-      if (!found.ok) return fail(json, ExitCode.usage, found.error, found.nextStep);
-      const { askOwner } = await import('../../broker/approval/owner/client.js');
-      const { OwnerSocketError } = await import('../../broker/approval/owner/safety.js');
-      let response: OwnerResponse;
-      try {
-        response = await askOwner(found.dir, spec.request(positionals));
-      } catch (err) {
-        if (err instanceof OwnerSocketError) {
-          return fail(json, ExitCode.infrastructure, err.message, err.nextStep);
-        }
-        throw err;
-      }
+      if (typeof response === 'number') return response;
       if (!response.ok) return fail(json, ExitCode.usage, response.error, response.next_step);
       const { ok: _ok, text, refused, ...rest } = response;
       if (json) {

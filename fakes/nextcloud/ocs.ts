@@ -49,9 +49,9 @@ function capabilities(ctx: OcsContext): unknown {
       bigfilechunking: true,
       blacklisted_files: ['.htaccess'],
       comments: true,
-      versioning: true,
-      version_labeling: true,
-      version_deletion: true,
+      ...(faults.versions
+        ? { versioning: true, version_labeling: true, version_deletion: true }
+        : {}),
       ...(faults.trashbin ? { undelete: true, delete_from_trash: true } : {}),
       ...(faults.filesLock ? { locking: '1.0', 'api-feature-lock-type': true } : {}),
     };

@@ -185,6 +185,9 @@ export async function route(
   if (auth === 'answered' || auth.user === undefined) return;
   requestIdRule(res, 'on-success');
   const user = auth.user;
+  // Observed (29, 34): without files_versions the collection does not exist.
+  if (s2 === 'versions' && !state.faults.versions)
+    return reply.sabre(404, EX.notFound, "File not found: versions in 'root'");
   if (s2 === 'versions')
     return versions({ state, reply, req, res, user, segments: [s3, ...rest].map(decodeSegment) });
   if (s2 === 'uploads') {

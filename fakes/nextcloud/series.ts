@@ -26,6 +26,8 @@ export interface SeriesTraits {
   htaccessMkcol?: SabreAnswer;
   /** A 404's message names the path with this prefix (34: one slash, 29: two). */
   notFoundPrefix: string;
+  /** The message of the 500 a GET of a version whose file a restore took answers. */
+  versionGoneMessage: string;
   /** `nc:lock-timeout` of a files_lock user lock, which has no timeout. */
   userLockTimeout: string;
   /** The trash bin's PROPFIND also answers `nc:trashbin-deleted-by-id`. */
@@ -78,6 +80,8 @@ const TRAITS: Record<Series, SeriesTraits> = {
       message: 'Filename is a reserved word',
     },
     notFoundPrefix: '/',
+    versionGoneMessage:
+      'A type error occurred. For more details, please refer to the logs, which provide additional context about the type error.',
     userLockTimeout: '-60',
     trashbinDeletedById: true,
     userIdHeader: true,
@@ -99,6 +103,8 @@ const TRAITS: Record<Series, SeriesTraits> = {
     }),
     htaccess: { status: 403, exception: 'Sabre\\DAV\\Exception\\Forbidden', message: '' },
     notFoundPrefix: '//',
+    versionGoneMessage:
+      'stream_get_meta_data(): Argument #1 ($stream) must be of type resource, bool given',
     userLockTimeout: '0',
     trashbinDeletedById: false,
     userIdHeader: false,

@@ -183,6 +183,23 @@ export async function startFakeNextcloud(opts: FakeNextcloudOptions = {}): Promi
     trashed() {
       return state.trash.list().map((i) => i.original);
     },
+    async keptContents() {
+      const files = async (dir: string): Promise<Buffer[]> => {
+        const entries = await fsp.readdir(dir, { withFileTypes: true }).catch(() => []);
+        const out: Buffer[] = [];
+        for (const entry of entries) {
+          const at = path.join(dir, entry.name);
+          if (entry.isDirectory()) out.push(...(await files(at)));
+          else if (entry.isFile()) out.push(await fsp.readFile(at));
+        }
+        return out;
+      };
+      return [
+        ...(await files(store.root)),
+        ...(await files(state.versions.dir)),
+        ...(await files(path.join(trashDir, 'files'))),
+      ];
+    },
     adminAudit() {
       return state.adminAudit.text();
     },

@@ -49,6 +49,7 @@ export function defaultFaults(): Faults {
   return {
     trashbin: true,
     filesLock: true,
+    versions: true,
     down: false,
     slowMs: 0,
     propfindDelayMs: 0,

@@ -14,6 +14,11 @@ export interface Faults {
   trashbin: boolean;
   /** files_lock enabled: LOCK/UNLOCK work; off means 501 and no lock enforcement. */
   filesLock: boolean;
+  /**
+   * files_versions enabled: an overwrite keeps the replaced content as a version, and
+   * capabilities say `versioning`; off, nothing is kept and `versions/` is 404.
+   */
+  versions: boolean;
   /** Destroy every socket (new connections and requests) without answering. */
   down: boolean;
   /** Delay in ms before any request is answered. */
@@ -143,6 +148,12 @@ export interface FakeNextcloud {
   uploadFolders(): string[];
   /** Original locations (canonical: NFC, no leading slash) of the items now in the trashbin. */
   trashed(): string[];
+  /**
+   * Every content the server keeps for the user, wherever: the files, the saved versions
+   * (also those of trashed files, which come back with them), the trash bin's items.
+   * For tests of "nothing is lost".
+   */
+  keptContents(): Promise<Buffer[]>;
   /**
    * The admin_audit log (admin-audit.ts) as its file holds it: JSON lines, a login per
    * authenticated request and a line per file action, under each request's id.

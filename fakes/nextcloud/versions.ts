@@ -5,13 +5,15 @@
  * of the replaced ones, one file each (`<fileid>.v<seconds>`).
  *
  * - An overwrite first saves the content it replaces under that content's mtime (an
- *   older save of the same name is replaced). If the new mtime differs, the new content
+ *   older save of the same name is replaced); an empty content is not saved, and its
+ *   entry goes (observed: no version of an empty file is listed or restorable). If the new mtime differs, the new content
  *   gets an entry (an existing entry of that name is kept as it is); if it is the same,
  *   that entry now stands for the new content: nothing of the replaced one is listed.
  * - A restore saves the current content under its mtime unless a saved content of that
  *   name exists (then the current content is lost, as on the real server), puts the
  *   version's content in place with the version's mtime, and the version's own save is
- *   gone (its entry now stands for the current content).
+ *   gone (its entry now stands for the current content; the first read of it fails
+ *   with a 500 `TypeError`, later ones answer 404 as any current entry's).
  * - Versions are keyed by file id, so they follow moves, and a trashed file's versions
  *   come back with it; while no file has the id (trashed, deleted) none are listed.
  */
@@ -37,6 +39,8 @@ export interface CurrentContent {
 export class VersionStore {
   /** file id → entry name (seconds) → size. */
   readonly #entries = new Map<number, Map<number, number>>();
+  /** `<fileid>.v<seconds>` of the entries whose saved content a restore took. */
+  readonly #taken = new Set<string>();
 
   constructor(readonly dir: string) {}
 
@@ -65,7 +69,13 @@ export class VersionStore {
 
   /** Before an overwrite: the content about to be replaced is saved under its mtime. */
   async beforeOverwrite(current: CurrentContent): Promise<void> {
+    if (current.size === 0) {
+      if ((await this.savedContent(current.fileId, current.mtimeSeconds)) === undefined)
+        this.#entries.get(current.fileId)?.delete(current.mtimeSeconds);
+      return;
+    }
     await fsp.copyFile(current.abs, this.#saved(current.fileId, current.mtimeSeconds));
+    this.#taken.delete(`${current.fileId}.v${current.mtimeSeconds}`);
     const table = this.#table(current.fileId);
     if (!table.has(current.mtimeSeconds)) table.set(current.mtimeSeconds, current.size);
   }
@@ -99,6 +109,20 @@ export class VersionStore {
   }
 
   /**
+   * Whether a restore took the saved content of this entry and nothing read it since
+   * (observed: the first read then fails with a 500, later ones are 404); the read
+   * that asks counts as that first one.
+   */
+  takeFirstReadAfterRestore(fileId: number, seconds: number): boolean {
+    return this.#taken.delete(`${fileId}.v${seconds}`);
+  }
+
+  /** The size the listing shows for an entry, if it has one. */
+  sizeOf(fileId: number, seconds: number): number | undefined {
+    return this.#entries.get(fileId)?.get(seconds);
+  }
+
+  /**
    * Puts the saved content of entry `seconds` in place of `current` (whose file the
    * caller then gives the version's mtime). False when the entry has no saved content
    * (it stands for the current content): nothing changes.
@@ -113,10 +137,14 @@ export class VersionStore {
     );
     // Observed: a saved content of the current mtime's name is not replaced, so the
     // current content is lost (it was what the owner had; the real server does this).
-    if (!kept) await fsp.copyFile(current.abs, keep);
+    if (!kept) {
+      await fsp.copyFile(current.abs, keep);
+      this.#taken.delete(`${current.fileId}.v${current.mtimeSeconds}`);
+    }
     const table = this.#table(current.fileId);
     if (!table.has(current.mtimeSeconds)) table.set(current.mtimeSeconds, current.size);
     await moveOnDisk(version, current.abs);
+    this.#taken.add(`${current.fileId}.v${seconds}`);
     return true;
   }
 }

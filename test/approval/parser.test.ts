@@ -44,6 +44,11 @@ describe('parseCommand: the accepted forms', () => {
     ['revoke all', { kind: 'revoke', target: 'all' }],
     ['status', { kind: 'status' }],
     ['help', { kind: 'help' }],
+    ['undo 42', { kind: 'undo', target: { seq: 42 }, dryRun: false }],
+    ['undo 42 --dry-run', { kind: 'undo', target: { seq: 42 }, dryRun: true }],
+    ['undo --request 3', { kind: 'undo', target: { request: 3 }, dryRun: false }],
+    ['undo --request 3 --dry-run', { kind: 'undo', target: { request: 3 }, dryRun: true }],
+    ['UNDO --REQUEST 3 --DRY-RUN', { kind: 'undo', target: { request: 3 }, dryRun: true }],
   ])('%j', (text, command) => {
     expect(accepted(text)).toEqual(command);
   });
@@ -150,6 +155,28 @@ describe('attack: malformed numbers and lists are refused with a reason', () => 
     ['help me', 'no arguments'],
   ])('%j', (text, why) => {
     expect(refused(text)).toContain(why);
+  });
+});
+
+describe('attack: undo with anything but its forms is refused with a reason', () => {
+  it.each([
+    'undo',
+    'undo --dry-run',
+    'undo 3 4',
+    'undo --request',
+    'undo --request 3 4',
+    'undo --dry-run 3',
+    'undo 3 --dry-run --dry-run',
+    'undo -1',
+    'undo 03',
+    'undo all',
+    'undo --request all',
+    'undo 3 dry-run',
+    'undo ３',
+  ])('%j', (text) => {
+    const r = parseCommand(text);
+    expect(r).not.toBeNull();
+    expect(r?.ok).toBe(false);
   });
 });
 
@@ -270,7 +297,19 @@ describe('properties', () => {
   });
 
   const verbish = fc.oneof(
-    fc.constantFrom('approve', 'deny', 'revoke', 'status', 'help', 'all', 'APPROVE', 'Revoke'),
+    fc.constantFrom(
+      'approve',
+      'deny',
+      'revoke',
+      'status',
+      'help',
+      'all',
+      'APPROVE',
+      'Revoke',
+      'undo',
+      '--request',
+      '--dry-run',
+    ),
     fc.stringMatching(/^[0-9,]{0,8}$/),
     fc.stringMatching(/^[0-9]{1,4}[smhdx]$/),
     fc.stringMatching(/^[a-z_-]{1,6}$/),
@@ -325,6 +364,11 @@ describe('properties', () => {
     }),
     fc.constant({ kind: 'status' as const }),
     fc.constant({ kind: 'help' as const }),
+    fc.record({
+      kind: fc.constant('undo' as const),
+      target: fc.oneof(fc.record({ seq: number }), fc.record({ request: number })),
+      dryRun: fc.boolean(),
+    }),
   );
 
   it('every command round-trips through its canonical text', () => {

@@ -47,8 +47,13 @@ describe('a log written before the typed events', () => {
     expect(parsed.map((p) => p.error?.message)).toEqual(lines.map(() => undefined));
     const written = new Set(parsed.map((p) => p.data?.event));
     // recovery is written by the log itself (a torn tail, a full disk): its own tests;
-    // pin came after this log was written (test/approval/matrix-pairing*.test.ts).
-    expect(AUDIT_EVENT_NAMES.filter((name) => !written.has(name))).toEqual(['recovery', 'pin']);
+    // pin and undo came after this log was written (test/approval/matrix-pairing*.test.ts,
+    // test/undo/).
+    expect(AUDIT_EVENT_NAMES.filter((name) => !written.has(name))).toEqual([
+      'recovery',
+      'pin',
+      'undo',
+    ]);
   });
 });
 

@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { IntentLineSchema, OutcomeLineSchema } from '../../broker/audit/events.js';
+import { IntentLineSchema, OutcomeLineSchema, UndoLineSchema } from '../../broker/audit/events.js';
 import { getBlob, putBlob } from '../../support/blobs.js';
 import { startBroker, type Broker } from '../../support/daemon.js';
 import { ics } from '../../support/ical.js';
@@ -106,6 +106,32 @@ describe('every operation line is as declared', () => {
     const wrong = lines.flatMap(({ seq: _seq, ts: _ts, prev: _prev, hash: _hash, ...line }) => {
       const schema = line.event === 'intent' ? IntentLineSchema : OutcomeLineSchema;
       const parsed = schema.safeParse(line);
+      return parsed.success ? [] : [{ line, issues: parsed.error.issues.map((i) => i.message) }];
+    });
+    expect(wrong).toEqual([]);
+    // What undo reads: every change an operation made says what it was.
+    const effects = lines
+      .filter((l) => l.event === 'outcome' && l.outcome === 'ok' && l.effect !== undefined)
+      .map((l) => [l.tool, (l.effect as { kind: string }).kind]);
+    expect(effects).toEqual(
+      expect.arrayContaining([
+        ['mkdir', 'created'],
+        ['move', 'moved'],
+        ['calendar_create_event', 'event'],
+        ['blob_put', 'created'],
+        ['checkout', 'locked'],
+      ]),
+    );
+  });
+
+  it('undo lines, its intent and outcome, are as declared', async () => {
+    const request = broker.store.activeGrants()[0]?.requestId;
+    await broker.gateway.decide(`undo --request ${String(request)} --dry-run`);
+    await broker.gateway.decide(`undo --request ${String(request)}`);
+    const lines = broker.auditLines().filter((l) => l.event === 'undo');
+    expect(new Set(lines.map((l) => l.stage))).toEqual(new Set(['intent', 'outcome']));
+    const wrong = lines.flatMap(({ seq: _seq, ts: _ts, prev: _prev, hash: _hash, ...line }) => {
+      const parsed = UndoLineSchema.safeParse(line);
       return parsed.success ? [] : [{ line, issues: parsed.error.issues.map((i) => i.message) }];
     });
     expect(wrong).toEqual([]);

@@ -139,7 +139,15 @@ describe('a good setup', () => {
     expect(report.exitCode).toBe(0);
     expect(report.text).toContain('All checks passed.');
     const nc = section(report, /Nextcloud instance "personal"/).checks;
-    expect(nc.map((c) => c.status)).toEqual(['pass', 'pass', 'pass', 'pass', 'pass', 'pass']);
+    expect(nc.map((c) => c.status)).toEqual([
+      'pass',
+      'pass',
+      'pass',
+      'pass',
+      'pass',
+      'pass',
+      'pass',
+    ]);
     expect(nc[0]?.label).toContain('Nextcloud 34.0.1');
     const mx = section(report, /Matrix/).checks;
     expect(mx.map((c) => c.status)).toEqual(['pass', 'pass', 'pass', 'pass', 'pass']);
@@ -244,6 +252,23 @@ describe('Nextcloud problems (exit 2, ✗ with the fix)', () => {
     expect(auto?.fix).toContain("'versions_retention_obligation' => 'disabled'");
   });
 
+  it('versions off: undo cannot put back a replaced file; a warning naming the app', async () => {
+    fake.faults.versions = false;
+    const report = await doctor({ approval: 'console' });
+    expect(report.exitCode).toBe(0);
+    const [warning] = only(report, 'warn').filter((c) => c.label.includes('undo'));
+    expect(warning?.label).toContain('the Versions app is off');
+    expect(warning?.label).toContain('cannot put back a file the agent overwrote');
+    expect(warning?.fix).toContain('files_versions');
+  });
+
+  it('versions and the trash bin on: undo can work, and is surest soon after', async () => {
+    const report = await doctor({ approval: 'console' });
+    const undo = section(report, /Nextcloud/).checks.find((c) => c.label.includes('undo'));
+    expect(undo).toMatchObject({ status: 'pass' });
+    expect(undo?.label).toContain('soon after');
+  });
+
   it('files_lock off', async () => {
     fake.faults.filesLock = false;
     const report = await doctor({ approval: 'console' });
@@ -258,7 +283,7 @@ describe('Nextcloud problems (exit 2, ✗ with the fix)', () => {
     const report = await doctor({ approval: 'console', password: 'not-the-app-password' });
     expect(report.exitCode).toBe(2);
     const nc = section(report, /Nextcloud/).checks;
-    expect(nc.map((c) => c.status)).toEqual(['pass', 'fail', 'skip', 'skip']);
+    expect(nc.map((c) => c.status)).toEqual(['pass', 'fail', 'skip', 'skip', 'skip']);
     expect(nc[1]?.fix).toContain('app password');
     expect(nc[1]?.fix).toContain('instances.personal.app_password');
     expect(authenticated()).toBe(1);
@@ -270,7 +295,7 @@ describe('Nextcloud problems (exit 2, ✗ with the fix)', () => {
     const report = await doctor({ approval: 'console', url: `http://127.0.0.1:${port}` });
     expect(report.exitCode).toBe(2);
     const nc = section(report, /Nextcloud/).checks;
-    expect(nc.map((c) => c.status)).toEqual(['fail', 'skip', 'skip', 'skip']);
+    expect(nc.map((c) => c.status)).toEqual(['fail', 'skip', 'skip', 'skip', 'skip']);
     expect(nc[0]?.label).toContain('not reachable');
     expect(nc[0]?.detail).toBe('ECONNREFUSED');
     expect(nc[0]?.fix).toContain('instances.personal.url');
@@ -302,7 +327,7 @@ describe('Nextcloud problems (exit 2, ✗ with the fix)', () => {
       });
       const report = await doctor({ approval: 'console', url: throttled.url });
       const nc = section(report, /Nextcloud/).checks;
-      expect(nc.map((c) => c.status)).toEqual(['fail', 'skip', 'skip', 'skip']);
+      expect(nc.map((c) => c.status)).toEqual(['fail', 'skip', 'skip', 'skip', 'skip']);
       expect(nc[0]?.label).toContain('throttling');
       expect(nc[0]?.detail).toBe('status.php answered HTTP 429');
       expect(nc[0]?.fix).toContain('wait');

@@ -114,7 +114,7 @@ describe('credentials', () => {
   it('404 on the user root: the user id is wrong', async () => {
     routes.set(DAV_ROOT, { status: 404 });
     const checks = await checkInstance(instance(), { timeoutMs: 2_000 });
-    expect(checks.map((c) => c.status)).toEqual(['pass', 'fail', 'skip', 'skip']);
+    expect(checks.map((c) => c.status)).toEqual(['pass', 'fail', 'skip', 'skip', 'skip']);
     expect(checks[1]?.fix).toContain('instances.odd.username');
     expect(seen.filter((s) => s.auth)).toHaveLength(1);
   });
@@ -137,7 +137,15 @@ describe('credentials', () => {
     routes.set(DAV_ROOT, { status: 207 });
     routes.set(CAPS, { status: 200, body: 'not json' });
     const checks = await checkInstance(instance(), { timeoutMs: 2_000 });
-    expect(checks.map((c) => c.status)).toEqual(['pass', 'pass', 'fail', 'skip', 'warn', 'pass']);
+    expect(checks.map((c) => c.status)).toEqual([
+      'pass',
+      'pass',
+      'fail',
+      'skip',
+      'skip',
+      'warn',
+      'pass',
+    ]);
     expect(checks[2]?.label).toContain('capabilities could not be read');
     expect(checks[2]?.detail).toContain('bad_response');
   });

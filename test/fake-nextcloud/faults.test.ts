@@ -152,6 +152,7 @@ describe('reset()', () => {
     Object.assign(fake.faults, {
       trashbin: false,
       filesLock: false,
+      versions: false,
       slowMs: 5,
       propfindDelayMs: 7,
       status: 503,
@@ -169,6 +170,7 @@ describe('reset()', () => {
     expect(fake.faults).toEqual({
       trashbin: true,
       filesLock: true,
+      versions: true,
       down: false,
       slowMs: 0,
       propfindDelayMs: 0,

@@ -6,10 +6,17 @@ const doc = (files: unknown) =>
   JSON.stringify({ ocs: { meta: { status: 'ok' }, data: { capabilities: { files } } } });
 
 describe('capabilities', () => {
-  it('reads undelete and locking', () => {
+  it('reads undelete, locking and versioning', () => {
     expect(
-      parseCapabilities(doc({ undelete: true, locking: '1.0', bigfilechunking: true })),
-    ).toEqual({ undelete: true, locking: true, maxChunkSize: null });
+      parseCapabilities(
+        doc({ undelete: true, locking: '1.0', bigfilechunking: true, versioning: true }),
+      ),
+    ).toEqual({ undelete: true, locking: true, versioning: true, maxChunkSize: null });
+  });
+
+  it('versions count as on only for an explicit true (undo restores only from a kept version)', () => {
+    for (const versioning of ['true', 1, null, undefined, false])
+      expect(parseCapabilities(doc({ versioning: versioning as never })).versioning).toBe(false);
   });
 
   it('reads the largest chunk Nextcloud 31+ announces; anything odd is unsaid', () => {
@@ -26,6 +33,7 @@ describe('capabilities', () => {
     expect(parseCapabilities(doc(undefined))).toEqual({
       undelete: false,
       locking: false,
+      versioning: false,
       maxChunkSize: null,
     });
     expect(parseCapabilities(doc({ locking: '' })).locking).toBe(false);

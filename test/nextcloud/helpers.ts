@@ -81,3 +81,22 @@ export async function readAll(stream: Readable): Promise<Buffer> {
 }
 
 export const DAV = '/remote.php/dav/files/alice';
+
+/** A PUT that sets the file's mtime (`X-OC-Mtime`), as another client writes; the file id. */
+export async function writeAt(
+  fake: FakeNextcloud,
+  path: string,
+  content: string,
+  mtime: number,
+): Promise<string> {
+  const res = await fetch(`${fake.url}${DAV}/${path}`, {
+    method: 'PUT',
+    headers: {
+      Authorization: `Basic ${Buffer.from(`${fake.user}:${fake.password}`).toString('base64')}`,
+      'X-OC-Mtime': String(mtime),
+    },
+    body: content,
+  });
+  expect(res.status).toBeLessThan(300);
+  return /^0*(\d+)oc/.exec(res.headers.get('oc-fileid') ?? '')?.[1] ?? '';
+}

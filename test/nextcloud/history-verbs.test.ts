@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ownerDeletes } from '../../support/fake-requests.js';
-import { DAV, rejectsWith, startRig, type Rig } from './helpers.js';
+import { rejectsWith, startRig, writeAt, type Rig } from './helpers.js';
 
 let rig: Rig;
 let n = 0;
@@ -25,19 +25,9 @@ beforeEach(async () => {
   rig.sent();
 });
 
-/** A PUT that sets the file's mtime (`X-OC-Mtime`), as another client writes. */
-async function write(path: string, content: string, mtime: number): Promise<string> {
-  const res = await fetch(`${rig.fake.url}${DAV}/${path}`, {
-    method: 'PUT',
-    headers: {
-      Authorization: `Basic ${Buffer.from(`${rig.fake.user}:${rig.fake.password}`).toString('base64')}`,
-      'X-OC-Mtime': String(mtime),
-    },
-    body: content,
-  });
-  expect(res.status).toBeLessThan(300);
-  return /^0*(\d+)oc/.exec(res.headers.get('oc-fileid') ?? '')?.[1] ?? '';
-}
+/** A PUT that sets the file's mtime, as another client writes; the file id. */
+const write = (path: string, content: string, mtime: number): Promise<string> =>
+  writeAt(rig.fake, path, content, mtime);
 
 /** The newest activity id now (a mark: later pages start after it). */
 async function mark(): Promise<string> {

@@ -71,6 +71,7 @@ describe('Depth 1 listing', () => {
         size: null,
         modified: '2024-03-05T10:00:00.000Z',
         etag: '"65e6ed2f0a1b2"',
+        fileId: '42',
       },
       {
         name: 'b.txt',
@@ -79,6 +80,7 @@ describe('Depth 1 listing', () => {
         size: 12,
         modified: '2024-03-05T10:00:00.000Z',
         etag: '"abc"',
+        fileId: '42',
       },
     ]);
   });

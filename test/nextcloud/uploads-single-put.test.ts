@@ -39,7 +39,12 @@ describe('a new file of any size: one create-only PUT', () => {
       { ifNoneMatch: '*' },
       data.length,
     );
-    expect(written).toEqual({ etag: expect.any(String), sha1: sha1(data), chunked: false });
+    expect(written).toEqual({
+      etag: expect.any(String),
+      sha1: sha1(data),
+      fileId: expect.stringMatching(/^\d+$/),
+      chunked: false,
+    });
     expect(methods()).toEqual(['PUT']);
     expect(rig.fake.requests[0]?.headers).toMatchObject({
       'if-none-match': '*',

@@ -86,7 +86,7 @@ describe('an operation that changed nothing does not wait for its outcome fsync'
   });
 
   it('mkdir changed something: its outcome is durable before the answer', async () => {
-    const { files, lines } = recorded({ mkdir: () => Promise.resolve() });
+    const { files, lines } = recorded({ mkdir: () => Promise.resolve({ fileId: null }) });
     const outcome = await files.mkdir(ctx('mkdir'), { instance: 'personal', path: 'Kept/new' });
     expect(outcome.ok).toBe(true);
     expect(lines.map((l) => `${l.how} ${l.event}`)).toEqual(['append intent', 'append outcome']);

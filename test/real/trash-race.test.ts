@@ -5,17 +5,28 @@
  * would be unshared for good by the DELETE (nothing in any trash bin). The broker's own
  * move waits for the trash to finish; a move by the owner's own client changes the
  * folder's etag, which the broker reads again right before the DELETE.
+ *
+ * The broker reaches the server through a gate that holds the check's PROPFIND of one
+ * subfolder, so each move lands while the check is running, whatever the machine's speed.
  */
 import { describe, expect, it } from 'vitest';
 import { call } from '../../support/mcp.js';
+import type { GateProxy } from '../../support/gate-proxy.js';
 import { useRealRig } from './rig.js';
 
-const rig = useRealRig();
+const rig = useRealRig({}, { gate: true });
 
-/** Enough subfolders that the check takes seconds (one PROPFIND each). */
-const SUBFOLDERS = 48;
-/** When the move is sent: well after the folder's own listing, long before the check ends. */
-const MOVE_AFTER_MS = 1_500;
+/** Subfolders the check walks (one PROPFIND each). */
+const SUBFOLDERS = 16;
+
+const gateOf = (): GateProxy => {
+  if (rig.gate === undefined) throw new Error('the rig was made without its gate');
+  return rig.gate;
+};
+
+/** Holds the check's PROPFIND of the middle subfolder of `name`: the check is under way. */
+const holdCheckOf = (name: string): Promise<void> =>
+  gateOf().holdRequest(new RegExp(`PROPFIND \\S*/${name}/d008/? HTTP/1\\.1\r\n`));
 
 /** The folders alice received from bob (the OCS list of shares with her). */
 async function received(): Promise<string[]> {
@@ -53,17 +64,22 @@ describe('attack: move a received share into a folder while its trash is being c
   it('the broker’s move waits for the trash; the share is never unshared', async () => {
     await scene('Race', 'BobShared');
     const second = await rig.broker.agent();
-    const started = performance.now();
+    const held = holdCheckOf('Race');
     const trashing = call(rig.agent, 'trash', { instance: 'personal', path: 'Race' });
-    await pause(MOVE_AFTER_MS);
-    const moved = await call(second, 'move', {
+    await held;
+    let trashDone = false;
+    void trashing.finally(() => (trashDone = true));
+    const moving = call(second, 'move', {
       instance: 'personal',
       from: 'BobShared',
       to: 'Race/BobShared',
     });
-    const trashed = await trashing;
-    // The check did take longer than the wait: the move really came during it.
-    expect(performance.now() - started).toBeGreaterThan(MOVE_AFTER_MS);
+    // The move is at the broker while the check is held; it must wait for the trash.
+    // (No answer of Nextcloud can reach it meanwhile: the check is stuck at the gate.)
+    await pause(300);
+    expect(trashDone).toBe(false);
+    gateOf().release();
+    const [trashed, moved] = await Promise.all([trashing, moving]);
     expect(await received()).toEqual(['/BobShared']);
     expect(await rig.owner.read('BobShared/inner.txt')).toBe('from bob');
     // Served in order: the trash first, so the move found no folder to go into.
@@ -75,13 +91,15 @@ describe('attack: move a received share into a folder while its trash is being c
 
   it('a share the owner’s own client moves in during the check stops the trash', async () => {
     await scene('Outside', 'BobOutside');
+    const held = holdCheckOf('Outside');
     const trashing = call(rig.agent, 'trash', { instance: 'personal', path: 'Outside' });
-    await pause(MOVE_AFTER_MS);
+    await held;
     const moved = await rig.owner.request('MOVE', rig.owner.target('BobOutside'), {
       Destination: `${rig.server.url}${rig.owner.target('Outside/BobOutside')}`,
       Overwrite: 'F',
     });
     expect(moved.status).toBe(201);
+    gateOf().release();
     const trashed = await trashing;
     expect(await received()).toContain('/Outside/BobOutside');
     expect(await rig.owner.read('Outside/BobOutside/inner.txt')).toBe('from bob');

@@ -10,6 +10,7 @@ import { z } from 'zod';
 import type { GrantRecord, RequestRecord } from '../../base/domain.js';
 import { DEFAULT_KIND } from '../../base/kinds.js';
 import { iso } from '../../base/time.js';
+import type { UndoAnswer } from '../../operations/undo/service.js';
 import type { ReconcileReport } from '../../operations/reconcile/report.js';
 import { isRequestId } from '../../nextcloud/answers.js';
 
@@ -150,6 +151,8 @@ export type OwnerResponse =
       pending?: PendingJson[];
       pins?: PinJson[];
       unpinned?: PinJson;
+      /** What an `undo` did (`broker undo`). */
+      undo?: UndoAnswer;
       /** `reconcile`: one report per Nextcloud account. */
       reports?: ReconcileReport[];
     }

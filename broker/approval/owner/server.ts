@@ -171,7 +171,8 @@ export class OwnerSocket {
       const end = buffered.indexOf('\n');
       if (end < 0 && buffered.length <= MAX_REQUEST_BYTES) return;
       answered = true;
-      // The line is in: the answer may take long (a reconciliation pages Nextcloud).
+      // The line is in: the answer may take long (an undo waits on Nextcloud, a
+      // reconciliation pages it), and that is the broker's time, not the client's idle time.
       socket.setTimeout(0);
       const line = end < 0 ? '' : buffered.slice(0, end);
       const request = line.length > MAX_REQUEST_BYTES ? undefined : parseOwnerRequest(line);
@@ -296,6 +297,7 @@ export class OwnerSocket {
       ...(reply.revoked === undefined
         ? {}
         : { revoked: reply.revoked.map((g) => grantJson(g, now)) }),
+      ...(reply.undo === undefined ? {} : { undo: reply.undo }),
     };
   }
 }

@@ -31,6 +31,7 @@ export const OWNER_COMMAND_NAMES: readonly string[] = [
   'show',
   'status',
   'grants',
+  'undo',
   'pair',
   'pins',
   'unpin',

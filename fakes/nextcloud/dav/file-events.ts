@@ -39,7 +39,7 @@ export async function beforeOverwrite(
   scope: ChangeScope,
   existing: NodeInfo | undefined,
 ): Promise<void> {
-  if (existing?.kind !== 'file') return;
+  if (existing?.kind !== 'file' || !scope.state.faults.versions) return;
   await scope.state.versions.beforeOverwrite({
     fileId: existing.fileId,
     abs: scope.state.store.abs(existing.rel),
@@ -56,6 +56,7 @@ export async function versionWritten(
 ): Promise<NodeInfo | undefined> {
   const node = await scope.state.store.info(rel);
   if (node?.kind !== 'file') return undefined;
+  if (!scope.state.faults.versions) return node;
   const content = { fileId: node.fileId, mtimeSeconds: seconds(node.mtimeMs), size: node.size };
   if (before?.kind === 'file')
     scope.state.versions.afterOverwrite(seconds(before.mtimeMs), content);

@@ -17,10 +17,10 @@ const BANNER =
   '<p>This is the WebDAV interface. It can only be accessed by WebDAV clients such as the Nextcloud desktop sync client.</p>\n' +
   '</body></html>\n';
 
-type Range = { start: number; end: number } | 'unsatisfiable' | undefined;
+export type Range = { start: number; end: number } | 'unsatisfiable' | undefined;
 
 /** Sabre's single-range parsing: `bytes=a-b`, `bytes=a-`, `bytes=-n`; anything else is ignored. */
-function parseRange(value: string | undefined, size: number): Range {
+export function parseRange(value: string | undefined, size: number): Range {
   const m = value === undefined ? null : /^bytes=([0-9]*)-([0-9]*)$/.exec(value.trim());
   if (!m || (m[1] === '' && m[2] === '')) return undefined;
   if (m[1] !== '') {

@@ -2,7 +2,9 @@
  * `/remote.php/dav/versions/<user>/` as Nextcloud 34.0.1 and 29.0.5 answer it (the model
  * is ../versions.ts): `versions/<fileid>` lists a file's entries (Depth 1; 404 for an id
  * no file has, or a folder's), `versions/<fileid>/<seconds>` is read with GET (404 for
- * the entry of the current content) and restored with MOVE to `restore/<anything>`:
+ * the entry of the current content; the first read of an entry whose saved content a
+ * restore took is a 500, see readOfTakenVersion) and restored with MOVE to
+ * `restore/<anything>`:
  * the file keeps its id and takes the version's mtime. `Overwrite: F` on that MOVE is
  * always 412 (the restore target counts as existing). Another user's versions: 403.
  */
@@ -13,6 +15,8 @@ import { encodeHrefSegment } from '../paths.js';
 import { EX } from '../reply.js';
 import { NS } from '../xml.js';
 import { readSmallBody } from './body.js';
+import { parseRange } from './get.js';
+import { requestIdRule } from '../request-id.js';
 import { header, type DavContext } from './context.js';
 import { MULTISTATUS_OPEN, requestedProps, response } from './groupware-props.js';
 import { httpDate, mimeOf } from './props.js';
@@ -73,20 +77,59 @@ async function read(ctx: VersionsContext, id: string, name: string): Promise<voi
     node === undefined || !/^\d+$/.test(name)
       ? undefined
       : await ctx.state.versions.savedContent(node.fileId, Number(name));
+  if (
+    node !== undefined &&
+    saved === undefined &&
+    ctx.state.versions.takeFirstReadAfterRestore(node.fileId, Number(name))
+  )
+    return readOfTakenVersion(ctx, node, Number(name));
   if (node === undefined || saved === undefined) return notFound(ctx);
   const { size } = await fsp.stat(saved);
+  // A range as a file's GET takes one (observed: 206 with Content-Range).
+  const range = parseRange(header(ctx, 'Range'), size);
+  const part = range === undefined || range === 'unsatisfiable' ? undefined : range;
   // Observed: the version's name, unquoted, as its ETag.
-  ctx.res.writeHead(200, {
+  ctx.res.writeHead(part === undefined ? 200 : 206, {
     'Content-Type': mimeOf(node.name),
-    'Content-Length': size,
+    'Content-Length': part === undefined ? size : part.end - part.start + 1,
     ETag: name,
     'OC-ETag': name,
+    ...(part === undefined ? {} : { 'Content-Range': `bytes ${part.start}-${part.end}/${size}` }),
   });
   if (ctx.req.method === 'HEAD') {
     ctx.res.end();
     return;
   }
-  await pipeline(createReadStream(saved), ctx.res);
+  await pipeline(createReadStream(saved, part ?? {}), ctx.res);
+}
+
+/**
+ * The first read of an entry whose file a restore took (observed on 34 and 29): PHP
+ * fails (`TypeError`) as it opens the version: 500 with the version's ETag and the
+ * Sabre error. A plain GET has sent the version's headers first (request id, OC-ETag,
+ * its size as Content-Length, so the error is cut to it); a ranged one has not.
+ */
+function readOfTakenVersion(
+  ctx: VersionsContext,
+  node: { fileId: number; name: string },
+  seconds: number,
+): void {
+  const ranged = header(ctx, 'Range') !== undefined;
+  const error =
+    '<?xml version="1.0" encoding="utf-8"?>\n<d:error xmlns:d="DAV:" xmlns:s="http://sabredav.org/ns">\n' +
+    `  <s:exception>TypeError</s:exception>\n  <s:message>${ctx.state.series.versionGoneMessage}</s:message>\n</d:error>\n`;
+  if (!ranged) requestIdRule(ctx.res, 'always');
+  const body = ranged
+    ? error
+    : error.slice(0, ctx.state.versions.sizeOf(node.fileId, seconds) ?? 0);
+  ctx.res.writeHead(500, {
+    'Content-Type': 'application/xml; charset=utf-8',
+    'Content-Length': Buffer.byteLength(body),
+    ETag: String(seconds),
+    ...(ranged ? {} : { 'OC-ETag': String(seconds) }),
+    'Last-Modified': httpDate(seconds * 1000),
+  });
+  ctx.res.end(body);
 }
 
 async function restore(ctx: VersionsContext, id: string, name: string): Promise<void> {

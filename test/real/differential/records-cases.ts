@@ -85,6 +85,14 @@ const restoreVersion = (name: string, fileid: string, at: number, extra = {}): S
   headers: { Destination: '{base}/remote.php/dav/versions/{user}/restore/target', ...extra },
 });
 
+/** versionSaved's request: the first byte of a version. */
+const versionSaved = (name: string, fileid: string, at: number): Step => ({
+  name,
+  method: 'GET',
+  target: version(fileid, at),
+  headers: { Range: 'bytes=0-1' },
+});
+
 /** listTrash's request. */
 const trash = (name: string): Step => ({
   name,
@@ -231,6 +239,19 @@ export const RECORDS_CASES: readonly Case[] = [
       read('GET the file', '~/V/v.txt'),
       versions('the versions after the restore', 'v'),
       read('GET the content the restore replaced', version('v', 200)),
+      read('GET the restored version (its file was taken into place)', version('v', 0)),
+      versionSaved('versionSaved: the restored version, read before', 'v', 0),
+      versionSaved('versionSaved: a saved version', 'v', 200),
+      write('PUT v5 (the restored content is saved again)', '~/V/v.txt', 'v5', 300),
+      versionSaved('versionSaved: the restored one, saved again', 'v', 0),
+      versionSaved('versionSaved: the entry of the current content', 'v', 300),
+      restoreVersion('MOVE the version of v4 to restore/target', 'v', 200),
+      versionSaved('versionSaved: the restored version, first read', 'v', 200),
+      versionSaved('versionSaved: the restored version, read again', 'v', 200),
+      write('PUT an empty file', '~/V/empty.txt', '', 0, { fileid: 'e' }),
+      write('PUT over the empty file', '~/V/empty.txt', 'no longer empty', 100),
+      versions('the versions of a file that was empty', 'e'),
+      read('GET the empty content’s version', version('e', 0)),
       {
         name: 'PROPFIND the versions of an id no file has',
         method: 'PROPFIND',
