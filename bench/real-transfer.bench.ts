@@ -1,6 +1,8 @@
 /**
  * Transfers through the broker against a real Nextcloud, each beside its baseline in the
- * same run (issue 27's targets): `broker push` of a new file vs one direct PUT; a
+ * same run (issue 27's targets, and issue 40's for a new file): `broker push` of a new
+ * file vs one direct PUT asking the same `X-Hash` (the verified floor; the plain PUT
+ * beside it); a
  * replacing push vs a direct chunked upload with the same chunk size by a keep-alive
  * client (and vs the PUT); `broker fetch` vs a careful GET (hashes what it writes and
  * fsyncs it); one `broker fetch` of 50 files of 1 KiB vs 50 `curl`s; and the peak RSS of
@@ -324,19 +326,22 @@ const bench: Bench = async () => {
     const push = `broker push replacing a ${BIG_MB} MiB file`;
     if (ONLY.has('new'))
       rows.push(
+        // Nextcloud hashes in PHP, so a verified upload cannot beat an unverified PUT: the
+        // target is the PUT that asks for the same hash; the plain one is beside it.
         rateRow(
-          `broker push of a new ${BIG_MB} MiB file`,
-          times.pushNew,
-          'direct PUT',
-          times.put,
-          0.7,
-          'direct PUT',
-        ),
-        infoRow(
           `broker push of a new ${BIG_MB} MiB file`,
           times.pushNew,
           `direct PUT asking X-Hash: ${VERIFY_HASH}, as every push does`,
           times.putVerified,
+          0.9,
+          `direct PUT asking X-Hash: ${VERIFY_HASH}`,
+        ),
+        infoRow(
+          `broker push of a new ${BIG_MB} MiB file`,
+          times.pushNew,
+          'direct PUT',
+          times.put,
+          'the unverified upload (a PUT asking X-Hash is itself 0.64–0.90× of it here)',
         ),
       );
     if (ONLY.has('replace'))

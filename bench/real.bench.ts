@@ -17,6 +17,7 @@ import type { Bench, BenchRow } from './harness.js';
 import { brokerOnRealServer } from './lib/real-broker.js';
 import { runCliMeasured } from './lib/cli.js';
 import { curlGet, dav, fileUrl as urlOf, leaveServer, serverFromEnv } from './lib/real-server.js';
+import { appendFsyncP50, listTargetRow } from './lib/fsync.js';
 import { closedLoop, latency, median, round } from './lib/stats.js';
 import { davClient } from './lib/webdav.js';
 import { callTool, connectMcp, grantViaConsole } from '../support/mcp.js';
@@ -100,6 +101,7 @@ const bench: Bench = async () => {
     }
     const b = latency(list.broker);
     const d = latency(list.direct);
+    const fsyncP50 = await appendFsyncP50(tmp);
     const rows: BenchRow[] = [
       {
         metric: 'list p50, 1 agent',
@@ -107,7 +109,7 @@ const bench: Bench = async () => {
         unit: 'ms',
         baseline: { name: 'direct PROPFIND Depth 1', value: d.p50 },
       },
-      { metric: 'list p50 overhead (broker − direct)', value: b.p50 - d.p50, unit: 'ms' },
+      listTargetRow('list p50 overhead (broker − direct)', b.p50, d.p50, fsyncP50),
       {
         metric: 'list p99, 1 agent',
         value: b.p99,

@@ -186,6 +186,7 @@ export function startPartialPut(
   token: string,
   body: Buffer,
   bytes: number,
+  headers: Record<string, string> = {},
 ): ClientRequest {
   const req = request(new URL(blobUrl, base), {
     method: 'PUT',
@@ -193,6 +194,7 @@ export function startPartialPut(
       authorization: `Bearer ${token}`,
       'content-type': 'application/octet-stream',
       'content-length': String(body.length),
+      ...headers,
     },
   });
   // The cut is the point: its error is expected.

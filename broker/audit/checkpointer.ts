@@ -16,8 +16,13 @@ import type { FailureState } from './failure.js';
 import type { AuditFs } from './fs.js';
 import { withTimeout } from './timeout.js';
 
-/** The checkpoint is written once no append came for this long. */
-export const QUIET_MS = 50;
+/**
+ * The checkpoint is written once no append came for this long. 50 ms was too short for
+ * one agent's calls against a real Nextcloud, which come about that far apart (a
+ * PROPFIND takes ~40 ms): the checkpoint's two fsyncs then ran between every two calls,
+ * beside the next call's intent fsync. Under a steady stream MAX_LAG_MS still bounds it.
+ */
+export const QUIET_MS = 200;
 /** Under a steady stream of appends, it is never older than this. */
 export const MAX_LAG_MS = 1000;
 

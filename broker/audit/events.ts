@@ -106,6 +106,8 @@ const IntentFields = {
   size: CountSchema.optional(),
   condition: z.enum(['create', 'replace', 'locked']).optional(),
   declared_sha256: z.string().optional(),
+  /** An upload whose client declares its sha256 after the file's bytes (BLOB_SHA256_AT_END_HEADER). */
+  declared_at_end: z.boolean().optional(),
   abandon: z.boolean().optional(),
   /** A download's If-None-Match (the etag the client holds). */
   if_none_match: z.string().optional(),
@@ -385,6 +387,12 @@ export type AuditEvent =
 export interface AuditSink<Written = unknown> {
   /** Resolves only once the line is durable; rejects when it cannot be written. */
   append(event: AuditEvent): Promise<Written>;
+  /**
+   * Resolves once the line is written, in its place in the chain, before its fsync
+   * follows (AuditLog.appendWritten): for a line no decision waits on. A sink without
+   * it is asked append() instead.
+   */
+  appendWritten?(event: AuditEvent): Promise<Written>;
 }
 export type AuditEventName = AuditEvent['event'];
 

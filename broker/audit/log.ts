@@ -35,7 +35,7 @@ import {
   RESERVED_FIELDS,
 } from './record.js';
 import { withTimeout } from './timeout.js';
-import { GroupCommitWriter } from './writer.js';
+import { type Durability, GroupCommitWriter } from './writer.js';
 import type { JsonObject } from '../base/protocol.js';
 
 export const LOG_FILE = 'audit.log';
@@ -196,8 +196,22 @@ export class AuditLog implements AuditSink<AuditRecord> {
    * 1 MiB), 'closed', 'write_failed' or 'timeout' (this and every later append, until
    * the log resumes after a full disk: resume.ts).
    */
-  append({ event, ...fields }: AuditEvent): Promise<AuditRecord> {
-    const how = { internal: false, newlineFirst: false };
+  append(event: AuditEvent): Promise<AuditRecord> {
+    return this.#append(event, 'durable');
+  }
+
+  /**
+   * Appends the event as append() does, but resolves once its line is written, before
+   * its fsync (writer.ts: the next batch's, or one SYNC_SOON_MS later). For a line that
+   * no decision waits on: the outcome of an operation that changed nothing, which the
+   * caller may answer before the line is durable. Never for an intent.
+   */
+  appendWritten(event: AuditEvent): Promise<AuditRecord> {
+    return this.#append(event, 'written');
+  }
+
+  #append({ event, ...fields }: AuditEvent, durability: Durability): Promise<AuditRecord> {
+    const how = { internal: false, newlineFirst: false, durability };
     const started = performance.now();
     const appended =
       this.#closed || !this.#failure.failed
@@ -231,7 +245,7 @@ export class AuditLog implements AuditSink<AuditRecord> {
   #enqueue(
     event: string,
     fields: JsonObject,
-    how: { internal: boolean; newlineFirst: boolean },
+    how: { internal: boolean; newlineFirst: boolean; durability?: Durability },
   ): Promise<AuditRecord> {
     if (this.#closed) return Promise.reject(new AuditError('closed', 'the audit log is closed'));
     const later = this.#failure.later();
@@ -270,7 +284,7 @@ export class AuditLog implements AuditSink<AuditRecord> {
     }
     this.#tip = { seq: built.record.seq, hash: built.record.hash };
     const parts = how.newlineFirst ? [NEWLINE, line, NEWLINE] : [line, NEWLINE];
-    return this.#writer.submit(built.record, Buffer.concat(parts));
+    return this.#writer.submit(built.record, Buffer.concat(parts), how.durability);
   }
 
   #warn(text: string): void {

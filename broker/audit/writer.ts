@@ -3,6 +3,12 @@
  * writes it with one write and one fsync, then resolves every append of the batch.
  * Security: no append resolves before its own line is fsynced; a failed or timed-out
  * batch rejects all of its appends and fails the log for every later one.
+ *
+ * The one exception is a line submitted as `written` (an outcome that changed nothing,
+ * see AuditLog.appendWritten): it resolves once it is in the file, in its place in the
+ * chain, and becomes durable with the next batch's fsync, or SYNC_SOON_MS later when no
+ * batch comes; idle() and so close() fsync it too. An operation's intent, which must be
+ * durable before the operation starts (docs/contracts.md), never goes this way.
  */
 import { secondsSince } from '../base/metrics.js';
 import type { ChainHead } from './chain.js';
@@ -14,9 +20,16 @@ import { withTimeout } from './timeout.js';
 /** Upper bound of one group-commit write. */
 const MAX_BATCH_BYTES = 4 * 1024 * 1024;
 
+/** How long a line written without its fsync waits for a batch whose fsync covers it. */
+export const SYNC_SOON_MS = 20;
+
+/** When an append resolves: once its line is fsynced, or once it is written. */
+export type Durability = 'durable' | 'written';
+
 interface Pending {
   record: AuditRecord;
   bytes: Buffer;
+  durability: Durability;
   resolve: (r: AuditRecord) => void;
   reject: (e: unknown) => void;
 }
@@ -39,6 +52,11 @@ export class GroupCommitWriter {
   #draining: Promise<void> | undefined;
   /** Bytes of the file that are verified and fsynced: where a resume re-reads from. */
   #durable: number;
+  /** Lines written but not yet fsynced (`written` ones): their bytes and the last record. */
+  #unsynced: { bytes: number; last: AuditRecord } | undefined;
+  /** The fsync of #unsynced once no batch came for SYNC_SOON_MS. */
+  #syncTimer: NodeJS.Timeout | undefined;
+  #syncDue = false;
 
   readonly #deps: WriterDeps;
 
@@ -51,10 +69,17 @@ export class GroupCommitWriter {
     return this.#durable;
   }
 
-  /** Queues `bytes` (the record's line); resolves with `record` once they are fsynced. */
-  submit(record: AuditRecord, bytes: Buffer): Promise<AuditRecord> {
+  /**
+   * Queues `bytes` (the record's line); resolves with `record` once they are fsynced, or,
+   * `written`, once they are written (see the top of this file).
+   */
+  submit(
+    record: AuditRecord,
+    bytes: Buffer,
+    durability: Durability = 'durable',
+  ): Promise<AuditRecord> {
     return new Promise<AuditRecord>((resolve, reject) => {
-      this.#queue.push({ record, bytes, resolve, reject });
+      this.#queue.push({ record, bytes, durability, resolve, reject });
       this.#kick();
     });
   }
@@ -62,7 +87,7 @@ export class GroupCommitWriter {
   /** Writes and fsyncs bytes outside the queue (open() only, before any append). */
   async writeNow(bytes: Buffer): Promise<void> {
     try {
-      await withTimeout(this.#writeAndSync(bytes), this.#deps.timeoutMs, 'write');
+      await withTimeout(this.#write(bytes, true), this.#deps.timeoutMs, 'write');
     } catch (err) {
       throw this.#deps.failure.fail(err, 'write', this.#deps.file);
     }
@@ -75,12 +100,18 @@ export class GroupCommitWriter {
    * become durable with them. Rejects, changing nothing here, when it fails.
    */
   async writeAfter(verified: number, bytes: Buffer): Promise<void> {
-    await withTimeout(this.#writeAndSync(bytes), this.#deps.timeoutMs, 'write');
+    await withTimeout(this.#write(bytes, true), this.#deps.timeoutMs, 'write');
     this.#durable = verified + bytes.length;
+    // Lines written without their fsync before the failure are among the verified bytes.
+    this.#unsynced = undefined;
   }
 
-  /** Settles once everything queued so far is written or rejected. */
+  /** Settles once everything queued so far is written and fsynced, or rejected. */
   async idle(): Promise<void> {
+    while (this.#draining !== undefined) await this.#draining;
+    if (this.#unsynced === undefined) return;
+    this.#syncDue = true;
+    this.#kick();
     while (this.#draining !== undefined) await this.#draining;
   }
 
@@ -106,9 +137,12 @@ export class GroupCommitWriter {
         return;
       }
       const batch = takeBatch(this.#queue);
+      // Security: a batch holding a line that must be durable is fsynced before any of
+      // its appends resolves; the fsync covers every line written before it too.
+      const sync = batch.some((p) => p.durability === 'durable');
       try {
         await withTimeout(
-          this.#writeAndSync(Buffer.concat(batch.map((p) => p.bytes))),
+          this.#write(Buffer.concat(batch.map((p) => p.bytes)), sync),
           this.#deps.timeoutMs,
           'write',
         );
@@ -121,15 +155,51 @@ export class GroupCommitWriter {
         continue;
       }
       const last = (batch[batch.length - 1] as Pending).record;
-      for (const p of batch) this.#durable += p.bytes.length;
+      const bytes = batch.reduce((n, p) => n + p.bytes.length, 0);
+      this.#unsynced = { bytes: (this.#unsynced?.bytes ?? 0) + bytes, last };
+      if (sync) this.#synced();
       for (const p of batch) p.resolve(p.record);
-      this.#deps.onDurable({ seq: last.seq, hash: last.hash });
     }
+    if (this.#unsynced === undefined) return;
+    if (this.#syncDue) {
+      await this.#syncUnsynced();
+      return;
+    }
+    this.#syncTimer ??= setTimeout(() => {
+      this.#syncTimer = undefined;
+      this.#syncDue = true;
+      this.#kick();
+    }, SYNC_SOON_MS).unref();
   }
 
-  async #writeAndSync(bytes: Buffer): Promise<void> {
+  /** The fsync of lines written without one (a timer's, or idle()'s). */
+  async #syncUnsynced(): Promise<void> {
+    this.#syncDue = false;
+    if (this.#unsynced === undefined || this.#deps.failure.failed) return;
+    try {
+      await withTimeout(this.#write(Buffer.alloc(0), true), this.#deps.timeoutMs, 'write');
+    } catch (err) {
+      this.#deps.failure.fail(err, 'write', this.#deps.file);
+      return;
+    }
+    this.#synced();
+  }
+
+  /** Everything written so far is fsynced: it is the durable part of the file now. */
+  #synced(): void {
+    clearTimeout(this.#syncTimer);
+    this.#syncTimer = undefined;
+    const done = this.#unsynced;
+    if (done === undefined) return;
+    this.#unsynced = undefined;
+    this.#durable += done.bytes;
+    this.#deps.onDurable({ seq: done.last.seq, hash: done.last.hash });
+  }
+
+  async #write(bytes: Buffer, sync: boolean): Promise<void> {
     const started = performance.now();
-    await writeAll(this.#deps.handle, bytes);
+    if (bytes.length > 0) await writeAll(this.#deps.handle, bytes);
+    if (!sync) return;
     await this.#deps.handle.sync();
     this.#deps.onSynced?.(secondsSince(started));
   }

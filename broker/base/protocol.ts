@@ -118,6 +118,19 @@ export const BLOB_TRAILERS = {
  */
 export const BLOB_SHA256_HEADER = 'x-broker-sha256';
 
+/**
+ * The blob PUT's request header (value `1`) that says the body's sha256 follows the
+ * file's bytes: the body is the file, then its sha256 as 64 lowercase hex digits, and
+ * Content-Length is the ticket's size plus 64 (SHA256_AT_END_BYTES). A client may then
+ * send the file while it is still hashing it. Only the file's bytes go on to Nextcloud.
+ * In the body rather than in an HTTP trailer, which proxies in front of the broker (an
+ * nginx that buffers request bodies) drop.
+ */
+export const BLOB_SHA256_AT_END_HEADER = 'x-broker-sha256-at-end';
+
+/** The bytes of a sha256 declared at the body's end: its 64 hex digits. */
+export const SHA256_AT_END_BYTES = 64;
+
 /** A sha256 as the protocol writes it: 64 lowercase hex digits. */
 export const SHA256_HEX = /^[0-9a-f]{64}$/;
 
@@ -129,4 +142,9 @@ export interface TicketView {
   expires_in_s: number;
   /** Upload tickets: the header that may declare the body's sha256 (BLOB_SHA256_HEADER). */
   sha256_header?: typeof BLOB_SHA256_HEADER;
+  /**
+   * Upload tickets: the header that says the body's sha256 follows its last byte instead
+   * (BLOB_SHA256_AT_END_HEADER): a client can then send while it is still hashing.
+   */
+  sha256_at_end?: typeof BLOB_SHA256_AT_END_HEADER;
 }

@@ -4,13 +4,14 @@
  * bin and old versions (docs/nextcloud-behaviour.md#space-driven-expiry;
  * operations/space-guard.ts decides).
  *
- * Never cached: `GET /ocs/v2.php/cloud/user` (this account's id, its quota and the bytes
- * its files take, computed per request); with `at`, one `PROPFIND Depth: 0` of that path
- * for its `oc:owner-id` (a folder someone else shared belongs to them: the write lands in
- * their space), their free space as this account can see it (`quota-available-bytes`,
- * which Nextcloud caches for five minutes) and, for an item, its `oc:size`; for this
- * account's own space with a quota, one `PROPFIND Depth: 1` of the trash bin summing each
- * item's `oc:size`.
+ * Read anew on every call (the guard may reuse a reading for a few seconds:
+ * operations/space-readings.ts): `GET /ocs/v2.php/cloud/user` (this account's id, its
+ * quota and the bytes its files take, computed per request); with `at`, one `PROPFIND
+ * Depth: 0` of that path for its `oc:owner-id` (a folder someone else shared belongs to
+ * them: the write lands in their space), their free space as this account can see it
+ * (`quota-available-bytes`, which Nextcloud caches for five minutes) and, for an item,
+ * its `oc:size`; for this account's own space with a quota, one `PROPFIND Depth: 1` of
+ * the trash bin summing each item's `oc:size`.
  */
 import { z } from 'zod';
 import { MAX_SMALL_REPLY_BYTES } from './connection.js';
@@ -223,11 +224,24 @@ export async function readSpace(
   at: SpaceTarget,
   signal?: AbortSignal,
 ): Promise<Space> {
-  const user = await readUser(conn, signal);
+  // The user and the target are read side by side (one round trip, not two); a failure
+  // of the user's read is still the answer, and cuts the other short.
+  const cut = new AbortController();
   // Security: an item to trash must be there to be weighed (a missing one is refused, as
   // Nextcloud's 404 says, never weighed as 0 bytes). A new file's folder that is missing
   // reads as this account's own: Nextcloud refuses an upload into a missing folder.
-  const target = await readTarget(conn, at.path, signal, at.item ? 'refuse' : 'undefined');
+  const targetRead = readTarget(
+    conn,
+    at.path,
+    signal === undefined ? cut.signal : AbortSignal.any([signal, cut.signal]),
+    at.item ? 'refuse' : 'undefined',
+  );
+  targetRead.catch(() => undefined); // awaited below, unless the user's read fails first
+  const user = await readUser(conn, signal).catch((error: unknown) => {
+    cut.abort();
+    throw error;
+  });
+  const target = await targetRead;
   const item = at.item && target !== undefined ? { item: bytesOf(target) } : {};
   if (target !== undefined) {
     const owner = textProp(target, 'owner-id') ?? '';

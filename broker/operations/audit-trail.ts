@@ -28,10 +28,20 @@ export class AuditTrail {
     await this.#deps.audit.append(scrubDeep(event, this.#deps.scrub));
   }
 
-  /** Appends a line whose failure must not change the answer; logs the failure. */
-  async bestEffort(event: AuditEvent): Promise<boolean> {
+  /**
+   * Appends a line whose failure must not change the answer; logs the failure.
+   * `written`: resolves once the line is written, before its fsync (AuditSink.appendWritten).
+   */
+  async bestEffort(
+    event: AuditEvent,
+    durability: 'durable' | 'written' = 'durable',
+  ): Promise<boolean> {
+    const { audit, scrub } = this.#deps;
     try {
-      await this.append(event);
+      const line = scrubDeep(event, scrub);
+      if (durability === 'written' && audit.appendWritten !== undefined)
+        await audit.appendWritten(line);
+      else await audit.append(line);
       return true;
     } catch (error) {
       this.#deps.logger.error('audit append failed', {

@@ -14,7 +14,12 @@ import type { CallContext } from '../base/call.js';
 import { failure, type Envelope } from '../base/envelope.js';
 import type { Checkouts } from './checkouts.js';
 import { ETAG_FORM, isQuotedEtag } from '../base/etag.js';
-import { BLOB_SHA256_HEADER, SHA256_HEX } from '../base/protocol.js';
+import {
+  BLOB_SHA256_AT_END_HEADER,
+  BLOB_SHA256_HEADER,
+  SHA256_AT_END_BYTES,
+  SHA256_HEX,
+} from '../base/protocol.js';
 import { uploadEffect } from './effects.js';
 import { relayHashing } from './hashing.js';
 import { isNextcloudError } from './nextcloud-errors.js';
@@ -64,6 +69,8 @@ export interface UploadSource {
   readonly gone: boolean;
   /** The body's sha256 as the request's BLOB_SHA256_HEADER declares it, if it does. */
   readonly declaredSha256?: string | undefined;
+  /** BLOB_SHA256_AT_END_HEADER as sent (`1`: the sha256 follows the file's bytes), if it was. */
+  readonly sha256AtEnd?: string | undefined;
 }
 
 export interface Uploaded extends Omit<Stored, 'warnings'> {
@@ -183,15 +190,23 @@ export class BlobTransfers {
         'Content-Length is required: send the exact size of the file (no chunked uploads)',
       );
     }
+    const atEnd = source.sha256AtEnd;
+    if (atEnd !== undefined && atEnd !== '1') {
+      return unread(
+        'invalid_arguments',
+        `${BLOB_SHA256_AT_END_HEADER} must be 1 (the body's sha256 follows its bytes) or absent`,
+      );
+    }
+    const declaresAtEnd = atEnd === '1';
     const redeemed = await this.#redeem(ctx, id, ['write', 'checkin']);
     if (redeemed.ticket === undefined) {
       return { ok: false, envelope: redeemed.envelope, bodyUnread: true };
     }
     const { ticket } = redeemed;
-    if (ticket.size !== length) {
+    if ((ticket.size ?? 0) + (declaresAtEnd ? SHA256_AT_END_BYTES : 0) !== length) {
       return unread(
         'invalid_arguments',
-        `this ticket is for exactly ${ticket.size} bytes but Content-Length is ${length}; call the tool again with the right size`,
+        `this ticket is for exactly ${ticket.size} bytes${declaresAtEnd ? ` and the ${SHA256_AT_END_BYTES} digits of their sha256 after them` : ''} but Content-Length is ${length}; call the tool again with the right size`,
       );
     }
     const header = source.declaredSha256;
@@ -219,7 +234,17 @@ export class BlobTransfers {
           client,
           allowed,
           declared === undefined ? ticket : { ...ticket, sha256: declared },
-          source,
+          {
+            body: source.body,
+            sha256AtEnd: declaresAtEnd,
+            // Read when asked, as the source's own are: a client may go away meanwhile.
+            get complete() {
+              return source.complete;
+            },
+            get gone() {
+              return source.gone;
+            },
+          },
         );
         let unlocked = false;
         let etag = stored.etag;
@@ -237,6 +262,7 @@ export class BlobTransfers {
           size: ticket.size,
           kind: ticket.kind,
           ...(declared === undefined ? {} : { declared_sha256: declared }),
+          ...(declaresAtEnd ? { declared_at_end: true } : {}),
         },
         describe: (v) => ({
           sha256: v.sha256,

@@ -10,21 +10,53 @@ import { relayed } from '../base/relayed-memory.js';
 export class HashingStream extends Transform {
   readonly #hash: Hash = createHash('sha256');
   readonly #sha1: Hash | undefined;
+  readonly #passOn: number;
+  readonly #keep: number;
   #bytes = 0;
+  #after: Buffer[] = [];
+  #afterBytes = 0;
   #digest: string | undefined;
   #sha1Digest: string | undefined;
 
-  constructor(options: { sha1?: boolean } = {}) {
+  /**
+   * `passOn`: hash and pass on only that many bytes, and keep the `keep` bytes that
+   * follow them (`after()`) instead; any byte beyond those fails the stream.
+   */
+  constructor(options: { sha1?: boolean; passOn?: number; keep?: number } = {}) {
     super();
     this.#sha1 = options.sha1 === true ? createHash('sha1') : undefined;
+    this.#passOn = options.passOn ?? Number.POSITIVE_INFINITY;
+    this.#keep = options.keep ?? 0;
   }
 
   override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
+    const room = this.#passOn - this.#bytes;
+    if (chunk.length > room) {
+      const rest = chunk.subarray(Math.max(0, room));
+      if (this.#afterBytes + rest.length > this.#keep) {
+        done(
+          Object.assign(new Error('the body is longer than its size'), { code: 'BODY_TOO_LONG' }),
+        );
+        return;
+      }
+      this.#after.push(Buffer.from(rest));
+      this.#afterBytes += rest.length;
+      if (room <= 0) {
+        done();
+        return;
+      }
+      chunk = chunk.subarray(0, room);
+    }
     this.#hash.update(chunk);
     this.#sha1?.update(chunk);
     this.#bytes += chunk.length;
     relayed(chunk.length);
     done(null, chunk);
+  }
+
+  /** The bytes kept after the first `passOn` (see the constructor). */
+  after(): Buffer {
+    return Buffer.concat(this.#after);
   }
 
   get bytes(): number {

@@ -42,6 +42,7 @@ import {
   AUDIT_UNAVAILABLE,
   endOf,
   OperationRefusal,
+  readOnly,
   type Allowed,
   type Checked,
   type Outcome,
@@ -187,7 +188,7 @@ export class Pipeline {
       });
       return { ok: false, envelope: internalError(ctx.correlationId) };
     }
-    return this.#step(ctx, { op, decision, decided, relied, client }, step, options.describe);
+    return this.#step(ctx, { op, decision, decided, relied, client }, step, options);
   }
 
   /** A broker-initiated clean-up call (system-calls.ts): past no wall, audited all the same. */
@@ -263,9 +264,12 @@ export class Pipeline {
       client: NextcloudPort;
     },
     step: Step<T>,
-    describe: RunOptions<T>['describe'],
+    { describe, changesNothing = readOnly(call.op) }: RunOptions<T>,
   ): Promise<Outcome<T>> {
     const { op, decision, decided, relied, client } = call;
+    // The intent above was durable before the step began; an outcome of a step that
+    // changed nothing is answered once written (its fsync follows: writer.ts).
+    const outcomeDurability = changesNothing ? 'written' : 'durable';
     // Security: the operation is stopped at the earliest expiry of every grant it relies
     // on (the ticket's too), not at the next sweep.
     const handle = this.#deps.inFlight.start(relied, this.#grants.earliestExpiry(relied));
@@ -291,12 +295,10 @@ export class Pipeline {
       const warnings: string[] = [];
       const described = answers.outcome(describe?.(value) ?? {});
       if (
-        !(await this.#trail.bestEffort({
-          event: 'outcome',
-          ...decided,
-          outcome: 'ok',
-          ...described,
-        }))
+        !(await this.#trail.bestEffort(
+          { event: 'outcome', ...decided, outcome: 'ok', ...described },
+          outcomeDurability,
+        ))
       ) {
         warnings.push('the operation ran, but its outcome could not be written to the audit log');
       }
@@ -312,19 +314,22 @@ export class Pipeline {
         : error instanceof OperationRefusal
           ? error.ended
           : endOf(error);
-      await this.#trail.bestEffort({
-        event: 'outcome',
-        ...decided,
-        outcome: envelope.status,
-        code: envelope.code,
-        reason: envelope.message,
-        // Which way the grant ended under the operation (`revoked`, `expired`); the answers;
-        // what the step changed before it failed (a trash's renamed item, say).
-        ...answers.outcome({
-          ...(ended === undefined ? {} : { cause: ended }),
-          ...(error instanceof OperationRefusal ? error.audit : {}),
-        }),
-      });
+      await this.#trail.bestEffort(
+        {
+          event: 'outcome',
+          ...decided,
+          outcome: envelope.status,
+          code: envelope.code,
+          reason: envelope.message,
+          // Which way the grant ended under the operation (`revoked`, `expired`); the answers;
+          // what the step changed before it failed (a trash's renamed item, say).
+          ...answers.outcome({
+            ...(ended === undefined ? {} : { cause: ended }),
+            ...(error instanceof OperationRefusal ? error.audit : {}),
+          }),
+        },
+        outcomeDurability,
+      );
       return { ok: false, envelope };
     } finally {
       handle.done();

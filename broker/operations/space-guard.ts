@@ -22,10 +22,11 @@
 import type { Clock } from '../base/domain.js';
 import { failure, refused, type Envelope } from '../base/envelope.js';
 import { keepsFromSpaceExpiry, type Retention } from '../config/retention.js';
-import type { OwnSpace, SharerSpace } from '../nextcloud/space.js';
+import type { OwnSpace, SharerSpace, Space } from '../nextcloud/space.js';
 import { OperationRefusal, type Allowed } from './pipeline.js';
 import type { NextcloudPort } from './ports.js';
 import { SpaceLedger, type ReadingTime, type Reservation } from './space-ledger.js';
+import { SpaceReadings } from './space-readings.js';
 import {
   atWorst,
   bytesText,
@@ -67,6 +68,8 @@ export interface SpaceGuardDeps {
   /** What each instance's config declares of the server's retention (by instance name). */
   readonly retention: ReadonlyMap<string, Retention | undefined>;
   readonly ledger?: SpaceLedger;
+  /** Recent readings to reuse (default: kept REUSE_MS, space-readings.ts). */
+  readonly readings?: SpaceReadings;
 }
 
 const NO_HOLD: Reservation = { settle: () => undefined };
@@ -85,11 +88,13 @@ export class SpaceGuard {
   readonly #now: Clock;
   readonly #retention: ReadonlyMap<string, Retention | undefined>;
   readonly ledger: SpaceLedger;
+  readonly readings: SpaceReadings;
 
   constructor(deps: SpaceGuardDeps) {
     this.#now = deps.now;
     this.#retention = deps.retention;
     this.ledger = deps.ledger ?? new SpaceLedger({ now: deps.now });
+    this.readings = deps.readings ?? new SpaceReadings(deps.now);
   }
 
   /**
@@ -116,12 +121,40 @@ export class SpaceGuard {
     write: SpaceWrite,
     hold: boolean,
   ): Promise<Reservation> {
-    const takenAt = this.#now();
     const at =
       write.kind === 'trash'
         ? { path: write.path, item: true }
         : { path: write.replaces ? write.path : folderOf(write.path), item: false };
-    const space = await client.space(at, allowed.signal);
+    const read = () => client.space(at, allowed.signal);
+    if (write.kind !== 'upload')
+      return this.#judge(
+        client,
+        allowed,
+        write,
+        { takenAt: this.#now(), space: await read() },
+        hold,
+      );
+    // An upload's target may have been read a few seconds ago (space-readings.ts).
+    const key = `${allowed.instance}\u0000${at.path}`;
+    const reading = await this.readings.get(key, read);
+    try {
+      return await this.#judge(client, allowed, write, reading, hold);
+    } catch (error) {
+      // A refusal on a reading kept for a few seconds may be out of date (the owner
+      // freed space or raised the quota since): it stands only on a reading taken now.
+      if (!reading.reused || !(error instanceof OperationRefusal)) throw error;
+      return this.#judge(client, allowed, write, await this.readings.refresh(key, read), hold);
+    }
+  }
+
+  /** Judges `write` on a reading of its target's space (and, for a trash from a share, this account's). */
+  async #judge(
+    client: NextcloudPort,
+    allowed: Allowed,
+    write: SpaceWrite,
+    { space, takenAt }: { readonly space: Space; readonly takenAt: number },
+    hold: boolean,
+  ): Promise<Reservation> {
     const bytes = write.kind === 'upload' ? write.bytes : (space.item ?? 0);
     if (space.whose === 'own') {
       const change: SpaceChange = { kind: write.kind, bytes };

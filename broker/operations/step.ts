@@ -6,7 +6,7 @@
 import type { IntentDetail, OutcomeDetail } from '../audit/events.js';
 import { CodedError } from '../base/coded-error.js';
 import type { Envelope, EnvelopeCode } from '../base/envelope.js';
-import type { WallDecision } from '../wall.js';
+import type { WallDecision, WallOp } from '../wall.js';
 import { GrantEndedError } from './in-flight.js';
 import type { NextcloudPort } from './ports.js';
 
@@ -47,6 +47,30 @@ export interface RunOptions<T> {
   readonly intent?: IntentDetail;
   /** Audit fields describing a successful value (never content, never a secret). */
   readonly describe?: (value: T) => OutcomeDetail;
+  /**
+   * The step changes nothing on Nextcloud (it reads, or only prepares a ticket): its
+   * outcome line is answered once written, its fsync following (AuditSink.appendWritten).
+   * Default: true for the read-only operations (readOnly below), false otherwise.
+   */
+  readonly changesNothing?: boolean;
+}
+
+/**
+ * Whether a wall operation only reads: its outcome line need not be durable before the
+ * answer (the intent before it is: docs/contracts.md, "Durability").
+ */
+export function readOnly(op: WallOp): boolean {
+  switch (op.op) {
+    case 'list':
+    case 'search':
+    case 'read':
+    case 'collections':
+      return true;
+    case 'collection':
+      return op.access === 'read';
+    default:
+      return false;
+  }
 }
 
 export const AUDIT_UNAVAILABLE = 'audit log unavailable; operation refused';

@@ -15,6 +15,7 @@
  */
 import { pipeline as pipe } from 'node:stream/promises';
 import { failure, refused } from '../base/envelope.js';
+import { SHA256_AT_END_BYTES, SHA256_HEX } from '../base/protocol.js';
 import type { Readable } from 'node:stream';
 import { digestStream, HashingStream } from './hashing.js';
 import { GrantEndedError } from './in-flight.js';
@@ -32,6 +33,8 @@ export interface UploadBody {
   readonly complete: boolean;
   /** The client's connection closed: it can no longer hear the answer. */
   readonly gone: boolean;
+  /** The body's last SHA256_AT_END_BYTES are the file's sha256, not the file's (protocol.ts). */
+  readonly sha256AtEnd?: boolean;
 }
 
 export interface Stored {
@@ -61,6 +64,26 @@ export function clientGone(path: string): OperationRefusal {
       true,
     ),
   );
+}
+
+/**
+ * The sha256 a body declares after the file's bytes, checked: 64 lowercase hex digits,
+ * and the same as any declared before the body (`before`). Otherwise a refusal.
+ */
+function declaredAtEnd(digits: Buffer, before: string | undefined, path: string): string {
+  const value = digits.toString('latin1');
+  const refusal = (why: string) =>
+    new OperationRefusal(
+      refused('invalid_arguments', `${why}; nothing was written to "${path}"`, {
+        hint: 'send the file, then its sha256 as 64 lowercase hex digits (Content-Length: its size + 64)',
+      }),
+    );
+  if (!SHA256_HEX.test(value))
+    throw refusal("the body's last 64 bytes must be the file's sha256 as lowercase hex digits");
+  // Security: one declaration per body. Two that differ are refused, never one picked.
+  if (before !== undefined && value !== before)
+    throw refusal("the sha256 after the file's bytes differs from the one declared before them");
+  return value;
 }
 
 function endedWords(error: GrantEndedError): string {
@@ -124,10 +147,11 @@ export async function storeUpload(
   source: UploadBody,
 ): Promise<Stored> {
   const path = allowed.paths[0] ?? ticket.path;
-  // Security: read the space again right before the upload (the ticket's check may be
-  // minutes old) and hold this upload's bytes until it has committed or failed: no write
-  // may let Nextcloud's expiry delete the trash bin or versions, alone or with the
-  // broker's other writes in flight (space-ledger.ts).
+  // Security: judge the space again right before the upload (the ticket's check may be
+  // minutes old; a reading of at most a few seconds is reused, space-readings.ts) and
+  // hold this upload's bytes until it has committed or failed: no write may let
+  // Nextcloud's expiry delete the trash bin or versions, alone or with the broker's
+  // other writes in flight (space-ledger.ts).
   let reservation: Reservation;
   try {
     reservation = await space.reserve(client, allowed, {
@@ -157,22 +181,28 @@ async function storeReserved(
 ): Promise<Stored> {
   const path = allowed.paths[0] ?? ticket.path;
   const size = ticket.size ?? 0;
-  const hasher = new HashingStream({ sha1: true });
+  const atEnd = source.sha256AtEnd === true;
+  // Security: only the file's bytes go on to Nextcloud, never the declaration after them.
+  const hasher = new HashingStream(
+    atEnd ? { sha1: true, passOn: size, keep: SHA256_AT_END_BYTES } : { sha1: true },
+  );
   // Security: without a precondition the upload is create-only; never a silent overwrite.
   const condition = ticket.condition ?? { ifNoneMatch: '*' as const };
   const beforeCommit = (): void => {
     // Security: a client that can no longer hear the answer gets no commit: it could
     // never learn that the file changed, and would be told nothing or a reset instead.
     if (hasher.bytes !== size || source.gone) throw clientGone(path);
+    if (atEnd && hasher.after().length !== SHA256_AT_END_BYTES) throw clientGone(path);
     const sha256 = hasher.sha256();
+    const declared = atEnd ? declaredAtEnd(hasher.after(), ticket.sha256, path) : ticket.sha256;
     // Security: a body other than the one the client hashed never becomes the file.
-    if (ticket.sha256 !== undefined && sha256 !== ticket.sha256)
+    if (declared !== undefined && sha256 !== declared)
       throw new OperationRefusal(
         failure(
           'verification_failed',
           `the body's sha256 differs from the one declared for it; nothing was written to "${path}"`,
           false,
-          { sha256, size, declared_sha256: ticket.sha256 },
+          { sha256, size, declared_sha256: declared },
         ),
       );
     // Security: the commit point: the grants must hold now, not only when it began.

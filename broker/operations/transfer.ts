@@ -11,15 +11,22 @@ import type { CallContext } from '../base/call.js';
 import type { Clock } from '../base/domain.js';
 import { refused } from '../base/envelope.js';
 import type { Logger } from '../base/log.js';
-import { BLOB_PATH, BLOB_SHA256_HEADER, type TicketView } from '../base/protocol.js';
+import {
+  BLOB_PATH,
+  BLOB_SHA256_AT_END_HEADER,
+  BLOB_SHA256_HEADER,
+  type TicketView,
+} from '../base/protocol.js';
 import type { TransferAnswer, TransferArgs } from '../base/transfer-tools.js';
 import { iso } from '../base/time.js';
 import type { Checkouts } from './checkouts.js';
-import { isNotFound } from './nextcloud-errors.js';
 import { OperationRefusal, type Outcome, type Pipeline } from './pipeline.js';
 import type { SpaceGuard } from './space-guard.js';
 import type { WriteCondition } from '../nextcloud/client.js';
 import type { Ticket, TicketBook } from './tickets.js';
+import { notAFile, refuseConflict, statOrNull } from './write-conflicts.js';
+
+export { notAFile } from './write-conflicts.js';
 
 /** Longest LOCK the broker asks for; it also never outlives the grant. */
 export const MAX_LOCK_SECONDS = 24 * 3600;
@@ -61,15 +68,10 @@ function ticketView(ticket: Ticket, now: number): TicketView {
     blob_url: `${BLOB_PATH}${ticket.id}`,
     expires_at: iso(ticket.expiresAt),
     expires_in_s: Math.max(0, Math.floor((ticket.expiresAt - now) / 1000)),
-    ...(ticket.kind === 'read' ? {} : { sha256_header: BLOB_SHA256_HEADER }),
+    ...(ticket.kind === 'read'
+      ? {}
+      : { sha256_header: BLOB_SHA256_HEADER, sha256_at_end: BLOB_SHA256_AT_END_HEADER }),
   };
-}
-
-/** The refusal for a folder where a file is needed (read, write, checkout, the blob GET). */
-export function notAFile(path: string): OperationRefusal {
-  return new OperationRefusal(
-    refused('not_a_file', `"${path}" is a folder, not a file; only files can be transferred`),
-  );
 }
 
 /** The write precondition the arguments ask for (the schema guarantees exactly one). */
@@ -162,46 +164,33 @@ export class TransferService {
       { op: 'write', instance: args.instance, path: args.path },
       async (client, allowed) => {
         const path = allowed.paths[0] ?? '';
-        const target = `${allowed.instance}:${path}`;
-        // Early answer for the common conflicts; Nextcloud enforces the same condition on the PUT.
-        const current = await statOrNull(() => client.stat(path, allowed.signal));
-        if (current !== null && current.kind !== 'file') throw notAFile(path);
-        if ('ifNoneMatch' in condition && current !== null) {
-          throw new OperationRefusal(
-            refused('conflict', `"${path}" already exists; nothing was written`, {
-              hint: `push to another name, or \`broker fetch ${target}\` first and push your change to the fetched copy (a fetched file is replaced only if unchanged since)`,
-              etag: current.etag,
-            }),
-          );
-        }
-        if (
-          'ifMatch' in condition &&
-          (current === null || (current.etag !== null && current.etag !== condition.ifMatch))
-        ) {
-          throw new OperationRefusal(
-            refused(
-              'conflict',
-              current === null
-                ? `"${path}" no longer exists on Nextcloud (moved or trashed since it was fetched), so it cannot be replaced; nothing was written`
-                : `"${path}" changed since it was fetched (etag differs); nothing was written`,
-              {
-                hint:
-                  current === null
-                    ? `check with list where it went; to create it anew, \`broker push\` it to a new name`
-                    : `\`broker fetch ${target}\` the current version to a new local path (your copy stays), reapply your change there and \`broker push\` that`,
-                ...(current === null ? {} : { etag: current.etag }),
-              },
-            ),
-          );
-        }
         // Security: an early answer (the blob upload checks again) for a write that would
-        // let Nextcloud's space-driven expiry delete the trash bin or old versions.
-        await this.#deps.space.check(client, allowed, {
-          kind: 'upload',
-          path,
-          bytes: args.size,
-          replaces: !('ifNoneMatch' in condition),
-        });
+        // let Nextcloud's space-driven expiry delete the trash bin or old versions. It
+        // only reads, as the stat does, so the two run side by side; a conflict the stat
+        // finds is still the answer, and cuts the space read short.
+        const cut = new AbortController();
+        const spaceChecked = this.#deps.space
+          .check(
+            client,
+            { ...allowed, signal: AbortSignal.any([allowed.signal, cut.signal]) },
+            { kind: 'upload', path, bytes: args.size, replaces: !('ifNoneMatch' in condition) },
+          )
+          .then(
+            () => undefined,
+            (error: unknown) => ({ error }),
+          );
+        let current: Awaited<ReturnType<typeof client.stat>> | null;
+        try {
+          // Early answer for the common conflicts; Nextcloud enforces the same condition on the PUT.
+          current = await statOrNull(() => client.stat(path, allowed.signal));
+          refuseConflict(condition, current, path, `${allowed.instance}:${path}`);
+        } catch (error) {
+          cut.abort();
+          await spaceChecked;
+          throw error;
+        }
+        const space = await spaceChecked;
+        if (space !== undefined) throw space.error;
         return tickets.issue({
           instance: allowed.instance,
           path,
@@ -213,7 +202,11 @@ export class TransferService {
           ...(current === null ? {} : { replaces: current }),
         });
       },
-      { intent: { size: args.size, condition: conditionName(condition) } },
+      {
+        intent: { size: args.size, condition: conditionName(condition) },
+        // It reads (a stat, the space) and issues a ticket; the blob PUT is the write.
+        changesNothing: true,
+      },
     );
     if (!outcome.ok) return outcome;
     const ticket = outcome.value;
@@ -373,14 +366,5 @@ export class TransferService {
       },
       warnings: all,
     };
-  }
-}
-
-async function statOrNull<T>(stat: () => Promise<T>): Promise<T | null> {
-  try {
-    return await stat();
-  } catch (error) {
-    if (isNotFound(error)) return null;
-    throw error;
   }
 }

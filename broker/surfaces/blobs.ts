@@ -12,7 +12,7 @@ import type { Request, Response } from 'express';
 import type { CallContext } from '../base/call.js';
 import { ok, type Envelope } from '../base/envelope.js';
 import type { MetricsPort } from '../base/metrics.js';
-import { BLOB_SHA256_HEADER, BLOB_TRAILERS } from '../base/protocol.js';
+import { BLOB_SHA256_AT_END_HEADER, BLOB_SHA256_HEADER, BLOB_TRAILERS } from '../base/protocol.js';
 import { scrubDeep } from '../base/scrub.js';
 import type { BlobTransfers, DownloadSink } from '../operations/blobs.js';
 import { answer } from './answer.js';
@@ -68,6 +68,12 @@ function contentLength(req: Request): number | undefined {
 /** The sha256 a PUT declares in BLOB_SHA256_HEADER (checked by the operation), if any. */
 function declaredSha256(req: Request): string | undefined {
   const header = req.headers[BLOB_SHA256_HEADER];
+  return typeof header === 'string' ? header : undefined;
+}
+
+/** BLOB_SHA256_AT_END_HEADER as sent (checked by the operation), if it was. */
+function sha256AtEnd(req: Request): string | undefined {
+  const header = req.headers[BLOB_SHA256_AT_END_HEADER];
   return typeof header === 'string' ? header : undefined;
 }
 
@@ -154,6 +160,7 @@ export class BlobEndpoint {
       body: req,
       length: contentLength(req),
       declaredSha256: declaredSha256(req),
+      sha256AtEnd: sha256AtEnd(req),
       get complete() {
         return req.complete;
       },

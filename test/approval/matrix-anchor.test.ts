@@ -54,6 +54,13 @@ describe('the audit anchor in the approval room', () => {
   it('is posted on the interval while records were added, not otherwise', async () => {
     const agent = await rig.agent();
     await callTool(agent, 'list', { instance: 'personal', path: 'Reports' });
+    // A list's outcome is answered once written and made durable with the next batch
+    // (docs/contracts.md §4); the anchor names only durable records, so the interval
+    // fires once the log's last line is durable.
+    await until('the list’s outcome is durable', () => {
+      const last = rig.auditLines().at(-1);
+      return last !== undefined && rig.audit.head.seq === last.seq;
+    });
     const before = anchors().length;
     timers.fire(HOUR);
     await until('the interval anchor', () => anchors().length === before + 1);

@@ -7,7 +7,7 @@
 import { existsSync } from 'node:fs';
 import { describe, expect, it, vi } from 'vitest';
 import { AuditError, AuditLog, verifyAudit } from '../../broker/audit/index.js';
-import { QUIET_MS } from '../../broker/audit/checkpointer.js';
+import { until } from '../../support/until.js';
 import { memoryLogger } from '../../broker/base/log.js';
 import { errnoError, InstrumentedFs, logLines, tempDir, tickingClock } from './helpers.js';
 import { appendLine } from '../../support/audit-line.js';
@@ -76,13 +76,17 @@ describe('attack: the disk fills up (ENOSPC)', () => {
     const dir = tempDir();
     const fs = new InstrumentedFs();
     const log = await AuditLog.open(dir, { now: tickingClock(), fs });
-    fs.faults.checkpointWriteError = () => errnoError('ENOSPC', 'no space left on device');
+    let tried = false;
+    fs.faults.checkpointWriteError = () => {
+      tried = true;
+      return errnoError('ENOSPC', 'no space left on device');
+    };
     // The line itself is durable, so this append resolves …
     const rec = await appendLine(log, 'intent', {});
     expect(rec.seq).toBe(1);
     // … but the checkpoint update (once the log is quiet) fails, and from then on
     // nothing is appended.
-    await new Promise((r) => setTimeout(r, QUIET_MS + 30));
+    await until('the quiet checkpoint write to fail', () => tried, 5_000, 5);
     await expect(appendLine(log, 'intent', {})).rejects.toMatchObject({ code: 'write_failed' });
     await log.close();
     // The log is ahead of its (seq 0) checkpoint: the crash shape, which verifies.

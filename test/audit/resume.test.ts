@@ -17,6 +17,7 @@ import { MAX_PROBE_DELAY_MS, PROBE_DELAY_MS } from '../../broker/audit/resume.js
 import { memoryLogger } from '../../broker/base/log.js';
 import { errnoError, InstrumentedFs, logLines, T0, tempDir } from './helpers.js';
 import { appendLine } from '../../support/audit-line.js';
+import { until } from '../../support/until.js';
 
 /** A clock the test moves. */
 function manualClock(): { now: () => number; advance: (ms: number) => void } {
@@ -200,9 +201,13 @@ describe('attack: the disk fills up, then space returns', () => {
     const fs = new InstrumentedFs();
     const clock = manualClock();
     const log = await AuditLog.open(dir, { now: clock.now, fs });
-    fs.faults.checkpointWriteError = enospc;
+    let tried = false;
+    fs.faults.checkpointWriteError = () => {
+      tried = true;
+      return enospc();
+    };
     await appendLine(log, 'intent', { n: 1 });
-    await new Promise((r) => setTimeout(r, 100)); // the quiet checkpoint write fails
+    await until('the quiet checkpoint write to fail', () => tried, 5_000, 5);
     await expect(appendLine(log, 'intent', { n: 2 })).rejects.toMatchObject({
       code: 'write_failed',
     });

@@ -5,7 +5,7 @@
  * one checks what the file is made of and what it answers on its own.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, parse } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -74,6 +74,42 @@ describe('what the agent file is made of', () => {
     const listed = /const CLIENT_COMMANDS = \[([^\]]*)\]/.exec(shim)?.[1] ?? '';
     const names = [...listed.matchAll(/'([a-z]+)'/g)].map((m) => m[1]);
     expect(names).toEqual(clientCommands.map((c) => c.name));
+  });
+
+  it("loads neither node's bundled undici nor TLS for a broker on http (each costs every command ~20 ms of start-up)", () => {
+    const dir = mkdtempSync(join(tmpdir(), 'broker-cli-modules-'));
+    try {
+      const report = join(dir, 'report.mjs');
+      writeFileSync(
+        report,
+        "process.on('exit', () => process.stderr.write(`\\nMODULES ${JSON.stringify(process.moduleLoadList)}\\n`));\n",
+      );
+      const loaded = (brokerUrl: string): string[] => {
+        const r = spawnSync(
+          process.execPath,
+          ['--import', report, bundle, 'fetch', 'personal:a.txt'],
+          {
+            encoding: 'utf8',
+            env: {
+              PATH: process.env.PATH,
+              HOME: dir,
+              BROKER_URL: brokerUrl,
+              BROKER_TRANSFER_TOKEN: 'x'.repeat(32),
+              BROKER_STAGE_DIR: join(dir, 'stage'),
+            },
+          },
+        );
+        // The broker is unreachable (port 9): the command fails after trying it.
+        expect(r.status).toBe(ExitCode.infrastructure);
+        return JSON.parse(/^MODULES (.*)$/m.exec(r.stderr)?.[1] ?? '[]') as string[];
+      };
+      const heavy = (list: string[]) => list.filter((m) => /undici|\btls\b/.test(m));
+      expect(heavy(loaded('http://127.0.0.1:9'))).toEqual([]);
+      // The measure can see them: an https broker does load TLS.
+      expect(heavy(loaded('https://127.0.0.1:9'))).toContain('NativeModule tls');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('runs from a folder with no node_modules anywhere above it', () => {

@@ -106,7 +106,14 @@ const FULL: {
   },
   read: {
     args: { instance: 'i', path: 'p' },
-    answer: { path: 'p', size: null, etag: null, ...TICKET, sha256_header: 'x-broker-sha256' },
+    answer: {
+      path: 'p',
+      size: null,
+      etag: null,
+      ...TICKET,
+      sha256_header: 'x-broker-sha256',
+      sha256_at_end: 'x-broker-sha256-at-end',
+    },
   },
   write: {
     args: {
@@ -118,7 +125,14 @@ const FULL: {
       lock_token: 'l',
       sha256: 'a'.repeat(64),
     },
-    answer: { path: 'p', size: 1, etag: null, ...TICKET, sha256_header: 'x-broker-sha256' },
+    answer: {
+      path: 'p',
+      size: 1,
+      etag: null,
+      ...TICKET,
+      sha256_header: 'x-broker-sha256',
+      sha256_at_end: 'x-broker-sha256-at-end',
+    },
   },
   checkout: {
     args: { instance: 'i', path: 'p', timeout_s: 60 },
@@ -130,6 +144,7 @@ const FULL: {
       etag: '"e"',
       ...TICKET,
       sha256_header: 'x-broker-sha256',
+      sha256_at_end: 'x-broker-sha256-at-end',
     },
   },
   checkin: {
@@ -148,6 +163,7 @@ const FULL: {
       etag: null,
       ...TICKET,
       sha256_header: 'x-broker-sha256',
+      sha256_at_end: 'x-broker-sha256-at-end',
     },
   },
 };
@@ -157,13 +173,27 @@ const ANSWERS: { [N in TransferToolName]: readonly TransferAnswer<N>[] } = {
   check_access: [{ path: 'p', mode: 'write' }],
   list: [{ path: '', discovery: true, entries: [{ name: 'a', kind: 'folder' }] }],
   read: [{ path: 'p', size: null, etag: null, ...TICKET }],
-  write: [{ path: 'p', size: 3, ...TICKET, sha256_header: 'x-broker-sha256' }],
+  write: [
+    {
+      path: 'p',
+      size: 3,
+      ...TICKET,
+      sha256_header: 'x-broker-sha256',
+      sha256_at_end: 'x-broker-sha256-at-end',
+    },
+  ],
   checkout: [
     { path: 'p', lock_token: 'l', lock_expires_at: 'x', size: null, etag: null, ...TICKET },
   ],
   checkin: [
     { path: 'p', unlocked: true, etag: '"e"' },
-    { path: 'p', size: 3, ...TICKET, sha256_header: 'x-broker-sha256' },
+    {
+      path: 'p',
+      size: 3,
+      ...TICKET,
+      sha256_header: 'x-broker-sha256',
+      sha256_at_end: 'x-broker-sha256-at-end',
+    },
   ],
 };
 

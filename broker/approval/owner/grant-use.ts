@@ -32,6 +32,8 @@ export class GrantUse {
         }
         return written;
       },
+      // An intent is never written this way (log.ts): nothing to note.
+      appendWritten: (event) => (audit.appendWritten ?? audit.append).call(audit, event),
     };
   }
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { BLOB_SHA256_HEADER, SHA256_HEX } from '../../base/protocol.js';
+import { BLOB_SHA256_AT_END_HEADER, BLOB_SHA256_HEADER, SHA256_HEX } from '../../base/protocol.js';
 
 /** Fields of an answer that carries a blob ticket. */
 export const TicketFields = {
@@ -15,6 +15,12 @@ export const TicketFields = {
     .optional()
     .describe(
       'uploads: the PUT may declare the body sha256 in this header when the call gave none',
+    ),
+  sha256_at_end: z
+    .literal(BLOB_SHA256_AT_END_HEADER)
+    .optional()
+    .describe(
+      'uploads: or, with this header set to 1, as 64 hex digits after the last byte (Content-Length: size + 64)',
     ),
 };
 

@@ -2,16 +2,18 @@
  * Talks to the broker's transfer surface: MCP tool calls on `POST /transfer`, and
  * byte streams on `/transfer/blobs/<ticket>` (see docs/transfer-protocol.md).
  */
-import { request as httpRequest, type IncomingMessage } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import type { ClientRequest, IncomingMessage } from 'node:http';
 import type { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { CliError } from './errors.js';
+import { requestFor } from './http-request.js';
 import { parseJson } from './json.js';
 import { asEnvelope, envelopeFailure, type Envelope } from './envelope.js';
 import type { ClientEnv } from './env.js';
 import {
+  BLOB_SHA256_AT_END_HEADER,
   BLOB_SHA256_HEADER,
+  SHA256_AT_END_BYTES,
   BLOB_TRAILERS,
   SHA256_HEX,
   type TicketView,
@@ -214,7 +216,7 @@ export class TransferClient {
         'report this; do not retry',
       );
     }
-    const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+    const send = requestFor(url);
     return send(url, {
       method,
       headers: { ...headers, authorization: `Bearer ${this.#env.token}` },
@@ -277,18 +279,22 @@ export class TransferClient {
    * Sends `size` bytes to a blob ticket (`send` writes them into the request and ends
    * it); resolves with the broker's answer. A CliError from `send` (the local file
    * changed) cuts the request, so the broker commits nothing, and is the failure.
+   * `declare`: the body's sha256 in the BLOB_SHA256_HEADER header (for a ticket issued
+   * without it), or `at-end`: `send` writes it after the file's bytes, as 64 hex digits
+   * (BLOB_SHA256_AT_END_HEADER).
    */
   async upload(
     blobUrl: string,
-    send: (request: Writable) => Promise<void>,
+    send: (request: ClientRequest) => Promise<void>,
     size: number,
-    /** Declares the body's sha256 in BLOB_SHA256_HEADER (for a ticket issued without it). */
-    sha256?: string,
+    declare?: { readonly header: string } | 'at-end',
   ): Promise<Envelope> {
+    const atEnd = declare === 'at-end';
     const req = this.#blobRequest(blobUrl, 'PUT', {
       'content-type': 'application/octet-stream',
-      'content-length': String(size),
-      ...(sha256 === undefined ? {} : { [BLOB_SHA256_HEADER]: sha256 }),
+      'content-length': String(size + (atEnd ? SHA256_AT_END_BYTES : 0)),
+      ...(atEnd ? { [BLOB_SHA256_AT_END_HEADER]: '1' } : {}),
+      ...(declare === undefined || atEnd ? {} : { [BLOB_SHA256_HEADER]: declare.header }),
     });
     const responded = new Promise<IncomingMessage>((resolve, reject) => {
       req.on('response', resolve);

@@ -13,6 +13,7 @@ import type { Outcome } from './output.js';
 import { progressFor, type Progress, type ProgressFactory } from './progress.js';
 import { isQuotedEtag } from '../../../broker/base/etag.js';
 import { digestFile } from './file-bytes.js';
+import { stampOf } from './file-stamp.js';
 import { checkTarget, inspectFolders, stageFile } from './staging.js';
 import { noteLegacyManifests, planLocal } from './local-path.js';
 import { recordStaged, type StateStore } from './state.js';
@@ -142,6 +143,9 @@ export async function download(opts: DownloadOptions): Promise<Outcome> {
       (n) => bar.add(n),
     );
     bar.stop();
+    // Taken after the rename (which changes the file's ctime); a write since only makes
+    // the next push hash the file before it calls (file-stamp.ts).
+    const landed = await stampOf(plan.file);
     // A fetch keeps a checkout's lock token: the lock is the remote file's, wherever the copy is.
     const keptLock = lockToken ?? (opts.mode === 'fetch' ? (entry?.lock_token ?? null) : null);
     const record = {
@@ -154,6 +158,7 @@ export async function download(opts: DownloadOptions): Promise<Outcome> {
       // lock), else the one that came with the bytes.
       etag: remoteEtag ?? answer.etag,
       ...(keptLock !== null ? { lock_token: keptLock } : {}),
+      ...(landed === undefined ? {} : { stamp: landed.stamp }),
     };
     const result = await recordStaged(
       state,

@@ -49,16 +49,21 @@ export class FileChangedError extends CodedError<'file_changed'> {
 }
 
 /**
- * Writes exactly `size` bytes of `file` into `sink` and ends it; fails with
- * FileChangedError when the file is shorter or longer than that. Each buffer is reused
- * only after the sink has taken its bytes (its write callback), so no byte in flight is
- * overwritten. Security: O_NOFOLLOW, so a link swapped in after the checks is not followed.
+ * Writes exactly `size` bytes of `file` into `sink` and ends it (through `finish`, when
+ * given: it ends the sink itself, e.g. after adding a trailer, or throws to cut it);
+ * fails with FileChangedError when the file is shorter or longer than that. Each buffer
+ * is reused only after the sink has taken its bytes (its write callback), so no byte in
+ * flight is overwritten. Security: O_NOFOLLOW, so a link swapped in after the checks is
+ * not followed.
  */
-export async function sendFile(
+export async function sendFile<S extends Writable>(
   file: string,
-  sink: Writable,
+  sink: S,
   size: number,
   onBytes: (n: number) => void,
+  finish: (sink: S) => Promise<void> = async (s) => {
+    s.end();
+  },
 ): Promise<void> {
   const handle = await fs.open(file, constants.O_RDONLY | constants.O_NOFOLLOW);
   const free: Buffer[] = Array.from({ length: UPLOAD_SLOTS }, () => Buffer.allocUnsafe(READ_BYTES));
@@ -105,7 +110,7 @@ export async function sendFile(
       }
     }
     if (sent !== size) throw new FileChangedError(sent);
-    sink.end();
+    await finish(sink);
   } finally {
     sink.off('error', onFailure);
     sink.off('close', onFailure);

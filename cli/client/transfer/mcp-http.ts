@@ -14,10 +14,10 @@
  * ~280 ms `broker fetch` of a small file, for three requests to one known server. An
  * agent stages files one command at a time, so that start-up is paid per file.
  */
-import { request as httpRequest, type IncomingMessage } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import type { IncomingMessage } from 'node:http';
 import { StringDecoder } from 'node:string_decoder';
 import { CodedError } from '../../../broker/base/coded-error.js';
+import { requestFor } from './http-request.js';
 import { isObject } from './json.js';
 import type { JsonObject } from '../../../broker/base/protocol.js';
 
@@ -176,7 +176,7 @@ export class McpHttpClient {
     readonly method: string;
     readonly params?: JsonObject;
   }): Promise<JsonRpcAnswer | undefined> {
-    const send = this.#endpoint.protocol === 'https:' ? httpsRequest : httpRequest;
+    const send = requestFor(this.#endpoint);
     const signal = AbortSignal.timeout(this.#timeoutMs);
     const req = send(this.#endpoint, {
       method: 'POST',

@@ -17,6 +17,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { SHA256_HEX } from '../../../broker/base/protocol.js';
 import { usageError } from './errors.js';
+import { asStamp, type FileStamp } from './file-stamp.js';
 import { isObject, optionalString, parseJson } from './json.js';
 
 /** What older versions kept inside the staging folder; now only ever reported, never read. */
@@ -35,6 +36,8 @@ export interface StagedRecord {
   readonly etag: string | null;
   readonly fetched_at: string;
   readonly lock_token?: string;
+  /** What the local file looked like once fetched or pushed (file-stamp.ts); absent in older records. */
+  readonly stamp?: FileStamp;
 }
 
 /** The fields a record file holds (`version` and StagedRecord's), and nothing else. */
@@ -48,6 +51,7 @@ const RECORD_FIELDS: ReadonlySet<string> = new Set([
   'etag',
   'fetched_at',
   'lock_token',
+  'stamp',
 ]);
 
 /**
@@ -58,6 +62,7 @@ function asRecord(value: unknown): StagedRecord | undefined {
   if (!isObject(value) || value.version !== 1) return undefined;
   if (Object.keys(value).some((k) => !RECORD_FIELDS.has(k))) return undefined;
   const { instance, path, local_path, size, sha256, etag, fetched_at, lock_token } = value;
+  const stamp = value.stamp === undefined ? undefined : asStamp(value.stamp);
   if (
     typeof instance !== 'string' ||
     typeof path !== 'string' ||
@@ -66,7 +71,8 @@ function asRecord(value: unknown): StagedRecord | undefined {
     !(typeof size === 'number' && Number.isSafeInteger(size) && size >= 0) ||
     !(typeof sha256 === 'string' && SHA256_HEX.test(sha256)) ||
     !(etag === null || typeof etag === 'string') ||
-    !optionalString(lock_token)
+    !optionalString(lock_token) ||
+    (value.stamp !== undefined && stamp === undefined)
   ) {
     return undefined;
   }
@@ -79,6 +85,7 @@ function asRecord(value: unknown): StagedRecord | undefined {
     etag,
     fetched_at,
     ...(lock_token === undefined ? {} : { lock_token }),
+    ...(stamp === undefined ? {} : { stamp }),
   };
 }
 

@@ -2,12 +2,14 @@
  * `push` and `checkin`: upload a local file without ever clobbering, verify what the
  * broker stored, and update the CLI's record of it.
  */
-import { blobUrlOf, type ToolAnswer, type TransferClient } from './broker-client.js';
-import { BLOB_SHA256_HEADER } from '../../../broker/base/protocol.js';
+import type { ToolAnswer, TransferClient } from './broker-client.js';
+import { BLOB_SHA256_AT_END_HEADER, BLOB_SHA256_HEADER } from '../../../broker/base/protocol.js';
 import { CliError, usageError } from './errors.js';
 import type { Outcome } from './output.js';
-import { progressFor, type ProgressFactory } from './progress.js';
-import { digestFile, FileChangedError, sendFile } from './file-bytes.js';
+import type { ProgressFactory } from './progress.js';
+import { type Digest, digestFile } from './file-bytes.js';
+import { sameStamp, stampOf } from './file-stamp.js';
+import { changedWhileSent, sendDeclared, sendHashing, type Sent } from './upload-send.js';
 import { checkTarget } from './staging.js';
 import { noteLegacyManifests, planLocal } from './local-path.js';
 import { recordStaged, type StagedRecord, type StateStore } from './state.js';
@@ -28,13 +30,6 @@ export interface UploadOptions {
 }
 
 const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
-
-const changedWhileSent = (): CliError =>
-  new CliError(
-    'verification',
-    'the local file changed while it was being uploaded; nothing was written',
-    'stop editing the file, then push again',
-  );
 
 export async function upload(opts: UploadOptions): Promise<Outcome> {
   const { client, target, state } = opts;
@@ -75,7 +70,8 @@ export async function upload(opts: UploadOptions): Promise<Outcome> {
     return release({ ...entry, lock_token: entry.lock_token }, 'abandoned');
 
   const st = await checkTarget(plan.file);
-  if (st === undefined) {
+  const seen = st === undefined ? undefined : await stampOf(plan.file);
+  if (st === undefined || seen === undefined) {
     throw usageError(
       `no local file at ${plan.file}`,
       'fetch or create the file first, or name the local path to upload',
@@ -99,100 +95,99 @@ export async function upload(opts: UploadOptions): Promise<Outcome> {
     if (lockToken === undefined) throw new Error('upload: checkin without a lock token');
     return client.call('checkin', { ...where, ...body, lock_token: lockToken });
   };
-  // A file with no record at this size cannot be the copy last recorded, so the ticket
-  // call need not wait for its hash: both run at once, and the hash is declared on the
-  // blob PUT instead (BLOB_SHA256_HEADER). Otherwise the hash decides first whether
-  // anything is uploaded at all.
-  const early = entry === undefined || entry.size !== st.size;
-  const [local, earlyTicket] = await Promise.all([
-    digestFile(plan.file),
-    early ? ask({ size: st.size }) : undefined,
-  ]);
-  if (early && local.size !== st.size) throw changedWhileSent();
   // What the CLI itself recorded says these exact bytes are the remote version it last
   // saw: uploading them again would only make a new version of the same content.
-  const unedited = entry?.sha256 === local.sha256 && entry.size === local.size;
-  if (opts.mode === 'push' && unedited) {
-    // Security (of what the agent is told): "unchanged" says the remote file is what it
-    // pushed, and that it may still push there; ask the broker (a read-only check it
-    // audits) instead of answering from the records alone. A grant revoked or expired
-    // since is a refusal (exit 3), as the push itself would be.
-    const access = await client.call('check_access', {
-      instance: target.instance,
-      path: target.path,
-      mode: 'write',
-    });
-    const until = str(access.expires_at);
-    opts.warn?.(
-      `unchanged since the CLI last fetched or pushed it: nothing was uploaded; the write grant still covers ${name}${until === null ? '' : ` (until ${until})`}`,
-    );
-    return {
-      status: 'unchanged',
-      local_path: plan.file,
-      sha256: local.sha256,
-      size: local.size,
-      etag: entry.etag,
-    };
-  }
-  // A checked-out file that was not edited: checking it in only has to end the checkout
-  // (uploading the same bytes would only make a new version of the same content).
-  if (opts.mode === 'checkin' && unedited && entry.lock_token !== undefined) {
+  const unedited = (local: Digest): boolean =>
+    entry?.sha256 === local.sha256 && entry.size === local.size;
+  const answerUnedited = async (local: Digest): Promise<Outcome> => {
+    if (opts.mode === 'push') {
+      // Security (of what the agent is told): "unchanged" says the remote file is what it
+      // pushed, and that it may still push there; ask the broker (a read-only check it
+      // audits) instead of answering from the records alone. A grant revoked or expired
+      // since is a refusal (exit 3), as the push itself would be.
+      const access = await client.call('check_access', {
+        instance: target.instance,
+        path: target.path,
+        mode: 'write',
+      });
+      const until = str(access.expires_at);
+      opts.warn?.(
+        `unchanged since the CLI last fetched or pushed it: nothing was uploaded; the write grant still covers ${name}${until === null ? '' : ` (until ${until})`}`,
+      );
+      return {
+        status: 'unchanged',
+        local_path: plan.file,
+        sha256: local.sha256,
+        size: local.size,
+        etag: entry?.etag ?? null,
+      };
+    }
+    // A checked-out file that was not edited: checking it in only has to end the checkout
+    // (uploading the same bytes would only make a new version of the same content).
     opts.warn?.(
       'the file is unchanged since its checkout: nothing was uploaded (no new version); the lock is released',
     );
+    // Unreachable without a lock token: a checkin without a recorded checkout stopped above.
+    if (entry?.lock_token === undefined) throw new Error('upload: checkin without a lock token');
     const released = await release({ ...entry, lock_token: entry.lock_token }, 'unchanged');
     return { ...released, unlocked: true };
-  }
-
-  // Security: the broker commits only a body with the declared hash (in the call, or on
-  // the PUT), so a file that changes while it is sent never becomes the remote file. A
-  // broker that takes no declaration on the PUT gets the call again, with the hash.
-  const declaresOnPut = earlyTicket?.sha256_header === BLOB_SHA256_HEADER;
-  const ticket = declaresOnPut
-    ? earlyTicket
-    : await ask({ size: local.size, sha256: local.sha256 });
-  const blobUrl = blobUrlOf(ticket);
-
-  // Counted, not hashed again: the broker commits only a body with the declared sha256,
-  // and its answer's sha256 is compared with ours below, so a file edited while it is
-  // sent is refused there (each byte is hashed once here, not twice).
-  const progress = (opts.progress ?? progressFor)(opts.mode, local.size);
-  let stored: Awaited<ReturnType<TransferClient['upload']>>;
-  try {
-    stored = await client.upload(
-      blobUrl,
-      (request) =>
-        sendFile(plan.file, request, local.size, (n) => progress.add(n)).catch((error: unknown) => {
-          // Security: a file that grew or shrank since it was hashed is cut mid-body,
-          // so the broker commits nothing.
-          if (!(error instanceof FileChangedError)) throw error;
-          throw changedWhileSent();
-        }),
-      local.size,
-      declaresOnPut ? local.sha256 : undefined,
+  };
+  const sending = { client, file: plan.file, mode: opts.mode, progress: opts.progress };
+  const stored = async (sent: Sent): Promise<Outcome> => {
+    // Security: the upload counts only when the broker stored exactly the bytes we hashed.
+    const local = sent.local;
+    if (sent.stored.sha256 !== local.sha256 || sent.stored.size !== local.size) {
+      throw new CliError(
+        'verification',
+        `verification failed: the broker stored ${String(sent.stored.size)} bytes with sha256 ${String(sent.stored.sha256)}, the local file has ${local.size} bytes with sha256 ${local.sha256}`,
+        'treat the remote copy as corrupt: fetch it to inspect, then push again',
+      );
+    }
+    return recordStaged(
+      state,
+      {
+        instance: target.instance,
+        path: target.path,
+        local_path: plan.file,
+        sha256: local.sha256,
+        size: local.size,
+        etag: str(sent.stored.etag),
+        // As it was before it was read: a write since makes the next push hash it first.
+        stamp: seen.stamp,
+      },
+      opts.mode === 'checkin' ? 'checked_in' : 'pushed',
     );
-  } finally {
-    progress.stop();
+  };
+
+  // A file whose stamp is the recorded one (or a record from before stamps, at its size)
+  // may be the copy last recorded: its hash decides first whether anything goes up.
+  const maybeUnedited =
+    entry !== undefined &&
+    entry.size === seen.size &&
+    (entry.stamp === undefined || sameStamp(entry.stamp, seen.stamp));
+  if (maybeUnedited) {
+    const local = await digestFile(plan.file);
+    if (unedited(local)) return answerUnedited(local);
+    const ticket = await ask({ size: local.size, sha256: local.sha256 });
+    return stored(await sendDeclared(sending, ticket, local, 'call'));
   }
-  // Security: the upload counts only when the broker stored exactly the bytes we hashed.
-  if (stored.sha256 !== local.sha256 || stored.size !== local.size) {
-    throw new CliError(
-      'verification',
-      `verification failed: the broker stored ${String(stored.size)} bytes with sha256 ${String(stored.sha256)}, the local file has ${local.size} bytes with sha256 ${local.sha256}`,
-      'treat the remote copy as corrupt: fetch it to inspect, then push again',
-    );
+  // Any other file cannot be the copy last recorded at its stamp: the call goes at once,
+  // beside the hash, which the upload then declares (BLOB_SHA256_HEADER).
+  const hashing = digestFile(plan.file);
+  hashing.catch(() => undefined); // awaited below; a failed call must not leave it unhandled
+  const ticket = await ask({ size: seen.size });
+  if (ticket.sha256_at_end === BLOB_SHA256_AT_END_HEADER) {
+    // Sent while it is hashed; the hash follows the last byte, at the body's end.
+    const sent = await sendHashing(sending, ticket, seen.size, hashing, unedited);
+    return 'unedited' in sent ? answerUnedited(sent.unedited) : stored(sent);
   }
-  const etag = str(stored.etag);
-  return recordStaged(
-    state,
-    {
-      instance: target.instance,
-      path: target.path,
-      local_path: plan.file,
-      sha256: local.sha256,
-      size: local.size,
-      etag,
-    },
-    opts.mode === 'checkin' ? 'checked_in' : 'pushed',
-  );
+  // A broker before the hash at the end: the hash first, on the PUT's header, or (before
+  // that too) in the call again.
+  const local = await hashing;
+  if (local.size !== seen.size) throw changedWhileSent();
+  if (unedited(local)) return answerUnedited(local);
+  if (ticket.sha256_header === BLOB_SHA256_HEADER)
+    return stored(await sendDeclared(sending, ticket, local, 'header'));
+  const again = await ask({ size: local.size, sha256: local.sha256 });
+  return stored(await sendDeclared(sending, again, local, 'call'));
 }
