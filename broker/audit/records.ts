@@ -6,6 +6,7 @@
  * `broker audit verify`'s (verify.ts), not this. Safe beside the writer: it only reads.
  */
 import { open } from 'node:fs/promises';
+import type { JsonObject } from '../base/protocol.js';
 
 const CHUNK = 256 * 1024;
 
@@ -17,7 +18,7 @@ const CHUNK = 256 * 1024;
 export async function readRecords(
   file: string,
   from: number,
-  each: (record: Readonly<Record<string, unknown>>, offset: number) => void,
+  each: (record: Readonly<JsonObject>, offset: number) => void,
 ): Promise<number> {
   let handle;
   try {
@@ -53,11 +54,11 @@ export async function readRecords(
   }
 }
 
-function parsed(line: string): Readonly<Record<string, unknown>> | undefined {
+function parsed(line: string): Readonly<JsonObject> | undefined {
   try {
     const value: unknown = JSON.parse(line);
     return typeof value === 'object' && value !== null && !Array.isArray(value)
-      ? (value as Record<string, unknown>)
+      ? (value as JsonObject)
       : undefined;
   } catch {
     return undefined;

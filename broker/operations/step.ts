@@ -9,6 +9,7 @@ import type { Envelope, EnvelopeCode } from '../base/envelope.js';
 import type { WallDecision, WallOp } from '../wall.js';
 import { GrantEndedError } from './in-flight.js';
 import type { NextcloudPort } from './ports.js';
+import type { JsonObject } from '../base/protocol.js';
 
 /** What the wall allowed, handed to a step. */
 export interface Allowed {
@@ -88,7 +89,7 @@ export class OperationRefusal extends CodedError<EnvelopeCode> {
     /** Set when the refusal is a grant that ended under the operation (audited as `cause`). */
     readonly ended?: GrantEndedError['end']['state'],
     /** Fields for the operation's outcome line: what the step changed before it refused. */
-    readonly audit?: Readonly<Record<string, unknown>>,
+    readonly audit?: Readonly<JsonObject>,
   ) {
     super(envelope.code ?? 'internal', envelope.message);
   }

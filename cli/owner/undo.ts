@@ -17,6 +17,7 @@ import { describeProblem, parseCommandArgs } from '../args.js';
 import { ExitCode, type Command } from '../command.js';
 import { forTerminal, jsonLine } from '../terminal.js';
 import { askRunningBroker, FINDING, processOwnerIo, type OwnerIo } from './owner.js';
+import type { JsonObject } from '../../broker/base/protocol.js';
 
 const USAGE = 'broker undo SEQ | --request N [--dry-run] [--config FILE] [--json]';
 
@@ -70,7 +71,7 @@ function commandText(positionals: readonly string[], request: unknown, dryRun: b
   return { ok: true, text: `undo ${positionals[0] ?? ''}${tail}` };
 }
 
-function jsonOf(response: OwnerResponse & { ok: true }, exit: number): Record<string, unknown> {
+function jsonOf(response: OwnerResponse & { ok: true }, exit: number): JsonObject {
   const undo = response.undo;
   if (undo === undefined || !undo.ok)
     return {

@@ -9,6 +9,7 @@
  * a vote is bound to its request by what it encrypted, never by an event id.
  */
 import { z } from 'zod';
+import type { JsonObject } from '../../base/protocol.js';
 
 export const POLL_START = 'org.matrix.msc3381.poll.start';
 export const POLL_RESPONSE_TYPES: readonly string[] = [
@@ -45,7 +46,7 @@ export function parseAnswerId(
   return { answer: m[1] as PollAnswer, requestId, nonce: m[3] as string };
 }
 
-export function pollContent(requestId: number, nonce: string): Record<string, unknown> {
+export function pollContent(requestId: number, nonce: string): JsonObject {
   const question = `Request ${requestId}: approve all or deny?`;
   const answers = [
     { id: answerId('approve', requestId, nonce), [TEXT]: `Approve all (request ${requestId})` },

@@ -16,6 +16,7 @@ import type { PinnedDevice } from '../../config.js';
 import type { PinSource } from '../matrix/e2ee/pins.js';
 import type { ApprovalAudit } from '../ports.js';
 import { readPinFile, writePinFile, type PairedPin } from './pin-file.js';
+import type { JsonObject } from '../../base/protocol.js';
 
 export type PinOrigin = 'config' | 'paired';
 
@@ -57,7 +58,7 @@ export interface ApproverPinsDeps {
 /** Who changed a pin, and the audit fields that tie it to its pairing. */
 export interface PinContext {
   readonly actor: string;
-  readonly fields?: Readonly<Record<string, unknown>>;
+  readonly fields?: Readonly<JsonObject>;
 }
 
 export class ApproverPins {
@@ -175,7 +176,7 @@ export class ApproverPins {
     action: 'pinned' | 'unpinned',
     pin: PinnedDevice,
     ctx: PinContext,
-    extra: Record<string, unknown>,
+    extra: JsonObject,
   ): Promise<boolean> {
     try {
       await this.#deps.audit.append({

@@ -11,6 +11,7 @@
  * three) name no file and are not checked. Pure: the caller reads the file.
  */
 import type { AuditFacts, AuditedOperation } from './audited.js';
+import type { JsonObject } from '../../base/protocol.js';
 
 /** One file action of the log. */
 export interface FileAction {
@@ -44,7 +45,7 @@ const FILE_ACTION =
   /^(File (with id "\d+" )?(accessed|written to|created|updated|deleted): |File renamed\b|File (id )?copied\b|File ".*" (restored from|deleted from) trash bin|Version |Preview accessed)/;
 const MAX_MESSAGE = 300;
 
-function field(line: Record<string, unknown>, name: string): string | undefined {
+function field(line: JsonObject, name: string): string | undefined {
   const v = line[name];
   return typeof v === 'string' ? v : undefined;
 }
@@ -55,11 +56,11 @@ export function readAdminAudit(text: string, user: string, since: number): Admin
   let unreadable = 0;
   for (const raw of text.split('\n')) {
     if (raw.trim() === '') continue;
-    let line: Record<string, unknown>;
+    let line: JsonObject;
     try {
       const parsed: unknown = JSON.parse(raw);
       if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw raw;
-      line = parsed as Record<string, unknown>;
+      line = parsed as JsonObject;
     } catch {
       unreadable += 1;
       continue;

@@ -10,6 +10,7 @@
  * intent was written is counted whatever its outcome: its requests were sent after the
  * intent was durable, and a failed one may still have changed something on Nextcloud.
  */
+import type { JsonObject } from '../../base/protocol.js';
 
 /** Who sent a recorded request. */
 export type RequestSource = 'operation' | 'broker' | 'reconcile' | 'doctor';
@@ -49,16 +50,16 @@ const text = (v: unknown): string | undefined => (typeof v === 'string' ? v : un
 const strings = (v: unknown): string[] =>
   Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
 
-function fileIdsOf(record: Readonly<Record<string, unknown>>): string[] {
+function fileIdsOf(record: Readonly<JsonObject>): string[] {
   const files = record['nc_files'];
   if (!Array.isArray(files)) return [];
   return files.flatMap((f: unknown) => {
-    const id = text((f as Record<string, unknown> | null)?.['file_id']);
+    const id = text((f as JsonObject | null)?.['file_id']);
     return id === undefined ? [] : [id];
   });
 }
 
-function sourceOf(record: Readonly<Record<string, unknown>>): RequestSource | undefined {
+function sourceOf(record: Readonly<JsonObject>): RequestSource | undefined {
   switch (record['event']) {
     case 'outcome':
       return 'operation';
@@ -84,7 +85,7 @@ export class AuditFactsBuilder {
     this.#idsFrom = idsFrom;
   }
 
-  add(record: Readonly<Record<string, unknown>>, offset = 0): void {
+  add(record: Readonly<JsonObject>, offset = 0): void {
     const ts = Date.parse(text(record['ts']) ?? '');
     if (!Number.isFinite(ts)) return;
     const event = record['event'];
@@ -100,7 +101,7 @@ export class AuditFactsBuilder {
     return { operations: this.#operations, requestIds: this.#ids };
   }
 
-  #intent(record: Readonly<Record<string, unknown>>, ts: number, offset: number): void {
+  #intent(record: Readonly<JsonObject>, ts: number, offset: number): void {
     const correlationId = text(record['correlation_id']);
     const instance = text(record['instance']);
     const tool = text(record['tool']);
@@ -121,7 +122,7 @@ export class AuditFactsBuilder {
     this.#open.set(correlationId, [...(this.#open.get(correlationId) ?? []), op]);
   }
 
-  #outcome(record: Readonly<Record<string, unknown>>, ts: number): void {
+  #outcome(record: Readonly<JsonObject>, ts: number): void {
     const correlationId = text(record['correlation_id']) ?? '';
     const open = this.#open.get(correlationId) ?? [];
     const tool = text(record['tool']);

@@ -13,6 +13,7 @@ import { errorSummary } from '../client.js';
 import { MatrixGatewayError } from '../errors.js';
 import { saveIdentity, type BotIdentity } from './identity-store.js';
 import { withPassword } from './uia.js';
+import type { JsonObject } from '../../../base/protocol.js';
 
 /** Tries of importSecretsBundle: it fails until the bot's own keys have been downloaded. */
 const IMPORT_TRIES = 10;
@@ -40,7 +41,7 @@ export async function establishIdentity(
 ): Promise<BotIdentity> {
   const { client, cfg, deviceId } = deps;
   const crypto = cryptoOf(client);
-  let secrets: Record<string, unknown>;
+  let secrets: JsonObject;
   if (stored === undefined) {
     await crypto.bootstrapCrossSigning({
       setupNewCrossSigning: true,
@@ -54,7 +55,7 @@ export async function establishIdentity(
     if (bundle === undefined) {
       throw new MatrixGatewayError('crypto_setup', 'this matrix-js-sdk cannot export secrets');
     }
-    secrets = bundle as unknown as Record<string, unknown>;
+    secrets = bundle as unknown as JsonObject;
   } else {
     secrets = stored.secrets;
     await importWithRetry(client, secrets);
@@ -69,10 +70,7 @@ export async function establishIdentity(
   return identity;
 }
 
-async function importWithRetry(
-  client: MatrixClient,
-  secrets: Record<string, unknown>,
-): Promise<void> {
+async function importWithRetry(client: MatrixClient, secrets: JsonObject): Promise<void> {
   const crypto = cryptoOf(client);
   const userId = client.getSafeUserId();
   let last: unknown;
