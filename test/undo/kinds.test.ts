@@ -89,6 +89,12 @@ describe('a replaced file (push)', () => {
       now: { path: 'D/a.txt', exists: true, kind: 'file', size: 16 },
     });
     expect(await read('D/a.txt')).toBe('the owner, again');
+    // The text says what is there now too, not only --json and the audit.
+    const { mtime, file_id: id } = item.now ?? {};
+    const at = new Date(Number(mtime) * 1000).toISOString().replace('.000Z', 'Z');
+    expect(await scene.said(`undo ${seqOf('blob_put')}`)).toContain(
+      `— "D/a.txt" holds other content now (its size changed); now: 16 bytes, modified ${at}, file id ${String(id)}`,
+    );
   });
 
   it('attack: the same size, other bytes (an overwrite in the same second keeps the ETag): left', async () => {
@@ -222,13 +228,25 @@ describe('a move', () => {
   });
 
   it('is moved back', async () => {
-    expect(only(await undo(`undo ${seqOf('move')}`))).toMatchObject({
-      result: 'undone',
+    const seq = seqOf('move');
+    // The text names the move as it was made (as --json and the audit do), then the undo.
+    const text = await scene.said(`undo ${seq}`);
+    expect(text.split('\n').slice(0, 2)).toEqual([
+      `Undo of operation ${seq}: 1 of 1 operation(s) done.`,
+      `#${seq} move \`M/a.txt\` → \`M/b.txt\`: undone — moved "M/b.txt" back to "M/a.txt"`,
+    ]);
+    expect(await read('M/a.txt')).toBe('moved');
+    expect(await scene.broker.fake.exists('M/b.txt')).toBe(false);
+    expect(only(await undo(`undo ${seq}`))).toMatchObject({
+      result: 'already',
       from: 'M/a.txt',
       to: 'M/b.txt',
     });
-    expect(await read('M/a.txt')).toBe('moved');
-    expect(await scene.broker.fake.exists('M/b.txt')).toBe(false);
+    const again = await scene.said(`undo ${seq}`);
+    expect(again).toContain(
+      `Undo of operation ${seq}: nothing left to undo; 1 operation(s) were taken back already.`,
+    );
+    expect(again).toMatch(/: already undone — taken back by undo record \d+$/m);
   });
 
   it('attack: the owner took the old place: left, never over it', async () => {
@@ -237,6 +255,13 @@ describe('a move', () => {
       result: 'changed_since',
       now: { path: 'M/a.txt', exists: true },
     });
+    // The text says what took it, and what the owner can do about it.
+    expect(await scene.said(`undo ${seqOf('move')}`)).toMatch(
+      new RegExp(
+        `"M/a.txt" is taken by another item now: move that item aside, then undo again; now at \`M/a.txt\`: ${Buffer.byteLength('the owner’s new a')} bytes, modified \\S+Z, file id \\d+$`,
+        'm',
+      ),
+    );
     expect(await read('M/a.txt')).toBe('the owner’s new a');
     expect(await read('M/b.txt')).toBe('moved');
   });

@@ -130,7 +130,7 @@ export function decidedWithout(
   instances: { has(name: string): boolean },
 ): Undoing | undefined {
   if (op.undoneAt !== undefined)
-    return { result: 'already', reason: `taken back already (undo record ${op.undoneAt})` };
+    return { result: 'already', reason: `taken back by undo record ${op.undoneAt}` };
   if (op.change.kind === 'none')
     return { result: 'nothing', reason: 'it changed nothing (a read, or it did not complete)' };
   if (op.change.kind === 'unrecorded')
