@@ -80,6 +80,35 @@ describe('a replaced file (push)', () => {
     expect(await versionsOf('D/a.txt')).toContain('the agent');
   });
 
+  it('the write ticket’s record (as audit tail shows it, tool=write) points to the upload it allowed', async () => {
+    const upload = seqOf('blob_put');
+    const write = scene.broker.auditLines().filter((l) => l.tool === 'write');
+    // Its intent's seq or its outcome's: the same answer, and nothing is changed.
+    for (const line of write) {
+      const answer = await undo(`undo ${String(line.seq)}`);
+      expect(answer).toMatchObject({ exit: 0 });
+      expect(only(answer)).toMatchObject({
+        tool: 'write',
+        result: 'nothing',
+        reason: `a write ticket changes nothing itself; the upload it allowed is #${upload}: broker undo ${upload}`,
+      });
+    }
+    expect(write.map((l) => l.event)).toEqual(['intent', 'outcome']);
+    expect(await read('D/a.txt')).toBe('the agent');
+    // A ticket no upload used says so.
+    const unused = await call(scene.transfer, 'write', {
+      instance: 'personal',
+      path: 'D/unused.txt',
+      size: 1,
+      if_none_match: '*',
+    });
+    expect(unused).toMatchObject({ status: 'ok' });
+    expect(only(await undo(`undo ${seqOf('write', 'D/unused.txt')}`))).toMatchObject({
+      result: 'nothing',
+      reason: 'a write ticket changes nothing itself, and no upload on record used it',
+    });
+  });
+
   it('attack: the owner wrote it since: left, with what is there (size, file id)', async () => {
     await nextSecond();
     await scene.broker.fake.writeFile('D/a.txt', 'the owner, again');
@@ -161,6 +190,29 @@ describe('a checkin, and a checkout left without one', () => {
     ]);
     expect(await read('L/doc.txt')).toBe('the owner');
     expect(answer.ok && answer.exit).toBe(0);
+  });
+
+  it('the checkin ticket’s record points to its upload; an abandoned checkin’s does not', async () => {
+    const token = await checkout(scene.transfer, 'L/doc.txt');
+    await checkin(scene.broker.url, scene.transfer, 'L/doc.txt', token, 'checked in');
+    const upload = seqOf('blob_put');
+    expect(only(await undo(`undo ${seqOf('checkin')}`))).toMatchObject({
+      result: 'nothing',
+      reason: `a checkin ticket changes nothing itself; the upload it allowed is #${upload}: broker undo ${upload}`,
+    });
+    const again = await checkout(scene.transfer, 'L/doc.txt');
+    expect(
+      await call(scene.transfer, 'checkin', {
+        instance: 'personal',
+        path: 'L/doc.txt',
+        lock_token: again,
+        abandon: true,
+      }),
+    ).toMatchObject({ status: 'ok' });
+    expect(only(await undo(`undo ${seqOf('checkin')}`))).toMatchObject({
+      result: 'nothing',
+      reason: expect.stringContaining('it changed nothing'),
+    });
   });
 
   it('a checkout the agent never checked in: its lock is released', async () => {
