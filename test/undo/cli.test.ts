@@ -120,7 +120,7 @@ describe('broker undo', () => {
     // A local usage error: the same format again.
     const usage = await undo();
     expect(usage.stderr).toMatch(
-      /^broker undo: usage: broker undo SEQ .*\n  next: run `broker undo --help`\n$/,
+      /^broker undo: usage: broker undo SEQ .*\n {2}next: run `broker undo --help`\n$/,
     );
   });
 
