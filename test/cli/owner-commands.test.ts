@@ -231,7 +231,7 @@ describe('broker audit tail', () => {
     out = '';
     const running = tail(['-n', '1', '--follow'], { stopped: () => stopped, pollMs: 5 });
     await h.engine.apply({ kind: 'revoke', target: 'all' }, 'socket');
-    await until('the new record', () => out.includes(' revoke '), 5_000, 5);
+    await until('the new record', () => out.includes(' revoke '), undefined, 5);
     stop();
     expect(await running).toBe(0);
   });

@@ -87,7 +87,7 @@ function setUp(): { sending: Sending; file: string; digest: Digest } {
 
 /** A hash that resolves only once the server has every byte of the file. */
 const hashedAfterTheBytes = (digest: Digest, arrival: () => Arrival | undefined) =>
-  until('every byte to arrive', () => (arrival()?.bytes.length ?? 0) >= SIZE, 10_000, 5).then(
+  until('every byte to arrive', () => (arrival()?.bytes.length ?? 0) >= SIZE, undefined, 5).then(
     () => digest,
   );
 
@@ -121,7 +121,7 @@ describe('a PUT that declares its hash at its end', () => {
     );
     expect(sent).toEqual({ unedited: digest });
     const arrival = arrivals[at] as Arrival;
-    await until('the server to see the cut', () => arrival.aborted, 10_000, 5);
+    await until('the server to see the cut', () => arrival.aborted, undefined, 5);
     expect(arrival.ended).toBe(false);
     expect(arrival.bytes.length).toBe(SIZE);
   });
@@ -134,7 +134,7 @@ describe('a PUT that declares its hash at its end', () => {
       code: 'verification',
     });
     const arrival = arrivals[at] as Arrival;
-    await until('the server to see the cut', () => arrival.aborted, 10_000, 5);
+    await until('the server to see the cut', () => arrival.aborted, undefined, 5);
     expect(arrival.ended).toBe(false);
   });
 
