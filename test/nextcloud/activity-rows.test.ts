@@ -6,7 +6,7 @@
  * one row per entry is taken as it is, in as few requests as that takes.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { DAV, startRig, type Rig } from '../nextcloud/helpers.js';
+import { DAV, startRig, type Rig } from './helpers.js';
 
 let rig: Rig;
 beforeAll(async () => {
