@@ -8,9 +8,9 @@ import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { useUndoScene } from './helpers.js';
-import { nextSecond } from '../../fakes/nextcloud.js';
-import { push, replace } from '../../support/agent-writes.js';
-import { call } from '../../support/mcp.js';
+import { nextSecond } from '../../../fakes/nextcloud.js';
+import { push, replace } from '../../../support/agent-writes.js';
+import { call } from '../../../support/mcp.js';
 
 const scene = useUndoScene();
 const read = (path: string) => scene.read(path);

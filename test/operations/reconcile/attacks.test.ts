@@ -12,12 +12,12 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkAdminAuditFile } from '../../broker/operations/reconcile/command.js';
-import type { ReconcileReport } from '../../broker/operations/reconcile/report.js';
-import { downloadVia, fetchedEtag, uploadVia } from '../../support/blobs.js';
-import { startBroker, type Broker } from '../../support/daemon.js';
-import { call } from '../../support/mcp.js';
-import { METRICS_TOKEN } from '../../support/tokens.js';
+import { checkAdminAuditFile } from '../../../broker/operations/reconcile/command.js';
+import type { ReconcileReport } from '../../../broker/operations/reconcile/report.js';
+import { downloadVia, fetchedEtag, uploadVia } from '../../../support/blobs.js';
+import { startBroker, type Broker } from '../../../support/daemon.js';
+import { call } from '../../../support/mcp.js';
+import { METRICS_TOKEN } from '../../../support/tokens.js';
 
 let broker: Broker;
 let agent: Client;

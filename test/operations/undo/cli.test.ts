@@ -8,10 +8,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { nextSecond } from '../../fakes/nextcloud.js';
-import { push, replace } from '../../support/agent-writes.js';
-import { startBroker, type Broker } from '../../support/daemon.js';
-import { runCli } from '../../support/processes.js';
+import { nextSecond } from '../../../fakes/nextcloud.js';
+import { push, replace } from '../../../support/agent-writes.js';
+import { startBroker, type Broker } from '../../../support/daemon.js';
+import { runCli } from '../../../support/processes.js';
 
 let broker: Broker;
 let config: string;

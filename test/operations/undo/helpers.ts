@@ -4,8 +4,8 @@
  */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterEach, beforeEach } from 'vitest';
-import type { UndoAnswer } from '../../broker/operations/undo/service.js';
-import { startBroker, type Broker } from '../../support/daemon.js';
+import type { UndoAnswer } from '../../../broker/operations/undo/service.js';
+import { startBroker, type Broker } from '../../../support/daemon.js';
 
 export interface UndoScene {
   broker: Broker;

@@ -15,10 +15,10 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { nextSecond } from '../../fakes/nextcloud.js';
-import { push, replace } from '../../support/agent-writes.js';
-import { startBroker, type Broker } from '../../support/daemon.js';
-import { call } from '../../support/mcp.js';
+import { nextSecond } from '../../../fakes/nextcloud.js';
+import { push, replace } from '../../../support/agent-writes.js';
+import { startBroker, type Broker } from '../../../support/daemon.js';
+import { call } from '../../../support/mcp.js';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 
 type Act =

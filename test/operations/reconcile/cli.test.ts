@@ -8,15 +8,15 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFakeNextcloud, type FakeNextcloud } from '../../fakes/nextcloud.js';
+import { startFakeNextcloud, type FakeNextcloud } from '../../../fakes/nextcloud.js';
 import {
   brokerEnv,
   runCli,
   spawnBroker,
   writeBrokerConfig,
   type BrokerChild,
-} from '../../support/processes.js';
-import { APP_PASSWORD } from '../../support/tokens.js';
+} from '../../../support/processes.js';
+import { APP_PASSWORD } from '../../../support/tokens.js';
 
 let fake: FakeNextcloud;
 let dir: string;

@@ -6,7 +6,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { UndoScan, type UndoTarget } from '../../broker/operations/undo/scan.js';
+import { UndoScan, type UndoTarget } from '../../../broker/operations/undo/scan.js';
 
 type Rec = Record<string, unknown>;
 

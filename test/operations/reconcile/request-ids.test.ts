@@ -6,15 +6,15 @@
  * for a batch, a day, or the stop, so an idle broker adds no line every interval.
  */
 import { describe, expect, it } from 'vitest';
-import type { AuditEvent } from '../../broker/audit/events.js';
-import { AnswerRecorder, type NextcloudAnswer } from '../../broker/nextcloud/answers.js';
+import type { AuditEvent } from '../../../broker/audit/events.js';
+import { AnswerRecorder, type NextcloudAnswer } from '../../../broker/nextcloud/answers.js';
 import {
   LAZY_BATCH,
   LAZY_WAIT_MS,
   MAX_HELD,
   StrayAnswers,
-} from '../../broker/operations/stray-answers.js';
-import { startBroker } from '../../support/daemon.js';
+} from '../../../broker/operations/stray-answers.js';
+import { startBroker } from '../../../support/daemon.js';
 
 const answer = (n: number, extra: Partial<NextcloudAnswer> = {}): NextcloudAnswer => ({
   requestId: `Req${String(n).padStart(17, '0')}`,

@@ -7,10 +7,10 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { AuditedOperation } from '../../broker/operations/reconcile/audited.js';
-import type { Change, ChangeKind } from '../../broker/operations/reconcile/changes.js';
-import { matchChanges, TOOL_CHANGES } from '../../broker/operations/reconcile/match.js';
-import { unexplainedOf } from '../../broker/operations/reconcile/report.js';
+import type { AuditedOperation } from '../../../broker/operations/reconcile/audited.js';
+import type { Change, ChangeKind } from '../../../broker/operations/reconcile/changes.js';
+import { matchChanges, TOOL_CHANGES } from '../../../broker/operations/reconcile/match.js';
+import { unexplainedOf } from '../../../broker/operations/reconcile/report.js';
 
 const T = Date.parse('2026-12-04T12:00:00Z');
 const OPTIONS = { toleranceMs: 2000, now: T + 3_600_000 };

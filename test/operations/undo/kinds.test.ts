@@ -6,13 +6,13 @@
  * leaves it as it is, saying what is there (`changed_since`), never destroying.
  */
 import { beforeEach, describe, expect, it } from 'vitest';
-import type { UndoAnswer, UndoItem } from '../../broker/operations/undo/service.js';
+import type { UndoAnswer, UndoItem } from '../../../broker/operations/undo/service.js';
 import { useUndoScene } from './helpers.js';
-import { nextSecond } from '../../fakes/nextcloud.js';
-import { checkin, checkout, push, replace } from '../../support/agent-writes.js';
-import { call } from '../../support/mcp.js';
-import { ownerDeletes, ownerWritesAt } from '../../support/fake-requests.js';
-import { APP_PASSWORD } from '../../support/tokens.js';
+import { nextSecond } from '../../../fakes/nextcloud.js';
+import { checkin, checkout, push, replace } from '../../../support/agent-writes.js';
+import { call } from '../../../support/mcp.js';
+import { ownerDeletes, ownerWritesAt } from '../../../support/fake-requests.js';
+import { APP_PASSWORD } from '../../../support/tokens.js';
 
 const scene = useUndoScene();
 const read = (path: string) => scene.read(path);
