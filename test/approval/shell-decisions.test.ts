@@ -2,7 +2,7 @@
  * A decision made with `broker approve` from another shell appears on the running
  * console, naming the shell as its source (issue 36.5): every step a real process, the
  * broker's console headless as under a service manager. (The room's side, with an
- * encrypted Matrix room, is test/cli/pairing-commands.test.ts.)
+ * encrypted Matrix room, is test/cli/owner/pairing-commands.test.ts.)
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -6,14 +6,14 @@
  */
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { formatSeconds, RemainingTime } from '../../cli/client/transfer/estimate.js';
+import { formatSeconds, RemainingTime } from '../../../cli/client/transfer/estimate.js';
 import {
   PROGRESS_MIN_BYTES,
   progressFor,
   progressLine,
   type ProgressClock,
-} from '../../cli/client/transfer/progress.js';
-import { ERASE_LINE, TERMINAL_MODES } from '../../support/terminal.js';
+} from '../../../cli/client/transfer/progress.js';
+import { ERASE_LINE, TERMINAL_MODES } from '../../../support/terminal.js';
 
 const MiB = 1024 * 1024;
 

@@ -8,12 +8,12 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ExitCode } from '../../cli/command.js';
-import { startFakeNextcloud, type FakeNextcloud } from '../../fakes/nextcloud.js';
-import { startBrokerOn, type BrokerOn } from '../../support/daemon.js';
-import { startGateProxy, whileHeld, type GateProxy } from '../../support/gate-proxy.js';
-import { clientEnv, runCli, tempStage } from '../../support/processes.js';
-import { APP_PASSWORD } from '../../support/tokens.js';
+import { ExitCode } from '../../../cli/command.js';
+import { startFakeNextcloud, type FakeNextcloud } from '../../../fakes/nextcloud.js';
+import { startBrokerOn, type BrokerOn } from '../../../support/daemon.js';
+import { startGateProxy, whileHeld, type GateProxy } from '../../../support/gate-proxy.js';
+import { clientEnv, runCli, tempStage } from '../../../support/processes.js';
+import { APP_PASSWORD } from '../../../support/tokens.js';
 
 const MiB = 1024 * 1024;
 /** Large enough that the stream is still moving when the gate holds it. */

@@ -11,9 +11,9 @@ import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ExitCode } from '../../cli/command.js';
-import { startBroker, type Broker } from '../../support/daemon.js';
-import { clientEnv, runCli, tempStage } from '../../support/processes.js';
+import { ExitCode } from '../../../cli/command.js';
+import { startBroker, type Broker } from '../../../support/daemon.js';
+import { clientEnv, runCli, tempStage } from '../../../support/processes.js';
 
 const MiB = 1024 * 1024;
 /** The broker drops a blob stream idle this long; an answer "at once" comes well before. */

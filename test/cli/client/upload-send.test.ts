@@ -12,10 +12,10 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TransferClient } from '../../cli/client/transfer/broker-client.js';
-import type { Digest } from '../../cli/client/transfer/file-bytes.js';
-import { sendHashing, type Sending } from '../../cli/client/transfer/upload-send.js';
-import { until } from '../../support/until.js';
+import { TransferClient } from '../../../cli/client/transfer/broker-client.js';
+import type { Digest } from '../../../cli/client/transfer/file-bytes.js';
+import { sendHashing, type Sending } from '../../../cli/client/transfer/upload-send.js';
+import { until } from '../../../support/until.js';
 
 interface Arrival {
   bytes: Buffer;

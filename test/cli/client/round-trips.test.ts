@@ -11,9 +11,9 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ExitCode } from '../../cli/command.js';
-import { startBroker, type Broker } from '../../support/daemon.js';
-import { clientEnv, runCli } from '../../support/processes.js';
+import { ExitCode } from '../../../cli/command.js';
+import { startBroker, type Broker } from '../../../support/daemon.js';
+import { clientEnv, runCli } from '../../../support/processes.js';
 
 interface Recorder {
   readonly url: string;

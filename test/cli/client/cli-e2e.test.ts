@@ -15,13 +15,13 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ExitCode } from '../../cli/command.js';
-import { StateStore } from '../../cli/client/transfer/state.js';
-import { nextSecond } from '../../fakes/nextcloud.js';
-import { startBroker, type Broker } from '../../support/daemon.js';
+import { ExitCode } from '../../../cli/command.js';
+import { StateStore } from '../../../cli/client/transfer/state.js';
+import { nextSecond } from '../../../fakes/nextcloud.js';
+import { startBroker, type Broker } from '../../../support/daemon.js';
 import { startCorruptingProxy } from './corrupting-proxy.js';
-import { runCli } from '../../support/processes.js';
-import { TRANSFER_TOKEN, AGENT_TOKEN } from '../../support/tokens.js';
+import { runCli } from '../../../support/processes.js';
+import { TRANSFER_TOKEN, AGENT_TOKEN } from '../../../support/tokens.js';
 
 const sha = (b: string | Buffer): string => createHash('sha256').update(b).digest('hex');
 

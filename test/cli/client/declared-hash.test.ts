@@ -15,10 +15,10 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ExitCode } from '../../cli/command.js';
-import { recordName } from '../../cli/client/transfer/state.js';
-import { startBroker, type Broker } from '../../support/daemon.js';
-import { clientEnv, runCli } from '../../support/processes.js';
+import { ExitCode } from '../../../cli/command.js';
+import { recordName } from '../../../cli/client/transfer/state.js';
+import { startBroker, type Broker } from '../../../support/daemon.js';
+import { clientEnv, runCli } from '../../../support/processes.js';
 
 interface Seen {
   /** The arguments of each tools/call, in order. */

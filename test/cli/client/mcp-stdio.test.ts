@@ -21,10 +21,10 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage, Progress } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ExitCode } from '../../cli/command.js';
-import { cliBundle } from '../../support/cli-bundle.js';
-import { startBroker, type Broker } from '../../support/daemon.js';
-import { TRANSFER_TOKEN } from '../../support/tokens.js';
+import { ExitCode } from '../../../cli/command.js';
+import { cliBundle } from '../../../support/cli-bundle.js';
+import { startBroker, type Broker } from '../../../support/daemon.js';
+import { TRANSFER_TOKEN } from '../../../support/tokens.js';
 
 const sha = (b: string | Buffer): string => createHash('sha256').update(b).digest('hex');
 

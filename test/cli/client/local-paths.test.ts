@@ -7,10 +7,10 @@
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ExitCode } from '../../cli/command.js';
-import { recordName, StateStore } from '../../cli/client/transfer/state.js';
-import { startBroker, type Broker } from '../../support/daemon.js';
-import { clientEnv, runCli, tempStage } from '../../support/processes.js';
+import { ExitCode } from '../../../cli/command.js';
+import { recordName, StateStore } from '../../../cli/client/transfer/state.js';
+import { startBroker, type Broker } from '../../../support/daemon.js';
+import { clientEnv, runCli, tempStage } from '../../../support/processes.js';
 
 let broker: Broker;
 beforeAll(async () => {

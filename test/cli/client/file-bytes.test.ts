@@ -14,8 +14,8 @@ import {
   FileChangedError,
   READ_BYTES,
   sendFile,
-} from '../../cli/client/transfer/file-bytes.js';
-import { tempStage } from '../../support/processes.js';
+} from '../../../cli/client/transfer/file-bytes.js';
+import { tempStage } from '../../../support/processes.js';
 
 /** A file of `size` random bytes. */
 function randomFile(size: number): { file: string; bytes: Buffer } {

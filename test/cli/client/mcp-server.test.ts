@@ -2,13 +2,13 @@
  * `broker mcp`'s protocol handling in process (cli/client/mcp/server.ts): lines in, lines out,
  * no broker. What the SDK's client would never send (bad JSON, oversized lines, odd
  * ids), version negotiation, and the progress notifier's pacing on an injected clock.
- * test/cli/mcp-stdio.test.ts drives the real process with the SDK's client.
+ * test/cli/client/mcp-stdio.test.ts drives the real process with the SDK's client.
  */
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { ExitCode } from '../../cli/command.js';
-import { progressNotifier } from '../../cli/client/mcp/progress.js';
-import { serveMcp } from '../../cli/client/mcp/server.js';
+import { ExitCode } from '../../../cli/command.js';
+import { progressNotifier } from '../../../cli/client/mcp/progress.js';
+import { serveMcp } from '../../../cli/client/mcp/server.js';
 
 let stderr = '';
 

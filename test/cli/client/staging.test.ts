@@ -14,17 +14,17 @@ import { join } from 'node:path';
 import { Readable, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { describe, expect, it } from 'vitest';
-import { ExitCode } from '../../cli/command.js';
-import { CliError } from '../../cli/client/transfer/errors.js';
+import { ExitCode } from '../../../cli/command.js';
+import { CliError } from '../../../cli/client/transfer/errors.js';
 import {
   inspectFolders,
   prepareFolders,
   recheckFolders,
   stageFile,
-} from '../../cli/client/transfer/staging.js';
-import { planLocal } from '../../cli/client/transfer/local-path.js';
-import { recordName, StateStore } from '../../cli/client/transfer/state.js';
-import { parseTarget } from '../../cli/client/transfer/target.js';
+} from '../../../cli/client/transfer/staging.js';
+import { planLocal } from '../../../cli/client/transfer/local-path.js';
+import { recordName, StateStore } from '../../../cli/client/transfer/state.js';
+import { parseTarget } from '../../../cli/client/transfer/target.js';
 
 const tmp = (): string => mkdtempSync(join(tmpdir(), 'broker-stage-'));
 /** A state folder that exists nowhere near the test's paths. */

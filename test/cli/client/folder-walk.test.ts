@@ -6,10 +6,10 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { TransferClient } from '../../cli/client/transfer/broker-client.js';
-import { MAX_RECURSIVE_FILES, walkFolder } from '../../cli/client/transfer/folder-walk.js';
-import { parseTarget } from '../../cli/client/transfer/target.js';
-import { tempStage } from '../../support/processes.js';
+import type { TransferClient } from '../../../cli/client/transfer/broker-client.js';
+import { MAX_RECURSIVE_FILES, walkFolder } from '../../../cli/client/transfer/folder-walk.js';
+import { parseTarget } from '../../../cli/client/transfer/target.js';
+import { tempStage } from '../../../support/processes.js';
 
 type Entry = { name: string; kind: 'file' | 'folder'; size?: number };
 

@@ -4,8 +4,8 @@
  * exit code each failure maps to (docs/contracts.md §6).
  */
 import { describe, expect, it } from 'vitest';
-import { ExitCode } from '../../cli/command.js';
-import { asEnvelope, envelopeFailure } from '../../cli/client/transfer/envelope.js';
+import { ExitCode } from '../../../cli/command.js';
+import { asEnvelope, envelopeFailure } from '../../../cli/client/transfer/envelope.js';
 
 describe('an answer is an envelope only in its documented shape', () => {
   it('keeps the fields a command reads on, and defaults a missing message to ""', () => {

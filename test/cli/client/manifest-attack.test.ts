@@ -9,9 +9,9 @@ import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ExitCode } from '../../cli/command.js';
-import { startBroker, type Broker } from '../../support/daemon.js';
-import { clientEnv, runCli, tempStage } from '../../support/processes.js';
+import { ExitCode } from '../../../cli/command.js';
+import { startBroker, type Broker } from '../../../support/daemon.js';
+import { clientEnv, runCli, tempStage } from '../../../support/processes.js';
 
 const sha = (b: string): string => createHash('sha256').update(b).digest('hex');
 const EDIT = 'my local edit, not pushed yet';

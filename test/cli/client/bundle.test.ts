@@ -1,6 +1,6 @@
 /**
  * The agent's file (dist/broker-cli.mjs, scripts/build-cli.ts): one ES module that needs
- * node and nothing else. Every other test in test/cli/ runs the client commands as this
+ * node and nothing else. Every other test in test/cli/client/ runs the client commands as this
  * file, built into a folder with no node_modules above it (support/cli-bundle.ts); this
  * one checks what the file is made of and what it answers on its own.
  */
@@ -10,13 +10,13 @@ import { tmpdir } from 'node:os';
 import { dirname, join, parse } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Metafile } from 'esbuild';
-import { ExitCode } from '../../cli/command.js';
-import { clientCommands, OWNER_COMMAND_NAMES } from '../../cli/client/commands/index.js';
-import { commands } from '../../cli/main.js';
-import { ownerCommands } from '../../cli/owner/index.js';
-import { buildClientBundle } from '../../scripts/build-cli.js';
-import { cliBundle } from '../../support/cli-bundle.js';
-import { ROOT } from '../../support/processes.js';
+import { ExitCode } from '../../../cli/command.js';
+import { clientCommands, OWNER_COMMAND_NAMES } from '../../../cli/client/commands/index.js';
+import { commands } from '../../../cli/main.js';
+import { ownerCommands } from '../../../cli/owner/index.js';
+import { buildClientBundle } from '../../../scripts/build-cli.js';
+import { cliBundle } from '../../../support/cli-bundle.js';
+import { ROOT } from '../../../support/processes.js';
 
 let meta: Metafile;
 let bundle: string;

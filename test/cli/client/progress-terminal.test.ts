@@ -10,10 +10,10 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startBroker, type Broker } from '../../support/daemon.js';
-import { cliBundle } from '../../support/cli-bundle.js';
-import { clientEnv, ROOT, runCli, tempStage } from '../../support/processes.js';
-import { TERMINAL_MODES } from '../../support/terminal.js';
+import { startBroker, type Broker } from '../../../support/daemon.js';
+import { cliBundle } from '../../../support/cli-bundle.js';
+import { clientEnv, ROOT, runCli, tempStage } from '../../../support/processes.js';
+import { TERMINAL_MODES } from '../../../support/terminal.js';
 
 const COLUMNS = 60;
 let broker: Broker;

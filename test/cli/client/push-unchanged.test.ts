@@ -8,9 +8,9 @@
  */
 import { writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ExitCode } from '../../cli/command.js';
-import { startBroker, type Broker } from '../../support/daemon.js';
-import { clientEnv, runCli, tempStage } from '../../support/processes.js';
+import { ExitCode } from '../../../cli/command.js';
+import { startBroker, type Broker } from '../../../support/daemon.js';
+import { clientEnv, runCli, tempStage } from '../../../support/processes.js';
 
 let broker: Broker;
 beforeAll(async () => {

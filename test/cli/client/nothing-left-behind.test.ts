@@ -7,9 +7,9 @@
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ExitCode } from '../../cli/command.js';
-import { startBroker, type Broker } from '../../support/daemon.js';
-import { clientEnv, runCli, tempStage } from '../../support/processes.js';
+import { ExitCode } from '../../../cli/command.js';
+import { startBroker, type Broker } from '../../../support/daemon.js';
+import { clientEnv, runCli, tempStage } from '../../../support/processes.js';
 
 let broker: Broker;
 beforeAll(async () => {

@@ -20,7 +20,7 @@ import {
   McpCallError,
   McpHttpClient,
   type McpFailure,
-} from '../../cli/client/transfer/mcp-http.js';
+} from '../../../cli/client/transfer/mcp-http.js';
 
 const TOKEN = 'Bearer test-transfer-token-0123456789abcdef';
 const servers: Server[] = [];

@@ -13,12 +13,12 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { NO_PINS_WARNING } from '../../broker/approval/matrix/gateway.js';
-import { groupedKey } from '../../broker/approval/pairing/code.js';
-import { startBroker, type RunningBroker } from '../../broker/main.js';
-import { startFakeHomeserver, type FakeHomeserver } from '../../fakes/homeserver.js';
-import { startFakeNextcloud, type FakeNextcloud } from '../../fakes/nextcloud.js';
-import { e2eeClient, type E2eeClient } from '../../support/e2ee-client.js';
+import { NO_PINS_WARNING } from '../../../broker/approval/matrix/gateway.js';
+import { groupedKey } from '../../../broker/approval/pairing/code.js';
+import { startBroker, type RunningBroker } from '../../../broker/main.js';
+import { startFakeHomeserver, type FakeHomeserver } from '../../../fakes/homeserver.js';
+import { startFakeNextcloud, type FakeNextcloud } from '../../../fakes/nextcloud.js';
+import { e2eeClient, type E2eeClient } from '../../../support/e2ee-client.js';
 import {
   BOT,
   E2EE_BOT_PASSWORD,
@@ -26,11 +26,11 @@ import {
   OWNER,
   ROOM,
   TOKENS,
-} from '../../support/matrix.js';
-import { callTool, connectMcp } from '../../support/mcp.js';
-import { runCli, spawnBrokerCommand } from '../../support/processes.js';
-import { AGENT_TOKEN, APP_PASSWORD, TRANSFER_TOKEN } from '../../support/tokens.js';
-import { until } from '../../support/until.js';
+} from '../../../support/matrix.js';
+import { callTool, connectMcp } from '../../../support/mcp.js';
+import { runCli, spawnBrokerCommand } from '../../../support/processes.js';
+import { AGENT_TOKEN, APP_PASSWORD, TRANSFER_TOKEN } from '../../../support/tokens.js';
+import { until } from '../../../support/until.js';
 
 let hs: FakeHomeserver;
 let nc: FakeNextcloud;
