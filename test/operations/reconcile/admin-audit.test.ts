@@ -6,7 +6,10 @@
  * lines, other users' lines and a doctor's ids explain nothing and count for nothing.
  */
 import { describe, expect, it } from 'vitest';
-import { checkAdminAudit, readAdminAudit } from '../../../broker/operations/reconcile/admin-audit.js';
+import {
+  checkAdminAudit,
+  readAdminAudit,
+} from '../../../broker/operations/reconcile/admin-audit.js';
 import { AuditFactsBuilder } from '../../../broker/operations/reconcile/audited.js';
 
 const line = (
