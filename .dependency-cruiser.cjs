@@ -64,7 +64,7 @@ const peerRules = PEERS.flatMap((group) =>
  * (protocol.ts, transfer-tools.ts), and the rules both apply to it: the wall's canonical
  * path and its limits, the etag form, the text escaping, the coded-error base and its
  * one-line form, the version, the relay's memory bound. Each imports only others of
- * this list and node's own modules (test/cli/bundle.test.ts checks the packages).
+ * this list and node's own modules (test/cli/client/bundle.test.ts checks the packages).
  */
 const SHARED =
   '^broker/(base/(protocol|transfer-tools|coded-error|errors|etag|limits|relayed-memory|text|version)\\.ts|wall/canonical\\.ts)$';
@@ -147,7 +147,7 @@ module.exports = {
     {
       name: 'shared-protocol-stands-alone',
       comment:
-        "the shared protocol imports nothing else of broker/ or cli/: the agent's file carries no daemon code (test/cli/bundle.test.ts also keeps packages out)",
+        "the shared protocol imports nothing else of broker/ or cli/: the agent's file carries no daemon code (test/cli/client/bundle.test.ts also keeps packages out)",
       severity: 'error',
       from: { path: SHARED },
       to: { path: '^(broker|cli)/', pathNot: SHARED },

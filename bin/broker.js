@@ -13,7 +13,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { nodeProblem } from './node-check.js';
 
-// The names in cli/client/commands/index.ts (test/cli/bundle.test.ts keeps them equal).
+// The names in cli/client/commands/index.ts (test/cli/client/bundle.test.ts keeps them equal).
 const CLIENT_COMMANDS = ['fetch', 'push', 'checkout', 'checkin', 'mcp'];
 
 /** dist/node.json, or undefined when it is missing or not what the build writes. */

@@ -76,7 +76,7 @@ describe('in the Matrix room', () => {
     rig = await startMatrixBroker();
     const agent = await rig.agent();
     const id = await rig.request(agent, [{ kind: 'calendar', path: 'personal', mode: 'read' }]);
-    await until('the request is posted', () => rig.requestMessage(id) !== undefined, 10_000);
+    await until('the request is posted', () => rig.requestMessage(id) !== undefined);
     const event = rig.hs
       .timeline(ROOM)
       .find((e) => e.sender === BOT && e.content[REQUEST_ID_KEY] === id);

@@ -75,7 +75,7 @@ describe('the audit anchor in the approval room', () => {
   it('attack: the homeserver is down — operations go on, the log says so, the head follows when it is back', async () => {
     const agent = await rig.agent();
     await rig.hs.outage(true, 'refuse');
-    await until('the gateway notices', () => !rig.gateway.healthy(), 10_000);
+    await until('the gateway notices', () => !rig.gateway.healthy());
     await callTool(agent, 'list', { instance: 'personal', path: 'Reports' });
     timers.fire(HOUR);
     await until('the failed anchor is logged', () =>
@@ -87,7 +87,7 @@ describe('the audit anchor in the approval room', () => {
     const posted = anchors().length;
 
     await rig.hs.outage(false);
-    await until('the gateway reconnects', () => rig.gateway.healthy(), 10_000);
+    await until('the gateway reconnects', () => rig.gateway.healthy());
     await until(
       'the current head reaches the room',
       () => {

@@ -3,7 +3,7 @@
  * it counts only from a pinned device, judged by the same rules as `approve`
  * (encrypted-decisions.ts); in a clear-text room it is refused outright, since the
  * homeserver could type it as the owner; on the console it runs. What undo does on
- * Nextcloud is test/undo/; here only who may ask for it, through the real room with real
+ * Nextcloud is test/operations/undo/; here only who may ask for it, through the real room with real
  * crypto on the owner's phone and laptop (support/matrix.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -48,7 +48,7 @@ describe('a log written before the typed events', () => {
     const written = new Set(parsed.map((p) => p.data?.event));
     // recovery is written by the log itself (a torn tail, a full disk): its own tests;
     // pin and undo came after this log was written (test/approval/matrix-pairing*.test.ts,
-    // test/undo/).
+    // test/operations/undo/).
     expect(AUDIT_EVENT_NAMES.filter((name) => !written.has(name))).toEqual([
       'recovery',
       'pin',

@@ -86,7 +86,7 @@ describe('attack: the disk fills up (ENOSPC)', () => {
     expect(rec.seq).toBe(1);
     // … but the checkpoint update (once the log is quiet) fails, and from then on
     // nothing is appended.
-    await until('the quiet checkpoint write to fail', () => tried, 5_000, 5);
+    await until('the quiet checkpoint write to fail', () => tried, undefined, 5);
     await expect(appendLine(log, 'intent', {})).rejects.toMatchObject({ code: 'write_failed' });
     await log.close();
     // The log is ahead of its (seq 0) checkpoint: the crash shape, which verifies.

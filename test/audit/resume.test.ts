@@ -207,7 +207,7 @@ describe('attack: the disk fills up, then space returns', () => {
       return enospc();
     };
     await appendLine(log, 'intent', { n: 1 });
-    await until('the quiet checkpoint write to fail', () => tried, 5_000, 5);
+    await until('the quiet checkpoint write to fail', () => tried, undefined, 5);
     await expect(appendLine(log, 'intent', { n: 2 })).rejects.toMatchObject({
       code: 'write_failed',
     });

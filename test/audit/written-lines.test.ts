@@ -59,7 +59,7 @@ describe('an outcome line written before its fsync (appendWritten)', () => {
   it(`with no append after it, it is fsynced by itself (after ${SYNC_SOON_MS} ms), and the checkpoint follows`, async () => {
     const { dir, fs, log } = await opened();
     const rec = await log.appendWritten(outcome());
-    await until('the line to be fsynced', () => hasLine(fs.synced, rec.hash), 5_000, 2);
+    await until('the line to be fsynced', () => hasLine(fs.synced, rec.hash), undefined, 2);
     await until(
       'the checkpoint to name it',
       () => readFileSync(checkpointPath(dir), 'utf8').includes(`"seq":${rec.seq}`),
@@ -118,7 +118,7 @@ describe('attack: a crash or a failing disk after a line was answered unsynced',
     const rec = await log.appendWritten(outcome());
     // Its own fsync (SYNC_SOON_MS later) hangs until the write timeout fails the log;
     // the next append waits for that and is refused.
-    await until('its fsync to begin', () => fs.logSyncs > syncs, 5_000, 2);
+    await until('its fsync to begin', () => fs.logSyncs > syncs, undefined, 2);
     await expect(appendLine(log, 'intent', {})).rejects.toMatchObject({ code: 'timeout' });
     await new Promise((r) => setTimeout(r, 2 * QUIET_MS));
     expect(readFileSync(checkpointPath(dir), 'utf8')).toContain(`"seq":${durable.seq}`);
@@ -131,7 +131,7 @@ describe('attack: a crash or a failing disk after a line was answered unsynced',
     fs.faults.syncError = () => errnoError('EIO', 'i/o error');
     const syncs = fs.logSyncs;
     await log.appendWritten(outcome());
-    await until('its fsync to be tried', () => fs.logSyncs > syncs, 5_000, 2);
+    await until('its fsync to be tried', () => fs.logSyncs > syncs, undefined, 2);
     await expect(appendLine(log, 'intent', {})).rejects.toMatchObject({ code: 'write_failed' });
     await log.close();
   });

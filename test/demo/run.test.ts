@@ -68,7 +68,7 @@ describe('startDemo', () => {
       preferredPort: 0,
     });
     try {
-      await until('console greeting', () => out.includes('Approval console'), 5_000, 10);
+      await until('console greeting', () => out.includes('Approval console'), undefined, 10);
       expect(out.indexOf('MCP URL')).toBeLessThan(out.indexOf('Approval console'));
       expect(out).toContain(`MCP URL       ${demo.mcpUrl}`);
       expect(out).toContain(`Agent token   ${demo.agentToken}`);
@@ -85,9 +85,9 @@ describe('startDemo', () => {
         reason: 'notes',
         items: [{ path: 'Documents/notes.txt', mode: 'read' }],
       });
-      await until('the request on the console', () => out.includes('Request 1'), 5_000, 10);
+      await until('the request on the console', () => out.includes('Request 1'), undefined, 10);
       stdin.write('approve 1\n');
-      await until('the approval', () => out.includes('Approved request 1'), 5_000, 10);
+      await until('the approval', () => out.includes('Approved request 1'), undefined, 10);
       const grants = await call(agent, 'check_access', { request: 1 });
       await agent.close();
       expect(grants).toMatchObject({ status: 'ok', state: 'approved' });
@@ -97,7 +97,12 @@ describe('startDemo', () => {
       // the owner socket instead of refusing every request from then on.
       expect(out).toContain('stdin is not a terminal, so this demo runs headless');
       stdin.end();
-      await until('the closed-input notice', () => out.includes('Console input ended'), 5_000, 10);
+      await until(
+        'the closed-input notice',
+        () => out.includes('Console input ended'),
+        undefined,
+        10,
+      );
       expect(out).toContain('approvals continue over the owner socket');
       const late = await connectMcp(demo.mcpUrl, demo.agentToken);
       const pending = await call(late, 'request_access', {
@@ -106,7 +111,12 @@ describe('startDemo', () => {
         items: [{ path: 'Projects', mode: 'read' }],
       });
       expect(pending).toMatchObject({ status: 'pending', request: 2 });
-      await until('the request on the console', () => out.includes('broker approve 2'), 5_000, 10);
+      await until(
+        'the request on the console',
+        () => out.includes('broker approve 2'),
+        undefined,
+        10,
+      );
       const answer = await askOwner(join(cwd, 'data', 'demo'), {
         op: 'command',
         text: 'approve 2',
@@ -173,9 +183,9 @@ describe('startDemo', () => {
       reason: 'tidy',
       items: [{ path: 'Documents', mode: 'write' }],
     });
-    await until('the request', () => first.out().includes('Request 1'), 5_000, 10);
+    await until('the request', () => first.out().includes('Request 1'), undefined, 10);
     first.stdin.write('approve 1\n');
-    await until('the approval', () => first.out().includes('Approved request 1'), 5_000, 10);
+    await until('the approval', () => first.out().includes('Approved request 1'), undefined, 10);
     const trashed = await call(agent, 'trash', { instance: 'demo', path: 'Documents/notes.txt' });
     await agent.close();
     expect(trashed).toMatchObject({ status: 'ok' });
@@ -247,7 +257,7 @@ async function running(dir: string): Promise<{
     startCloud: cloud().start,
     preferredPort: 0,
   });
-  await until('console greeting', () => out.includes('Approval console'), 5_000, 10);
+  await until('console greeting', () => out.includes('Approval console'), undefined, 10);
   return { demo, stdin, out: () => out };
 }
 

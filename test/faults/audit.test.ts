@@ -5,7 +5,7 @@
  * and nothing more reaches Nextcloud — including blob transfers whose tickets were
  * issued before the failure. Every request Nextcloud did receive has its intent line.
  *
- * (test/surfaces/pipeline.test.ts covers a log that is already failing when a
+ * (test/operations/pipeline.test.ts covers a log that is already failing when a
  * sequence of tools is called; test/audit/ covers the log's own failure modes.)
  */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';

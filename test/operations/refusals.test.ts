@@ -1,7 +1,7 @@
 /**
  * Refused calls: rate-limited per surface and recorded as counted summaries
  * (broker/operations/refusals.ts). The daemon-level attack, through a real MCP client,
- * is test/surfaces/refusal-flood.test.ts; here the ledger's arithmetic is held by a
+ * is test/operations/refusal-flood.test.ts; here the ledger's arithmetic is held by a
  * property: whatever the calls, clock, flushes and write failures, every refused call is
  * exactly one `refused` line or one unit of one `refused_summary` count.
  */

@@ -9,7 +9,7 @@
  *   all passed, and one cron run wiped bob's trash bin. Now every one is refused, naming
  *   bob, and bob's trash bin stays; a sharer without a quota is written to as before.
  * Whether the four pushes overlap depends on the machine; with the ledger the answer is
- * two either way (the fake's test holds them together: test/surfaces/space-concurrency).
+ * two either way (the fake's test holds them together: test/operations/space-concurrency).
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -49,7 +49,7 @@ describe('attack: Nextcloud refuses an upload mid-body', () => {
   // With the space guard (issue: quota-driven expiry), a full quota is refused by the
   // broker before any byte reaches Nextcloud: the 507 itself is reached only when the
   // space goes between the guard's read and the upload, which the fake's quota fault
-  // plays (test/cli/upload-refusals.test.ts). Either way: at once, exit 3, nothing stored.
+  // plays (test/cli/client/upload-refusals.test.ts). Either way: at once, exit 3, nothing stored.
   it.each([
     ['a chunked push', 'Full', 'big.bin', 12 * MiB],
     ['a create-only PUT', 'FullSmall', 'small.bin', 3 * MiB],

@@ -60,7 +60,7 @@ async function main(): Promise<number> {
 
   // The soak's agents are refused by design (revokes and expiries land mid-run): a
   // refusal budget that never runs out, so each call is answered as itself. The limiter
-  // is held by its own suites (test/surfaces/refusal-flood.test.ts).
+  // is held by its own suites (test/operations/refusal-flood.test.ts).
   const broker = await startBroker({
     sweepIntervalMs: 250,
     requestTimeoutMs: REQUEST_TIMEOUT_MS,

@@ -200,7 +200,7 @@ describe('attack: a declaration at the end that does not hold', () => {
       10_000,
     );
     req.destroy();
-    await until('the upload to be answered', () => puts() > before, 10_000);
+    await until('the upload to be answered', () => puts() > before);
     expect(lastLine('blob_put', 'outcome')).toMatchObject({ outcome: 'error', code: 'aborted' });
     expect(await broker.fake.exists('End/g.bin')).toBe(false);
   });

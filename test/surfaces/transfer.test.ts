@@ -218,7 +218,7 @@ describe('read: a round trip with sha256', () => {
     ).toEqual([['GET', etag, 304]]);
     // Waits for this download's intent and outcome (the sweep may write a summary of
     // earlier refusals after them, so the last line need not be one of them).
-    await until('the blob_get outcome line', () => blobLines().length >= before + 2, 2_000, 10);
+    await until('the blob_get outcome line', () => blobLines().length >= before + 2, undefined, 10);
     const lines = broker
       .auditLines()
       .filter((l) => l.tool === 'blob_get')

@@ -20,7 +20,7 @@ export const clientCommands: readonly Command[] = [
 /**
  * The owner's commands, which run where the broker is installed (they load the
  * daemon): named here so the agent's file can say where they are instead of
- * "unknown command". test/cli/bundle.test.ts checks this list against commands/index.ts.
+ * "unknown command". test/cli/client/bundle.test.ts checks this list against commands/index.ts.
  */
 export const OWNER_COMMAND_NAMES: readonly string[] = [
   'start',

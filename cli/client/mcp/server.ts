@@ -13,7 +13,7 @@
  * (the SDK, zod, ajv) and added ~0.1 s of CPU to every `broker fetch` although loaded
  * only for this command (node parses the whole file), the start-up the client commands
  * are kept small for (cli/client/transfer/mcp-http.ts). The SDK's own client drives this server
- * in test/cli/mcp-stdio.test.ts.
+ * in test/cli/client/mcp-stdio.test.ts.
  */
 import type { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
