@@ -23,10 +23,23 @@ import { INSTANCE_NAME } from '../base/protocol.js';
 import { formatDuration, tryParseDuration } from '../config.js';
 import type { Command } from './command.js';
 
-export type ParseResult = { ok: true; command: Command } | { ok: false; reason: string };
+export type ParseResult =
+  | { ok: true; command: Command }
+  | {
+      ok: false;
+      /** For the console and the room: the problem, then where the commands are. */
+      reason: string;
+      /**
+       * The problem alone, with no verb before it and no hint after it: what `broker VERB`
+       * in a shell says (its own next step there is its --help, not "help").
+       */
+      problem: string;
+      /** The command it was meant as, when there is one. */
+      verb?: Verb;
+    };
 
 const VERBS = ['approve', 'deny', 'revoke', 'show', 'status', 'help', 'undo'] as const;
-type Verb = (typeof VERBS)[number];
+export type Verb = (typeof VERBS)[number];
 
 /** Appended to every refusal so the owner sees the accepted forms. */
 export const HELP_HINT = 'Type "help" for the commands.';
@@ -44,7 +57,19 @@ const MAX_COMMAND_LENGTH = 200;
 const NUMBER = /^[1-9][0-9]{0,14}$/;
 const ITEM_LIST = /^[0-9]+(?:,[0-9]+)*$/;
 
-const fail = (reason: string): ParseResult => ({ ok: false, reason: `${reason} ${HELP_HINT}` });
+type Refusal = Extract<ParseResult, { ok: false }>;
+/** A refusal whose text says itself which command it is about (or is about none). */
+const fail = (sentence: string, verb?: Verb): Refusal => ({
+  ok: false,
+  reason: `${sentence} ${HELP_HINT}`,
+  problem: sentence.replace(/\.$/, ''),
+  ...(verb === undefined ? {} : { verb }),
+});
+/** A refusal of `verb`'s words: the console says `verb: detail`, a shell `broker verb: detail`. */
+const refuse = (verb: Verb, detail: string): Refusal => ({
+  ...fail(`${verb}: ${detail}`, verb),
+  problem: detail.replace(/\.$/, ''),
+});
 const ok = (command: Command): ParseResult => ({ ok: true, command });
 
 function isVerb(word: string): word is Verb {
@@ -106,31 +131,32 @@ function parseExpiry(token: string): number | string {
 
 function parseApprove(args: readonly string[]): ParseResult {
   const request = parseNumber(args[0], 'the request number');
-  if (typeof request === 'string') return fail(`approve: ${request}`);
+  if (typeof request === 'string') return refuse('approve', request);
   const rest = args.slice(1);
   if (rest.length > 2)
-    return fail('approve: too many words; the form is "approve N [items] [expiry]".');
+    return refuse('approve', 'too many words; the form is "approve N [items] [expiry]".');
   let items: number[] | undefined;
   let durationMs: number | undefined;
   const [first, second] = rest;
   if (first !== undefined) {
     if (/^[0-9,]+$/.test(first)) {
       const parsed = parseItems(first);
-      if (typeof parsed === 'string') return fail(`approve: ${parsed}`);
+      if (typeof parsed === 'string') return refuse('approve', parsed);
       items = parsed;
     } else if (second !== undefined) {
-      return fail(
-        `approve: item numbers come first, then the expiry, like "approve ${request} 1,3 8h".`,
+      return refuse(
+        'approve',
+        `item numbers come first, then the expiry, like "approve ${request} 1,3 8h".`,
       );
     } else {
       const parsed = parseExpiry(first);
-      if (typeof parsed === 'string') return fail(`approve: ${parsed}`);
+      if (typeof parsed === 'string') return refuse('approve', parsed);
       durationMs = parsed;
     }
   }
   if (second !== undefined) {
     const parsed = parseExpiry(second);
-    if (typeof parsed === 'string') return fail(`approve: ${parsed}`);
+    if (typeof parsed === 'string') return refuse('approve', parsed);
     durationMs = parsed;
   }
   return ok({
@@ -143,17 +169,17 @@ function parseApprove(args: readonly string[]): ParseResult {
 
 function parseRevoke(args: readonly string[]): ParseResult {
   if (args.length !== 1) {
-    return fail('revoke takes one word: a request number, an instance name, or "all".');
+    return fail('revoke takes one word: a request number, an instance name, or "all".', 'revoke');
   }
   const target = args[0] ?? '';
   if (target === 'all') return ok({ kind: 'revoke', target: 'all' });
   if (/^[+-]?[0-9]+$/.test(target)) {
     const request = parseNumber(target, 'the request number');
-    if (typeof request === 'string') return fail(`revoke: ${request}`);
+    if (typeof request === 'string') return refuse('revoke', request);
     return ok({ kind: 'revoke', target: { request } });
   }
   if (!INSTANCE_TOKEN.test(target)) {
-    return fail(`revoke: "${target}" is not a request number, an instance name, or "all".`);
+    return refuse('revoke', `"${target}" is not a request number, an instance name, or "all".`);
   }
   return ok({ kind: 'revoke', target: { instance: target } });
 }
@@ -165,15 +191,15 @@ function parseUndo(args: readonly string[]): ParseResult {
   const rest = dryRun ? args.slice(0, -1) : args;
   const [first, second, ...more] = rest;
   if (more.length > 0 || first === undefined || rest.includes('--dry-run'))
-    return fail(`undo takes ${UNDO_FORMS}.`);
+    return fail(`undo takes ${UNDO_FORMS}.`, 'undo');
   if (first === '--request') {
     const request = parseNumber(second, 'the request number');
-    if (typeof request === 'string') return fail(`undo: ${request}`);
+    if (typeof request === 'string') return refuse('undo', request);
     return ok({ kind: 'undo', target: { request }, dryRun });
   }
-  if (second !== undefined) return fail(`undo takes ${UNDO_FORMS}.`);
+  if (second !== undefined) return fail(`undo takes ${UNDO_FORMS}.`, 'undo');
   const seq = parseNumber(first, 'the record number (the seq of the operation)');
-  if (typeof seq === 'string') return fail(`undo: ${seq}`);
+  if (typeof seq === 'string') return refuse('undo', seq);
   return ok({ kind: 'undo', target: { seq }, dryRun });
 }
 
@@ -183,17 +209,18 @@ function parseVerb(verb: Verb, args: readonly string[]): ParseResult {
       return parseApprove(args);
     case 'deny': {
       if (args.length !== 1) {
-        return fail('deny takes one request number or "all": "deny N" or "deny all".');
+        return fail('deny takes one request number or "all": "deny N" or "deny all".', 'deny');
       }
       if (args[0] === 'all') return ok({ kind: 'deny_all' });
       const request = parseNumber(args[0], 'the request number');
-      if (typeof request === 'string') return fail(`deny: ${request}`);
+      if (typeof request === 'string') return refuse('deny', request);
       return ok({ kind: 'deny', request });
     }
     case 'show': {
-      if (args.length !== 1) return fail('show takes exactly one request number: "show N".');
+      if (args.length !== 1)
+        return fail('show takes exactly one request number: "show N".', 'show');
       const request = parseNumber(args[0], 'the request number');
-      if (typeof request === 'string') return fail(`show: ${request}`);
+      if (typeof request === 'string') return refuse('show', request);
       return ok({ kind: 'show', request });
     }
     case 'revoke':
@@ -202,7 +229,7 @@ function parseVerb(verb: Verb, args: readonly string[]): ParseResult {
       return parseUndo(args);
     case 'status':
     case 'help':
-      if (args.length !== 0) return fail(`${verb} takes no arguments.`);
+      if (args.length !== 0) return fail(`${verb} takes no arguments.`, verb);
       return ok({ kind: verb });
   }
 }
@@ -234,8 +261,8 @@ export function parseCommand(text: string): ParseResult | null {
       `Not understood: "${first.slice(0, 16)}" is not a command (did you mean "${meant}"?).`,
     );
   }
-  if (trimmed.length > MAX_COMMAND_LENGTH) return fail(`${first}: the message is too long.`);
-  if (!PLAIN_COMMAND.test(trimmed)) return fail(`${first}: ${impurityReason(trimmed)}`);
+  if (trimmed.length > MAX_COMMAND_LENGTH) return refuse(first, 'the message is too long.');
+  if (!PLAIN_COMMAND.test(trimmed)) return refuse(first, impurityReason(trimmed));
   const [, ...args] = trimmed.toLowerCase().split(/[ \t]+/);
   return parseVerb(first, args);
 }

@@ -113,6 +113,8 @@ const IntentFields = {
   if_none_match: z.string().optional(),
   /** A blob upload: whether it writes or checks in (the ticket's kind). */
   kind: z.string().optional(),
+  /** A blob upload: the correlation id of the write or checkin call that issued its ticket. */
+  ticket_call: z.string().optional(),
   query: z.string().optional(),
   /** A calendar window or a new event's times (ms since the epoch). */
   start: z.number().optional(),

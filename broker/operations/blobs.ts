@@ -261,6 +261,7 @@ export class BlobTransfers {
         intent: {
           size: ticket.size,
           kind: ticket.kind,
+          ...(ticket.issuedBy === undefined ? {} : { ticket_call: ticket.issuedBy }),
           ...(declared === undefined ? {} : { declared_sha256: declared }),
           ...(declaresAtEnd ? { declared_at_end: true } : {}),
         },

@@ -34,6 +34,12 @@ export interface TicketGrant {
    * that content when it is replaced (If-Match, or the broker's lock).
    */
   readonly replaces?: Entry;
+  /**
+   * Uploads: the correlation id of the `write` or `checkin` call that issued it. The
+   * upload's intent names it (`ticket_call`), so the log ties the ticket's record to the
+   * upload it allowed (undo points an owner who picked the ticket's record there).
+   */
+  readonly issuedBy?: string;
 }
 
 export interface Ticket extends TicketGrant {

@@ -18,6 +18,7 @@ import { ExitCode, type Command } from '../command.js';
 import { forTerminal, jsonLine } from '../terminal.js';
 import { askRunningBroker, FINDING, processOwnerIo, type OwnerIo } from './owner.js';
 import type { JsonObject } from '../../broker/base/protocol.js';
+import type { UndoAnswer } from '../../broker/operations/undo/service.js';
 
 const USAGE = 'broker undo SEQ | --request N [--dry-run] [--config FILE] [--json]';
 
@@ -71,16 +72,13 @@ function commandText(positionals: readonly string[], request: unknown, dryRun: b
   return { ok: true, text: `undo ${positionals[0] ?? ''}${tail}` };
 }
 
-function jsonOf(response: OwnerResponse & { ok: true }, exit: number): JsonObject {
-  const undo = response.undo;
-  if (undo === undefined || !undo.ok)
-    return {
-      status: 'failed',
-      error: undo?.ok === false ? undo.message : response.text,
-      next_step: undo?.ok === false ? undo.nextStep : 'run `broker undo --help`',
-    };
+function jsonOf(
+  response: OwnerResponse & { ok: true },
+  undo: UndoAnswer & { ok: true },
+): JsonObject {
   return {
-    status: exit === ExitCode.ok ? 'ok' : exit === ExitCode.infrastructure ? 'failed' : 'left',
+    status:
+      undo.exit === ExitCode.ok ? 'ok' : undo.exit === ExitCode.infrastructure ? 'failed' : 'left',
     message: response.text,
     target: undo.target,
     dry_run: undo.dryRun,
@@ -113,6 +111,8 @@ export function undoCommand(io: OwnerIo): Command {
         true,
       );
       const usageNext = 'run `broker undo --help`';
+      const seqNext =
+        'give the seq of an operation (`broker audit tail` lists them) or --request N; see `broker undo --help`';
       if (!parsed.ok) {
         const error = describeProblem(parsed.problem, '--config and --request need a value');
         return fail(json, ExitCode.usage, error, usageNext);
@@ -128,18 +128,21 @@ export function undoCommand(io: OwnerIo): Command {
         { timeoutMs: UNDO_TIMEOUT_MS },
       );
       if (typeof response === 'number') return response;
-      // The shared parser refused the words (a bad SEQ): a usage error.
-      if (!response.ok) return fail(json, ExitCode.usage, response.error, usageNext);
+      // The shared parser refused the words (a bad SEQ): a usage error, said once, with
+      // this command's next step (not the console's "help").
+      if (!response.ok) return fail(json, ExitCode.usage, response.error, seqNext);
       const undo = response.undo;
-      const exit = undo?.ok === true ? undo.exit : ExitCode.usage;
-      if (json) io.stdout(jsonLine(jsonOf(response, exit)));
+      // The broker refused it (no such record, a log that does not verify), or has no
+      // undo: said as every other failure of this command is.
+      if (undo === undefined) return fail(json, ExitCode.usage, response.text, usageNext);
+      if (!undo.ok) return fail(json, ExitCode.usage, undo.message, undo.nextStep);
+      const exit = undo.exit;
+      if (json) io.stdout(jsonLine(jsonOf(response, undo)));
       else {
         // Security: paths in the answer are the agent's; no control character reaches the
         // owner's terminal.
         const human = response.text.replace(/\n$/, '');
-        (exit === ExitCode.usage ? io.stderr : io.stdout)(
-          `${human.split('\n').map(forTerminal).join('\n')}\n`,
-        );
+        io.stdout(`${human.split('\n').map(forTerminal).join('\n')}\n`);
       }
       return exit;
     },

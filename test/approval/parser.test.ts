@@ -22,6 +22,11 @@ function refused(text: string): string {
   if (r === null || r.ok)
     throw new Error(`expected ${JSON.stringify(text)} to be refused: ${JSON.stringify(r)}`);
   expect(r.reason.endsWith(HELP_HINT)).toBe(true);
+  // What a shell's `broker VERB` says: the same problem, once, without the console's hint.
+  expect(r.reason).toContain(r.problem);
+  expect(r.problem).not.toContain(HELP_HINT);
+  expect(r.problem.endsWith('.')).toBe(false);
+  if (r.verb !== undefined) expect(r.problem.startsWith(`${r.verb}:`)).toBe(false);
   return r.reason;
 }
 

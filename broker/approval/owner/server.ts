@@ -249,8 +249,13 @@ export class OwnerSocket {
     if (parsed === null || !parsed.ok) {
       return {
         ok: false,
-        error: parsed === null ? `"${request.text}" is not a command` : parsed.reason,
-        next_step: 'run `broker approve --help`',
+        // The shell's words: the problem alone (`broker VERB: …` says which command),
+        // and that command's --help, not the console's "help".
+        error: parsed === null ? `"${request.text}" is not a command` : parsed.problem,
+        next_step:
+          parsed?.verb === undefined
+            ? 'run `broker --help`'
+            : `run \`broker ${parsed.verb} --help\``,
       };
     }
     const answer = await this.#deps.engine.apply(parsed.command, SOCKET_ACTOR);

@@ -130,7 +130,8 @@ export function decidedWithout(
   instances: { has(name: string): boolean },
 ): Undoing | undefined {
   if (op.undoneAt !== undefined)
-    return { result: 'already', reason: `taken back already (undo record ${op.undoneAt})` };
+    return { result: 'already', reason: `taken back by undo record ${op.undoneAt}` };
+  if (op.upload !== undefined) return { result: 'nothing', reason: ticketReason(op) };
   if (op.change.kind === 'none')
     return { result: 'nothing', reason: 'it changed nothing (a read, or it did not complete)' };
   if (op.change.kind === 'unrecorded')
@@ -144,6 +145,21 @@ export function decidedWithout(
       reason: `instance '${op.instance}' is no longer configured`,
     };
   return undefined;
+}
+
+/**
+ * A write or checkin ticket's record: the ticket changed nothing, the upload that used it
+ * did. An owner who picked the ticket's line (`tool=write` in `broker audit tail`) is
+ * pointed at the upload's, which undo takes back.
+ */
+function ticketReason(op: RecordedOperation): string {
+  const ticket = `a ${op.tool} ticket changes nothing itself`;
+  const upload = op.upload;
+  if (upload === undefined || upload === null) return `${ticket}, and no upload on record used it`;
+  if (upload.outcome === 'ok')
+    return `${ticket}; the upload it allowed is #${upload.seq}: broker undo ${upload.seq}`;
+  const how = upload.outcome === undefined ? 'has no outcome on record' : `ended ${upload.outcome}`;
+  return `${ticket}, and the upload that used it (#${upload.seq}) changed nothing: it ${how}`;
 }
 
 export function failed(error: unknown, logger: Logger): Undoing {

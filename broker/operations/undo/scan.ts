@@ -56,7 +56,22 @@ export interface RecordedOperation {
   readonly change: Change;
   /** The undo line that already took it back, if one did. */
   readonly undoneAt?: number;
+  /**
+   * A write or checkin ticket's record (`undo SEQ` of it): the upload that used the
+   * ticket, which is what changed the file; null when no upload on record did.
+   */
+  readonly upload?: TicketUpload | null;
 }
+
+/** The blob upload a ticket allowed: its outcome line (else its intent) and how it ended. */
+export interface TicketUpload {
+  readonly seq: number;
+  /** Its outcome (`ok`: it changed the file); undefined when it has no outcome line. */
+  readonly outcome?: string;
+}
+
+/** The calls whose answer is an upload ticket: they change nothing, their upload does. */
+const TICKETS = new Set(['write', 'checkin']);
 
 export type ScanResult =
   | { readonly ok: true; readonly operations: readonly RecordedOperation[] }
@@ -72,6 +87,10 @@ const IntentSchema = z.looseObject({
   seq: z.number(),
   correlation_id: z.string(),
   grants: z.array(z.number()).optional(),
+  tool: z.string().optional().catch(undefined),
+  /** A blob upload: the call that issued its ticket. */
+  ticket_call: z.string().optional().catch(undefined),
+  abandon: z.boolean().optional().catch(undefined),
 });
 
 const OutcomeSchema = z.looseObject({
@@ -162,6 +181,12 @@ export class UndoScan {
   readonly #undone = new Map<number, number>();
   /** SEQ's own record, when the target is a seq. */
   #at: { event: string } | undefined;
+  /** Checkin calls that abandon (no ticket), by correlation id, until their outcome. */
+  readonly #abandons = new Set<string>();
+  /** When SEQ is a ticket's record: its call, then the upload that used the ticket. */
+  #ticketCall: string | undefined;
+  #uploadCall: string | undefined;
+  #upload: TicketUpload | undefined;
 
   constructor(target: UndoTarget, requestOf: (grantId: number) => number | undefined) {
     this.#target = target;
@@ -186,6 +211,15 @@ export class UndoScan {
     const intent = IntentSchema.safeParse(record);
     if (!intent.success) return;
     const { seq, correlation_id: id, grants = [] } = intent.data;
+    if (intent.data.tool === 'checkin' && intent.data.abandon === true) this.#abandons.add(id);
+    if (
+      this.#ticketCall !== undefined &&
+      this.#uploadCall === undefined &&
+      intent.data.ticket_call === this.#ticketCall
+    ) {
+      this.#uploadCall = id;
+      this.#upload = { seq };
+    }
     const target = this.#target;
     const wanted =
       'seq' in target
@@ -198,10 +232,16 @@ export class UndoScan {
     const outcome = OutcomeSchema.safeParse(record);
     if (!outcome.success) return;
     const line = outcome.data;
+    const abandoned = this.#abandons.delete(line.correlation_id);
+    if (line.correlation_id === this.#uploadCall)
+      this.#upload = { seq: line.seq, outcome: line.outcome };
     const target = this.#target;
     const mine =
       this.#waiting.delete(line.correlation_id) || ('seq' in target && line.seq === target.seq);
     if (!mine) return;
+    // A ticket's record, named by its seq: the upload that used the ticket comes later.
+    if ('seq' in target && TICKETS.has(line.tool) && line.outcome === 'ok' && !abandoned)
+      this.#ticketCall = line.correlation_id;
     const operation = operationOf(line);
     // Under --request, an operation that changed nothing is not undo's business.
     if ('request' in target && operation.change.kind === 'none') return;
@@ -218,7 +258,8 @@ export class UndoScan {
     const operations = this.#found
       .map((op) => {
         const undoneAt = this.#undone.get(op.seq);
-        return undoneAt === undefined ? op : { ...op, undoneAt };
+        const upload = this.#ticketCall === undefined ? {} : { upload: this.#upload ?? null };
+        return { ...op, ...upload, ...(undoneAt === undefined ? {} : { undoneAt }) };
       })
       // Newest first: what came later may stand on what came before.
       .sort((a, b) => b.seq - a.seq);

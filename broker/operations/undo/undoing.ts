@@ -96,6 +96,9 @@ export async function placeTaken(
   }
   const there = await statOrNull(client, path);
   if (there !== null)
-    return changedSince(`"${path}" is taken by another item now`, nowAt(path, there));
+    return changedSince(
+      `"${path}" is taken by another item now: move that item aside, then undo again`,
+      nowAt(path, there),
+    );
   return undefined;
 }

@@ -111,6 +111,12 @@ describe('owner commands', () => {
     expect(err).toContain('usage: broker approve N [ITEMS] [DURATION]');
     expect(await broker('approve', '1', 'x')).toBe(1);
     expect(err).toContain('expiry');
+    // Words the broker's parser refuses: said once, with this command's --help (not the
+    // console's "help", not another command's).
+    expect(await broker('deny', 'abc')).toBe(1);
+    expect(err).toBe(
+      'broker deny: the request number must be a number (got "abc")\n  next: run `broker deny --help`\n',
+    );
     expect(h.records().filter((r) => r.event === 'decision')).toEqual([]);
   });
 

@@ -90,10 +90,38 @@ describe('broker undo', () => {
     expect((await undo('3', '--request', '1')).code).toBe(1);
     const bad = await undo('three', '--json');
     expect(bad.code).toBe(1);
-    expect(bad.json).toMatchObject({ status: 'failed', error: expect.stringContaining('undo') });
+    expect(bad.json).toMatchObject({
+      status: 'failed',
+      error: 'the record number (the seq of the operation) must be a number (got "three")',
+      next_step: expect.stringContaining('broker audit tail'),
+    });
     const none = await undo('999999', '--json');
     expect(none.code).toBe(1);
     expect(none.json).toMatchObject({ status: 'failed', error: expect.stringContaining('999999') });
+  });
+
+  it("every failure in one format: the problem once, and this command's next step", async () => {
+    // A bad SEQ (refused by the console's parser in the broker): no "undo: " twice, no
+    // console "help".
+    const bad = await undo('abc');
+    expect(bad.code).toBe(1);
+    expect(bad.stdout).toBe('');
+    expect(bad.stderr).toBe(
+      'broker undo: the record number (the seq of the operation) must be a number (got "abc")\n' +
+        '  next: give the seq of an operation (`broker audit tail` lists them) or --request N; see `broker undo --help`\n',
+    );
+    // Refused by the undo itself (no such record): the same format, not the console's.
+    const none = await undo('999999');
+    expect(none.code).toBe(1);
+    expect(none.stdout).toBe('');
+    expect(none.stderr).toBe(
+      'broker undo: the audit log has no record 999999\n  next: run `broker audit tail` for the seqs\n',
+    );
+    // A local usage error: the same format again.
+    const usage = await undo();
+    expect(usage.stderr).toMatch(
+      /^broker undo: usage: broker undo SEQ .*\n {2}next: run `broker undo --help`\n$/,
+    );
   });
 
   it('no broker running for the data folder: exit 2, saying to start it', async () => {

@@ -13,6 +13,8 @@ export interface UndoScene {
   transfer: Client;
   /** The owner types `undo …`; its answer (throws when the reply carries none). */
   undo(words: string): Promise<UndoAnswer>;
+  /** The owner types `undo …`; the text the console (or room) shows. */
+  said(words: string): Promise<string>;
   /** A file's content on the fake, as text; undefined when it is not there. */
   read(path: string): Promise<string | undefined>;
 }
@@ -32,6 +34,7 @@ export function useUndoScene(): UndoScene {
           throw new Error(`no undo answer to "${words}": ${reply?.text ?? 'none'}`);
         return reply.undo;
       },
+      said: async (words: string) => (await broker.gateway.decide(words))?.text ?? '',
       read: async (path: string) => (await broker.fake.readFile(path))?.toString(),
     } satisfies UndoScene);
   });

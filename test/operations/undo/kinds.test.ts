@@ -80,6 +80,35 @@ describe('a replaced file (push)', () => {
     expect(await versionsOf('D/a.txt')).toContain('the agent');
   });
 
+  it('the write ticket’s record (as audit tail shows it, tool=write) points to the upload it allowed', async () => {
+    const upload = seqOf('blob_put');
+    const write = scene.broker.auditLines().filter((l) => l.tool === 'write');
+    // Its intent's seq or its outcome's: the same answer, and nothing is changed.
+    for (const line of write) {
+      const answer = await undo(`undo ${String(line.seq)}`);
+      expect(answer).toMatchObject({ exit: 0 });
+      expect(only(answer)).toMatchObject({
+        tool: 'write',
+        result: 'nothing',
+        reason: `a write ticket changes nothing itself; the upload it allowed is #${upload}: broker undo ${upload}`,
+      });
+    }
+    expect(write.map((l) => l.event)).toEqual(['intent', 'outcome']);
+    expect(await read('D/a.txt')).toBe('the agent');
+    // A ticket no upload used says so.
+    const unused = await call(scene.transfer, 'write', {
+      instance: 'personal',
+      path: 'D/unused.txt',
+      size: 1,
+      if_none_match: '*',
+    });
+    expect(unused).toMatchObject({ status: 'ok' });
+    expect(only(await undo(`undo ${seqOf('write', 'D/unused.txt')}`))).toMatchObject({
+      result: 'nothing',
+      reason: 'a write ticket changes nothing itself, and no upload on record used it',
+    });
+  });
+
   it('attack: the owner wrote it since: left, with what is there (size, file id)', async () => {
     await nextSecond();
     await scene.broker.fake.writeFile('D/a.txt', 'the owner, again');
@@ -89,6 +118,12 @@ describe('a replaced file (push)', () => {
       now: { path: 'D/a.txt', exists: true, kind: 'file', size: 16 },
     });
     expect(await read('D/a.txt')).toBe('the owner, again');
+    // The text says what is there now too, not only --json and the audit.
+    const { mtime, file_id: id } = item.now ?? {};
+    const at = new Date(Number(mtime) * 1000).toISOString().replace('.000Z', 'Z');
+    expect(await scene.said(`undo ${seqOf('blob_put')}`)).toContain(
+      `— "D/a.txt" holds other content now (its size changed); now: 16 bytes, modified ${at}, file id ${String(id)}`,
+    );
   });
 
   it('attack: the same size, other bytes (an overwrite in the same second keeps the ETag): left', async () => {
@@ -157,6 +192,29 @@ describe('a checkin, and a checkout left without one', () => {
     expect(answer.ok && answer.exit).toBe(0);
   });
 
+  it('the checkin ticket’s record points to its upload; an abandoned checkin’s does not', async () => {
+    const token = await checkout(scene.transfer, 'L/doc.txt');
+    await checkin(scene.broker.url, scene.transfer, 'L/doc.txt', token, 'checked in');
+    const upload = seqOf('blob_put');
+    expect(only(await undo(`undo ${seqOf('checkin')}`))).toMatchObject({
+      result: 'nothing',
+      reason: `a checkin ticket changes nothing itself; the upload it allowed is #${upload}: broker undo ${upload}`,
+    });
+    const again = await checkout(scene.transfer, 'L/doc.txt');
+    expect(
+      await call(scene.transfer, 'checkin', {
+        instance: 'personal',
+        path: 'L/doc.txt',
+        lock_token: again,
+        abandon: true,
+      }),
+    ).toMatchObject({ status: 'ok' });
+    expect(only(await undo(`undo ${seqOf('checkin')}`))).toMatchObject({
+      result: 'nothing',
+      reason: expect.stringContaining('it changed nothing'),
+    });
+  });
+
   it('a checkout the agent never checked in: its lock is released', async () => {
     await checkout(scene.transfer, 'L/doc.txt');
     expect(scene.broker.fake.lockOf('L/doc.txt')).toBeDefined();
@@ -222,13 +280,25 @@ describe('a move', () => {
   });
 
   it('is moved back', async () => {
-    expect(only(await undo(`undo ${seqOf('move')}`))).toMatchObject({
-      result: 'undone',
+    const seq = seqOf('move');
+    // The text names the move as it was made (as --json and the audit do), then the undo.
+    const text = await scene.said(`undo ${seq}`);
+    expect(text.split('\n').slice(0, 2)).toEqual([
+      `Undo of operation ${seq}: 1 of 1 operation(s) done.`,
+      `#${seq} move \`M/a.txt\` → \`M/b.txt\`: undone — moved "M/b.txt" back to "M/a.txt"`,
+    ]);
+    expect(await read('M/a.txt')).toBe('moved');
+    expect(await scene.broker.fake.exists('M/b.txt')).toBe(false);
+    expect(only(await undo(`undo ${seq}`))).toMatchObject({
+      result: 'already',
       from: 'M/a.txt',
       to: 'M/b.txt',
     });
-    expect(await read('M/a.txt')).toBe('moved');
-    expect(await scene.broker.fake.exists('M/b.txt')).toBe(false);
+    const again = await scene.said(`undo ${seq}`);
+    expect(again).toContain(
+      `Undo of operation ${seq}: nothing left to undo; 1 operation(s) were taken back already.`,
+    );
+    expect(again).toMatch(/: already undone — taken back by undo record \d+$/m);
   });
 
   it('attack: the owner took the old place: left, never over it', async () => {
@@ -237,6 +307,13 @@ describe('a move', () => {
       result: 'changed_since',
       now: { path: 'M/a.txt', exists: true },
     });
+    // The text says what took it, and what the owner can do about it.
+    expect(await scene.said(`undo ${seqOf('move')}`)).toMatch(
+      new RegExp(
+        `"M/a.txt" is taken by another item now: move that item aside, then undo again; now at \`M/a.txt\`: ${Buffer.byteLength('the owner’s new a')} bytes, modified \\S+Z, file id \\d+$`,
+        'm',
+      ),
+    );
     expect(await read('M/a.txt')).toBe('the owner’s new a');
     expect(await read('M/b.txt')).toBe('moved');
   });

@@ -96,6 +96,10 @@ describe('attack: two undos at once', () => {
       ['outcome', 'already'],
       ['outcome', 'already'],
     ]);
+    // Said as what it is: nothing left, not "2 of 2 done".
+    expect((await scene.said(`undo --request ${id}`)).split('\n')[0]).toBe(
+      `Undo of request ${id}: nothing left to undo; 2 operation(s) were taken back already.`,
+    );
   });
 
   it('an undo of a single seq beside one of its request: taken back once', async () => {

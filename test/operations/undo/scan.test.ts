@@ -68,6 +68,54 @@ describe('undo SEQ', () => {
     }
   });
 
+  it('attack: a ticket’s record names the upload that used that ticket, not one beside it', () => {
+    const upload = (seq: number, ticket: string, id: string): Rec => ({
+      seq,
+      event: 'intent',
+      tool: 'blob_put',
+      surface: 'transfer',
+      instance: 'personal',
+      correlation_id: id,
+      grants: [1],
+      kind: 'write',
+      ticket_call: ticket,
+    });
+    const done = (seq: number, id: string, outcome = 'ok'): Rec => ({
+      ...op(seq - 1, 'blob_put', [1], { path: 'A/x' }, id)[1],
+      outcome,
+    });
+    const records = [
+      ...op(1, 'write', [1], { path: 'A/x' }),
+      upload(3, 'another call', 'u1'),
+      upload(4, 'c1', 'u2'),
+      done(5, 'u1'),
+      done(6, 'u2'),
+    ];
+    for (const seq of [1, 2])
+      expect(scan({ seq }, records)).toMatchObject({
+        ok: true,
+        operations: [{ seq: 2, tool: 'write', upload: { seq: 6, outcome: 'ok' } }],
+      });
+    // One that ended without changing anything; one with no outcome; none at all.
+    expect(scan({ seq: 1 }, [...records.slice(0, 4), done(6, 'u2', 'refused')])).toMatchObject({
+      ok: true,
+      operations: [{ upload: { seq: 6, outcome: 'refused' } }],
+    });
+    expect(scan({ seq: 1 }, records.slice(0, 4))).toMatchObject({
+      ok: true,
+      operations: [{ upload: { seq: 4 } }],
+    });
+    expect(scan({ seq: 1 }, records.slice(0, 3))).toMatchObject({
+      ok: true,
+      operations: [{ upload: null }],
+    });
+    // Under --request a ticket changed nothing and is not listed.
+    expect(scan({ request: 1 }, records)).toMatchObject({
+      ok: true,
+      operations: [{ tool: 'blob_put' }, { tool: 'blob_put' }],
+    });
+  });
+
   it('refuses a seq the log does not have, and a line that is no operation', () => {
     const records: Rec[] = [
       { seq: 1, event: 'start', version: '1' },
