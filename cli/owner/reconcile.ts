@@ -99,7 +99,13 @@ function humanReport(r: ReconcileReport): string[] {
   if (r.status === 'started')
     return [`${who}: started: changes from ${r.from ?? 'now'} on are compared from the next run`];
   const head = `${who}: ${r.rows} change${r.rows === 1 ? '' : 's'} since ${r.from ?? '?'}, ${r.unexplained.length} unexplained`;
-  return [head, ...r.unexplained.map((u) => `  unexplained  ${u.time}  ${u.type}  ${u.path}`)];
+  return [
+    head,
+    ...r.unexplained.map(
+      (u) =>
+        `  unexplained  ${u.time}  ${u.type}  ${u.old_path === undefined ? '' : `${u.old_path} → `}${u.path}`,
+    ),
+  ];
 }
 
 function humanAdmin(a: AdminAuditReport): string[] {

@@ -118,8 +118,15 @@ describe('someone with the broker’s app password, outside the broker', () => {
 
   it('a direct rename is reported with its old and new path', async () => {
     const to = `${broker.fake.url}/remote.php/dav/files/${broker.fake.user}/Work/renamed.txt`;
+    const told = broker.gateway.announcements.length;
     expect(await direct('MOVE', files('Work/b2.txt'), { headers: { Destination: to } })).toBe(201);
-    expect(await unexplained()).toEqual([['file_changed', 'Work/b2.txt → Work/renamed.txt']]);
+    const report = await reconcile();
+    expect(report.unexplained).toMatchObject([
+      { type: 'file_changed', old_path: 'Work/b2.txt', path: 'Work/renamed.txt' },
+    ]);
+    // Told as two paths with the broker's own arrow between them (not escaped as a name's).
+    const notice = broker.gateway.announcements.slice(told).join('\n');
+    expect(notice).toMatch(/ file_changed `Work\/b2\.txt` → `Work\/renamed\.txt`$/m);
   });
 
   it('a direct delete is reported', async () => {
