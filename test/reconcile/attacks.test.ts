@@ -191,6 +191,38 @@ describe('someone with the broker’s app password, outside the broker', () => {
     );
   });
 
+  it('a look back (--since) answers the asker and is audited, but neither tells the owner again nor counts again', async () => {
+    const counted = async (): Promise<number> => {
+      const scraped = await fetch(`${broker.url}/metrics`, {
+        headers: { Authorization: `Bearer ${METRICS_TOKEN}` },
+      });
+      const m = /broker_reconcile_unexplained_total\{instance="personal"\} (\d+)/.exec(
+        await scraped.text(),
+      );
+      return Number(m?.[1] ?? 0);
+    };
+    const before = await counted();
+    const told = broker.gateway.announcements.length;
+    const lines = broker.auditLines().length;
+    const since = Date.now() - 3_600_000;
+    const [report] = await broker.reconciler.passAll({ trigger: 'command', since });
+    // The asker gets every change of the hour the broker did not make, already told ones too.
+    expect(report?.unexplained.map((u) => u.type)).toEqual(
+      expect.arrayContaining(['file_changed', 'file_deleted', 'calendar_event']),
+    );
+    const line = broker
+      .auditLines()
+      .slice(lines)
+      .find((l) => l.event === 'reconcile');
+    expect(line).toMatchObject({
+      trigger: 'command',
+      since: new Date(since).toISOString(),
+      unexplained: report?.unexplained.length,
+    });
+    expect(broker.gateway.announcements.length).toBe(told);
+    expect(await counted()).toBe(before);
+  });
+
   it('with admin_audit, a direct read is reported; the broker’s own reads and writes are not', async () => {
     await download('Work/a.txt');
     expect(await direct('GET', files('Work/a.txt'))).toBe(200);

@@ -9,7 +9,8 @@
  * 2. then read the audit log (an operation's intent is durable before its first request,
  *    so every change read in 1 has its operation in the log by now);
  * 3. match (match.ts); write the `reconcile` line; move the cursor; tell the owner of
- *    what is unexplained, and count it.
+ *    what is unexplained, and count it (a look back `since` a time only answers: what it
+ *    finds is told and counted once, by the pass whose cursor passes it).
  *
  * A pass that read nothing new (the daemon's, on its interval) writes no line: its one
  * request id goes to the stray answers (lazily batched), so an idle broker does not grow
@@ -202,7 +203,11 @@ export class Reconciler {
         used: stillUsed(used, matching.explained, operations, horizon),
       });
     }
-    if (unexplained.length > 0) await this.#tell(account, report);
+    // A look back (`since`) is the owner asking: the answer goes to the asker, its line to
+    // the log. What it finds behind the cursor was told and counted when the cursor
+    // passed it; what lies beyond is told by the next pass from the cursor (which a look
+    // back does not move), so telling or counting here would only say it twice.
+    if (unexplained.length > 0 && options.since === undefined) await this.#tell(account, report);
     return report;
   }
 
