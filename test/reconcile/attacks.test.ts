@@ -191,6 +191,30 @@ describe('someone with the broker’s app password, outside the broker', () => {
     );
   });
 
+  it('the daemon’s own pass that finds some writes one warn line to its log: count, account, paths escaped, no secret', async () => {
+    const lines = broker.logger.lines.length;
+    expect(await direct('PUT', files('Work/odd%E2%80%AEtxt.exe'), { body: 'x' })).toBe(201);
+    expect(await direct('PUT', files('Work/second.txt'), { body: 'y' })).toBe(201);
+    const [report] = await broker.reconciler.passAll({ trigger: 'interval' });
+    expect(report?.unexplained).toHaveLength(2);
+    const warned = broker.logger.lines
+      .slice(lines)
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .filter((l) => l.level === 'warn');
+    expect(warned).toHaveLength(1);
+    expect(warned[0]).toMatchObject({
+      instances: ['personal', 'shared'],
+      user: broker.fake.user,
+      unexplained: 2,
+      trigger: 'interval',
+    });
+    const text = JSON.stringify(warned[0]);
+    expect(text).toContain('Work/odd\\\\u{202E}txt.exe');
+    expect(text).toContain('Work/second.txt');
+    expect(text).not.toContain('\u202E');
+    expect(text).not.toContain(broker.fake.password);
+  });
+
   it('a look back (--since) answers the asker and is audited, but neither tells the owner again nor counts again', async () => {
     const counted = async (): Promise<number> => {
       const scraped = await fetch(`${broker.url}/metrics`, {
@@ -239,6 +263,8 @@ describe('someone with the broker’s app password, outside the broker', () => {
       'DELETE',
       'PUT',
       'DELETE',
+      'PUT',
+      'PUT',
       'GET',
     ]);
     expect(found.unexplained.at(-1)?.message).toMatch(/accessed: "\/alice\/files\/Work\/a\.txt"$/);
