@@ -4,7 +4,9 @@
  * what to do. Posted to the approval room (or printed on the console) by the daemon.
  *
  * Security: a path here is a name someone chose on Nextcloud (whoever used the app
- * password), so it is shown as an agent's path is: escaped and capped (format.ts).
+ * password), so it is shown as an agent's path is: escaped and capped (format.ts). A
+ * rename's two paths are two code spans with the broker's own arrow between them, so a
+ * name holding an arrow (escaped) cannot pass for a rename.
  */
 import type { ReconcileReport } from '../operations/reconcile/report.js';
 import { renderLines, type Line, type Rendered } from './format.js';
@@ -27,6 +29,7 @@ export function renderUnexplained(report: ReconcileReport): Rendered {
       .slice(0, LISTED_IN_NOTICE)
       .map((c): Line => [
         `${c.time.replace('T', ' ').replace(/\.\d+Z$/, 'Z')} ${c.type} `,
+        ...(c.old_path === undefined ? [] : [{ code: c.old_path }, ' → ']),
         { code: c.path },
       ]),
   ];

@@ -20,7 +20,11 @@ const LISTED = 20;
 const DEDICATED =
   'make an account for the broker alone and share with it only what the agent needs (docs/user-guide.md, "A dedicated account")';
 
-/** What a share's permission letters allow, in words (docs/nextcloud-behaviour.md). */
+/**
+ * What a share's permission letters allow, in words (docs/nextcloud-behaviour.md). D, N
+ * and V on a received share's root are the account's rights on its mount point (a
+ * read-only share shows them too), said so lest they read as rights on the files.
+ */
 function allows(permissions: string | null): string {
   if (permissions === null) return 'permissions not answered';
   const words = [
@@ -28,7 +32,10 @@ function allows(permissions: string | null): string {
     ...(/[WCK]/.test(permissions) ? ['write'] : []),
     ...(permissions.includes('R') ? ['reshare'] : []),
   ];
-  return `${words.length === 0 ? 'nothing' : words.join(', ')} (${permissions})`;
+  const mountPoint = /[DNV]/.test(permissions)
+    ? '; D, N, V: it may remove, rename or move the share in its own view'
+    : '';
+  return `${words.length === 0 ? 'nothing' : words.join(', ')} (${permissions}${mountPoint})`;
 }
 
 function entryLine(item: Inspection, user: string): Check {

@@ -118,7 +118,7 @@ export function createMetrics(instances: readonly string[]): BrokerMetrics {
   });
   const unexplained = new Counter({
     name: 'broker_reconcile_unexplained_total',
-    help: 'Changes in Nextcloud made with the account of the instance that the broker did not make.',
+    help: 'Changes in Nextcloud made with the account of the instance that the broker did not make, each counted once (a --since look back counts nothing).',
     labelNames: ['instance'] as const,
     registers,
   });

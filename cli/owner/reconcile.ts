@@ -34,7 +34,9 @@ cursor (it reads the configuration's app passwords then).
 
 Options:
   --since DURATION|ISO  compare from this long ago (24h, 7d) or this time
-                        (2026-12-01T00:00:00Z) instead of the cursor; the cursor stays
+                        (2026-12-01T00:00:00Z) instead of the cursor; the cursor stays,
+                        and what it finds is answered here only (not told in the
+                        room or counted again)
   --admin-audit FILE    also check an admin_audit log (Nextcloud's admin_audit app,
                         a copy of its audit.log): every file action of the account
                         (read, write, create, delete, rename) under a request id the
@@ -99,7 +101,13 @@ function humanReport(r: ReconcileReport): string[] {
   if (r.status === 'started')
     return [`${who}: started: changes from ${r.from ?? 'now'} on are compared from the next run`];
   const head = `${who}: ${r.rows} change${r.rows === 1 ? '' : 's'} since ${r.from ?? '?'}, ${r.unexplained.length} unexplained`;
-  return [head, ...r.unexplained.map((u) => `  unexplained  ${u.time}  ${u.type}  ${u.path}`)];
+  return [
+    head,
+    ...r.unexplained.map(
+      (u) =>
+        `  unexplained  ${u.time}  ${u.type}  ${u.old_path === undefined ? '' : `${u.old_path} → `}${u.path}`,
+    ),
+  ];
 }
 
 function humanAdmin(a: AdminAuditReport): string[] {

@@ -7,6 +7,7 @@ import {
   renderGrantsEnded,
   renderRequestsEnded,
 } from '../../broker/approval/format.js';
+import { renderUnexplained } from '../../broker/approval/reconcile-notice.js';
 import { renderRequest } from '../../broker/approval/request-message.js';
 import { renderStatus } from '../../broker/approval/status.js';
 import { escapeForDisplay, escapeHtml } from '../../broker/base/text.js';
@@ -427,5 +428,44 @@ describe('announcements', () => {
     expect(renderRequestsEnded([one, { ...one, id: 4 }], 'discarded').plain).toBe(
       'Requests 3, 4 were discarded when the broker restarted; nothing was granted. The agent may ask again.',
     );
+  });
+
+  it('renderUnexplained shows a rename as two escaped paths around the broker’s own arrow', () => {
+    const report = {
+      instance: 'personal',
+      instances: ['personal'],
+      user: 'agent-files',
+      status: 'ok' as const,
+      from: '2026-12-01T00:00:00.000Z',
+      rows: 2,
+      explained: 0,
+      unexplained: [
+        {
+          activity_id: '7',
+          time: '2026-12-01T10:00:00.000Z',
+          type: 'file_changed',
+          path: 'Projects/plan-renamed.txt',
+          old_path: 'Projects/plan.txt',
+        },
+        // A name that holds an arrow of its own cannot pass for a rename: it is escaped.
+        {
+          activity_id: '8',
+          time: '2026-12-01T10:00:01.000Z',
+          type: 'file_created',
+          path: 'a \u2192 b<i>',
+        },
+      ],
+    };
+    const r = renderUnexplained(report);
+    const lines = r.plain.split('\n');
+    expect(lines[1]).toBe(
+      '2026-12-01 10:00:00Z file_changed `Projects/plan.txt` → `Projects/plan-renamed.txt`',
+    );
+    expect(lines[2]).toBe('2026-12-01 10:00:01Z file_created `a \\u{2192} b<i>`');
+    // The room's formatted body: each path its own code span, HTML-escaped.
+    expect(r.html).toContain(
+      'file_changed <code>Projects/plan.txt</code> → <code>Projects/plan-renamed.txt</code>',
+    );
+    expect(r.html).toContain('<code>a \\u{2192} b&lt;i&gt;</code>');
   });
 });

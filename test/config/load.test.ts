@@ -146,7 +146,7 @@ describe('config.yaml.example', () => {
         instances: {
           personal: {
             url: 'https://cloud.example.org',
-            username: 'alice',
+            username: 'agent-files',
             app_password: 'Abcde-Fghij-Klmno-Pqrst-Uvwxy',
           },
         },

@@ -71,6 +71,10 @@ describe('the broker’s account', () => {
     expect(account[1]?.label).toMatch(
       /^reaches Team\/: shared by carol, may read, write, reshare \(S?R?G/,
     );
+    // D, N and V there are rights on the mount point, said so (not on the files in it).
+    expect(account[1]?.label).toMatch(
+      /DNV.*; D, N, V: it may remove, rename or move the share in its own view\)$/,
+    );
     // The outer wall against other hosts is the admin's: named, not checked.
     expect(account[2]?.label).toMatch(/Flow rule.*files_accesscontrol/);
     expect(report.exitCode).toBe(0);

@@ -81,9 +81,12 @@ export function changeOf(row: Activity): Change {
   return { ...base, kind: 'other', path: viewPath(row.objectName) };
 }
 
-/** What the owner is shown of a change: where, as far as the row says. */
+/**
+ * What the owner is shown of where a change was, as far as the row says (a move: where it
+ * went; its old path is the change's `oldPath`, shown beside it, never joined into one
+ * text: a name may itself hold an arrow).
+ */
 export function shownPath(change: Change): string {
-  if (change.oldPath !== undefined) return `${change.oldPath} → ${change.path}`;
   if (change.kind === 'event') return `event ${change.uid ?? '?'}`;
   return change.path;
 }

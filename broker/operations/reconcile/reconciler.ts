@@ -9,7 +9,8 @@
  * 2. then read the audit log (an operation's intent is durable before its first request,
  *    so every change read in 1 has its operation in the log by now);
  * 3. match (match.ts); write the `reconcile` line; move the cursor; tell the owner of
- *    what is unexplained, and count it.
+ *    what is unexplained, and count it (a look back `since` a time only answers: what it
+ *    finds is told and counted once, by the pass whose cursor passes it).
  *
  * A pass that read nothing new (the daemon's, on its interval) writes no line: its one
  * request id goes to the stray answers (lazily batched), so an idle broker does not grow
@@ -19,6 +20,7 @@
 import type { Clock } from '../../base/domain.js';
 import { errorDetail } from '../../base/errors.js';
 import type { Logger } from '../../base/log.js';
+import { escapeForReason } from '../../base/text.js';
 import { iso } from '../../base/time.js';
 import type { AuditEvent } from '../../audit/events.js';
 import { lineStart, readRecords } from '../../audit/records.js';
@@ -41,6 +43,8 @@ import {
 
 /** Unexplained changes listed in one `reconcile` line (all are counted). */
 export const LISTED_CHANGES = 100;
+/** Unexplained changes named in the log line of a pass that finds some. */
+const LOGGED_CHANGES = 5;
 /** How long after an operation ended a change may still be matched to it (late rows). */
 const HORIZON_MS = 3_600_000;
 /** Nextcloud's whole seconds and the request's own time, before the clocks' difference. */
@@ -202,7 +206,12 @@ export class Reconciler {
         used: stillUsed(used, matching.explained, operations, horizon),
       });
     }
-    if (unexplained.length > 0) await this.#tell(account, report);
+    // A look back (`since`) is the owner asking: the answer goes to the asker, its line to
+    // the log. What it finds behind the cursor was told and counted when the cursor
+    // passed it; what lies beyond is told by the next pass from the cursor (which a look
+    // back does not move), so telling or counting here would only say it twice.
+    if (unexplained.length > 0 && options.since === undefined)
+      await this.#tell(account, report, options.trigger);
     return report;
   }
 
@@ -262,8 +271,31 @@ export class Reconciler {
     return notCompared(account, off ? 'off' : 'unreachable', problem);
   }
 
-  async #tell(account: ReconcileAccount, report: ReconcileReport): Promise<void> {
+  /**
+   * Counts, logs and tells the owner of a pass's unexplained changes. The log line is for
+   * the host's journal, where an owner approving in Matrix would otherwise find nothing.
+   */
+  async #tell(
+    account: ReconcileAccount,
+    report: ReconcileReport,
+    trigger: ReconcileTrigger,
+  ): Promise<void> {
     this.#deps.counted?.(account.name, report.unexplained.length);
+    this.#deps.logger.warn('Nextcloud shows changes the broker did not make', {
+      instances: [...account.instances],
+      user: account.user,
+      trigger,
+      unexplained: report.unexplained.length,
+      // Security: paths are names whoever used the account chose: escaped (no control
+      // or invisible character reaches the journal) and capped; only the first few.
+      changes: report.unexplained
+        .slice(0, LOGGED_CHANGES)
+        .map(
+          (c) =>
+            `${c.time} ${c.type} ${c.old_path === undefined ? '' : `${escapeForReason(c.old_path, 200)} → `}${escapeForReason(c.path, 200)}`,
+        ),
+      next_step: 'run `broker reconcile --json`; see the runbook, "Unexplained changes"',
+    });
     try {
       await this.#deps.tell?.(report);
     } catch (error) {

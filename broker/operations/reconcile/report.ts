@@ -39,8 +39,10 @@ export interface UnexplainedChange {
   readonly time: string;
   /** Nextcloud's `type` (`file_changed`, `file_deleted`, `calendar_event`, …). */
   readonly type: string;
-  /** Where (a move: `old → new`; an event: its UID). */
+  /** Where (a move: where it went; an event: `event UID`). */
   readonly path: string;
+  /** A rename or move: the path before it. */
+  readonly old_path?: string;
 }
 
 /**
@@ -76,6 +78,7 @@ export function unexplainedOf(change: Change): UnexplainedChange {
     // identifier (a server or an app could send any text) is not shown as such.
     type: ACTIVITY_TYPE.test(change.type) ? change.type : 'unknown_type',
     path: shownPath(change),
+    ...(change.oldPath === undefined ? {} : { old_path: change.oldPath }),
   };
 }
 

@@ -118,8 +118,15 @@ describe('someone with the broker’s app password, outside the broker', () => {
 
   it('a direct rename is reported with its old and new path', async () => {
     const to = `${broker.fake.url}/remote.php/dav/files/${broker.fake.user}/Work/renamed.txt`;
+    const told = broker.gateway.announcements.length;
     expect(await direct('MOVE', files('Work/b2.txt'), { headers: { Destination: to } })).toBe(201);
-    expect(await unexplained()).toEqual([['file_changed', 'Work/b2.txt → Work/renamed.txt']]);
+    const report = await reconcile();
+    expect(report.unexplained).toMatchObject([
+      { type: 'file_changed', old_path: 'Work/b2.txt', path: 'Work/renamed.txt' },
+    ]);
+    // Told as two paths with the broker's own arrow between them (not escaped as a name's).
+    const notice = broker.gateway.announcements.slice(told).join('\n');
+    expect(notice).toMatch(/ file_changed `Work\/b2\.txt` → `Work\/renamed\.txt`$/m);
   });
 
   it('a direct delete is reported', async () => {
@@ -184,6 +191,62 @@ describe('someone with the broker’s app password, outside the broker', () => {
     );
   });
 
+  it('the daemon’s own pass that finds some writes one warn line to its log: count, account, paths escaped, no secret', async () => {
+    const lines = broker.logger.lines.length;
+    expect(await direct('PUT', files('Work/odd%E2%80%AEtxt.exe'), { body: 'x' })).toBe(201);
+    expect(await direct('PUT', files('Work/second.txt'), { body: 'y' })).toBe(201);
+    const [report] = await broker.reconciler.passAll({ trigger: 'interval' });
+    expect(report?.unexplained).toHaveLength(2);
+    const warned = broker.logger.lines
+      .slice(lines)
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .filter((l) => l.level === 'warn');
+    expect(warned).toHaveLength(1);
+    expect(warned[0]).toMatchObject({
+      instances: ['personal', 'shared'],
+      user: broker.fake.user,
+      unexplained: 2,
+      trigger: 'interval',
+    });
+    const text = JSON.stringify(warned[0]);
+    expect(text).toContain('Work/odd\\\\u{202E}txt.exe');
+    expect(text).toContain('Work/second.txt');
+    expect(text).not.toContain('\u202E');
+    expect(text).not.toContain(broker.fake.password);
+  });
+
+  it('a look back (--since) answers the asker and is audited, but neither tells the owner again nor counts again', async () => {
+    const counted = async (): Promise<number> => {
+      const scraped = await fetch(`${broker.url}/metrics`, {
+        headers: { Authorization: `Bearer ${METRICS_TOKEN}` },
+      });
+      const m = /broker_reconcile_unexplained_total\{instance="personal"\} (\d+)/.exec(
+        await scraped.text(),
+      );
+      return Number(m?.[1] ?? 0);
+    };
+    const before = await counted();
+    const told = broker.gateway.announcements.length;
+    const lines = broker.auditLines().length;
+    const since = Date.now() - 3_600_000;
+    const [report] = await broker.reconciler.passAll({ trigger: 'command', since });
+    // The asker gets every change of the hour the broker did not make, already told ones too.
+    expect(report?.unexplained.map((u) => u.type)).toEqual(
+      expect.arrayContaining(['file_changed', 'file_deleted', 'calendar_event']),
+    );
+    const line = broker
+      .auditLines()
+      .slice(lines)
+      .find((l) => l.event === 'reconcile');
+    expect(line).toMatchObject({
+      trigger: 'command',
+      since: new Date(since).toISOString(),
+      unexplained: report?.unexplained.length,
+    });
+    expect(broker.gateway.announcements.length).toBe(told);
+    expect(await counted()).toBe(before);
+  });
+
   it('with admin_audit, a direct read is reported; the broker’s own reads and writes are not', async () => {
     await download('Work/a.txt');
     expect(await direct('GET', files('Work/a.txt'))).toBe(200);
@@ -200,6 +263,8 @@ describe('someone with the broker’s app password, outside the broker', () => {
       'DELETE',
       'PUT',
       'DELETE',
+      'PUT',
+      'PUT',
       'GET',
     ]);
     expect(found.unexplained.at(-1)?.message).toMatch(/accessed: "\/alice\/files\/Work\/a\.txt"$/);
