@@ -22,6 +22,7 @@ import { startBroker, type Broker } from '../../../support/daemon.js';
 import { startCorruptingProxy } from './corrupting-proxy.js';
 import { runCli } from '../../../support/processes.js';
 import { TRANSFER_TOKEN, AGENT_TOKEN } from '../../../support/tokens.js';
+import { until } from '../../../support/until.js';
 
 const sha = (b: string | Buffer): string => createHash('sha256').update(b).digest('hex');
 
@@ -79,10 +80,15 @@ describe('fetch', () => {
         .slice(before)
         .map((r) => [r.method, r.headers['if-none-match'], r.status]),
     ).toEqual([['GET', record?.etag, 304]]);
-    const outcome = broker
-      .auditLines()
-      .filter((l) => l.tool === 'blob_get')
-      .at(-1);
+    // The download's outcome is written once its stream ended, which the CLI need not
+    // wait for: its answer came with the 304.
+    const lastBlobGet = () =>
+      broker
+        .auditLines()
+        .filter((l) => l.tool === 'blob_get')
+        .at(-1);
+    await until('the download’s outcome line', () => lastBlobGet()?.event === 'outcome');
+    const outcome = lastBlobGet();
     expect(outcome).toMatchObject({ event: 'outcome', outcome: 'ok', unchanged: true });
     expect(outcome?.sha256).toBeUndefined();
   });
