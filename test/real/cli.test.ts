@@ -10,6 +10,7 @@ import { ExitCode } from '../../cli/command.js';
 import { StateStore } from '../../cli/client/transfer/state.js';
 import { nextSecond } from '../../fakes/nextcloud.js';
 import { useRealRig } from './rig.js';
+import { until } from '../../support/until.js';
 
 const rig = useRealRig();
 const sha = (b: string): string => createHash('sha256').update(b).digest('hex');
@@ -38,12 +39,14 @@ describe('fetch', () => {
     const again = await rig.cli(['fetch', 'personal:Fetch/a.txt'], stage);
     expect(again.code).toBe(ExitCode.ok);
     expect(again.json).toMatchObject({ status: 'unchanged', etag });
-    expect(
+    // The download's outcome is written once its stream ended; the CLI may exit first.
+    const lastBlobGet = () =>
       rig.broker
         .auditLines()
         .filter((l) => l.tool === 'blob_get')
-        .at(-1),
-    ).toMatchObject({
+        .at(-1);
+    await until('the download’s outcome line', () => lastBlobGet()?.event === 'outcome');
+    expect(lastBlobGet()).toMatchObject({
       event: 'outcome',
       unchanged: true,
       etag,

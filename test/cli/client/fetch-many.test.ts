@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExitCode } from '../../../cli/command.js';
 import { startBroker, type Broker } from '../../../support/daemon.js';
 import { clientEnv, runCli, tempStage } from '../../../support/processes.js';
+import { until } from '../../../support/until.js';
 
 let broker: Broker;
 beforeAll(async () => {
@@ -36,9 +37,16 @@ describe('broker fetch INSTANCE:PATH INSTANCE:PATH…', () => {
       expect(file.status).toBe('fetched');
       expect(readFileSync(file.local_path, 'utf8')).toBe(`content of ${names[i] ?? ''}`);
     }
+    // A download's outcome is written once its stream ended; the CLI may exit first.
+    const blobsOf = () =>
+      broker
+        .auditLines()
+        .slice(before)
+        .filter((l) => l.tool === 'blob_get' && l.event === 'outcome');
+    await until('every download’s outcome line', () => blobsOf().length >= names.length);
     const audited = broker.auditLines().slice(before);
     const reads = audited.filter((l) => l.tool === 'read' && l.event === 'outcome');
-    const blobs = audited.filter((l) => l.tool === 'blob_get' && l.event === 'outcome');
+    const blobs = blobsOf();
     expect(reads).toHaveLength(names.length);
     expect(blobs.map((l) => l.path).sort()).toEqual(names.map((n) => `Many/${n}`));
   });
