@@ -208,9 +208,7 @@ export class NextcloudClient {
     signal?: AbortSignal,
     beforeMove?: () => Promise<void>,
   ): Promise<Placed> {
-    return this.#callerChecked(beforeMove, (check) =>
-      move(this.#session, from, to, signal, check),
-    );
+    return this.#callerChecked(beforeMove, (check) => move(this.#session, from, to, signal, check));
   }
 
   /**
