@@ -45,7 +45,7 @@ import { listCollections } from './collections.js';
 import { searchContacts } from './contacts.js';
 import { NextcloudConnection, type ConnectionDeps, type NextcloudInstance } from './connection.js';
 import { createCursorCodec } from './cursor.js';
-import { listFolder, makeFolder, move } from './files.js';
+import { listFolder, makeFolder, move, type Placed } from './files.js';
 import { inspect, stat } from './inspect.js';
 import { lock, releaseLock, unlock } from './locks.js';
 import { NamespaceLock } from './namespace-lock.js';
@@ -147,7 +147,6 @@ export class NextcloudClient {
   readonly stat = this.#verb(stat);
   readonly inspect = this.#verb(inspect);
   readonly mkdir = this.#verb(makeFolder);
-  readonly move = this.#verb(move);
   readonly trash = this.#verb(trash);
   readonly lock = this.#verb(lock);
   readonly unlock = this.#verb(unlock);
@@ -199,44 +198,68 @@ export class NextcloudClient {
   }
 
   /**
+   * Rename or move, never over an existing target (see files.ts), after `beforeMove`
+   * passed inside the same namespace step. A method, not a `#verb`: the caller's refusal
+   * in `beforeMove` leaves unscrubbed.
+   */
+  move(
+    from: string,
+    to: string,
+    signal?: AbortSignal,
+    beforeMove?: () => Promise<void>,
+  ): Promise<Placed> {
+    return this.#callerChecked(beforeMove, (check) => move(this.#session, from, to, signal, check));
+  }
+
+  /**
    * Upload exactly `size` bytes of `body` to a file under exactly one condition,
    * committed once, after `beforeCommit` passed (see uploads.ts); answers Nextcloud's
    * sha256 of what it stored. Never retried; on failure the body may be partly read.
    * A method, not a `#verb`: the caller's refusal at the commit point leaves unscrubbed.
    */
-  async upload(
+  upload(
     path: string,
     body: Readable,
     cond: WriteCondition,
     size: number,
     options: { beforeCommit?: () => void | Promise<void>; signal?: AbortSignal } = {},
   ): Promise<Written> {
-    // The caller's refusal at the commit point is its own error: it leaves as it was
-    // thrown, not as a Nextcloud failure.
+    const { putLimit } = this.#session;
+    return this.#callerChecked(options.beforeCommit, async (beforeCommit) =>
+      upload(this.#conn, path, body, cond, size, {
+        beforeCommit,
+        signal: options.signal,
+        ...(putLimit === undefined ? {} : { putLimit }),
+        // A new file goes up in one PUT; if that is refused (413), in chunks of the
+        // smaller fixed size: whatever refused the body may refuse a large chunk too.
+        chunkSize:
+          'ifNoneMatch' in cond
+            ? (this.#session.chunkSize ?? DEFAULT_CHUNK_SIZE)
+            : await this.#replacementChunkSize(options.signal),
+      }),
+    );
+  }
+
+  /**
+   * Runs a verb (as `#verb` does) that calls the caller's `check` at its commit point.
+   * The caller's refusal there is its own error: it leaves as it was thrown, not as a
+   * Nextcloud failure.
+   */
+  async #callerChecked<R>(
+    check: (() => void | Promise<void>) | undefined,
+    run: (check: () => Promise<void>) => Promise<R>,
+  ): Promise<R> {
     let refusal: { error: unknown } | undefined;
-    const beforeCommit = async (): Promise<void> => {
+    const checked = async (): Promise<void> => {
       try {
-        await options.beforeCommit?.();
+        await check?.();
       } catch (error) {
         refusal = { error };
         throw error;
       }
     };
-    const { putLimit } = this.#session;
     try {
-      return await this.#conn.guard(async () =>
-        upload(this.#conn, path, body, cond, size, {
-          beforeCommit,
-          signal: options.signal,
-          ...(putLimit === undefined ? {} : { putLimit }),
-          // A new file goes up in one PUT; if that is refused (413), in chunks of the
-          // smaller fixed size: whatever refused the body may refuse a large chunk too.
-          chunkSize:
-            'ifNoneMatch' in cond
-              ? (this.#session.chunkSize ?? DEFAULT_CHUNK_SIZE)
-              : await this.#replacementChunkSize(options.signal),
-        }),
-      );
+      return await this.#conn.guard(() => run(checked));
     } catch (error) {
       if (refusal !== undefined) throw refusal.error;
       throw error;

@@ -61,26 +61,31 @@ export function makeFolder(
   }, signal);
 }
 
-/** Rename or move; never overwrites an existing target. */
-export function move(
+/**
+ * Rename or move; never overwrites an existing target. `beforeMove` runs just before the
+ * MOVE, inside the same namespace step (the caller's check of where the bytes land):
+ * what it throws stops the move, nothing sent.
+ */
+export async function move(
   { conn, namespace }: Pick<Session, 'conn' | 'namespace'>,
   from: string,
   to: string,
   signal?: AbortSignal,
+  beforeMove?: () => Promise<void>,
 ): Promise<Placed> {
+  const urls = { source: conn.url(from), target: conn.url(to) };
+  checkMove(from, to);
   // Security: a move waits for a trash's check and DELETE to finish (and the reverse),
-  // so it can never carry a received share into a folder already checked for one.
-  return namespace.run(() => moveNow(conn, from, to, signal), signal);
+  // so it can never carry a received share into a folder already checked for one; and
+  // no other change of the broker's namespace comes between `beforeMove` and the MOVE.
+  return namespace.run(async () => {
+    await beforeMove?.();
+    return moveNow(conn, from, to, urls, signal);
+  }, signal);
 }
 
-async function moveNow(
-  conn: Session['conn'],
-  from: string,
-  to: string,
-  signal: AbortSignal | undefined,
-): Promise<Placed> {
-  const source = conn.url(from);
-  const target = conn.url(to);
+/** Refuses what is never sent: the same path, a normalisation twin, its own subtree. */
+function checkMove(from: string, to: string): void {
   if (from === to)
     throw new NextcloudError('invalid_argument', 'the source and the target are the same path');
   // Security: NFC and NFD spellings are one name to Nextcloud. A move between them
@@ -99,6 +104,15 @@ async function moveNow(
       'conflict',
       `cannot move '${from}' into its own subtree '${to}': choose a target outside it`,
     );
+}
+
+async function moveNow(
+  conn: Session['conn'],
+  from: string,
+  to: string,
+  { source, target }: { readonly source: URL; readonly target: URL },
+  signal: AbortSignal | undefined,
+): Promise<Placed> {
   // Security: `Overwrite: F` — without it Nextcloud overwrites (trashes) the target.
   // Not retried: a repeated MOVE after a lost answer would fail or move twice.
   const { res } = await conn.exchange(

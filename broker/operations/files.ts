@@ -10,6 +10,7 @@ import { GrantEndedError } from './in-flight.js';
 import { envelopeForNextcloudError, isNotFolder } from './nextcloud-errors.js';
 import { OperationRefusal, type Outcome, type Pipeline } from './pipeline.js';
 import type { SpaceGuard } from './space-guard.js';
+import type { Reservation } from './space-ledger.js';
 import { cutRefusal } from './wall-answers.js';
 import type { TrashRecord } from '../audit/changes.js';
 import type { Entry, TrashOutcome } from '../nextcloud/client.js';
@@ -186,8 +187,18 @@ export class FileOperations {
         const [from, to] = allowed.paths;
         if (from === undefined || to === undefined)
           throw new Error('move decided without two paths');
-        const { fileId } = await client.move(from, to, allowed.signal);
-        return { from, to, fileId };
+        // Security: a move into another user's space (a folder shared with this account,
+        // or back out of one) carries the item's bytes there, as an upload would: judged
+        // and held like one (space-guard.ts), inside the move's namespace step.
+        let held: Reservation | undefined;
+        try {
+          const { fileId } = await client.move(from, to, allowed.signal, async () => {
+            held = await this.#space.reserveMove(client, allowed, { from, to });
+          });
+          return { from, to, fileId };
+        } finally {
+          held?.settle();
+        }
       },
       // What undo needs: which item moved (undo moves it back while it is still there).
       { describe: (v) => ({ effect: { kind: 'moved', file_id: v.fileId } }) },

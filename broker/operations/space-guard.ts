@@ -2,8 +2,10 @@
  * Nothing is ever permanently deleted, not even by Nextcloud on the agent's behalf. With
  * a quota, Nextcloud's background job deletes the oldest trash bin items and versions
  * (the owner's own, outside any grant) once they take half the free space (space-rule.ts).
- * So before each upload (push, checkin) and each trash, the broker reads whose space the
- * write lands in and how much of it there is (nextcloud/space.ts), adds what its own
+ * So before each upload (push, checkin), each trash and each move between owners' spaces
+ * (the bytes leave one user's space for another's: judged as an upload into the target's),
+ * the broker reads whose space the write lands in and how much of it there is
+ * (nextcloud/space.ts), adds what its own
  * writes in flight will change (space-ledger.ts: judged together, so concurrent writes
  * cannot each see the same free space), and refuses with `insufficient_space`:
  *
@@ -26,7 +28,7 @@ import type { OwnSpace, SharerSpace, Space } from '../nextcloud/space.js';
 import { OperationRefusal, type Allowed } from './pipeline.js';
 import type { NextcloudPort } from './ports.js';
 import { SpaceLedger, type ReadingTime, type Reservation } from './space-ledger.js';
-import { SpaceReadings } from './space-readings.js';
+import { SpaceReadings, type Reading } from './space-readings.js';
 import {
   atWorst,
   bytesText,
@@ -53,7 +55,10 @@ export const OWN_LAG_MS = 0;
  */
 export const SHARER_LAG_MS = 5 * 60_000 + 30_000;
 
-/** A write the guard weighs: an upload to `path` (replacing a file, or a new one), or a trash. */
+/**
+ * A write the guard weighs: an upload to `path` (replacing a file, or a new one), a trash,
+ * or a move from `from` to a new `path` in another user's space (the item's bytes).
+ */
 export type SpaceWrite =
   | {
       readonly kind: 'upload';
@@ -61,7 +66,24 @@ export type SpaceWrite =
       readonly bytes: number;
       readonly replaces: boolean;
     }
-  | { readonly kind: 'trash'; readonly path: string };
+  | { readonly kind: 'trash'; readonly path: string }
+  | { readonly kind: 'move'; readonly from: string; readonly path: string; readonly bytes: number };
+
+/** How a refusal names the write. */
+const WRITE_WORDS: Record<SpaceWrite['kind'], string> = {
+  upload: 'this upload',
+  trash: 'trashing this',
+  move: 'this move',
+};
+
+/**
+ * Whether two readings are of one user's space: both this account's, or both of the same
+ * named sharer (a mount that names no owner is never taken for another).
+ */
+function sameSpace(a: Space, b: Space): boolean {
+  if (a.whose === 'own' || b.whose === 'own') return a.whose === b.whose;
+  return a.owner !== '' && a.owner === b.owner;
+}
 
 export interface SpaceGuardDeps {
   readonly now: Clock;
@@ -115,35 +137,77 @@ export class SpaceGuard {
     return this.#weigh(client, allowed, write, true);
   }
 
+  /**
+   * Security: a move between two users' spaces (this account's and a folder another user
+   * shared, either way, or two sharers') carries the item's bytes into the target's space,
+   * where Nextcloud's expiry weighs them as it weighs an upload's (seen on 34 and 29: three
+   * moves of 21 MB into a sharer's folder left his trash bin over half his free space, and
+   * his next save purged it). So it is judged and held as an upload of the item's size
+   * (`oc:size`) into the target's folder, by the same rule; nothing was sent when refused.
+   * Call it inside the move's namespace step (nextcloud/files.ts) so nothing the broker
+   * does moves the item between the check and the MOVE. A rename in place, or a move
+   * within one user's space, changes no one's space: nothing to judge or hold.
+   */
+  async reserveMove(
+    client: NextcloudPort,
+    allowed: Allowed,
+    move: { readonly from: string; readonly to: string },
+  ): Promise<Reservation> {
+    const { from, to } = move;
+    if (folderOf(from) === folderOf(to)) return NO_HOLD;
+    const [source, target] = await Promise.all([
+      client.space({ path: from, item: true }, allowed.signal),
+      this.#target(client, allowed, folderOf(to)),
+    ]);
+    if (sameSpace(source, target.reading.space)) return NO_HOLD;
+    const write: SpaceWrite = { kind: 'move', from, path: to, bytes: source.item ?? 0 };
+    return this.#judgeReading(client, allowed, write, target, true);
+  }
+
   async #weigh(
     client: NextcloudPort,
     allowed: Allowed,
     write: SpaceWrite,
     hold: boolean,
   ): Promise<Reservation> {
-    const at =
-      write.kind === 'trash'
-        ? { path: write.path, item: true }
-        : { path: write.replaces ? write.path : folderOf(write.path), item: false };
-    const read = () => client.space(at, allowed.signal);
-    if (write.kind !== 'upload')
-      return this.#judge(
-        client,
-        allowed,
-        write,
-        { takenAt: this.#now(), space: await read() },
-        hold,
-      );
-    // An upload's target may have been read a few seconds ago (space-readings.ts).
-    const key = `${allowed.instance}\u0000${at.path}`;
-    const reading = await this.readings.get(key, read);
+    if (write.kind === 'trash') {
+      const takenAt = this.#now();
+      const space = await client.space({ path: write.path, item: true }, allowed.signal);
+      return this.#judge(client, allowed, write, { takenAt, space }, hold);
+    }
+    const folder = write.kind === 'upload' && write.replaces ? write.path : folderOf(write.path);
+    const target = await this.#target(client, allowed, folder);
+    return this.#judgeReading(client, allowed, write, target, hold);
+  }
+
+  /** The space of a folder an upload goes into: maybe read a few seconds ago (space-readings.ts). */
+  async #target(
+    client: NextcloudPort,
+    allowed: Allowed,
+    path: string,
+  ): Promise<{ reading: Reading; refresh: () => Promise<Reading> }> {
+    const key = `${allowed.instance}\u0000${path}`;
+    const read = () => client.space({ path, item: false }, allowed.signal);
+    return {
+      reading: await this.readings.get(key, read),
+      refresh: () => this.readings.refresh(key, read),
+    };
+  }
+
+  async #judgeReading(
+    client: NextcloudPort,
+    allowed: Allowed,
+    write: SpaceWrite,
+    { reading, refresh }: { reading: Reading; refresh: () => Promise<Reading> },
+    hold: boolean,
+  ): Promise<Reservation> {
     try {
       return await this.#judge(client, allowed, write, reading, hold);
     } catch (error) {
       // A refusal on a reading kept for a few seconds may be out of date (the owner
       // freed space or raised the quota since): it stands only on a reading taken now.
       if (!reading.reused || !(error instanceof OperationRefusal)) throw error;
-      return this.#judge(client, allowed, write, await this.readings.refresh(key, read), hold);
+      return this.#judge(client, allowed, write, await refresh(), hold);
     }
   }
 
@@ -155,14 +219,15 @@ export class SpaceGuard {
     { space, takenAt }: { readonly space: Space; readonly takenAt: number },
     hold: boolean,
   ): Promise<Reservation> {
-    const bytes = write.kind === 'upload' ? write.bytes : (space.item ?? 0);
+    const bytes = write.kind === 'trash' ? (space.item ?? 0) : write.bytes;
+    const what = WRITE_WORDS[write.kind];
     if (space.whose === 'own') {
-      const change: SpaceChange = { kind: write.kind, bytes };
-      return this.#own(allowed, space, { takenAt, lagMs: OWN_LAG_MS }, change, hold);
+      const change: SpaceChange = { kind: write.kind === 'trash' ? 'trash' : 'upload', bytes };
+      return this.#own(allowed, space, { takenAt, lagMs: OWN_LAG_MS }, change, what, hold);
     }
     const reading = { takenAt, lagMs: SHARER_LAG_MS };
     const sharer = this.#sharer(allowed, write, space, reading, bytes, hold);
-    if (write.kind === 'upload') return sharer;
+    if (write.kind !== 'trash') return sharer;
     // Security: Nextcloud also puts a copy of an item trashed from a share into this
     // account's trash bin, which its own expiry weighs: judged as well.
     try {
@@ -173,6 +238,7 @@ export class SpaceGuard {
         own,
         { takenAt: ownTakenAt, lagMs: OWN_LAG_MS },
         { kind: 'trash_copy', bytes },
+        'the copy of this item that Nextcloud puts in this account’s trash bin',
         hold,
       );
       return { settle: () => (sharer.settle(), copy.settle()) };
@@ -200,6 +266,7 @@ export class SpaceGuard {
     space: OwnSpace,
     reading: ReadingTime,
     change: SpaceChange,
+    what: string,
     hold: boolean,
   ): Reservation {
     // Without a quota Nextcloud expires for space only on a full disk: nothing to hold.
@@ -220,12 +287,6 @@ export class SpaceGuard {
     if (admission.ok) return admission.reservation;
     const { seen, after } = admission.verdict;
     const quota = space.quota;
-    const what =
-      change.kind === 'upload'
-        ? 'this upload'
-        : change.kind === 'trash'
-          ? 'trashing this'
-          : 'the copy of this item that Nextcloud puts in this account’s trash bin';
     const inFlight = seen.used - figures.used + (seen.trash - figures.trash);
     throw refusal(
       refused(
@@ -261,7 +322,7 @@ export class SpaceGuard {
     // A sharer without a quota: Nextcloud expires their trash and versions only on a full disk.
     if (space.free === 'unlimited') return NO_HOLD;
     const whose = space.owner === '' ? 'a mount that names no owner' : `'${space.owner}'`;
-    const what = write.kind === 'upload' ? 'this upload' : 'trashing this';
+    const what = WRITE_WORDS[write.kind];
     // Security: the sharer's trash bin and versions are invisible to this account, and
     // the expiry weighs them: never guess toward a purge. Only the owner's declaration
     // that the server keeps young trash and every version from it lets a write through.
@@ -294,7 +355,7 @@ export class SpaceGuard {
     throw refusal(
       refused(
         'insufficient_space',
-        `not enough space: this upload (${bytesText(bytes)}) into a folder ${whose} shared with this account would take more than the ${bytesText(free)} Nextcloud shows free in their space (up to five minutes old)${held > 0 ? `, less ${bytesText(held)} of the broker's writes since` : ''}; nothing was done`,
+        `not enough space: ${what} (${bytesText(bytes)}) into a folder ${whose} shared with this account would take more than the ${bytesText(free)} Nextcloud shows free in their space (up to five minutes old)${held > 0 ? `, less ${bytesText(held)} of the broker's writes since` : ''}; nothing was done`,
         {
           hint: `ask ${whose} to free space or raise their quota; retrying as is will be refused again`,
           space: { owner: space.owner, free, in_flight: held, bytes, rule: 'sharer_free' },

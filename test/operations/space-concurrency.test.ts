@@ -10,6 +10,11 @@
  * truly in flight together whatever the machine's load: without the ledger
  * (operations/space-ledger.ts) all four are admitted. Sizes are scaled down (1 U =
  * 10 KiB stands for 1 MiB); the rule is in proportions.
+ *
+ * And moves between owners' spaces (issue "Nothing lost, round four", by hand on 34 and
+ * 29): a push into bob's folder was refused, but the agent's `move` of a file pushed into
+ * its own space carried it there unchecked, three times, and bob's next save purged his
+ * trash bin; back out of his folder, a move added bytes to this account's space unchecked.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,6 +22,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ExitCode } from '../../cli/command.js';
 import { ownerDeletes } from '../../support/fake-requests.js';
+import { call } from '../../support/mcp.js';
 import { startBroker, type Broker, type BrokerOptions } from '../../support/daemon.js';
 import { runCli, type CliRun } from '../../support/processes.js';
 import { APP_PASSWORD, TRANSFER_TOKEN } from '../../support/tokens.js';
@@ -176,5 +182,89 @@ describe('attack: pushes into a folder another user shared (their space)', () =>
     expect(codes(runs)).toEqual([ExitCode.ok, ExitCode.ok, ExitCode.ok, ExitCode.refused]);
     const refused = runs.find((r) => r.code === ExitCode.refused);
     expect(String(refused?.json.error)).toMatch(/Nextcloud shows free in their space/);
+  });
+});
+
+describe('attack: moves carry bytes into another user’s space (a push by another name)', () => {
+  const moves = (): number => broker.fake.requests.filter((r) => r.method === 'MOVE').length;
+
+  /** The agent's `move` tool. */
+  async function move(from: string, to: string) {
+    return call(await broker.agent(), 'move', { instance: 'personal', from, to });
+  }
+
+  /** Bob shares BobShared (with `ownerQuota`); the agent may write there and in Work. */
+  async function scene(ownerQuota: number | null): Promise<void> {
+    await broker.fake.writeFile('BobShared/inner.txt', 'from bob');
+    await broker.fake.receiveShare('BobShared', { owner: 'bob', ownerQuota });
+    await broker.fake.mkdir('Work');
+    await broker.grant([
+      { path: 'Work', mode: 'write' },
+      { path: 'BobShared', mode: 'write' },
+    ]);
+  }
+
+  it('bob has a quota: a file pushed into this account’s space and moved into his folder is refused, naming him, every time; nothing moves', async () => {
+    await scene(60 * U);
+    // The agent's own space has no quota: each push there passes.
+    for (const n of [1, 2, 3])
+      await broker.fake.writeFile(`Work/r1-${n}.bin`, Buffer.alloc(21 * U, n));
+    for (const n of [1, 2, 3]) {
+      const answer = await move(`Work/r1-${n}.bin`, `BobShared/r1-${n}.bin`);
+      expect(answer).toMatchObject({ status: 'refused', code: 'insufficient_space' });
+      expect(String(answer.message)).toContain(
+        '"BobShared/r1-' + n + ".bin\" is in a folder 'bob' shared with this account",
+      );
+      expect(String(answer.message)).toContain('this move');
+    }
+    expect(moves()).toBe(0);
+    for (const n of [1, 2, 3]) expect(await broker.fake.exists(`Work/r1-${n}.bin`)).toBe(true);
+    expect(await broker.fake.exists('BobShared/r1-1.bin')).toBe(false);
+  });
+
+  it('out of bob’s folder into this account’s space that cannot take it: refused, saying what is needed; nothing moves', async () => {
+    await scene(null);
+    // 60 U quota, 10 U in the trash bin: 35 U more would leave 25 U free, under
+    // 2 × 10 U + the headroom (6 U).
+    broker.fake.setQuota(60 * U);
+    await broker.fake.writeFile('Owner/old.bin', Buffer.alloc(10 * U, 1));
+    await ownerTrashes('Owner/old.bin');
+    await broker.fake.writeFile('BobShared/big.bin', Buffer.alloc(35 * U, 2));
+    const answer = await move('BobShared/big.bin', 'Work/big.bin');
+    expect(answer).toMatchObject({ status: 'refused', code: 'insufficient_space' });
+    expect(String(answer.message)).toMatch(/^not enough space: this move \(358\.4 kB\)/);
+    expect(String(answer.message)).toMatch(/more free space is needed; nothing was done/);
+    expect(moves()).toBe(0);
+    expect(await broker.fake.exists('BobShared/big.bin')).toBe(true);
+    expect(await broker.fake.runExpiry()).toEqual([]);
+    // A smaller one fits, and is judged the same way: it goes.
+    await broker.fake.writeFile('BobShared/small.bin', Buffer.alloc(5 * U, 3));
+    expect(await move('BobShared/small.bin', 'Work/small.bin')).toMatchObject({ status: 'ok' });
+  });
+
+  it('a move within one user’s space is not weighed, even where a push would be refused', async () => {
+    await scene(60 * U);
+    // This account's space is in the zone already (the owner's own 40 U file).
+    broker.fake.setQuota(60 * U);
+    await broker.fake.writeFile('Owner/old.bin', Buffer.alloc(10 * U, 1));
+    await ownerTrashes('Owner/old.bin');
+    await broker.fake.writeFile('Owner/big.bin', Buffer.alloc(40 * U, 2));
+    await broker.fake.writeFile('Work/mine.bin', Buffer.alloc(U, 3));
+    await broker.fake.mkdir('Work/sub');
+    expect(await move('Work/mine.bin', 'Work/sub/mine.bin')).toMatchObject({ status: 'ok' });
+    // Inside bob's folder (a push there is refused): his bytes stay his.
+    await broker.fake.mkdir('BobShared/sub');
+    expect(await move('BobShared/inner.txt', 'BobShared/sub/inner.txt')).toMatchObject({
+      status: 'ok',
+    });
+    expect(moves()).toBe(2);
+  });
+
+  it('bob has no quota: moves into his folder and back go through', async () => {
+    await scene(null);
+    await broker.fake.writeFile('Work/r1-1.bin', Buffer.alloc(21 * U, 1));
+    expect(await move('Work/r1-1.bin', 'BobShared/r1-1.bin')).toMatchObject({ status: 'ok' });
+    expect(await move('BobShared/r1-1.bin', 'Work/back.bin')).toMatchObject({ status: 'ok' });
+    expect((await broker.fake.readFile('Work/back.bin'))?.length).toBe(21 * U);
   });
 });
