@@ -106,6 +106,13 @@ function refusal(envelope: Envelope): OperationRefusal {
   return new OperationRefusal(envelope);
 }
 
+/**
+ * Readings taken afresh after a refusal on one that may be out of date: writes of the
+ * broker's own keep committing under a busy agent, so a bound, after which the refusal
+ * stands (it errs toward refusing, never toward admitting).
+ */
+const MAX_REREADS = 2;
+
 export class SpaceGuard {
   readonly #now: Clock;
   readonly #retention: ReadonlyMap<string, Retention | undefined>;
@@ -201,13 +208,22 @@ export class SpaceGuard {
     { reading, refresh }: { reading: Reading; refresh: () => Promise<Reading> },
     hold: boolean,
   ): Promise<Reservation> {
-    try {
-      return await this.#judge(client, allowed, write, reading, hold);
-    } catch (error) {
-      // A refusal on a reading kept for a few seconds may be out of date (the owner
-      // freed space or raised the quota since): it stands only on a reading taken now.
-      if (!reading.reused || !(error instanceof OperationRefusal)) throw error;
-      return this.#judge(client, allowed, write, await refresh(), hold);
+    let current = reading;
+    for (let reread = 0; ; reread += 1) {
+      try {
+        return await this.#judge(client, allowed, write, current, hold);
+      } catch (error) {
+        if (!(error instanceof OperationRefusal)) throw error;
+        // A refusal stands only on a reading that cannot be out of date: not one kept
+        // for a few seconds (the owner may have freed space or raised the quota since),
+        // and not one taken while a write of the broker's own committed (Nextcloud may
+        // show its bytes, which the ledger still holds: counted twice, two pushes that
+        // fit one by one were refused). Security: a reading taken afresh is judged by the
+        // same rule and ledger; this only ever turns a refusal into an exact judgement.
+        const outOfDate = current.reused || this.ledger.changedSince(current.takenAt);
+        if (!outOfDate || reread >= MAX_REREADS) throw error;
+        current = await refresh();
+      }
     }
   }
 

@@ -117,6 +117,20 @@ export class SpaceLedger {
     };
   }
 
+  /**
+   * Whether a write of the broker's own settled at or after `takenAt`, or is still open:
+   * a reading begun then may already show its bytes while the ledger still counts them
+   * (Nextcloud answered after the commit). Counting them twice only ever refuses, never
+   * admits, but a refusal judged on such a reading is worth a reading taken afresh.
+   */
+  changedSince(takenAt: number): boolean {
+    this.#forget();
+    for (const entries of this.#accounts.values())
+      for (const entry of entries)
+        if (entry.settledAt === undefined || entry.settledAt >= takenAt) return true;
+    return false;
+  }
+
   /** Reservations held (open or settled but not yet forgotten), for tests and metrics. */
   held(account: string): number {
     this.#forget();

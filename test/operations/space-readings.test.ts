@@ -102,6 +102,47 @@ describe('attack: writes between a kept reading and the next judgement', () => {
   });
 });
 
+describe('attack: a reading Nextcloud answered after a write of the broker’s own committed', () => {
+  it('does not count that write twice: two pushes that fit one by one both pass', async () => {
+    const t = clock();
+    // 100 kB quota, a tenth kept: two 30 kB pushes fit one by one; counted thrice, not.
+    const s = server(100_000);
+    const guard = new SpaceGuard({ now: t.now, retention: new Map() });
+    const first = await guard.reserve(s.port, allowed, upload(30_000));
+    t.advance(REUSE_MS);
+    // The second write's reading is on its way when the first commits and settles:
+    // Nextcloud's answer shows the first one's bytes, which the ledger still holds.
+    const port = s.port as unknown as { space: (...args: unknown[]) => Promise<unknown> };
+    const read = port.space;
+    let raced = false;
+    port.space = (...args) => {
+      if (!raced) {
+        raced = true;
+        s.state.used += 30_000;
+        first.settle();
+        t.advance(5);
+      }
+      return read(...args);
+    };
+    const second = await guard.reserve(s.port, allowed, upload(30_000));
+    s.state.used += 30_000;
+    second.settle();
+    // The reading that raced the commit, then one taken afresh, judged exactly.
+    expect(s.state.reads).toBe(3);
+    expect(s.state.used).toBe(60_000);
+  });
+
+  it('a refusal on a reading no write of the broker’s raced stands without reading again', async () => {
+    const t = clock();
+    const s = server(100_000, 80_000);
+    const guard = new SpaceGuard({ now: t.now, retention: new Map() });
+    await expect(guard.reserve(s.port, allowed, upload(30_000))).rejects.toMatchObject({
+      envelope: { code: 'insufficient_space' },
+    });
+    expect(s.state.reads).toBe(1);
+  });
+});
+
 describe('property: uploads judged on kept readings never take the server into the zone', () => {
   it('whatever the sizes and the gaps between them', async () => {
     await fc.assert(
