@@ -3,7 +3,7 @@
  * log (the real classes satisfy these), and the owner's lifecycle policy.
  */
 import type { CheckoutLockRecord, GrantRecord, RequestRecord } from '../base/domain.js';
-import type { AuditSink } from '../audit/events.js';
+import type { AuditSink } from '../audit/sink.js';
 import type { GrantDatabase } from '../grants/index.js';
 import type { DecideRefusalCode } from './refusals.js';
 

@@ -10,7 +10,7 @@ import { renderGrantsEnded, renderRequestsEnded } from '../approval/format.js';
 import type { GrantUse } from '../approval/owner/grant-use.js';
 import { OwnerSocket } from '../approval/owner/server.js';
 import type { Pairing } from '../approval/pairing/index.js';
-import type { AuditSink } from '../audit/events.js';
+import type { AuditSink } from '../audit/sink.js';
 import { readHistory } from '../audit/history.js';
 import type { Clock } from '../base/domain.js';
 import type { Logger } from '../base/log.js';

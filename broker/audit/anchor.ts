@@ -14,7 +14,8 @@ import { errorLine } from '../base/errors.js';
 import type { Logger } from '../base/log.js';
 import { anchorLine, anchorText } from './anchor-text.js';
 import type { ChainHead } from './chain.js';
-import type { AuditEvent, AuditSink } from './events.js';
+import type { AuditEvent } from './events.js';
+import type { AuditSink } from './sink.js';
 
 /** One-shot timers, injectable so tests fire the interval and the retries themselves. */
 export interface AnchorTimers {

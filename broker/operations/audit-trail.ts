@@ -5,7 +5,8 @@
 import { errorDetail } from '../base/errors.js';
 import type { Logger } from '../base/log.js';
 import { scrubDeep } from '../base/scrub.js';
-import type { AuditEvent, AuditSink } from '../audit/events.js';
+import type { AuditEvent } from '../audit/events.js';
+import type { AuditSink } from '../audit/sink.js';
 
 // What an outcome line records of Nextcloud's answers, written with the trail.
 export { OutcomeAnswers } from './outcome-answers.js';

@@ -14,7 +14,7 @@ import { CollectionOperations } from './collections.js';
 import { FileOperations } from './files.js';
 import { InFlight } from './in-flight.js';
 import { Pipeline } from './pipeline.js';
-import type { AuditSink } from '../audit/events.js';
+import type { AuditSink } from '../audit/sink.js';
 import type { CheckoutLocksPort, GrantsPort, NextcloudPort } from './ports.js';
 import type { RefusalBudgetOptions } from './refusal-budget.js';
 import { Refusals } from './refusals.js';

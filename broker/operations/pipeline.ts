@@ -18,13 +18,8 @@
  * failure is answered (step-failure.ts), the broker's own clean-up calls
  * (system-calls.ts), and the vocabulary of a step (step.ts).
  */
-import type {
-  AuditSink,
-  CallFields,
-  IntentDetail,
-  OutcomeDetail,
-  RefusalFields,
-} from '../audit/events.js';
+import type { AuditSink } from '../audit/sink.js';
+import type { CallFields, IntentDetail, OutcomeDetail, RefusalFields } from '../audit/events.js';
 import type { CallContext } from '../base/call.js';
 import type { Clock } from '../base/domain.js';
 import { internalError, refused, type Envelope, type EnvelopeCode } from '../base/envelope.js';

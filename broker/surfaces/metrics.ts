@@ -10,7 +10,7 @@
  */
 import type { RequestHandler } from 'express';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { AuditSink } from '../audit/events.js';
+import type { AuditSink } from '../audit/sink.js';
 import type { SurfaceName } from '../base/call.js';
 import type { RequestRecord } from '../base/domain.js';
 import { STATUSES } from '../base/envelope.js';

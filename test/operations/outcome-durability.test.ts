@@ -5,7 +5,8 @@
  * is answered once written (AuditSink.appendWritten), its fsync following.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AuditEvent, AuditSink } from '../../broker/audit/events.js';
+import type { AuditEvent } from '../../broker/audit/events.js';
+import type { AuditSink } from '../../broker/audit/sink.js';
 import { memoryLogger } from '../../broker/base/log.js';
 import { createScrubber } from '../../broker/base/scrub.js';
 import { FileOperations } from '../../broker/operations/files.js';

@@ -5,7 +5,7 @@
  * restart a grant shows as unused until its next operation.
  */
 import type { Clock } from '../../base/domain.js';
-import type { AuditSink } from '../../audit/events.js';
+import type { AuditSink } from '../../audit/sink.js';
 
 export class GrantUse {
   readonly #last = new Map<number, number>();
