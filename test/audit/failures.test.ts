@@ -75,10 +75,9 @@ describe('attack: the disk fills up (ENOSPC)', () => {
   it('a checkpoint that cannot be written fails the log for later appends', async () => {
     const dir = tempDir();
     const fs = new InstrumentedFs();
-    const log = await AuditLog.open(dir, { now: tickingClock(), fs });
-    let tried = false;
+    const logger = memoryLogger();
+    const log = await AuditLog.open(dir, { now: tickingClock(), fs, logger });
     fs.faults.checkpointWriteError = () => {
-      tried = true;
       return errnoError('ENOSPC', 'no space left on device');
     };
     // The line itself is durable, so this append resolves …
@@ -86,7 +85,10 @@ describe('attack: the disk fills up (ENOSPC)', () => {
     expect(rec.seq).toBe(1);
     // … but the checkpoint update (once the log is quiet) fails, and from then on
     // nothing is appended.
-    await until('the quiet checkpoint write to fail', () => tried, undefined, 5);
+    // The failure is the log's once it is said (its write is tried a few awaits earlier).
+    await until('the quiet checkpoint write to fail the log', () =>
+      logger.lines.some((l) => l.includes('audit log failed')),
+    );
     await expect(appendLine(log, 'intent', {})).rejects.toMatchObject({ code: 'write_failed' });
     await log.close();
     // The log is ahead of its (seq 0) checkpoint: the crash shape, which verifies.
