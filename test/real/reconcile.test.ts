@@ -46,7 +46,11 @@ async function reconcile(): Promise<ReconcileReport> {
 async function unexplained(): Promise<string[][]> {
   const report = await reconcile();
   expect(report.status).toBe('ok');
-  return report.unexplained.map((u) => [u.type, u.path]);
+  // A rename names its old path apart (`old_path`): shown here as the text output shows it.
+  return report.unexplained.map((u) => [
+    u.type,
+    u.old_path === undefined ? u.path : `${u.old_path} → ${u.path}`,
+  ]);
 }
 
 async function upload(path: string, body: string, condition: Record<string, string>) {
