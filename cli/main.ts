@@ -1,32 +1,15 @@
 import { pathToFileURL } from 'node:url';
 import type { Command } from './command.js';
 import { clientCommands } from './client/commands/index.js';
-import {
-  auditCommand,
-  doctorCommand,
-  ownerSocketCommands,
-  pairCommand,
-  pinCommands,
-  reconcileCommand,
-  serveCommand,
-  startCommand,
-  undoCommand,
-} from './owner/index.js';
+import { daemonCommands, ownerToolCommands } from './owner/index.js';
 import { BUILTINS_USAGE, commandList, dispatch } from './dispatch.js';
 import { processUsageIo, type UsageIo } from './usage.js';
 
 /** Every `broker` sub-command (the owner's and the client's), in the order `broker --help` lists them. */
 export const commands: readonly Command[] = [
-  startCommand,
-  serveCommand,
+  ...daemonCommands,
   ...clientCommands,
-  ...ownerSocketCommands,
-  undoCommand,
-  pairCommand,
-  ...pinCommands,
-  reconcileCommand,
-  auditCommand,
-  doctorCommand,
+  ...ownerToolCommands,
 ];
 
 const USAGE = `broker: the Nextcloud Access Broker

@@ -9,10 +9,11 @@ import { serveCommand } from './serve.js';
 import { startCommand } from './start.js';
 import { processUndoCommand as undoCommand } from './undo.js';
 
-/** The owner's commands (the broker package's `broker` only). */
-export const ownerCommands: readonly Command[] = [
-  startCommand,
-  serveCommand,
+/** The commands that run the daemon: listed first by `broker --help`, before the client's. */
+export const daemonCommands: readonly Command[] = [startCommand, serveCommand];
+
+/** The owner's commands beside a running (or stopped) daemon, in the order help lists them. */
+export const ownerToolCommands: readonly Command[] = [
   ...ownerSocketCommands,
   undoCommand,
   pairCommand,
@@ -22,14 +23,5 @@ export const ownerCommands: readonly Command[] = [
   doctorCommand,
 ];
 
-export {
-  auditCommand,
-  doctorCommand,
-  ownerSocketCommands,
-  pairCommand,
-  pinCommands,
-  reconcileCommand,
-  serveCommand,
-  startCommand,
-  undoCommand,
-};
+/** The owner's commands (the broker package's `broker` only). */
+export const ownerCommands: readonly Command[] = [...daemonCommands, ...ownerToolCommands];
