@@ -90,6 +90,8 @@ export default defineConfig({
   test: {
     testTimeout: 30_000,
     hookTimeout: 30_000,
+    // Every temp folder of a run under one, removed at its end (support/test-tmp.ts).
+    globalSetup: ['support/test-tmp.ts'],
     projects: [
       {
         extends: true,

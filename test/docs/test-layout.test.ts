@@ -4,7 +4,9 @@
  * folder that exists (test/X/… is broker/X/…, test/cli/… is cli/…). And every test path
  * the documents cite exists, so a moved test cannot leave SECURITY.md's table behind.
  */
+import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -123,5 +125,16 @@ describe('the test paths the documents cite', () => {
   it('are found (the check is not vacuous)', () => {
     expect(cited.length).toBeGreaterThan(100);
     expect(cited.map((c) => c.path)).toContain('test/approval/matrix-edits.test.ts');
+  });
+});
+
+describe("a run's temp folders", () => {
+  // support/test-tmp.ts, vitest's global setup: one folder per run, removed at its end.
+  it("are under the run's own folder, for the tests and for the processes they start", () => {
+    expect(basename(tmpdir())).toMatch(/^broker-tests-[A-Za-z0-9]{6}$/);
+    const child = execFileSync(process.execPath, ['-p', "require('node:os').tmpdir()"], {
+      encoding: 'utf8',
+    });
+    expect(child.trim()).toBe(tmpdir());
   });
 });
