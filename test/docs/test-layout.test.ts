@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { machineEnv } from '../../support/test-tmp.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -136,5 +137,14 @@ describe("a run's temp folders", () => {
       encoding: 'utf8',
     });
     expect(child.trim()).toBe(tmpdir());
+  });
+
+  it("are not handed to the real server's commands, which outlive the run as another user", () => {
+    const child = execFileSync(process.execPath, ['-p', "require('node:os').tmpdir()"], {
+      encoding: 'utf8',
+      env: machineEnv(),
+    });
+    expect(child.trim()).not.toBe(tmpdir());
+    expect(tmpdir().startsWith(`${child.trim()}/`)).toBe(true);
   });
 });

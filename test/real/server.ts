@@ -15,6 +15,7 @@
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import { machineEnv } from '../../support/test-tmp.js';
 
 const run = promisify(execFile);
 
@@ -82,7 +83,9 @@ function shellQuote(arg: string): string {
 
 async function shell(what: string, command: string): Promise<string> {
   try {
-    const { stdout } = await run('sh', ['-c', command], { timeout: 120_000 });
+    // The server's commands (a restart, occ, cron) run with the machine's temp folder, not
+    // the run's: Nextcloud runs as another user and outlives the run (support/test-tmp.ts).
+    const { stdout } = await run('sh', ['-c', command], { timeout: 120_000, env: machineEnv() });
     return stdout;
   } catch (error) {
     const e = error as { stderr?: string; code?: unknown };
