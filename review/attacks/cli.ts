@@ -478,7 +478,9 @@ export const cliGroup: Group = {
       cases: cases(ctx),
       teardown: async () => {
         await broker.close();
-        for (const d of ctx.dirs) rmSync(d, { recursive: true, force: true });
+        // A staging folder's records sit beside it (`<stage>.state`): both go.
+        for (const d of ctx.dirs)
+          for (const path of [d, stateDirOf(d)]) rmSync(path, { recursive: true, force: true });
       },
     };
   },
