@@ -218,23 +218,14 @@ function refusedWithoutSession(req: IncomingMessage, method: string, res: Server
 
 describe('the CLI MCP client against wrong answers', () => {
   it('a protocol version it does not understand is refused before any tool call', async () => {
-    const methods: string[] = [];
-    const url = await listen((req, res) => {
-      let body = '';
-      req.on('data', (d: Buffer) => (body += d.toString()));
-      req.on('end', () => {
-        const msg = JSON.parse(body) as { id: number; method: string };
-        methods.push(msg.method);
-        if (refusedWithoutSession(req, msg.method, res)) return;
-        res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': 'sess-1' });
-        res.end(
-          JSON.stringify({ jsonrpc: '2.0', id: msg.id, result: { protocolVersion: '1999-01-01' } }),
-        );
-      });
+    const seen: Rpc[] = [];
+    const url = await handshakeThen((_msg, res) => res.writeHead(500).end(), seen, {
+      protocolVersion: '1999-01-01',
+      sessionId: 'sess-1',
     });
     const failure = await failureOf(client(url).callTool('echo', {}));
     expect(failure.kind === 'protocol' && failure.detail).toMatch(/1999-01-01/);
-    expect(methods).toEqual(['tools/call', 'initialize']);
+    expect(seen.map((m) => m.method)).toEqual(['tools/call', 'initialize']);
   });
 
   it('an answer larger than any control answer is cut off as a protocol failure', async () => {
@@ -294,9 +285,14 @@ interface Rpc {
 
 /**
  * A server that keeps sessions: it refuses a call made without the handshake, completes
- * the handshake normally and lets `onCall` answer tools/call.
+ * the handshake (normally, unless `handshake` says what to answer) and lets `onCall`
+ * answer tools/call.
  */
-function handshakeThen(onCall: (msg: Rpc, res: ServerResponse) => void, seen: Rpc[] = []) {
+function handshakeThen(
+  onCall: (msg: Rpc, res: ServerResponse) => void,
+  seen: Rpc[] = [],
+  handshake = { protocolVersion: '2025-06-18', sessionId: 'sess-42' },
+) {
   return listen((req, res) => {
     let body = '';
     req.on('data', (d: Buffer) => (body += d.toString()));
@@ -306,9 +302,16 @@ function handshakeThen(onCall: (msg: Rpc, res: ServerResponse) => void, seen: Rp
       seen.push(msg);
       if (refusedWithoutSession(req, msg.method, res)) return;
       if (msg.method === 'initialize') {
-        res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': 'sess-42' });
+        res.writeHead(200, {
+          'content-type': 'application/json',
+          'mcp-session-id': handshake.sessionId,
+        });
         res.end(
-          JSON.stringify({ jsonrpc: '2.0', id: msg.id, result: { protocolVersion: '2025-06-18' } }),
+          JSON.stringify({
+            jsonrpc: '2.0',
+            id: msg.id,
+            result: { protocolVersion: handshake.protocolVersion },
+          }),
         );
       } else if (msg.id === undefined) res.writeHead(202).end();
       else onCall(msg, res);
@@ -336,23 +339,14 @@ describe('the CLI MCP client against servers that bend the protocol', () => {
   });
 
   it('a malformed session id is refused before it is sent back in a header', async () => {
-    const methods: string[] = [];
-    const url = await listen((req, res) => {
-      let body = '';
-      req.on('data', (d: Buffer) => (body += d.toString()));
-      req.on('end', () => {
-        const msg = JSON.parse(body) as { id: number; method: string };
-        methods.push(msg.method);
-        if (refusedWithoutSession(req, msg.method, res)) return;
-        res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': 'two words' });
-        res.end(
-          JSON.stringify({ jsonrpc: '2.0', id: msg.id, result: { protocolVersion: '2025-06-18' } }),
-        );
-      });
+    const seen: Rpc[] = [];
+    const url = await handshakeThen((_msg, res) => res.writeHead(500).end(), seen, {
+      protocolVersion: '2025-06-18',
+      sessionId: 'two words',
     });
     const failure = await failureOf(client(url).callTool('echo', {}));
     expect(failure.kind === 'protocol' && failure.detail).toMatch(/session id/);
-    expect(methods).toEqual(['tools/call', 'initialize']);
+    expect(seen.map((m) => m.method)).toEqual(['tools/call', 'initialize']);
   });
 
   it('an event stream kept open after the reply still resolves at once', async () => {
