@@ -68,23 +68,19 @@ function waitForPort(child: ChildProcess, stderr: string[]): Promise<number> {
   });
 }
 
+/** `broker serve --config FILE` from source, with the config's secrets in its environment. */
+function serveProcess(config: string) {
+  return spawn(process.execPath, ['--import', 'tsx', 'cli/main.ts', 'serve', '--config', config], {
+    cwd: ROOT,
+    env: { ...process.env, T_AGENT: AGENT_TOKEN, T_TRANSFER: TRANSFER_TOKEN, T_NC: APP_PASSWORD },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+}
+
 describe('broker serve (subprocess)', () => {
   it('answers health and MCP, then SIGTERM drains, audits the stop and exits 0', async () => {
     const config = writeConfig();
-    const child = spawn(
-      process.execPath,
-      ['--import', 'tsx', 'cli/main.ts', 'serve', '--config', config],
-      {
-        cwd: ROOT,
-        env: {
-          ...process.env,
-          T_AGENT: AGENT_TOKEN,
-          T_TRANSFER: TRANSFER_TOKEN,
-          T_NC: APP_PASSWORD,
-        },
-        stdio: ['pipe', 'pipe', 'pipe'],
-      },
-    );
+    const child = serveProcess(config);
     const stderr: string[] = [];
     const exited = new Promise<number | null>((resolve) =>
       child.once('exit', (code) => resolve(code)),
@@ -139,20 +135,7 @@ describe('broker serve (subprocess)', () => {
     const taken = (blocker.address() as AddressInfo).port;
     try {
       const config = writeConfig(taken, 'taken.yaml');
-      const child = spawn(
-        process.execPath,
-        ['--import', 'tsx', 'cli/main.ts', 'serve', '--config', config],
-        {
-          cwd: ROOT,
-          env: {
-            ...process.env,
-            T_AGENT: AGENT_TOKEN,
-            T_TRANSFER: TRANSFER_TOKEN,
-            T_NC: APP_PASSWORD,
-          },
-          stdio: ['pipe', 'pipe', 'pipe'],
-        },
-      );
+      const child = serveProcess(config);
       let err = '';
       child.stderr.on('data', (c: Buffer) => (err += c.toString()));
       const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
