@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Bench, BenchRow } from './harness.js';
 import { compiledCli } from './lib/build.js';
-import { appendFsyncP50, listTargetRow } from './lib/fsync.js';
+import { appendFsyncP50, listFloorRow, listTargetRow } from './lib/fsync.js';
 import { callTool, connectMcp, grantViaConsole } from '../support/mcp.js';
 import { cpuSecondsOf, memoryOf } from './lib/processes.js';
 import {
@@ -197,9 +197,6 @@ const bench: Bench = async () => {
     const brokerRate = median(many.brokerRate);
     const directRate = median(many.directRate);
     const overhead = b1.p50 - d1.p50;
-    // What no broker that answers over MCP and audits durably can go below here: the bare
-    // MCP round trip through the same HTTP stack plus the fsync of the intent.
-    const floor = mcpOnly.p50 + fsyncP50;
     const rows: BenchRow[] = [
       {
         metric: 'list p50, 1 agent',
@@ -208,13 +205,12 @@ const bench: Bench = async () => {
         baseline: { name: 'direct PROPFIND', value: d1.p50 },
       },
       listTargetRow('list p50 overhead (broker − direct), 1 agent', b1.p50, d1.p50, fsyncP50),
-      {
-        metric: 'floor of that overhead: bare MCP round trip + 1 durable append, 1 agent',
-        value: floor,
-        unit: 'ms',
-        baseline: { name: 'the measured overhead', value: overhead },
-        target: 'informational: below it no broker of this design can go here',
-      },
+      listFloorRow(
+        'floor of that overhead: bare MCP round trip + 1 durable append, 1 agent',
+        mcpOnly.p50,
+        fsyncP50,
+        overhead,
+      ),
       {
         metric: 'broker CPU per list call, 1 agent (user + system, /proc)',
         value: (one.brokerCpu * 1000) / CALLS_1,

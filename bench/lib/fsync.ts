@@ -48,3 +48,23 @@ export function listTargetRow(
     met: broker <= 1.1 * direct || overhead <= fsyncP50 + 2,
   };
 }
+
+/**
+ * The floor of the list overhead: a bare MCP round trip through the same broker (one that
+ * touches neither Nextcloud nor the audit log) plus one durable append. No broker that
+ * answers over MCP and writes its intent first can go below it.
+ */
+export function listFloorRow(
+  metric: string,
+  mcpRoundTrip: number,
+  fsyncP50: number,
+  overhead: number,
+): BenchRow {
+  return {
+    metric,
+    value: mcpRoundTrip + fsyncP50,
+    unit: 'ms',
+    baseline: { name: 'the measured overhead', value: overhead },
+    target: 'informational: below it no broker of this design can go here',
+  };
+}
